@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"cronvisor/config"
+	"cronvisor/runner"
+)
+
+func newDaemon(g *globals) *cobra.Command {
+	var logFormat string
+	cmd := &cobra.Command{
+		Use:   "daemon",
+		Short: "Schedule and run jobs headless, with structured logs on stderr",
+		Long: `Schedule and run the jobs of jobs.yaml headless. Logs go to stderr as
+structured records (text on a terminal, JSON otherwise; --log-format).
+
+SIGTERM/SIGINT: stop scheduling, let running jobs finish up to shutdown_grace,
+then end them like a timeout; exit 0. SIGHUP: reload jobs.yaml (an invalid
+file keeps the old jobs and logs every problem).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDaemon(g, logFormat)
+		},
+	}
+	cmd.Flags().StringVar(&logFormat, "log-format", "auto", "log format: auto, text or json")
+	return cmd
+}
+
+func newLogger(g *globals, format string) (*slog.Logger, error) {
+	switch format {
+	case "auto":
+		format = "json"
+		if f, ok := g.stderr.(*os.File); ok && isTerminal(f) {
+			format = "text"
+		}
+	case "text", "json":
+	default:
+		return nil, usageError("--log-format %q: want auto, text or json", format)
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(g.stderr, nil)), nil
+	}
+	return slog.New(slog.NewJSONHandler(g.stderr, nil)), nil
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+func runDaemon(g *globals, logFormat string) error {
+	log, err := newLogger(g, logFormat)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return err
+	}
+	e, err := openEnv(cfg, g.stderr)
+	if err != nil {
+		return exitCode(1, err)
+	}
+	defer e.Close()
+	e.Listen(logEvents(log))
+
+	sched := runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, e.schedulerOptions()...)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	done := make(chan struct{})
+	go func() { sched.Run(ctx, cfg.Jobs); close(done) }()
+	log.Info("cronvisor started", "config", cfg.Path, "state_dir", cfg.StateDir, "jobs", len(cfg.Jobs), "pid", os.Getpid())
+
+	for sig := range sigs {
+		if sig == syscall.SIGHUP {
+			cfg = reload(ctx, g, log, sched, cfg)
+			continue
+		}
+		log.Info("stopping: no new fires; waiting for running jobs", "signal", sig.String(), "shutdown_grace", cfg.ShutdownGrace.String())
+		break
+	}
+	stop()
+	<-done
+	if !sched.Wait(cfg.ShutdownGrace) {
+		log.Warn("shutdown_grace exceeded; ending running jobs like a timeout")
+		e.Supervisor.KillAll(runner.ErrShutdown)
+		sched.WaitAll()
+	}
+	log.Info("cronvisor stopped")
+	return nil
+}
+
+// reload applies a new jobs.yaml; an invalid one keeps the running jobs.
+func reload(ctx context.Context, g *globals, log *slog.Logger, sched *runner.Scheduler, old *config.Config) *config.Config {
+	cfg, problems := config.Load(g.configPath)
+	if cfg == nil {
+		for _, p := range problems {
+			log.Error("reload refused; keeping the running jobs", "problem", p.String())
+		}
+		return old
+	}
+	if cfg.StateDir != old.StateDir || cfg.LockBackend != old.LockBackend {
+		log.Warn("state_dir and lock_backend changes take effect at restart, not on reload")
+		cfg.StateDir, cfg.LockBackend = old.StateDir, old.LockBackend
+	}
+	sched.Reload(ctx, cfg.Jobs)
+	log.Info("reloaded", "config", cfg.Path, "jobs", len(cfg.Jobs))
+	return cfg
+}
+
+// logEvents writes one record per run start, end and skip, and one per
+// output line, each with job and run_id.
+func logEvents(log *slog.Logger) func(runner.Event) {
+	return func(ev runner.Event) {
+		switch e := ev.(type) {
+		case runner.RunStarted:
+			log.Info("run started", "job", e.Job, "run_id", e.RunID, "slot", e.Slot.Format(time.RFC3339Nano), "pid", e.PID, "manual", e.Manual)
+		case runner.RunOutput:
+			log.Info("output", "job", e.Job, "run_id", e.RunID, "channel", e.Stream, "line", e.Line)
+		case runner.RunFinished:
+			attrs := []any{"job", e.Job, "run_id", e.RunID, "outcome", string(e.Outcome), "slot", e.Slot.Format(time.RFC3339Nano)}
+			if e.ExitCode != nil {
+				attrs = append(attrs, "exit_code", *e.ExitCode)
+			}
+			if !e.Started.IsZero() {
+				attrs = append(attrs, "duration", e.Ended.Sub(e.Started).String())
+			}
+			if e.Reason != "" {
+				attrs = append(attrs, "reason", e.Reason)
+			}
+			level := slog.LevelInfo
+			if e.Outcome != runner.OutcomeOK {
+				level = slog.LevelWarn
+			}
+			log.Log(context.Background(), level, "run finished", attrs...)
+		case runner.RunSkipped:
+			attrs := []any{"job", e.Job, "run_id", e.RunID, "slot", e.Slot.Format(time.RFC3339Nano), "reason", e.Reason}
+			if e.Holder != nil {
+				attrs = append(attrs, "holder_pid", e.Holder.PID, "holder_host", e.Holder.Host, "holder_run_id", e.Holder.RunID)
+			}
+			log.Warn("run skipped", attrs...)
+		case runner.ConfigReloaded:
+			log.Info("config reloaded", "jobs", e.Jobs)
+		default:
+			log.Debug(fmt.Sprintf("event %T", ev))
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"cronvisor/schedule"
+)
+
+func newNext(g *globals) *cobra.Command {
+	var (
+		count int
+		from  string
+		tz    string
+	)
+	cmd := &cobra.Command{
+		Use:   "next EXPR-or-JOB",
+		Short: "Print the next fire times of a schedule or of a job in jobs.yaml",
+		Long: `Print the next fire times (slots) of a schedule expression or of a job of
+jobs.yaml, one RFC 3339 time with offset per line, like systemd-analyze calendar.
+An argument with a space or starting with '@' is an expression; otherwise it
+names a job (whose timezone applies unless --tz is given).`,
+		Example: `  cronvisor next '*/5 * * * *' -n 3
+  cronvisor next '@every 90s' --from 2026-01-01T00:00:00Z
+  cronvisor next '30 2 * * *' --tz America/New_York --from 2026-03-07T12:00:00-05:00
+  cronvisor next sync_orders`,
+		Args: argsExactly(1, "one schedule expression or job name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if count < 1 {
+				return usageError("-n must be at least 1, got %d", count)
+			}
+			start := time.Now()
+			if from != "" {
+				t, err := time.Parse(time.RFC3339Nano, from)
+				if err != nil {
+					return usageError("--from %q is not an RFC 3339 time (e.g. 2026-03-08T00:00:00-05:00)", from)
+				}
+				start = t
+			}
+			var loc *time.Location
+			if tz != "" {
+				l, err := time.LoadLocation(tz)
+				if err != nil {
+					return usageError("--tz %q is not a known time zone", tz)
+				}
+				loc = l
+			}
+			expr := args[0]
+			if !looksLikeExpr(expr) {
+				cfg, err := loadConfig(g)
+				if err != nil {
+					return err
+				}
+				job, ok := findJob(cfg, expr)
+				if !ok {
+					return usageError("%q is neither a schedule expression nor a job of %s", expr, g.configPath)
+				}
+				expr = job.Schedule
+				if loc == nil {
+					loc = job.Location
+				}
+			}
+			if loc == nil {
+				loc = time.Local
+			}
+			s, err := schedule.Parse(expr, loc)
+			if err != nil {
+				return exitCode(1, err)
+			}
+			times := schedule.NextN(s, start, count)
+			for _, t := range times {
+				fmt.Fprintln(g.stdout, t.In(zoneOf(t, loc)).Format(time.RFC3339))
+			}
+			if len(times) < count {
+				fmt.Fprintf(g.stderr, "cronvisor: %q fires %d time(s) at most after %s\n", args[0], len(times), start.Format(time.RFC3339))
+				if len(times) == 0 {
+					return exitCode(1, nil)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVarP(&count, "count", "n", 5, "how many fire times to print")
+	cmd.Flags().StringVar(&from, "from", "", "start after this RFC 3339 time instead of now")
+	cmd.Flags().StringVar(&tz, "tz", "", "IANA time zone to evaluate the schedule in (default: the job's, else local)")
+	return cmd
+}
+
+// looksLikeExpr tells a schedule expression from a job name: job names are
+// [A-Za-z0-9_.-]+, expressions have spaces or start with '@'.
+func looksLikeExpr(s string) bool {
+	return strings.ContainsAny(s, " \t@=*")
+}
+
+// zoneOf keeps the time in the zone the schedule computed it in; a CRON_TZ
+// prefix already set it.
+func zoneOf(t time.Time, loc *time.Location) *time.Location {
+	if t.Location() != time.UTC && t.Location() != time.Local {
+		return t.Location()
+	}
+	return loc
+}

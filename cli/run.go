@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"cronvisor/runner"
+)
+
+func newRun(g *globals) *cobra.Command {
+	var conflictCode int
+	cmd := &cobra.Command{
+		Use:   "run NAME",
+		Short: "Run one job now, under its lock and deadline, in the foreground",
+		Long: `Run one job now, under its lock and its deadline, in the foreground; its
+output passes through. Usable from a legacy crontab line:
+
+  * * * * * cronvisor --config /etc/cronvisor/jobs.yaml run sync_orders
+
+Exit status: the job's own; 124 when it hit its timeout; 0 with a one-line
+reason on stderr when skipped because the lock is held (see
+--conflict-exit-code); 125 when cronvisor itself failed (lock error); 126/127
+when the command could not be started; 128+N when interrupted by signal N.`,
+		Args: argsExactly(1, "one job name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runOnce(g, args[0], conflictCode)
+		},
+	}
+	cmd.Flags().IntVar(&conflictCode, "conflict-exit-code", 0, "exit code when skipped because the lock is held")
+	return cmd
+}
+
+func runOnce(g *globals, name string, conflictCode int) error {
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return err
+	}
+	job, ok := findJob(cfg, name)
+	if !ok {
+		return usageError("no job %q in %s", name, g.configPath)
+	}
+	env, err := openEnv(cfg, g.stderr)
+	if err != nil {
+		return exitCode(125, err)
+	}
+	defer env.Close()
+
+	var outMu sync.Mutex
+	env.Listen(func(ev runner.Event) {
+		switch e := ev.(type) {
+		case runner.RunOutput:
+			outMu.Lock()
+			defer outMu.Unlock()
+			w := g.stdout
+			if e.Stream == "stderr" {
+				w = g.stderr
+			}
+			fmt.Fprintln(w, e.Line)
+		case runner.RunSkipped:
+			fmt.Fprintf(g.stderr, "cronvisor: %s: skipped: %s\n", e.Job, e.Reason)
+		case runner.RunFinished:
+			if e.Outcome != runner.OutcomeOK && e.Outcome != runner.OutcomeFailed && e.Outcome != runner.OutcomeSkipped {
+				fmt.Fprintf(g.stderr, "cronvisor: %s: %s: %s\n", e.Job, e.Outcome, e.Reason)
+			}
+		}
+	})
+
+	// A signal to `cronvisor run` ends the job like a timeout (the whole
+	// tree, with kill_grace), records it, and exits 128+signal.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var got os.Signal
+	go func() {
+		if s, ok := <-sigs; ok {
+			got = s
+			env.Supervisor.Kill(job.Name, fmt.Errorf("interrupted by %v", s))
+		}
+	}()
+
+	f := env.Supervisor.Fire(ctx, job, time.Now(), true)
+	return runExit(f, got, conflictCode)
+}
+
+// runExit maps a finished fire to the contract's exit codes.
+func runExit(f runner.RunFinished, sig os.Signal, conflictCode int) error {
+	switch f.Outcome {
+	case runner.OutcomeOK:
+		return nil
+	case runner.OutcomeFailed:
+		if f.ExitCode != nil {
+			return exitCode(*f.ExitCode, nil)
+		}
+		return exitCode(1, nil)
+	case runner.OutcomeTimeout:
+		return exitCode(124, nil)
+	case runner.OutcomeSkipped:
+		if conflictCode == 0 {
+			return nil
+		}
+		return exitCode(conflictCode, nil)
+	case runner.OutcomeInterrupted, runner.OutcomeReplaced:
+		if s, ok := sig.(syscall.Signal); ok {
+			return exitCode(128+int(s), nil)
+		}
+		return exitCode(130, nil)
+	case runner.OutcomeError:
+		// Like timeout(1): 127 command not found, 126 other start
+		// failures (proc sets those), 125 cronvisor's own failure.
+		if errors.Is(f.Err, runner.ErrStartFailed) && f.ExitCode != nil {
+			return exitCode(*f.ExitCode, nil)
+		}
+		return exitCode(125, nil)
+	}
+	return exitCode(1, fmt.Errorf("unexpected outcome %q", f.Outcome))
+}

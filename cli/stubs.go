@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func runConsole(_ *cobra.Command, g *globals) error {
+	// The TUI is a later piece of work; until it lands the console runs the
+	// scheduler headless and says so, rather than pretending.
+	fmt.Fprintln(g.stderr, "cronvisor: the interactive console is not built yet in this version; running headless like `cronvisor daemon` (Ctrl-C stops)")
+	return runDaemon(g, "auto")
+}
+
+func newUI(_ *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "ui",
+		Short: "Attach the live console to a running daemon (not built yet)",
+		Args:  noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return notYet("`cronvisor ui` (the console attached to a daemon)")
+		},
+	}
+}
+
+func newStatus(_ *globals) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "One row per job: schedule, state, last outcome, next run, lock holder (not built yet)",
+		Args:  noArgs,
+		RunE:  func(*cobra.Command, []string) error { return notYet("`cronvisor status`") },
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per job per line")
+	return c
+}
+
+func newHistory(_ *globals) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "history",
+		Short: "Runs and skips, newest first (not built yet)",
+		Args:  noArgs,
+		RunE:  func(*cobra.Command, []string) error { return notYet("`cronvisor history`") },
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
+	return c
+}

@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"cronvisor/config"
+)
+
+func newValidate(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate",
+		Short: "Check jobs.yaml: one PATH:LINE:COL line per problem, exit 1 if any is an error",
+		Long: `Check jobs.yaml. Errors and warnings are printed one per line as
+PATH:LINE:COL: message. Warnings (legal but almost surely wrong: a schedule that
+never fires, a fixed time in a DST gap, a timeout longer than the interval)
+do not change the exit code: 0 when the file is valid, 1 otherwise.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, problems := config.Load(g.configPath)
+			if cfg != nil {
+				problems = append(problems, config.Lint(cfg, time.Now())...)
+			}
+			config.Report(g.stdout, problems)
+			if cfg == nil {
+				return exitCode(1, nil)
+			}
+			fmt.Fprintf(g.stderr, "%s: valid, %d job(s)\n", g.configPath, len(cfg.Jobs))
+			return nil
+		},
+	}
+}
+
+// loadConfig loads jobs.yaml for commands that need it, printing every
+// problem; warnings are not printed here (validate shows them).
+func loadConfig(g *globals) (*config.Config, error) {
+	cfg, problems := config.Load(g.configPath)
+	if cfg == nil {
+		config.Report(g.stderr, problems)
+		return nil, exitCode(1, fmt.Errorf("%s is not valid; see above (cronvisor validate)", g.configPath))
+	}
+	return cfg, nil
+}
+
+// findJob returns the job called name.
+func findJob(cfg *config.Config, name string) (config.Job, bool) {
+	for _, j := range cfg.Jobs {
+		if j.Name == name {
+			return j, true
+		}
+	}
+	return config.Job{}, false
+}

@@ -1,0 +1,91 @@
+package config
+
+import (
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// lockBackend decodes lock_backend. The URL is checked after expanding
+// ${VAR}, so a password can live in the environment rather than the file;
+// messages therefore quote the URL as written, never expanded.
+func (d *decoder) lockBackend(lb *LockBackend, e entry) {
+	lb.Line, lb.Col = e.key.Line, e.key.Column
+	f := d.keyed(e.val, "lock_backend", []string{"type", "url", "ttl"}, nil)
+	if t, ok := f["type"]; ok {
+		if s, ok := d.text("lock_backend.type", t.val); ok {
+			lb.Type = s
+			if s != BackendFile && s != BackendRedis {
+				d.errorf(t.val, "lock_backend.type: %q is not one of file, redis", s)
+			}
+		}
+	}
+	if t, ok := f["ttl"]; ok {
+		if v, ok := d.duration("lock_backend.ttl", t.val); ok {
+			lb.TTL = v
+			if v < time.Second {
+				d.errorf(t.val, "lock_backend.ttl: %v is shorter than 1s; the lease could lapse between renewals", v)
+			}
+		}
+	}
+	u, hasURL := f["url"]
+	switch {
+	case hasURL && lb.Type == BackendFile:
+		d.warnf(u.key, "lock_backend.url is not used by the file backend")
+	case hasURL:
+		lb.URL = d.redisURL(u.val)
+	case lb.Type == BackendRedis:
+		d.errorf(e.key, "lock_backend: the redis backend needs a url")
+	}
+}
+
+func (d *decoder) redisURL(n *yaml.Node) string {
+	raw, ok := d.text("lock_backend.url", n)
+	if !ok {
+		return ""
+	}
+	var unset []string
+	expanded := os.Expand(raw, func(name string) string {
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			unset = append(unset, name)
+		}
+		return v
+	})
+	if len(unset) > 0 {
+		d.errorf(n, "lock_backend.url: environment variable %s is not set", strings.Join(unset, ", "))
+		return ""
+	}
+	p, err := url.Parse(expanded)
+	if err != nil || (p.Scheme != "redis" && p.Scheme != "rediss") || p.Host == "" {
+		d.errorf(n, "lock_backend.url: %q is not a redis://HOST:PORT/DB or rediss:// URL", raw)
+		return ""
+	}
+	return expanded
+}
+
+// history decodes the retention policy for run records and their output.
+func (d *decoder) history(h *HistoryPolicy, n *yaml.Node) {
+	f := d.keyed(n, "history", []string{"keep_runs", "keep_age", "log_limit"}, nil)
+	if e, ok := f["keep_runs"]; ok {
+		if v, ok := d.positiveInt("history.keep_runs", e.val); ok {
+			h.KeepRuns = v
+		}
+	}
+	if e, ok := f["keep_age"]; ok {
+		if v, ok := d.duration("history.keep_age", e.val); ok {
+			if v == 0 {
+				d.errorf(e.val, "history.keep_age: must be greater than 0")
+			}
+			h.KeepAge = v
+		}
+	}
+	if e, ok := f["log_limit"]; ok {
+		if v, ok := d.size("history.log_limit", e.val); ok {
+			h.LogLimit = v
+		}
+	}
+}

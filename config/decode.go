@@ -1,0 +1,312 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// decoder walks the node tree and collects problems instead of stopping at
+// the first, so one run of validate shows everything to fix.
+type decoder struct {
+	path     string
+	dir      string // absolute directory of the file
+	problems []Problem
+	budget   int // entries left to expand through merge keys
+}
+
+// mergeBudget bounds the work merge keys can cause: nested merges of merges
+// grow exponentially, and a config file should not be able to hang a reload.
+const mergeBudget = 100000
+
+func newDecoder(path string) *decoder {
+	dir := filepath.Dir(path)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return &decoder{path: path, dir: dir, budget: mergeBudget}
+}
+
+func (d *decoder) report(p Pos, warning bool, format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = clip(s, 100)
+		}
+	}
+	d.problems = append(d.problems, Problem{
+		Path: d.path, Line: p.Line, Col: p.Col, Warning: warning,
+		Message: fmt.Sprintf(format, args...),
+	})
+}
+
+// clip shortens a value quoted in a message: a whole script pasted under
+// the wrong key should not fill the terminal.
+func clip(s string, limit int) string {
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	return string([]rune(s)[:limit]) + "..."
+}
+
+func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
+	d.report(pos(n), false, format, args...)
+}
+
+func (d *decoder) warnf(n *yaml.Node, format string, args ...any) {
+	d.report(pos(n), true, format, args...)
+}
+
+func pos(n *yaml.Node) Pos { return Pos{n.Line, n.Column} }
+
+// resolve follows aliases to the anchored node. The hop limit is a guard:
+// yaml.v3 does not chain aliases, but the tree is not ours.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; i < 8 && n.Kind == yaml.AliasNode && n.Alias != nil; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// describe names what a node is, for "expected X, found Y" messages.
+func describe(n *yaml.Node) string {
+	n = resolve(n)
+	switch {
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case isNull(n):
+		return "no value"
+	case n.Kind == yaml.ScalarNode:
+		return strconv.Quote(clip(n.Value, 60))
+	}
+	return "an unresolvable alias"
+}
+
+// entry is one key and its value in a mapping.
+type entry struct {
+	name     string
+	key, val *yaml.Node
+}
+
+// entries lists a mapping's pairs with YAML merge keys (<<) expanded. As
+// YAML specifies, keys written in the mapping win over merged ones, and an
+// earlier merge source wins over a later one. Duplicate written keys and
+// keys that are not plain scalars are reported.
+func (d *decoder) entries(n *yaml.Node, depth int) []entry {
+	var own, merged []entry
+	first := make(map[string]*yaml.Node)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if depth > 0 && !d.spend(k) {
+			return own
+		}
+		rk := resolve(k)
+		switch {
+		case rk.Kind == yaml.ScalarNode && rk.ShortTag() == "!!merge":
+			merged = append(merged, d.merge(v, depth)...)
+		case rk.Kind != yaml.ScalarNode || isNull(rk):
+			d.errorf(k, "a key must be a plain word, found %s", describe(k))
+		case first[rk.Value] != nil:
+			d.errorf(k, "duplicate key %q (first at line %d)", rk.Value, first[rk.Value].Line)
+		default:
+			first[rk.Value] = k
+			own = append(own, entry{rk.Value, k, v})
+		}
+	}
+	for _, e := range merged {
+		if first[e.name] == nil {
+			first[e.name] = e.key
+			own = append(own, e)
+		}
+	}
+	return own
+}
+
+// spend counts one merged key against the budget, reporting when it runs out.
+func (d *decoder) spend(at *yaml.Node) bool {
+	d.budget--
+	if d.budget == -1 {
+		d.errorf(at, "too many keys through merges (<<); simplify the anchors")
+	}
+	return d.budget >= 0
+}
+
+// merge expands the value of a << key: a mapping or a list of mappings.
+func (d *decoder) merge(v *yaml.Node, depth int) []entry {
+	if depth >= 8 {
+		d.errorf(v, "merges (<<) nested too deeply")
+		return nil
+	}
+	rv := resolve(v)
+	switch rv.Kind {
+	case yaml.MappingNode:
+		return d.entries(rv, depth+1)
+	case yaml.SequenceNode:
+		var out []entry
+		for _, item := range rv.Content {
+			ri := resolve(item)
+			if ri.Kind != yaml.MappingNode {
+				d.errorf(item, "a merge (<<) takes mappings, found %s", describe(item))
+				continue
+			}
+			out = append(out, d.entries(ri, depth+1)...)
+		}
+		return out
+	}
+	d.errorf(v, "a merge (<<) takes a mapping or a list of mappings, found %s", describe(v))
+	return nil
+}
+
+// keyHint lets a caller explain or allow a key outside the known set.
+// handled with an empty msg accepts the key silently.
+type keyHint func(key string) (msg string, handled bool)
+
+// keyed checks that n is a mapping (no value counts as an empty one) with
+// keys from known, and returns its entries by key. what prefixes messages
+// about n itself.
+func (d *decoder) keyed(n *yaml.Node, what string, known []string, hint keyHint) map[string]entry {
+	out := make(map[string]entry)
+	rn := resolve(n)
+	if isNull(rn) {
+		return out
+	}
+	if rn.Kind != yaml.MappingNode {
+		d.errorf(n, "%s: expected a mapping, found %s", what, describe(n))
+		return out
+	}
+	for _, e := range d.entries(rn, 0) {
+		if slices.Contains(known, e.name) {
+			out[e.name] = e
+			continue
+		}
+		if hint != nil {
+			if msg, handled := hint(e.name); handled {
+				if msg != "" {
+					d.errorf(e.key, "%s", msg)
+				}
+				continue
+			}
+		}
+		d.errorf(e.key, "unknown key %q%s", e.name, suggest(e.name, known))
+	}
+	return out
+}
+
+// text decodes a scalar as its literal text; numbers and booleans are
+// taken as written, since a name or a path may well look like one.
+func (d *decoder) text(key string, n *yaml.Node) (string, bool) {
+	rn := resolve(n)
+	if rn.Kind != yaml.ScalarNode || isNull(rn) {
+		d.errorf(n, "%s: expected a string, found %s", key, describe(n))
+		return "", false
+	}
+	if rn.Value == "" {
+		d.errorf(n, "%s is empty", key)
+		return "", false
+	}
+	return rn.Value, true
+}
+
+var bareNumber = regexp.MustCompile(`^[-+]?[0-9]+(\.[0-9]*)?$`)
+
+// duration decodes a Go duration (90s, 1h30m). A bare number other than 0
+// is refused: 30 could mean seconds or minutes, and guessing wrong is how a
+// timeout ends up 60 times too short.
+func (d *decoder) duration(key string, n *yaml.Node) (time.Duration, bool) {
+	rn := resolve(n)
+	if rn.Kind != yaml.ScalarNode || isNull(rn) {
+		d.errorf(n, "%s: expected a duration like 90s, found %s", key, describe(n))
+		return 0, false
+	}
+	s := strings.TrimSpace(rn.Value)
+	if bareNumber.MatchString(s) {
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f == 0 {
+			return 0, true
+		}
+		d.errorf(n, "%s: %s has no unit; write %q for seconds (or use m, h)", key, s, s+"s")
+		return 0, false
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		d.errorf(n, "%s: invalid duration %q; write it like 90s, 10m or 1h30m", key, rn.Value)
+		return 0, false
+	}
+	if v < 0 {
+		d.errorf(n, "%s: duration %q is negative", key, rn.Value)
+		return 0, false
+	}
+	return v, true
+}
+
+// boolean decodes true or false. YAML 1.1's yes/no/on/off are refused with
+// a hint, as yaml.v3 reads them as strings.
+func (d *decoder) boolean(key string, n *yaml.Node) (bool, bool) {
+	rn := resolve(n)
+	if rn.Kind == yaml.ScalarNode && rn.ShortTag() == "!!bool" {
+		if v, err := strconv.ParseBool(strings.ToLower(rn.Value)); err == nil {
+			return v, true
+		}
+	}
+	d.errorf(n, "%s: expected true or false, found %s", key, describe(n))
+	return false, false
+}
+
+// positiveInt decodes an integer greater than zero.
+func (d *decoder) positiveInt(key string, n *yaml.Node) (int, bool) {
+	rn := resolve(n)
+	v, err := strconv.Atoi(rn.Value)
+	if rn.Kind != yaml.ScalarNode || rn.ShortTag() != "!!int" || err != nil {
+		d.errorf(n, "%s: expected a whole number, found %s", key, describe(n))
+		return 0, false
+	}
+	if v <= 0 {
+		d.errorf(n, "%s: must be greater than 0", key)
+		return 0, false
+	}
+	return v, true
+}
+
+var sizePattern = regexp.MustCompile(`^([0-9]+)\s*([KMG]i?B|B)?$`)
+
+var sizeUnits = map[string]int64{
+	"": 1, "B": 1,
+	"KB": 1e3, "MB": 1e6, "GB": 1e9,
+	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30,
+}
+
+// size decodes a byte count: a plain number or one with a unit such as
+// 512KiB or 1MiB (binary) or 10MB (decimal).
+func (d *decoder) size(key string, n *yaml.Node) (int64, bool) {
+	rn := resolve(n)
+	var m []string
+	if rn.Kind == yaml.ScalarNode && !isNull(rn) {
+		m = sizePattern.FindStringSubmatch(strings.TrimSpace(rn.Value))
+	}
+	if m == nil {
+		d.errorf(n, "%s: expected a size like 1MiB, 512KiB or a number of bytes, found %s", key, describe(n))
+		return 0, false
+	}
+	v, err := strconv.ParseInt(m[1], 10, 64)
+	unit := sizeUnits[m[2]]
+	if err != nil || v > (1<<62)/unit {
+		d.errorf(n, "%s: %s is too large", key, rn.Value)
+		return 0, false
+	}
+	if v == 0 {
+		d.errorf(n, "%s: must be greater than 0", key)
+		return 0, false
+	}
+	return v * unit, true
+}

@@ -1,0 +1,127 @@
+// Package config turns jobs.yaml into plain job values and reports every
+// problem with its position. It does no I/O beyond reading the file, except
+// that Lint looks for the directories and shells the jobs name.
+//
+// Beyond the keys of the contract, jobs.yaml may hold:
+//
+//	history:            # retention of run records (defaults shown)
+//	  keep_runs: 1000   # per job
+//	  keep_age: 720h
+//	  log_limit: 1MiB   # output kept per run: bytes, or KiB/MiB/GiB, KB/MB/GB
+//	x-anything: ...     # ignored top-level keys, to hold YAML anchors
+//
+// and YAML merge keys (<<: *anchor) anywhere a mapping is expected. A job's
+// env is merged with the env of defaults variable by variable.
+package config
+
+import (
+	"time"
+
+	"cronvisor/schedule"
+)
+
+// Overlap is what a fire does while the job's lock is held.
+type Overlap string
+
+// Overlap policies, as in the contract.
+const (
+	OverlapSkip    Overlap = "skip"
+	OverlapQueue   Overlap = "queue"
+	OverlapReplace Overlap = "replace"
+	OverlapAllow   Overlap = "allow"
+)
+
+// Config is a loaded, validated jobs.yaml with defaults applied.
+type Config struct {
+	Path          string        // the file it was read from, as given
+	StateDir      string        // absolute; relative state_dir is resolved against the file's directory
+	ShutdownGrace time.Duration // default 30s
+	LockBackend   LockBackend
+	History       HistoryPolicy
+	Jobs          []Job
+}
+
+// LockBackend selects where locks live.
+type LockBackend struct {
+	Type string        // "file" (default) or "redis"
+	URL  string        // redis only; ${ENV} expanded
+	TTL  time.Duration // redis lease; default 30s
+	Line int           // position of the lock_backend key, for messages (0 when absent)
+	Col  int
+}
+
+// Lock backend types.
+const (
+	BackendFile  = "file"
+	BackendRedis = "redis"
+)
+
+// HistoryPolicy bounds the run history (issue 5).
+type HistoryPolicy struct {
+	KeepRuns int           // per job; default 1000
+	KeepAge  time.Duration // default 30 days (720h)
+	LogLimit int64         // bytes of output kept per run log; default 1 MiB
+}
+
+// Job is one fully resolved job.
+type Job struct {
+	Name     string
+	Schedule string            // the expression as written
+	Sched    schedule.Schedule // parsed, evaluated in Location (or its CRON_TZ prefix)
+	Timezone string            // as written; empty means the machine's local zone
+	Location *time.Location
+
+	// Command is the argv to exec. When the YAML gave a string, Command is
+	// {Shell, "-c", string} and Shell is the shell used.
+	Command []string
+	Shell   string // default /bin/sh
+	Dir     string // default: the directory of jobs.yaml
+	Env     map[string]string
+
+	Timeout   time.Duration // 0 means none (only when `timeout: none` was written)
+	KillGrace time.Duration // default 10s
+	Overlap   Overlap       // default skip
+	Lock      string        // default Name
+	Jitter    time.Duration
+	CatchUp   time.Duration
+	Enabled   bool // default true
+
+	Line, Col int // position of the job's mapping in the file
+
+	// Pos holds, per job key, where its value was written: a value taken
+	// from defaults points into the defaults block. Lint and later
+	// messages about a loaded job (a missing dir, a failed start) use it
+	// to name the line that needs changing.
+	Pos map[string]Pos
+}
+
+// Pos is a 1-based line and column in jobs.yaml.
+type Pos struct{ Line, Col int }
+
+// At is the position of key's value, or of the job itself when the key was
+// not written (its value is a default).
+func (j Job) At(key string) Pos {
+	if p, ok := j.Pos[key]; ok {
+		return p
+	}
+	return Pos{j.Line, j.Col}
+}
+
+// Problem is one finding about a file, printed as PATH:LINE:COL: message.
+type Problem struct {
+	Path    string
+	Line    int
+	Col     int
+	Message string
+	Warning bool // lint findings: legal but almost surely wrong
+}
+
+// Job returns the job called name.
+func (c *Config) Job(name string) (Job, bool) {
+	for _, j := range c.Jobs {
+		if j.Name == name {
+			return j, true
+		}
+	}
+	return Job{}, false
+}

@@ -1,0 +1,284 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockFlags opens a lock file for Acquire. O_NOFOLLOW: a symlink planted at
+// the lock path is refused (ELOOP) instead of written through. O_RDWR:
+// the holder rewrites the record. (Go adds O_CLOEXEC anyway; it is spelt
+// out because the file must reach a run's processes only via ExtraFiles.)
+const lockFlags = os.O_CREATE | os.O_RDWR | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
+
+// inspectFlags is enough for flock(2) and reading, and cannot create or
+// change anything. O_NONBLOCK keeps a FIFO planted at the path from
+// blocking the open (read-only FIFO opens wait for a writer); it changes
+// nothing for regular files, and this descriptor is never shared.
+const inspectFlags = os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_CLOEXEC | syscall.O_NONBLOCK
+
+// probeRetries bounds how often Acquire retries, a millisecond apart, while
+// the lock's only holders are about to go (see transientHolders): a
+// scheduled fire must not be skipped because `cronvisor locks` looked at
+// the lock, or a job was being forked, at that very instant.
+const probeRetries = 20
+
+// nameRE is the job-name alphabet; it keeps lock names plain file names.
+// (A compiled regexp, read-only after init.)
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// FileLocker is the flock(2) backend: one file per lock, DIR/NAME.lock.
+type FileLocker struct {
+	dir  string
+	host string // os.Hostname, looked up once
+	// pause waits between Acquire's retries (see probeRetries); tests
+	// replace it to act at that moment.
+	pause func(ctx context.Context) error
+
+	mu   sync.Mutex
+	live map[string]int // leases not yet released, by lock name
+}
+
+var _ Locker = (*FileLocker)(nil)
+
+// NewFileLocker returns a locker on dir (STATE_DIR/locks). The directory is
+// created, mode 0700, by the first Acquire that needs it.
+func NewFileLocker(dir string) *FileLocker {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return &FileLocker{dir: dir, host: host, pause: pauseMillisecond, live: make(map[string]int)}
+}
+
+func pauseMillisecond(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Millisecond):
+		return nil
+	}
+}
+
+func (l *FileLocker) path(name string) (string, error) {
+	if !nameRE.MatchString(name) {
+		return "", fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, name)
+	}
+	return filepath.Join(l.dir, name+".lock"), nil
+}
+
+// Acquire takes the lock without waiting. On success the record is
+// written; with CheckSlot, after an fsync, because the slot cursor is what
+// keeps a slot from running twice after a crash (catch_up after a reboot),
+// and a millisecond is nothing next to starting a process. Records without
+// a cursor change (manual runs, SetPID) are not synced: after a crash their
+// pids mean nothing.
+func (l *FileLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path, err := l.path(req.Name)
+	if err != nil {
+		return nil, err
+	}
+	if req.CheckSlot && req.Holder.Slot.IsZero() {
+		return nil, fmt.Errorf("lock %q: CheckSlot needs a slot", req.Name)
+	}
+	if err := l.ensureDir(); err != nil {
+		return nil, err
+	}
+	f, err := l.tryLock(ctx, req.Name, path)
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		st, err := l.inspect(req.Name, path, true)
+		held := &HeldError{Lock: req.Name, Holder: st.Holder}
+		if err != nil { // still a held lock to the caller: skip, don't fail
+			return nil, fmt.Errorf("%w (holder unknown: %v)", held, err)
+		}
+		return nil, held
+	}
+	lease, err := l.claim(f, req)
+	if err != nil {
+		closeLocked(f) // our descriptor is the only one yet: this frees the lock
+		l.track(req.Name, -1)
+		return nil, err
+	}
+	return lease, nil
+}
+
+// track counts live leases per lock name, for transientHolders.
+func (l *FileLocker) track(name string, delta int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.live[name] += delta; l.live[name] <= 0 {
+		delete(l.live, name)
+	}
+}
+
+func (l *FileLocker) hasLive(name string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.live[name] > 0
+}
+
+// ensureDir creates the locks directory 0700, whatever the umask.
+func (l *FileLocker) ensureDir() error {
+	if _, err := os.Stat(l.dir); !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+		return err
+	}
+	return os.Chmod(l.dir, 0o700)
+}
+
+// tryLock returns the locked file, or nil when another holder has it.
+// Every call opens its own descriptor, because flock excludes between open
+// file descriptions, also within one process.
+//
+// It calls flock(2) itself rather than through gofrs/flock: gofrs keeps its
+// *os.File private (v0.13.2 has no accessor) and its Close and Unlock do
+// LOCK_UN, while the lease must hand this very open file description to
+// the run's processes and must never unlock it (see fileLease.Release).
+// What gofrs adds beyond the syscall (a mutex around its own state, an NFS
+// reopen in O_RDWR, which lockFlags already has) is not needed here.
+func (l *FileLocker) tryLock(ctx context.Context, name, path string) (*os.File, error) {
+	for attempt := 0; ; attempt++ {
+		f, err := os.OpenFile(path, lockFlags, 0o600)
+		if err != nil {
+			return nil, openError(path, err)
+		}
+		if _, err := regularID(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		ok, err := tryFlock(f, unix.LOCK_EX)
+		if ok {
+			l.track(name, 1)
+			return f, nil
+		}
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if attempt >= probeRetries || !l.transientHolders(name, path) {
+			return nil, nil
+		}
+		if err := l.pause(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// tryFlock takes a non-blocking flock of the given kind on f.
+func tryFlock(f *os.File, how int) (bool, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false, err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = unix.Flock(int(fd), how|unix.LOCK_NB) }); err != nil {
+		return false, err
+	}
+	switch {
+	case errors.Is(ferr, unix.EWOULDBLOCK):
+		return false, nil
+	case ferr != nil:
+		return false, fmt.Errorf("flock %s: %w", f.Name(), ferr)
+	}
+	return true, nil
+}
+
+// transientHolders reports whether the lock's holders may be gone in a
+// moment, judging by /proc/locks just after a failed attempt: it is so
+// unless an exclusive lock belongs to another process, or to this one
+// while this locker has a lease on the name. Shared locks are Inspect
+// probes passing by (cronvisor's and flock(1)'s holders are exclusive). An
+// exclusive lock of this process without a lease is a released descriptor
+// that a concurrently forked child has not closed yet (or survivors of a
+// run, which only cost the retries). No lock at all means the holder left
+// in between, or is invisible (another pid namespace), again only costing
+// the retries.
+func (l *FileLocker) transientHolders(name, path string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false
+	}
+	self := os.Getpid()
+	for _, lk := range locksOn(idOf(fi)) {
+		if lk.write && (lk.pid != self || l.hasLive(name)) {
+			return false
+		}
+	}
+	return true
+}
+
+// openError explains an open failure, symlinks above all.
+func openError(path string, err error) error {
+	if errors.Is(err, syscall.ELOOP) {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%w: %s is a symbolic link (refusing to follow it)", ErrUnsafeFile, path)
+		}
+	}
+	return fmt.Errorf("open lock file: %w", err)
+}
+
+// regularID checks that f is a regular file and returns its identity.
+func regularID(f *os.File) (fileID, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return fileID{}, fmt.Errorf("stat lock file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fileID{}, fmt.Errorf("%w: %s is not a regular file (%s)", ErrUnsafeFile, f.Name(), fi.Mode().Type())
+	}
+	return idOf(fi), nil
+}
+
+// claim runs the slot check and writes the new record on a locked file.
+func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
+	prev, _, err := readRecord(f)
+	if err != nil {
+		return nil, err
+	}
+	h := req.Holder
+	h.Foreign, h.Cmdline = false, ""
+	if h.Host == "" {
+		h.Host = l.host
+	}
+	if h.Since.IsZero() {
+		h.Since = time.Now()
+	}
+	if h.SupervisorPID == 0 {
+		h.SupervisorPID = os.Getpid()
+	}
+	if h.PID == 0 {
+		h.PID = h.SupervisorPID
+	}
+	h.Slots = prev.clone().Slots
+	if req.CheckSlot {
+		if last, ok := prev.Slots[h.Job]; ok && !h.Slot.After(last) {
+			return nil, &SlotDoneError{Lock: req.Name, Holder: prev}
+		}
+		if h.Slots == nil {
+			h.Slots = make(map[string]time.Time, 1)
+		}
+		h.Slots[h.Job] = h.Slot
+	}
+	if err := writeRecord(f, h, req.CheckSlot); err != nil {
+		return nil, fmt.Errorf("lock %q: %w", req.Name, err)
+	}
+	return &fileLease{locker: l, name: req.Name, f: f, holder: h, lost: make(chan struct{})}, nil
+}

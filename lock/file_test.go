@@ -1,0 +1,407 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// acquire takes lock name for job at slot, failing the test on error.
+func acquire(t *testing.T, l *FileLocker, name, job, runID string, slot time.Time, check bool) Lease {
+	t.Helper()
+	lease, err := l.Acquire(context.Background(), Request{
+		Name: name, Holder: Holder{Job: job, RunID: runID, Slot: slot}, CheckSlot: check,
+	})
+	if err != nil {
+		t.Fatalf("Acquire(%s, %s, %s): %v", name, job, runID, err)
+	}
+	return lease
+}
+
+func TestAcquireConcurrentOneWins(t *testing.T) {
+	t.Parallel()
+	l := NewFileLocker(t.TempDir())
+	const n = 16
+	var (
+		wg      sync.WaitGroup
+		start   = make(chan struct{})
+		leases  = make(chan Lease, n)
+		errs    = make(chan error, n)
+		release = make(chan struct{})
+	)
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			lease, err := l.Acquire(context.Background(), Request{
+				Name: "shared", Holder: Holder{Job: "j", RunID: "run-" + string(rune('a'+i))},
+			})
+			if err != nil {
+				errs <- err
+				return
+			}
+			leases <- lease
+			<-release // hold until every contender has tried
+		})
+	}
+	close(start)
+	for range n - 1 {
+		err := <-errs
+		var held *HeldError
+		if !errors.Is(err, ErrLocked) || !errors.As(err, &held) {
+			t.Fatalf("loser got %v, want a *HeldError", err)
+		}
+		if held.Holder.Foreign {
+			t.Errorf("holder in this process reported as foreign: %+v", held.Holder)
+		}
+	}
+	winner := <-leases
+	close(release)
+	wg.Wait()
+	if len(leases) != 0 || len(errs) != 0 {
+		t.Fatalf("more than one winner: %d extra leases, %d extra errors", len(leases), len(errs))
+	}
+	if err := winner.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSlots runs sequences of acquire-and-release steps on one lock.
+func TestSlots(t *testing.T) {
+	t.Parallel()
+	shanghai, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type step struct {
+		job   string
+		slot  time.Time
+		check bool // false: a manual run
+		want  error
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"same slot twice", []step{{"a", slotAt(10), true, nil}, {"a", slotAt(10), true, ErrSlotDone}}},
+		{"earlier slot refused", []step{{"a", slotAt(10), true, nil}, {"a", slotAt(5), true, ErrSlotDone}}},
+		{"later slot runs", []step{{"a", slotAt(10), true, nil}, {"a", slotAt(11), true, nil}}},
+		{"same instant in another zone", []step{
+			{"a", slotAt(10), true, nil}, {"a", slotAt(10).In(shanghai), true, ErrSlotDone}}},
+		{"manual runs do not advance the cursor", []step{
+			{"a", slotAt(20), false, nil}, {"a", slotAt(10), true, nil},
+			{"a", slotAt(30), false, nil}, {"a", slotAt(10), true, ErrSlotDone}}},
+		{"manual run after the slot ran", []step{{"a", slotAt(10), true, nil}, {"a", slotAt(10), false, nil}}},
+		{"jobs sharing a lock keep their own cursors", []step{
+			{"a", slotAt(10), true, nil}, {"b", slotAt(10), true, nil}, {"b", slotAt(10), true, ErrSlotDone},
+			{"a", slotAt(11), true, nil}, {"b", slotAt(9), true, ErrSlotDone}, {"b", slotAt(11), true, nil}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			l := NewFileLocker(t.TempDir())
+			for i, s := range tt.steps {
+				runID := "run-" + string(rune('0'+i))
+				lease, err := l.Acquire(context.Background(), Request{
+					Name: "shared", Holder: Holder{Job: s.job, RunID: runID, Slot: s.slot}, CheckSlot: s.check,
+				})
+				if !errors.Is(err, s.want) {
+					t.Fatalf("step %d (%s at %s): got %v, want %v", i, s.job, s.slot, err, s.want)
+				}
+				if err == nil {
+					if err := lease.Release(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestSlotDoneNamesTheRunAndFreesTheLock(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l := NewFileLocker(dir)
+	if err := acquire(t, l, "x", "a", "run-1", slotAt(10), true).Release(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "x.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.Acquire(context.Background(), Request{
+		Name: "x", Holder: Holder{Job: "a", RunID: "run-2", Slot: slotAt(10)}, CheckSlot: true,
+	})
+	var done *SlotDoneError
+	if !errors.As(err, &done) || done.Holder.RunID != "run-1" || done.Lock != "x" {
+		t.Fatalf("got %v, want *SlotDoneError naming run-1", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "x.lock")); string(after) != string(before) {
+		t.Errorf("refused acquire rewrote the record:\n%s\nwas\n%s", after, before)
+	}
+	if st, err := l.Inspect(context.Background(), "x"); err != nil || st.Held {
+		t.Errorf("after SlotDone: Inspect = %+v, %v; want free", st, err)
+	}
+}
+
+func TestAcquireRejects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		req  Request
+		want error
+	}{
+		{"parent directory", Request{Name: "../x"}, ErrBadName},
+		{"slash", Request{Name: "a/b"}, ErrBadName},
+		{"empty", Request{Name: ""}, ErrBadName},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := NewFileLocker(t.TempDir()).Acquire(context.Background(), tt.req)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("got %v, want %v", err, tt.want)
+			}
+		})
+	}
+	t.Run("slot check without a slot", func(t *testing.T) {
+		t.Parallel()
+		_, err := NewFileLocker(t.TempDir()).Acquire(context.Background(), Request{Name: "x", CheckSlot: true})
+		if err == nil || !strings.Contains(err.Error(), "needs a slot") {
+			t.Fatalf("got %v, want a missing-slot error", err)
+		}
+	})
+}
+
+func TestPlantedFilesAreRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		plant  func(t *testing.T, path, target string)
+		target string // content of the symlink target, "" for none
+	}{
+		{"symlink to a file", func(t *testing.T, path, target string) { symlink(t, target, path) }, "precious\n"},
+		{"dangling symlink", func(t *testing.T, path, target string) { symlink(t, target, path) }, ""},
+		{"fifo", func(t *testing.T, path, _ string) {
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			target := filepath.Join(t.TempDir(), "target")
+			if tt.target != "" {
+				if err := os.WriteFile(target, []byte(tt.target), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := filepath.Join(dir, "x.lock")
+			tt.plant(t, path, target)
+			l := NewFileLocker(dir)
+			_, err := l.Acquire(context.Background(), Request{Name: "x", Holder: Holder{Job: "j"}})
+			if !errors.Is(err, ErrUnsafeFile) || !strings.Contains(err.Error(), path) {
+				t.Errorf("Acquire: got %v, want ErrUnsafeFile naming %s", err, path)
+			}
+			if _, err := l.Inspect(context.Background(), "x"); !errors.Is(err, ErrUnsafeFile) {
+				t.Errorf("Inspect: got %v, want ErrUnsafeFile", err)
+			}
+			got, err := os.ReadFile(target)
+			if tt.target == "" && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("dangling target was created (%v)", err)
+			}
+			if tt.target != "" && string(got) != tt.target {
+				t.Errorf("target changed to %q", got)
+			}
+		})
+	}
+}
+
+func symlink(t *testing.T, target, path string) {
+	t.Helper()
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPermissions clears the umask, so it proves the modes cronvisor asks
+// for; it is not parallel because the umask is process-wide.
+func TestPermissions(t *testing.T) {
+	old := syscall.Umask(0)
+	t.Cleanup(func() { syscall.Umask(old) })
+	dir := filepath.Join(t.TempDir(), "state", "locks")
+	l := NewFileLocker(dir)
+	if err := acquire(t, l, "x", "j", "r", slotAt(1), true).Release(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		want os.FileMode
+	}{{dir, 0o700}, {filepath.Join(dir, "x.lock"), 0o600}} {
+		fi, err := os.Stat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != c.want {
+			t.Errorf("%s: mode %v, want %v", c.path, fi.Mode().Perm(), c.want)
+		}
+	}
+}
+
+func TestReleaseIsIdempotentAndKeepsTheFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l := NewFileLocker(dir)
+	lease := acquire(t, l, "x", "j", "run-1", slotAt(1), true)
+	select {
+	case <-lease.Lost():
+		t.Fatal("file lease reported lost")
+	default:
+	}
+	for i := range 2 {
+		if err := lease.Release(); err != nil {
+			t.Fatalf("Release #%d: %v", i+1, err)
+		}
+	}
+	if err := lease.SetPID(1); !errors.Is(err, ErrReleased) {
+		t.Errorf("SetPID after Release: got %v, want ErrReleased", err)
+	}
+	rec, ok := parseRecord(mustRead(t, filepath.Join(dir, "x.lock")))
+	if !ok || rec.RunID != "run-1" {
+		t.Errorf("record after release: %+v, %v; want run-1's", rec, ok)
+	}
+	if err := acquire(t, l, "x", "j", "run-2", slotAt(2), true).Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestList(t *testing.T) {
+	t.Parallel()
+	t.Run("missing directory", func(t *testing.T) {
+		t.Parallel()
+		got, err := NewFileLocker(filepath.Join(t.TempDir(), "nope")).List(context.Background())
+		if err != nil || len(got) != 0 {
+			t.Fatalf("got %v, %v; want nothing", got, err)
+		}
+	})
+	t.Run("locks sorted, others skipped, bad ones reported", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		l := NewFileLocker(dir)
+		for _, name := range []string{"b", "a.x", "a"} {
+			if err := acquire(t, l, name, "j", "r-"+name, slotAt(1), true).Release(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		held := acquire(t, l, "c", "j", "r-c", slotAt(1), true)
+		defer held.Release()
+		if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		symlink(t, "/etc/passwd", filepath.Join(dir, "evil.lock"))
+		got, err := l.List(context.Background())
+		if !errors.Is(err, ErrUnsafeFile) {
+			t.Errorf("List error %v, want ErrUnsafeFile for evil.lock", err)
+		}
+		var names []string
+		for _, st := range got {
+			names = append(names, st.Name)
+			if st.Held != (st.Name == "c") || st.Holder.RunID != "r-"+st.Name {
+				t.Errorf("%s: %+v", st.Name, st)
+			}
+		}
+		if strings.Join(names, " ") != "a a.x b c" {
+			t.Errorf("names %v, want [a a.x b c]", names)
+		}
+	})
+}
+
+func TestInspectUnknownLockIsFree(t *testing.T) {
+	t.Parallel()
+	st, err := NewFileLocker(t.TempDir()).Inspect(context.Background(), "never")
+	if err != nil || st.Held || st.Name != "never" {
+		t.Fatalf("got %+v, %v; want free", st, err)
+	}
+}
+
+// TestAcquireWaitsOutTransientHolders: Acquire retries while the only
+// locks on the file are about to go (an Inspect probe's shared lock, a
+// released descriptor of this process still in a forked child), and not
+// at all for a real holder.
+func TestAcquireWaitsOutTransientHolders(t *testing.T) {
+	t.Parallel()
+	// flockFD takes a lock on a descriptor of its own, as an Inspect probe
+	// or a forked child's copy would hold it.
+	flockFD := func(how int) func(*testing.T, *FileLocker, string) func() {
+		return func(t *testing.T, _ *FileLocker, path string) func() {
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
+				t.Fatal(err)
+			}
+			return func() { closeLocked(f) } // as Inspect does
+		}
+	}
+	tests := []struct {
+		name       string
+		hold       func(t *testing.T, l *FileLocker, path string) (drop func())
+		dropAfter  int // pauses after which the holder goes; 0: never
+		wantErr    error
+		wantPauses int // at least this many when wantErr is nil (a child forked by a parallel test may keep a dropped lock a moment longer), else exactly
+	}{
+		{"probe gone at the first retry", flockFD(syscall.LOCK_SH), 1, nil, 1},
+		{"probe gone later", flockFD(syscall.LOCK_SH), 3, nil, 3},
+		{"shared holder that stays", flockFD(syscall.LOCK_SH), 0, ErrLocked, probeRetries},
+		{"released descriptor in a forked child", flockFD(syscall.LOCK_EX), 2, nil, 2},
+		{"live lease of this locker: no retry", func(t *testing.T, l *FileLocker, _ string) func() {
+			lease := acquire(t, l, "x", "j", "r", slotAt(1), false)
+			t.Cleanup(func() { lease.Release() })
+			return func() { lease.Release() }
+		}, 0, ErrLocked, 0},
+		{"holder in another process: no retry", func(t *testing.T, l *FileLocker, path string) func() {
+			return startFlock(t, l, path).drop
+		}, 0, ErrLocked, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			l := NewFileLocker(dir)
+			drop := tt.hold(t, l, filepath.Join(dir, "x.lock"))
+			pauses := 0
+			l.pause = func(context.Context) error {
+				if pauses++; pauses == tt.dropAfter {
+					drop()
+				}
+				return nil
+			}
+			lease, err := l.Acquire(context.Background(), Request{Name: "x", Holder: Holder{Job: "j"}})
+			pausesOK := pauses == tt.wantPauses || (tt.wantErr == nil && pauses > tt.wantPauses && pauses < probeRetries)
+			if !errors.Is(err, tt.wantErr) || !pausesOK {
+				t.Fatalf("got %v after %d pauses, want %v after %d", err, pauses, tt.wantErr, tt.wantPauses)
+			}
+			if lease != nil {
+				lease.Release()
+			}
+		})
+	}
+}

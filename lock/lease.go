@@ -1,0 +1,70 @@
+package lock
+
+import (
+	"os"
+	"sync"
+	"syscall"
+)
+
+// fileLease is a held file lock.
+type fileLease struct {
+	locker   *FileLocker
+	name     string
+	mu       sync.Mutex
+	f        *os.File
+	holder   Holder
+	released bool
+	lost     chan struct{} // never closed: a flock cannot be taken away
+}
+
+func (le *fileLease) Holder() Holder {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	return le.holder.clone()
+}
+
+func (le *fileLease) SetPID(pid int) error {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	if le.released {
+		return ErrReleased
+	}
+	h := le.holder
+	h.PID = pid
+	if err := writeRecord(le.f, h, false); err != nil {
+		return err
+	}
+	le.holder = h
+	return nil
+}
+
+func (le *fileLease) File() *os.File { return le.f }
+
+func (le *fileLease) Lost() <-chan struct{} { return le.lost }
+
+// Release closes the supervisor's descriptor, nothing more. It must not
+// flock(LOCK_UN) (as gofrs/flock's Unlock and Close do): that would unlock the
+// open file description shared with the run's processes that inherited it,
+// letting a later run overlap a survivor. The kernel frees the lock when
+// the last descriptor closes. The record stays: it holds the slot cursor.
+func (le *fileLease) Release() error {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	if le.released {
+		return nil
+	}
+	le.released = true
+	defer le.locker.track(le.name, -1)
+	return closeLocked(le.f)
+}
+
+// closeLocked closes a descriptor that may carry a lock. Under
+// syscall.ForkLock, which os/exec holds for writing from before the
+// fork until the child has exec'd: a child forked while the descriptor
+// was open would otherwise keep a copy, and with it the lock, for a
+// moment after this close returns.
+func closeLocked(f *os.File) error {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	return f.Close()
+}

@@ -1,0 +1,113 @@
+package proc
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"sync"
+	"time"
+)
+
+// maxLine is the longest line handed to OnLine in one piece; longer lines are
+// split so one runaway line cannot make the supervisor buffer without bound.
+const maxLine = 64 << 10
+
+// drainWindow is how long output may still arrive after the run's tree was
+// ended. Only a process Run could not find (see the package doc) keeps the
+// pipes open longer; its output is then abandoned rather than waited for.
+const drainWindow = 100 * time.Millisecond
+
+// output owns the run's stdout and stderr pipes and their readers. The pipes
+// are our own rather than exec.Cmd's so that Run, not Cmd.Wait, decides when
+// to stop reading.
+type output struct {
+	onLine           func(stream, line string)
+	mu               sync.Mutex // serializes onLine calls across both streams
+	wg               sync.WaitGroup
+	stdoutR, stdoutW *os.File
+	stderrR, stderrW *os.File
+}
+
+func newOutput(onLine func(stream, line string)) (*output, error) {
+	o := &output{onLine: onLine}
+	var err error
+	if o.stdoutR, o.stdoutW, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if o.stderrR, o.stderrW, err = os.Pipe(); err != nil {
+		o.stdoutR.Close()
+		o.stdoutW.Close()
+		return nil, err
+	}
+	return o, nil
+}
+
+// start closes our copies of the write ends (the child has its own, so EOF
+// comes when the run's last writer is gone) and starts the readers.
+func (o *output) start() {
+	o.stdoutW.Close()
+	o.stderrW.Close()
+	o.wg.Add(2)
+	go o.read("stdout", o.stdoutR)
+	go o.read("stderr", o.stderrR)
+}
+
+// abort closes everything after a failed start.
+func (o *output) abort() {
+	for _, f := range []*os.File{o.stdoutR, o.stdoutW, o.stderrR, o.stderrW} {
+		f.Close()
+	}
+}
+
+// finish waits up to drainWindow for both readers to reach EOF, then cuts
+// them off, and returns once no onLine call can happen any more.
+func (o *output) finish() {
+	done := make(chan struct{})
+	go func() {
+		o.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(drainWindow)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		// A deadline in the past makes pending and future reads fail at once.
+		_ = o.stdoutR.SetReadDeadline(time.Now())
+		_ = o.stderrR.SetReadDeadline(time.Now())
+		<-done
+	}
+	o.stdoutR.Close()
+	o.stderrR.Close()
+}
+
+func (o *output) read(stream string, r *os.File) {
+	defer o.wg.Done()
+	br := bufio.NewReaderSize(r, maxLine)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			o.emit(stream, line)
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return // EOF, or cut off by finish
+		}
+	}
+}
+
+// emit strips the line ending (LF or CRLF) and calls onLine. A chunk without
+// a newline is a split long line or the unterminated last line.
+func (o *output) emit(stream string, b []byte) {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+	}
+	if o.onLine == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.onLine(stream, string(b))
+}

@@ -1,0 +1,74 @@
+package proc
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestOutputLines(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 2*maxLine+5)
+	tests := []struct {
+		name  string
+		write string
+		want  []string
+	}{
+		{"lines", "a\nb\n", []string{"a", "b"}},
+		{"CRLF", "a\r\nb\r\n", []string{"a", "b"}},
+		{"lone CR is kept", "a\rb\n", []string{"a\rb"}},
+		{"unterminated", "a\nb", []string{"a", "b"}},
+		{"long line in pieces", long + "\n", []string{long[:maxLine], long[maxLine : 2*maxLine], long[2*maxLine:]}},
+		{"nothing", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var rec recorder
+			o := &output{onLine: rec.onLine}
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			o.wg.Add(1)
+			go o.read("stdout", r)
+			if _, err := w.WriteString(tt.write); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			o.wg.Wait()
+			if got := rec.get("stdout"); !slices.Equal(got, tt.want) {
+				t.Errorf("got %q, want %q", abbrev(got), abbrev(tt.want))
+			}
+		})
+	}
+}
+
+// TestOutputFinishCutsOff checks that finish returns although a writer
+// still holds the pipe open, and that the partial line it wrote is kept.
+func TestOutputFinishCutsOff(t *testing.T) {
+	t.Parallel()
+	var rec recorder
+	o, err := newOutput(rec.onLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Dup(int(o.stderrW.Fd())) // plays the orphan that keeps stderr open
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := os.NewFile(uintptr(fd), "orphan")
+	defer orphan.Close()
+	o.start()
+	if _, err := orphan.WriteString("done\npartial"); err != nil {
+		t.Fatal(err)
+	}
+	o.finish()
+	if got, want := rec.get("stderr"), []string{"done", "partial"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

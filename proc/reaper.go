@@ -1,0 +1,141 @@
+package proc
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Reaper timing. A zombie child that nobody in this process has collected
+// for zombieSettle is an orphan: os/exec collects its own children within
+// microseconds of their exit. reapInterval is the fallback for missed or
+// coalesced SIGCHLDs and the re-check of zombies still settling.
+const (
+	zombieSettle = 500 * time.Millisecond
+	reapInterval = time.Second
+)
+
+// children is the set of pids Run has started and not yet waited for.
+// It is package state because the thing it guards is process-wide: the
+// kernel gives a child's exit status to whichever wait call in this process
+// comes first, so Run and the reaper must agree on one registry.
+var children = struct {
+	sync.Mutex
+	pids map[int]struct{}
+}{pids: map[int]struct{}{}}
+
+// startRegistered starts cmd and registers its pid under the registry lock.
+// The reaper checks the registry under the same lock, so it can never see
+// one of Run's children as an unregistered zombie, even one that exits
+// before Start returns.
+func startRegistered(cmd *exec.Cmd) error {
+	children.Lock()
+	defer children.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	children.pids[cmd.Process.Pid] = struct{}{}
+	return nil
+}
+
+func unregister(pid int) {
+	children.Lock()
+	defer children.Unlock()
+	delete(children.pids, pid)
+}
+
+// EnableSubreaper makes this process the subreaper of its descendants
+// (prctl PR_SET_CHILD_SUBREAPER): a run's orphans, including those that
+// double-forked, are reparented to us rather than to init, so they stay
+// visible and must be reaped by StartReaper. It applies to the whole process.
+func EnableSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+// StartReaper reaps, until ctx is done, zombie children of this process that
+// were not started by Run: orphans reparented to us as subreaper or as
+// PID 1. A blind wait4(-1) would steal the exit status of Run's children, so
+// it only collects zombies that are not in Run's registry and have stayed
+// uncollected for half a second. Other code in this process that starts
+// children must wait for them promptly. Call it once.
+func StartReaper(ctx context.Context) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGCHLD)
+	go func() {
+		defer signal.Stop(sigs)
+		r := reaper{self: os.Getpid(), seen: map[zombie]time.Time{}}
+		tick := time.NewTicker(reapInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-sigs:
+			case <-tick.C:
+			}
+			r.scan(time.Now())
+		}
+	}()
+}
+
+// zombie identifies one zombie; the start time tells a reused pid apart.
+type zombie struct {
+	pid   int
+	start uint64
+}
+
+type reaper struct {
+	self int
+	seen map[zombie]time.Time // unregistered zombie children, when first seen
+}
+
+// scan collects the zombie children that have settled and remembers the new
+// ones. It returns how many it reaped.
+func (r *reaper) scan(now time.Time) int {
+	all, err := pids()
+	if err != nil {
+		return 0
+	}
+	current := map[zombie]bool{}
+	reaped := 0
+	for _, pid := range all {
+		st, err := readStat(pid)
+		if err != nil || st.ppid != r.self || st.alive() {
+			continue
+		}
+		z := zombie{pid, st.start}
+		first, ok := r.seen[z]
+		if !ok {
+			first = now
+			r.seen[z] = now
+		}
+		if now.Sub(first) >= zombieSettle && reapOrphan(pid) {
+			reaped++
+			continue
+		}
+		current[z] = true
+	}
+	for z := range r.seen {
+		if !current[z] {
+			delete(r.seen, z)
+		}
+	}
+	return reaped
+}
+
+// reapOrphan collects pid unless Run owns it.
+func reapOrphan(pid int) bool {
+	children.Lock()
+	defer children.Unlock()
+	if _, ours := children.pids[pid]; ours {
+		return false
+	}
+	var ws unix.WaitStatus
+	got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+	return err == nil && got == pid
+}

@@ -1,0 +1,224 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Outcome is how a run ended, from the executor's point of view; the runner
+// maps it (with the exit code) onto the contract's history outcomes.
+type Outcome string
+
+// Outcomes of Run.
+const (
+	Exited      Outcome = "exited"       // the main process exited by itself (any code or signal)
+	TimedOut    Outcome = "timed_out"    // ctx reached its deadline and the run was ended
+	Canceled    Outcome = "canceled"     // ctx was canceled for another cause; see Result.Err
+	StartFailed Outcome = "start_failed" // no process was started; see Result.Err
+)
+
+// Exit codes for runs that could not start, following the shell so that
+// `cronvisor run` passes on what sh would have.
+const (
+	ExitNotFound      = 127 // command, or its directory, does not exist
+	ExitNotExecutable = 126 // found but could not be executed (permissions, format)
+)
+
+// ErrNoCommand is reported (as StartFailed) when Spec.Argv is empty.
+var ErrNoCommand = errors.New("proc: empty command")
+
+// ErrSurvivors is reported in Result.Err when processes of the run were still
+// alive 5 s after SIGKILL (stuck in the kernel); the run's lock should not be
+// trusted.
+var ErrSurvivors = errors.New("proc: processes of the run survived SIGKILL")
+
+// survivorWait bounds how long Run waits for SIGKILLed processes to vanish;
+// only a process stuck in uninterruptible sleep takes longer.
+const survivorWait = 5 * time.Second
+
+// Spec describes one run.
+type Spec struct {
+	// Argv is exec'd directly; string commands arrive as {shell, "-c", cmd}.
+	// A bare name is looked up in the PATH of Env (not the supervisor's).
+	Argv []string
+	// Dir is the working directory; empty means the supervisor's.
+	Dir string
+	// Env is the full environment of the run; nil means the supervisor's.
+	Env []string
+	// ExtraFiles become fd 3, 4, … in the child. ExtraFiles[0], if set, is the
+	// run's lock file: processes sharing its open file description belong to
+	// the run. It must stay open in the caller until Run returns.
+	ExtraFiles []*os.File
+	// KillGrace is the delay between SIGTERM and SIGKILL; zero sends SIGKILL
+	// right after SIGTERM.
+	KillGrace time.Duration
+	// Tag is a "KEY=VALUE" entry that marks every process of this run (e.g.
+	// CRONVISOR_RUN_ID=…). It is appended to Env if Env lacks it. Empty
+	// disables the environment scan.
+	Tag string
+	// OnStart, if set, is called with the main pid right after it started.
+	OnStart func(pid int)
+	// OnLine, if set, gets each output line without its line ending;
+	// stream is "stdout" or "stderr". Lines over 64 KiB arrive in pieces.
+	// Calls are serialized and all happen before Run returns. It must be
+	// fast: while it blocks, the pipe fills and the job blocks writing.
+	OnLine func(stream, line string)
+}
+
+// Result is what Run reports about a run.
+type Result struct {
+	PID int
+	// ExitCode is the exit status, 128+signal number when the main process
+	// was killed by a signal (the shell convention), ExitNotFound or
+	// ExitNotExecutable when it failed to start, and -1 when unknown.
+	ExitCode int
+	// Signal names the signal that ended the main process ("SIGKILL"), or "".
+	Signal string
+	// Started is when the main process started; Ended is when the run was
+	// over: its tree gone and its output drained.
+	Started, Ended time.Time
+	Outcome        Outcome
+	// Err is why the start failed, or context.Cause(ctx) for TimedOut and
+	// Canceled (so callers can tell "replaced" from "shutdown" with
+	// errors.Is), joined with ErrSurvivors when the tree could not be ended.
+	Err error
+}
+
+// Run starts spec, waits until the main process has exited or ctx is done,
+// ends every remaining process of the run and returns once none is left (or
+// 5 s after SIGKILL, with ErrSurvivors). It never returns with OnLine still
+// running.
+func Run(ctx context.Context, spec Spec) Result {
+	res := Result{ExitCode: -1}
+	if ctx.Err() != nil {
+		res.Outcome, res.Err = ctxOutcome(ctx)
+		res.Started, res.Ended = time.Now(), time.Now()
+		return res
+	}
+	cmd, err := command(spec)
+	if err != nil {
+		return startFailed(res, err)
+	}
+	t, err := newTree(spec)
+	if err != nil {
+		return startFailed(res, err)
+	}
+	out, err := newOutput(spec.OnLine)
+	if err != nil {
+		return startFailed(res, err)
+	}
+	cmd.Stdout, cmd.Stderr = out.stdoutW, out.stderrW
+	if err := startRegistered(cmd); err != nil {
+		out.abort()
+		return startFailed(res, err)
+	}
+	out.start()
+	res.PID, res.Started = cmd.Process.Pid, time.Now()
+	t.pgid = res.PID
+	waited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // the exit status is read from cmd.ProcessState below
+		unregister(cmd.Process.Pid)
+		close(waited)
+	}()
+	if spec.OnStart != nil {
+		spec.OnStart(res.PID)
+	}
+	select {
+	case <-waited:
+		res.Outcome = Exited
+	case <-ctx.Done():
+		res.Outcome, res.Err = ctxOutcome(ctx)
+		if isClosed(waited) { // it exited by itself just as ctx ended
+			res.Outcome, res.Err = Exited, nil
+		}
+	}
+	if err := t.end(waited, spec.KillGrace); err != nil {
+		res.Err = errors.Join(res.Err, err)
+	}
+	out.finish()
+	res.Ended = time.Now()
+	setExit(&res, cmd, waited)
+	return res
+}
+
+// ctxOutcome classifies a done context.
+func ctxOutcome(ctx context.Context) (Outcome, error) {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return TimedOut, cause
+	}
+	return Canceled, cause
+}
+
+// setExit fills the exit code and signal once the main process was reaped.
+func setExit(res *Result, cmd *exec.Cmd, waited <-chan struct{}) {
+	select {
+	case <-waited:
+	default:
+		return // it survived SIGKILL; ErrSurvivors is in Err
+	}
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	switch {
+	case !ok:
+	case ws.Exited():
+		res.ExitCode = ws.ExitStatus()
+	case ws.Signaled():
+		res.ExitCode = 128 + int(ws.Signal())
+		res.Signal = unix.SignalName(ws.Signal())
+	}
+}
+
+func startFailed(res Result, err error) Result {
+	res.Outcome, res.Err = StartFailed, err
+	res.ExitCode = ExitNotFound
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOEXEC) || errors.Is(err, unix.EPERM) {
+		res.ExitCode = ExitNotExecutable
+	}
+	res.Started, res.Ended = time.Now(), time.Now()
+	return res
+}
+
+// command builds the exec.Cmd. The run gets its own process group and no
+// parent-death signal: if the supervisor dies, the run keeps its lock until
+// its last process exits, as the contract requires.
+func command(spec Spec) (*exec.Cmd, error) {
+	if len(spec.Argv) == 0 {
+		return nil, ErrNoCommand
+	}
+	if spec.Dir != "" {
+		// Checked first so the message names the directory, not the command.
+		if fi, err := os.Stat(spec.Dir); err != nil {
+			return nil, fmt.Errorf("working directory: %w", err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("working directory %s: %w", spec.Dir, unix.ENOTDIR)
+		}
+	}
+	env := spec.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	if spec.Tag != "" && !slices.Contains(env, spec.Tag) {
+		env = append(slices.Clip(env), spec.Tag)
+	}
+	path, err := lookPath(spec.Argv[0], spec.Dir, env)
+	if err != nil {
+		return nil, err
+	}
+	return &exec.Cmd{
+		Path:        path,
+		Args:        spec.Argv,
+		Dir:         spec.Dir,
+		Env:         env,
+		ExtraFiles:  spec.ExtraFiles,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}, nil
+}

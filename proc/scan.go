@@ -1,0 +1,134 @@
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// procStat is the part of /proc/PID/stat that proc needs.
+type procStat struct {
+	state byte // R, S, D, Z, …
+	ppid  int
+	pgrp  int
+	start uint64 // start time in clock ticks: tells a reused pid apart
+}
+
+// alive reports whether the process can still run code; a zombie (or one
+// being reaped) has exited and is only waiting to be collected.
+func (s procStat) alive() bool { return s.state != 'Z' && s.state != 'X' }
+
+// pids lists the processes currently in /proc.
+func pids() ([]int, error) {
+	f, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, 0, len(names))
+	for _, n := range names {
+		if pid, err := strconv.Atoi(n); err == nil && pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+func readStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	// The command name (field 2) may contain spaces and parentheses; it ends
+	// at the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 > len(b) {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	f := strings.Fields(string(b[i+2:])) // f[0] is field 3 (state)
+	if len(f) < 20 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	s := procStat{state: f[0][0]}
+	s.ppid, _ = strconv.Atoi(f[1])
+	s.pgrp, _ = strconv.Atoi(f[2])
+	s.start, _ = strconv.ParseUint(f[19], 10, 64) // field 22
+	return s, nil
+}
+
+// hasEnv reports whether the initial environment of pid holds entry exactly.
+func hasEnv(pid int, entry []byte) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil || !bytes.Contains(b, entry) {
+		return false
+	}
+	for e := range bytes.SplitSeq(b, []byte{0}) {
+		if bytes.Equal(e, entry) {
+			return true
+		}
+	}
+	return false
+}
+
+// kcmpFile is KCMP_FILE from linux/kcmp.h (not in x/sys/unix).
+const kcmpFile = 0
+
+// openFile identifies an open file description of this process: the run's
+// lock file, shared by fork and exec with every process of the run.
+type openFile struct {
+	fd       int
+	dev, ino uint64
+	noKcmp   bool // kcmp(2) is missing from this kernel: compare dev/inode only
+}
+
+func newOpenFile(f *os.File) (*openFile, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("lock file %s: %w", f.Name(), err)
+	}
+	return &openFile{fd: int(f.Fd()), dev: st.Dev, ino: st.Ino}, nil
+}
+
+// heldBy reports whether pid has the same open file description. kcmp makes
+// the difference between a process that inherited it (part of the run, and
+// holding the flock) and one that opened the same file itself, such as
+// flock(1) waiting for the lock; the dev/inode check alone cannot.
+func (o *openFile) heldBy(self, pid int) bool {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	for _, n := range names {
+		fd, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if !o.noKcmp {
+			r, _, errno := unix.Syscall6(unix.SYS_KCMP, uintptr(self), uintptr(pid), kcmpFile, uintptr(o.fd), uintptr(fd), 0)
+			if errno == 0 && r == 0 {
+				return true
+			}
+			if !errors.Is(errno, unix.ENOSYS) {
+				continue
+			}
+			o.noKcmp = true
+		}
+		var st unix.Stat_t
+		if unix.Stat(dir+n, &st) == nil && st.Dev == o.dev && st.Ino == o.ino {
+			return true
+		}
+	}
+	return false
+}

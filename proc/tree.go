@@ -1,0 +1,136 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxPoll caps the pause between /proc scans while waiting for a run's
+// processes to go: short enough that a run ends promptly, long enough that a
+// long grace period costs little CPU.
+const maxPoll = 100 * time.Millisecond
+
+// tree finds and ends the processes of one run (see the package doc for what
+// belongs to a run). It is used by one goroutine only.
+type tree struct {
+	self int       // the supervisor: it holds the lock file too, but is never part of a run
+	pgid int       // the main process's pid
+	tag  []byte    // "KEY=VALUE" environment entry, or nil
+	lock *openFile // Spec.ExtraFiles[0], or nil
+}
+
+func newTree(spec Spec) (*tree, error) {
+	t := &tree{self: os.Getpid()}
+	if spec.Tag != "" {
+		t.tag = []byte(spec.Tag)
+	}
+	if len(spec.ExtraFiles) > 0 && spec.ExtraFiles[0] != nil {
+		var err error
+		if t.lock, err = newOpenFile(spec.ExtraFiles[0]); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// isMember reports whether pid is a live process of the run; the cheap
+// process-group test comes first, the fd scan last.
+func (t *tree) isMember(pid int) bool {
+	if pid == t.self {
+		return false
+	}
+	st, err := readStat(pid)
+	if err != nil || !st.alive() {
+		return false
+	}
+	return st.pgrp == t.pgid ||
+		(t.tag != nil && hasEnv(pid, t.tag)) ||
+		(t.lock != nil && t.lock.heldBy(t.self, pid))
+}
+
+// members lists the live processes of the run.
+func (t *tree) members() []int {
+	all, err := pids()
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, pid := range all {
+		if t.isMember(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// signal sends sig to pids that are still members. Going through a pidfd and
+// checking membership again means a pid that exited and was reused since the
+// scan is never signalled.
+func (t *tree) signal(pids []int, sig unix.Signal) {
+	for _, pid := range pids {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if errors.Is(err, unix.ENOSYS) {
+			_ = unix.Kill(pid, sig) // kernel < 5.3: accept the tiny reuse window
+			continue
+		}
+		if err != nil {
+			continue // already gone
+		}
+		if t.isMember(pid) {
+			_ = unix.PidfdSendSignal(fd, sig, nil, 0)
+		}
+		unix.Close(fd)
+	}
+}
+
+// end ends whatever is left of the run, KillMode=control-group style:
+// SIGTERM, SIGKILL after grace, and returns once the main process has been
+// reaped and no member is left, or ErrSurvivors after survivorWait.
+func (t *tree) end(waited <-chan struct{}, grace time.Duration) error {
+	left := t.members()
+	if len(left) == 0 && isClosed(waited) {
+		return nil
+	}
+	t.signal(left, unix.SIGTERM)
+	t.signal(left, unix.SIGCONT) // a stopped process acts on SIGTERM only once continued (as systemd does)
+	if t.waitGone(waited, grace, 0) {
+		return nil
+	}
+	if t.waitGone(waited, survivorWait, unix.SIGKILL) {
+		return nil
+	}
+	return fmt.Errorf("%w: pids %v", ErrSurvivors, t.members())
+}
+
+// waitGone polls until the run is gone or d has passed. With sig set it is
+// sent on every round, so processes forked in the meantime get it too.
+func (t *tree) waitGone(waited <-chan struct{}, d time.Duration, sig unix.Signal) bool {
+	deadline := time.Now().Add(d)
+	for pause := time.Millisecond; ; pause = min(2*pause, maxPoll) {
+		left := t.members()
+		if len(left) == 0 && isClosed(waited) {
+			return true
+		}
+		if sig != 0 {
+			t.signal(left, sig)
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return false
+		}
+		time.Sleep(min(pause, wait))
+	}
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}

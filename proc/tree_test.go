@@ -1,0 +1,112 @@
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockFile opens a fresh file standing in for the run's lock file.
+func lockFile(t *testing.T) *os.File {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "job.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestTreeLockHolder checks that sharing the lock file's open file
+// description makes a process a member, and opening the same file does not.
+func TestTreeLockHolder(t *testing.T) {
+	t.Parallel()
+	f := lockFile(t)
+	inherited := exec.Command("/bin/sleep", "30")
+	inherited.ExtraFiles = []*os.File{f}
+	startOutside(t, inherited)
+	opened := exec.Command("/bin/sh", "-c", "exec /bin/sleep 30 3<"+f.Name())
+	startOutside(t, opened)
+
+	lock, err := newOpenFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &tree{self: os.Getpid(), pgid: -1, lock: lock}
+	tests := []struct {
+		name string
+		pid  int
+		want bool
+	}{
+		{"inherited descriptor", inherited.Process.Pid, true},
+		{"same file opened separately", opened.Process.Pid, false},
+		{"the supervisor itself", os.Getpid(), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tr.isMember(tt.pid); got != tt.want {
+				t.Errorf("isMember(%d) = %v, want %v", tt.pid, got, tt.want)
+			}
+		})
+	}
+	if got, want := tr.members(), []int{inherited.Process.Pid}; !slices.Equal(got, want) {
+		t.Errorf("members() = %v, want %v", got, want)
+	}
+}
+
+// TestRunFindsEscapees runs a job whose grandchild leaves the process group
+// and clears its environment: it is found only through the lock file.
+// Without the lock file it cannot be found; Run must then still return,
+// after the drain window, rather than wait for the pipe it holds.
+func TestRunFindsEscapees(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		withLock  bool
+		wantEnded bool
+	}{
+		{"holder of the lock file is ended", true, true},
+		{"unfindable escapee does not hold up the run", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			script := strings.ReplaceAll(`setsid env -i /bin/sh -c 'echo $$ > PIDFILE; exec sleep 30' &
+				while [ ! -s PIDFILE ]; do sleep 0.01; done; echo hi`, "PIDFILE", pidFile)
+			spec := testSpec(t, script)
+			var rec recorder
+			spec.OnLine = rec.onLine
+			var opened *exec.Cmd // the same file opened separately: must survive
+			if tt.withLock {
+				f := lockFile(t)
+				spec.ExtraFiles = []*os.File{f}
+				opened = exec.Command("/bin/sh", "-c", "exec /bin/sleep 30 3<"+f.Name())
+				startOutside(t, opened)
+			}
+			start := time.Now()
+			res := Run(within(t, 5*time.Second), spec)
+			took := time.Since(start)
+			escapee := readPID(t, pidFile)
+			t.Cleanup(func() { _ = unix.Kill(escapee, unix.SIGKILL) })
+			if res.Outcome != Exited || res.ExitCode != 0 || took > time.Second {
+				t.Fatalf("got %+v after %v, want a prompt exit 0", res, took)
+			}
+			if got := rec.get("stdout"); !slices.Equal(got, []string{"hi"}) {
+				t.Errorf("stdout %q, want [hi]", got)
+			}
+			if ended := gone(escapee); ended != tt.wantEnded {
+				t.Errorf("escapee %d ended: %v, want %v", escapee, ended, tt.wantEnded)
+			}
+			if opened != nil && gone(opened.Process.Pid) {
+				t.Errorf("a process that only opened the same file was ended")
+			}
+		})
+	}
+}

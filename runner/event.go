@@ -1,0 +1,117 @@
+// Package runner owns the scheduling loop, the guarded execution of runs and
+// the event types every other part (history, logs, UI) consumes. It never
+// imports the UI.
+package runner
+
+import (
+	"time"
+
+	"cronvisor/lock"
+)
+
+// Outcome is how a fire ended, as in the contract's history records.
+type Outcome string
+
+// Outcomes of the contract.
+const (
+	OutcomeOK          Outcome = "ok"
+	OutcomeFailed      Outcome = "failed"
+	OutcomeTimeout     Outcome = "timeout"
+	OutcomeSkipped     Outcome = "skipped"
+	OutcomeReplaced    Outcome = "replaced"
+	OutcomeInterrupted Outcome = "interrupted"
+	OutcomeError       Outcome = "error"
+)
+
+// Event is something that happened to a job, in the past tense.
+type Event interface {
+	// JobName is the job the event belongs to ("" for supervisor-wide events).
+	JobName() string
+	// At is when it happened, from the runner's Clock.
+	At() time.Time
+}
+
+// RunStarted: the run's process started under its lock.
+type RunStarted struct {
+	Job      string
+	RunID    string
+	Slot     time.Time
+	Started  time.Time
+	Deadline time.Time // zero when the job has no timeout
+	PID      int
+	Lock     string
+	Manual   bool
+}
+
+// RunOutput is one line the run printed.
+type RunOutput struct {
+	Job    string
+	RunID  string
+	Time   time.Time
+	Stream string // "stdout" or "stderr"
+	Line   string
+}
+
+// RunFinished: the run ended (also when it could not start).
+type RunFinished struct {
+	Job      string
+	RunID    string
+	Slot     time.Time
+	Started  time.Time // zero when it never started
+	Ended    time.Time
+	PID      int
+	Outcome  Outcome
+	ExitCode *int // nil when the process did not exit by itself
+	Reason   string
+	Manual   bool
+	Err      error // the cause behind Outcome error, for errors.Is; not recorded
+}
+
+// RunSkipped: a fire that did not run, with why and, for lock conflicts,
+// who held the lock.
+type RunSkipped struct {
+	Job    string
+	RunID  string
+	Slot   time.Time
+	Time   time.Time
+	Reason string
+	Holder *lock.Holder
+	Manual bool
+}
+
+// ConfigReloaded: a new jobs.yaml took effect (Err == nil) or was refused.
+type ConfigReloaded struct {
+	Time     time.Time
+	Jobs     int
+	Problems []string
+}
+
+// JobName implements Event.
+func (e RunStarted) JobName() string { return e.Job }
+
+// At implements Event.
+func (e RunStarted) At() time.Time { return e.Started }
+
+// JobName implements Event.
+func (e RunOutput) JobName() string { return e.Job }
+
+// At implements Event.
+func (e RunOutput) At() time.Time { return e.Time }
+
+// JobName implements Event.
+func (e RunFinished) JobName() string { return e.Job }
+
+// At implements Event.
+func (e RunFinished) At() time.Time { return e.Ended }
+
+// JobName implements Event.
+func (e RunSkipped) JobName() string { return e.Job }
+
+// At implements Event.
+func (e RunSkipped) At() time.Time { return e.Time }
+
+// JobName implements Event.
+func (e ConfigReloaded) JobName() string { return "" }
+
+// At implements Event.
+func (e ConfigReloaded) At() time.Time { return e.Time }

@@ -1,0 +1,167 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/lock"
+	"cronvisor/proc"
+)
+
+// execute runs the job's command under lease (nil for overlap allow) and
+// reports RunStarted, RunOutput lines and RunFinished.
+func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, lease lock.Lease) RunFinished {
+	if lease != nil {
+		defer func() { _ = lease.Release() }()
+	}
+	// Runs outlive the scheduler's context on purpose: shutdown lets them
+	// finish within shutdown_grace, then ends them with ErrShutdown.
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	var deadline time.Time
+	if job.Timeout > 0 {
+		deadline = s.clock.Now().Add(job.Timeout)
+		var stop context.CancelFunc
+		runCtx, stop = context.WithTimeout(runCtx, job.Timeout)
+		defer stop()
+	}
+	run := &activeRun{job: job.Name, runID: runID, started: s.clock.Now(), cancel: cancel, done: make(chan struct{})}
+	s.mu.Lock()
+	s.active[runID] = run
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.active, runID)
+		s.mu.Unlock()
+		close(run.done)
+	}()
+
+	var startedAt time.Time // set by OnStart, read after proc.Run returns
+	spec := proc.Spec{
+		Argv:      job.Command,
+		Dir:       job.Dir,
+		Env:       s.environ(ctx, job, runID, slot, deadline, lease != nil && lease.File() != nil),
+		KillGrace: job.KillGrace,
+		Tag:       "CRONVISOR_RUN_ID=" + runID,
+		OnStart: func(pid int) {
+			startedAt = s.clock.Now()
+			if lease != nil {
+				_ = lease.SetPID(pid)
+			}
+			s.emit(RunStarted{Job: job.Name, RunID: runID, Slot: slot, Started: startedAt,
+				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual})
+		},
+		OnLine: func(stream, line string) {
+			s.emit(RunOutput{Job: job.Name, RunID: runID, Time: s.clock.Now(), Stream: stream, Line: line})
+		},
+	}
+	if lease != nil && lease.File() != nil {
+		spec.ExtraFiles = []*os.File{lease.File()}
+	}
+	res := proc.Run(runCtx, spec)
+	f := finished(job, runID, slot, manual, res)
+	f.Started, f.Ended = startedAt, s.clock.Now()
+	s.emit(f)
+	return f
+}
+
+// finished maps a process result to the contract's outcomes.
+func finished(job config.Job, runID string, slot time.Time, manual bool, res proc.Result) RunFinished {
+	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, PID: res.PID, Manual: manual}
+	if res.ExitCode >= 0 {
+		code := res.ExitCode // 126/127 for start failures, like a shell
+		f.ExitCode = &code
+	}
+	switch res.Outcome {
+	case proc.Exited:
+		f.Outcome = OutcomeOK
+		if res.ExitCode != 0 {
+			f.Outcome = OutcomeFailed
+			f.Reason = exitReason(res)
+		}
+	case proc.TimedOut:
+		f.Outcome = OutcomeTimeout
+		f.Reason = "exceeded timeout " + job.Timeout.String()
+	case proc.Canceled:
+		f.Outcome = OutcomeInterrupted
+		if errors.Is(res.Err, ErrReplaced) {
+			f.Outcome = OutcomeReplaced
+		}
+		if res.Err != nil {
+			f.Reason = res.Err.Error()
+		}
+	case proc.StartFailed:
+		f.Outcome = OutcomeError
+		f.Err = fmt.Errorf("%w: %w", ErrStartFailed, res.Err)
+		f.Reason = f.Err.Error()
+	}
+	return f
+}
+
+func exitReason(res proc.Result) string {
+	if res.Signal != "" {
+		return "ended by signal " + res.Signal
+	}
+	return ""
+}
+
+// environ is the supervisor's environment, then the contract's CRONVISOR_*
+// variables, then the job's env on top.
+func (s *Supervisor) environ(ctx context.Context, job config.Job, runID string, slot, deadline time.Time, lockFD bool) []string {
+	var lastOK string
+	if s.lastOK != nil {
+		if t, err := s.lastOK(ctx, job.Name); err == nil && !t.IsZero() {
+			lastOK = t.Format(time.RFC3339Nano)
+		}
+	}
+	dl := ""
+	if !deadline.IsZero() {
+		dl = deadline.Format(time.RFC3339Nano)
+	}
+	vars := make(map[string]string, len(job.Env)+6)
+	for k, v := range job.Env {
+		vars[k] = v
+	}
+	// The contract's variables win over the job's env: the run id also tags
+	// the run's processes so that escaped descendants can be found.
+	for k, v := range map[string]string{
+		"CRONVISOR_JOB":          job.Name,
+		"CRONVISOR_RUN_ID":       runID,
+		"CRONVISOR_SCHEDULED_AT": slot.Format(time.RFC3339Nano),
+		"CRONVISOR_DEADLINE":     dl,
+		"CRONVISOR_LAST_OK_SLOT": lastOK,
+	} {
+		vars[k] = v
+	}
+	if lockFD {
+		// The locked file is fd 3 in the child; jobs may leave it alone.
+		vars["CRONVISOR_LOCK_FD"] = "3"
+	}
+	env := make([]string, 0, len(os.Environ())+len(vars))
+	for _, kv := range os.Environ() {
+		k := kv
+		for i := 0; i < len(kv); i++ {
+			if kv[i] == '=' {
+				k = kv[:i]
+				break
+			}
+		}
+		if _, over := vars[k]; !over {
+			env = append(env, kv)
+		}
+	}
+	keys := make([]string, 0, len(vars))
+	for k := range vars {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+vars[k])
+	}
+	return env
+}

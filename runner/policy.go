@@ -1,0 +1,136 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/lock"
+)
+
+var (
+	errQueueFull    = errors.New("lock held and a fire is already queued")
+	errQueueDropped = errors.New("queued fire dropped: supervisor stopping")
+)
+
+// waitQueued makes this fire the job's one waiter: it retries the lock until
+// it frees. A second fire while one waits is skipped (errQueueFull).
+func (s *Supervisor) waitQueued(ctx context.Context, job config.Job, slot time.Time, runID string) (lock.Lease, error) {
+	s.mu.Lock()
+	if s.queued[job.Name] {
+		s.mu.Unlock()
+		return nil, errQueueFull
+	}
+	s.queued[job.Name] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.queued, job.Name)
+		s.mu.Unlock()
+	}()
+	t := s.clock.NewTimer(queuePoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, errQueueDropped
+		case <-t.C():
+		}
+		lease, err := s.acquire(ctx, job, slot, runID, false)
+		if !errors.Is(err, lock.ErrLocked) {
+			return lease, err
+		}
+		t.Reset(queuePoll)
+	}
+}
+
+// replace ends a run this supervisor owns that holds the job's lock, like a
+// timeout, and takes the lock once it is free. A holder it does not own is
+// left alone: the fire is skipped, as the contract says.
+func (s *Supervisor) replace(ctx context.Context, job config.Job, slot time.Time, runID string, h lock.Holder) (lock.Lease, error) {
+	s.mu.Lock()
+	old := s.active[h.RunID]
+	s.mu.Unlock()
+	if old == nil {
+		return nil, &lock.HeldError{Lock: job.Lock, Holder: h}
+	}
+	old.cancel(ErrReplaced)
+	select {
+	case <-old.done:
+	case <-ctx.Done():
+		return nil, errQueueDropped
+	}
+	return s.acquire(ctx, job, slot, runID, false)
+}
+
+// Pause stops scheduled fires of a job from running (they are recorded as
+// skipped, reason "paused"); manual runs still run.
+func (s *Supervisor) Pause(job string) {
+	s.mu.Lock()
+	s.paused[job] = true
+	s.mu.Unlock()
+}
+
+// Resume undoes Pause.
+func (s *Supervisor) Resume(job string) {
+	s.mu.Lock()
+	delete(s.paused, job)
+	s.mu.Unlock()
+}
+
+// IsPaused tells whether Pause is in effect for job.
+func (s *Supervisor) IsPaused(job string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.paused[job]
+}
+
+// Kill ends every run of job this supervisor owns like a timeout. It returns
+// how many runs it signalled.
+func (s *Supervisor) Kill(job string, cause error) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.active {
+		if r.job == job {
+			r.cancel(cause)
+			n++
+		}
+	}
+	return n
+}
+
+// KillAll ends every run this supervisor owns (shutdown after the grace).
+func (s *Supervisor) KillAll(cause error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.active {
+		r.cancel(cause)
+	}
+}
+
+// ActiveRun describes a run in flight.
+type ActiveRun struct {
+	Job     string
+	RunID   string
+	Started time.Time
+}
+
+// Active lists the runs in flight, for status views.
+func (s *Supervisor) Active() []ActiveRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ActiveRun, 0, len(s.active))
+	for _, r := range s.active {
+		out = append(out, ActiveRun{Job: r.job, RunID: r.runID, Started: r.started})
+	}
+	return out
+}
+
+// Queued tells whether a fire of job waits for its lock.
+func (s *Supervisor) Queued(job string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queued[job]
+}

@@ -1,0 +1,348 @@
+package runner
+
+import (
+	"container/heap"
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+
+	"cronvisor/clock"
+	"cronvisor/config"
+)
+
+// Defaults for the loop; see the Scheduler doc for what they mean.
+const (
+	// LateTolerance is how late a fire may start and still run. Later than
+	// this (a suspend, a clock stepped forward) the fire is recorded as
+	// missed instead, unless the job's catch_up window is longer.
+	LateTolerance = time.Minute
+	// maxSleep caps each wait so that a wall clock stepped forward is
+	// noticed within this long: Go timers run on the monotonic clock and do
+	// not see steps. It is a bound, not a poll: idle cost is one wake-up per
+	// maxSleep for the whole process, not per job.
+	maxSleep = 30 * time.Second
+	// missedScan bounds how many missed slots one wake-up walks through.
+	missedScan = 10000
+)
+
+// LastSlotFunc returns the latest slot a job fired for (ran or skipped)
+// before this process started; used for catch_up after downtime.
+type LastSlotFunc func(ctx context.Context, job string) (time.Time, error)
+
+// Scheduler fires every enabled job at its slots. One goroutine (Run) owns
+// the heap of next fires and sleeps on one timer for the earliest; runs go
+// to the Supervisor in their own goroutines.
+//
+// Clock jumps: after every wake-up the loop re-reads Now(). A clock stepped
+// back fires nothing until the nominal slot comes round again (no slot is
+// fired twice: a job's next slot is always after its last one). A clock
+// stepped forward (or a suspend) makes slots due at once: the newest due
+// slot runs if it is at most max(LateTolerance, catch_up) old, and the ones
+// it passed over are recorded as one skip "missed".
+type Scheduler struct {
+	clock    clock.Clock
+	firer    Firer
+	emit     func(Event)
+	lastSlot LastSlotFunc
+	jitter   func(max time.Duration) time.Duration
+
+	maxSleep time.Duration
+	reload   chan []config.Job
+	runs     sync.WaitGroup
+
+	mu   sync.Mutex
+	next map[string]time.Time // job -> next due fire, for status
+}
+
+// SchedulerOption configures a Scheduler.
+type SchedulerOption func(*Scheduler)
+
+// WithLastSlot enables catch_up and "missed while down" records.
+func WithLastSlot(f LastSlotFunc) SchedulerOption {
+	return func(s *Scheduler) { s.lastSlot = f }
+}
+
+// WithMaxSleep changes how long the loop sleeps at most between wake-ups
+// (tests that simulate a year use a long one).
+func WithMaxSleep(d time.Duration) SchedulerOption {
+	return func(s *Scheduler) { s.maxSleep = d }
+}
+
+// WithJitter replaces the random source of jitter delays (tests).
+func WithJitter(f func(max time.Duration) time.Duration) SchedulerOption {
+	return func(s *Scheduler) { s.jitter = f }
+}
+
+// Firer runs one fire; *Supervisor is the real one.
+type Firer interface {
+	Fire(ctx context.Context, job config.Job, slot time.Time, manual bool) RunFinished
+}
+
+// NewScheduler returns a scheduler that fires through f on clock c and
+// reports what it does not fire (missed, disabled) to emit.
+func NewScheduler(f Firer, c clock.Clock, emit func(Event), opts ...SchedulerOption) *Scheduler {
+	s := &Scheduler{
+		clock:    c,
+		firer:    f,
+		emit:     emit,
+		reload:   make(chan []config.Job),
+		maxSleep: maxSleep,
+		next:     map[string]time.Time{},
+		jitter: func(max time.Duration) time.Duration {
+			if max <= 0 {
+				return 0
+			}
+			return rand.N(max)
+		},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+type entry struct {
+	job   config.Job
+	slot  time.Time // nominal fire instant
+	due   time.Time // slot plus this fire's jitter
+	index int
+}
+
+type entryHeap []*entry
+
+func (h entryHeap) Len() int           { return len(h) }
+func (h entryHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h entryHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *entryHeap) Push(x any) { e := x.(*entry); e.index = len(*h); *h = append(*h, e) }
+func (h *entryHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// Run schedules jobs until ctx is done. It returns without waiting for
+// runs in flight; Wait does that.
+func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
+	h := &entryHeap{}
+	byName := map[string]*entry{}
+	now := s.clock.Now()
+	for _, j := range jobs {
+		s.add(ctx, h, byName, j, now, true)
+	}
+	timer := s.clock.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		now = s.clock.Now()
+		for h.Len() > 0 && !(*h)[0].due.After(now) {
+			e := (*h)[0]
+			s.fire(ctx, e, now)
+			heap.Fix(h, 0)
+		}
+		s.publish(h)
+		wait := s.maxSleep
+		if h.Len() > 0 {
+			wait = min(wait, (*h)[0].due.Sub(now))
+		}
+		timer.Stop()
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C():
+		case jobs := <-s.reload:
+			s.apply(ctx, h, byName, jobs)
+		}
+	}
+}
+
+// Reload replaces the job list; unchanged jobs keep their slots, and runs
+// in flight finish under the definition they started with.
+func (s *Scheduler) Reload(ctx context.Context, jobs []config.Job) {
+	select {
+	case s.reload <- jobs:
+	case <-ctx.Done():
+	}
+}
+
+// Wait blocks until every run started by the scheduler has ended or d
+// passed; it reports whether all ended.
+func (s *Scheduler) Wait(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { s.runs.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// WaitAll blocks until every run started by the scheduler has ended.
+func (s *Scheduler) WaitAll() { s.runs.Wait() }
+
+// NextFires returns each scheduled job's next fire (with jitter).
+func (s *Scheduler) NextFires() map[string]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]time.Time, len(s.next))
+	for k, v := range s.next {
+		out[k] = v
+	}
+	return out
+}
+
+func (s *Scheduler) publish(h *entryHeap) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.next)
+	for _, e := range *h {
+		if e.job.Enabled {
+			s.next[e.job.Name] = e.due
+		}
+	}
+}
+
+func (s *Scheduler) apply(ctx context.Context, h *entryHeap, byName map[string]*entry, jobs []config.Job) {
+	now := s.clock.Now()
+	keep := map[string]bool{}
+	for _, j := range jobs {
+		keep[j.Name] = true
+		old := byName[j.Name]
+		if old != nil && sameDefinition(old.job, j) {
+			old.job = j
+			continue
+		}
+		if old != nil {
+			heap.Remove(h, old.index)
+			delete(byName, j.Name)
+		}
+		s.add(ctx, h, byName, j, now, false)
+	}
+	for name, e := range byName {
+		if !keep[name] {
+			heap.Remove(h, e.index)
+			delete(byName, name)
+		}
+	}
+}
+
+// sameDefinition tells whether a reload changed nothing about a job.
+func sameDefinition(a, b config.Job) bool {
+	a.Sched, b.Sched = nil, nil
+	a.Line, a.Col, b.Line, b.Col = 0, 0, 0, 0
+	return reflect.DeepEqual(a, b)
+}
+
+func (s *Scheduler) add(ctx context.Context, h *entryHeap, byName map[string]*entry, j config.Job, now time.Time, startup bool) {
+	if j.Sched == nil {
+		return
+	}
+	e := &entry{job: j}
+	e.slot = j.Sched.Next(now)
+	if startup && s.lastSlot != nil {
+		s.catchUp(ctx, j, now)
+	}
+	if e.slot.IsZero() {
+		return // never fires; validate warns about it
+	}
+	e.due = e.slot.Add(s.jitter(j.Jitter))
+	byName[j.Name] = e
+	heap.Push(h, e)
+}
+
+// catchUp handles the fires a job missed while no supervisor ran: the newest
+// runs once if it is younger than catch_up, the rest are recorded.
+func (s *Scheduler) catchUp(ctx context.Context, j config.Job, now time.Time) {
+	last, err := s.lastSlot(ctx, j.Name)
+	if err != nil || last.IsZero() {
+		return
+	}
+	first, newest, n := missedSlots(j, last, now)
+	if n == 0 {
+		return
+	}
+	if j.Enabled && j.CatchUp > 0 && now.Sub(newest) <= j.CatchUp {
+		if n > 1 {
+			s.recordMissed(j, first, n-1, "missed while down (older than the newest missed fire, which catch_up runs)")
+		}
+		s.dispatch(ctx, j, newest)
+		return
+	}
+	s.recordMissed(j, first, n, "missed while down (beyond catch_up "+j.CatchUp.String()+")")
+}
+
+// fire handles a due entry and advances it to its next slot.
+func (s *Scheduler) fire(ctx context.Context, e *entry, now time.Time) {
+	j := e.job
+	first := e.slot
+	newest, n := e.slot, 1
+	if next := j.Sched.Next(e.slot); !next.IsZero() && !next.After(now) {
+		// Woke late (suspend, clock step): walk the slots that passed.
+		_, newest, n = missedSlots(j, first.Add(-time.Nanosecond), now)
+	}
+	tolerance := max(LateTolerance, j.CatchUp)
+	switch {
+	case now.Sub(newest) > tolerance:
+		s.recordMissed(j, first, n, "missed: supervisor woke "+now.Sub(newest).Round(time.Second).String()+" late (suspend or clock step)")
+	default:
+		if n > 1 {
+			s.recordMissed(j, first, n-1, "missed: supervisor woke late (suspend or clock step); only the newest fire runs")
+		}
+		if !j.Enabled {
+			s.emit(RunSkipped{Job: j.Name, RunID: NewRunID(now), Slot: newest, Time: now, Reason: "disabled"})
+		} else {
+			s.dispatch(ctx, j, newest)
+		}
+	}
+	e.slot = j.Sched.Next(maxTime(newest, now))
+	if e.slot.IsZero() {
+		e.due = farFuture
+		return
+	}
+	e.due = e.slot.Add(s.jitter(j.Jitter))
+}
+
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func (s *Scheduler) dispatch(ctx context.Context, j config.Job, slot time.Time) {
+	s.runs.Go(func() { s.firer.Fire(ctx, j, slot, false) })
+}
+
+func (s *Scheduler) recordMissed(j config.Job, first time.Time, n int, reason string) {
+	if n > 1 {
+		reason += " (" + strconv.Itoa(n) + " fires from " + first.Format(time.RFC3339) + ")"
+	}
+	s.emit(RunSkipped{Job: j.Name, RunID: NewRunID(s.clock.Now()), Slot: first, Time: s.clock.Now(), Reason: reason})
+}
+
+// missedSlots walks the slots in (after, now]: the first, the newest and
+// how many (bounded by missedScan; beyond it the count is a lower bound).
+func missedSlots(j config.Job, after, now time.Time) (first, newest time.Time, n int) {
+	for t := j.Sched.Next(after); !t.IsZero() && !t.After(now); t = j.Sched.Next(t) {
+		if n == 0 {
+			first = t
+		}
+		newest = t
+		n++
+		if n >= missedScan {
+			break
+		}
+	}
+	return first, newest, n
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,184 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"cronvisor/clock"
+	"cronvisor/config"
+	"cronvisor/lock"
+)
+
+// Causes a run can be ended with besides its deadline; they tell the outcome.
+var (
+	ErrReplaced = errors.New("replaced by a newer fire")
+	ErrShutdown = errors.New("supervisor shutting down; shutdown_grace exceeded")
+	ErrKilled   = errors.New("killed by operator")
+	// ErrStartFailed wraps why a run's process could not be started.
+	ErrStartFailed = errors.New("failed to start")
+)
+
+// queuePoll is how often a queued fire retries the lock. Polling keeps the
+// queue working for holders outside this process (another supervisor,
+// flock(1)), which cannot notify us.
+const queuePoll = 50 * time.Millisecond
+
+// LastOKFunc returns the slot of a job's last successful run (zero if none).
+type LastOKFunc func(ctx context.Context, job string) (time.Time, error)
+
+// Supervisor fires jobs through their guards: lock, deadline, overlap policy,
+// process tree. It is safe for concurrent use; each Fire blocks until its
+// run (or skip) is over.
+type Supervisor struct {
+	locker lock.Locker
+	clock  clock.Clock
+	emit   func(Event)
+	lastOK LastOKFunc
+	host   string
+	pid    int
+
+	mu     sync.Mutex
+	active map[string]*activeRun // by run id
+	queued map[string]bool       // job name -> a fire is waiting for the lock
+	paused map[string]bool
+}
+
+type activeRun struct {
+	job     string
+	runID   string
+	started time.Time
+	cancel  context.CancelCauseFunc
+	done    chan struct{}
+}
+
+// Option configures a Supervisor.
+type Option func(*Supervisor)
+
+// WithClock replaces the wall clock (tests).
+func WithClock(c clock.Clock) Option { return func(s *Supervisor) { s.clock = c } }
+
+// WithLastOK supplies the cursor for CRONVISOR_LAST_OK_SLOT.
+func WithLastOK(f LastOKFunc) Option { return func(s *Supervisor) { s.lastOK = f } }
+
+// NewSupervisor returns a supervisor that takes locks from locker and
+// reports every event to emit. emit is called from run goroutines and must
+// not block for long.
+func NewSupervisor(locker lock.Locker, emit func(Event), opts ...Option) *Supervisor {
+	host, _ := os.Hostname()
+	s := &Supervisor{
+		locker: locker,
+		clock:  clock.Real{},
+		emit:   emit,
+		host:   host,
+		pid:    os.Getpid(),
+		active: map[string]*activeRun{},
+		queued: map[string]bool{},
+		paused: map[string]bool{},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Clock returns the supervisor's clock.
+func (s *Supervisor) Clock() clock.Clock { return s.clock }
+
+// NewRunID returns a unique, time-sortable run id.
+func NewRunID(t time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return t.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Fire runs job for slot under its guards, applying its overlap policy, and
+// returns how it ended. Manual fires (`cronvisor run`, run-now) never wait
+// or replace: they run or skip, and do not consume the job's slot.
+func (s *Supervisor) Fire(ctx context.Context, job config.Job, slot time.Time, manual bool) RunFinished {
+	runID := NewRunID(s.clock.Now())
+	if !manual && s.IsPaused(job.Name) {
+		return s.skip(job, runID, slot, manual, "paused", nil)
+	}
+	if job.Overlap == config.OverlapAllow {
+		return s.execute(ctx, job, slot, runID, manual, nil)
+	}
+	lease, err := s.acquire(ctx, job, slot, runID, manual)
+	var held *lock.HeldError
+	if errors.As(err, &held) && !manual {
+		switch job.Overlap {
+		case config.OverlapQueue:
+			lease, err = s.waitQueued(ctx, job, slot, runID)
+		case config.OverlapReplace:
+			lease, err = s.replace(ctx, job, slot, runID, held.Holder)
+		}
+	}
+	if err != nil {
+		return s.refused(job, runID, slot, manual, err)
+	}
+	return s.execute(ctx, job, slot, runID, manual, lease)
+}
+
+func (s *Supervisor) acquire(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool) (lock.Lease, error) {
+	return s.locker.Acquire(ctx, lock.Request{
+		Name: job.Lock,
+		Holder: lock.Holder{
+			PID: s.pid, Host: s.host, Job: job.Name, RunID: runID,
+			Slot: slot, Since: s.clock.Now(), SupervisorPID: s.pid,
+		},
+		CheckSlot: !manual,
+	})
+}
+
+// refused turns a failed acquisition into the record that says why.
+func (s *Supervisor) refused(job config.Job, runID string, slot time.Time, manual bool, err error) RunFinished {
+	var held *lock.HeldError
+	var done *lock.SlotDoneError
+	switch {
+	case errors.As(err, &held):
+		h := held.Holder
+		return s.skip(job, runID, slot, manual, "lock held by "+DescribeHolder(h), &h)
+	case errors.As(err, &done):
+		h := done.Holder
+		return s.skip(job, runID, slot, manual, "slot already run", &h)
+	case errors.Is(err, errQueueFull), errors.Is(err, errQueueDropped):
+		return s.skip(job, runID, slot, manual, err.Error(), nil)
+	case errors.Is(err, lock.ErrUnavailable):
+		return s.skip(job, runID, slot, manual, "lock backend unreachable: "+err.Error(), nil)
+	}
+	now := s.clock.Now()
+	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: OutcomeError,
+		Reason: "cannot take lock: " + err.Error(), Manual: manual, Err: err}
+	s.emit(f)
+	return f
+}
+
+func (s *Supervisor) skip(job config.Job, runID string, slot time.Time, manual bool, reason string, h *lock.Holder) RunFinished {
+	now := s.clock.Now()
+	s.emit(RunSkipped{Job: job.Name, RunID: runID, Slot: slot, Time: now, Reason: reason, Holder: h, Manual: manual})
+	return RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: OutcomeSkipped, Reason: reason, Manual: manual}
+}
+
+// DescribeHolder renders a holder for humans: pid@host (job, run) since T.
+func DescribeHolder(h lock.Holder) string {
+	if h.Foreign {
+		s := fmt.Sprintf("pid %d (outside cronvisor", h.PID)
+		if h.Cmdline != "" {
+			s += ": " + h.Cmdline
+		}
+		return s + ")"
+	}
+	s := fmt.Sprintf("pid %d@%s", h.PID, h.Host)
+	if h.Job != "" {
+		s += fmt.Sprintf(" (job %s, run %s)", h.Job, h.RunID)
+	}
+	if !h.Since.IsZero() {
+		s += " since " + h.Since.Format(time.RFC3339)
+	}
+	return s
+}

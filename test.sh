@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every test of cronvisor on a fresh machine: installs what the tests
+# need when it is missing, then `go test -race ./...`.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+need=()
+command -v flock >/dev/null || need+=(util-linux)
+command -v setsid >/dev/null || need+=(util-linux)
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v tmux >/dev/null || need+=(tmux)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "test.sh: missing ${need[*]}; install them (as root: apt-get install -y ${need[*]})" >&2
+    exit 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+go test -race -count=1 -timeout 15m ./...
