@@ -15,9 +15,9 @@ import (
 
 // recorder is a Firer and event sink that remembers what happened.
 type recorder struct {
-	mu     sync.Mutex
-	fires  map[string][]time.Time
-	skips  []RunSkipped
+	mu    sync.Mutex
+	fires map[string][]time.Time
+	skips []RunSkipped
 }
 
 func newRecorder() *recorder { return &recorder{fires: map[string][]time.Time{}} }
