@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -73,6 +74,11 @@ func runDaemon(g *globals, logFormat string) error {
 	}
 	defer e.Close()
 	e.Listen(logEvents(log))
+	if n, err := e.recoverRuns(context.Background(), cfg); err != nil {
+		log.Error("closing runs of dead supervisors", "err", err)
+	} else if n > 0 {
+		log.Warn("closed runs left open by a dead supervisor as interrupted", "runs", n)
+	}
 
 	sched := runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, e.schedulerOptions()...)
 	ctx, stop := context.WithCancel(context.Background())
@@ -83,11 +89,15 @@ func runDaemon(g *globals, logFormat string) error {
 
 	done := make(chan struct{})
 	go func() { sched.Run(ctx, cfg.Jobs); close(done) }()
+	var current atomic.Pointer[config.Config]
+	current.Store(cfg)
+	go e.housekeep(ctx, log, current.Load)
 	log.Info("cronvisor started", "config", cfg.Path, "state_dir", cfg.StateDir, "jobs", len(cfg.Jobs), "pid", os.Getpid())
 
 	for sig := range sigs {
 		if sig == syscall.SIGHUP {
 			cfg = reload(ctx, g, log, sched, cfg)
+			current.Store(cfg)
 			continue
 		}
 		log.Info("stopping: no new fires; waiting for running jobs", "signal", sig.String(), "shutdown_grace", cfg.ShutdownGrace.String())

@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
+	"time"
 
 	"cronvisor/config"
+	"cronvisor/history"
+	"cronvisor/journal"
 	"cronvisor/lock"
 	"cronvisor/proc"
 	"cronvisor/runner"
@@ -18,6 +22,7 @@ type env struct {
 	*runner.Fanout
 	Supervisor *runner.Supervisor
 	Locker     lock.Locker
+	Store      *history.Store // nil when the history store could not be opened
 	closers    []func() error
 	schedOpts  []runner.SchedulerOption
 }
@@ -54,9 +59,76 @@ func openEnv(cfg *config.Config, stderr io.Writer) (*env, error) {
 	proc.StartReaper(reapCtx)
 	e := &env{Fanout: &runner.Fanout{}, Locker: locker}
 	e.closers = append(e.closers, func() error { stopReaper(); return nil })
-	e.Supervisor = runner.NewSupervisor(locker, e.Emit)
+
+	var opts []runner.Option
+	store, err := history.Open(historyPath(cfg))
+	if err != nil {
+		// Jobs still run without history: a broken store must not stop them.
+		fmt.Fprintln(stderr, "cronvisor: warning: history disabled:", err)
+	} else {
+		e.Store = store
+		e.closers = append(e.closers, store.Close)
+		onErr := func(op string, err error) {
+			fmt.Fprintf(stderr, "cronvisor: history: %s: %v\n", op, err)
+		}
+		e.Listen(journal.New(store, cfg.StateDir, cfg.History.LogLimit, onErr).Handle)
+		opts = append(opts, runner.WithLastOK(store.LastOKSlot))
+		e.schedOpts = append(e.schedOpts, runner.WithLastSlot(store.LastSlot))
+	}
+	e.Supervisor = runner.NewSupervisor(locker, e.Emit, opts...)
 	return e, nil
+}
+
+func historyPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "history.db") }
+
+// lockOf maps a job to its lock name for recovery of dead supervisors' runs.
+func lockOf(cfg *config.Config) func(string) string {
+	return func(job string) string {
+		if j, ok := findJob(cfg, job); ok {
+			return j.Lock
+		}
+		return job
+	}
+}
+
+// recoverRuns closes runs that a dead supervisor left open.
+func (e *env) recoverRuns(ctx context.Context, cfg *config.Config) (int, error) {
+	if e.Store == nil {
+		return 0, nil
+	}
+	return journal.Recover(ctx, e.Store, e.Locker, lockOf(cfg), time.Now())
 }
 
 // schedulerOptions wires the history store into the scheduler (catch_up).
 func (e *env) schedulerOptions() []runner.SchedulerOption { return e.schedOpts }
+
+// housekeepEvery is how often a daemon prunes history and closes runs of
+// dead supervisors whose orphans have since let go of the lock.
+const housekeepEvery = time.Minute
+
+// housekeep prunes history and recovers orphaned runs off the scheduler's
+// goroutine, so that neither ever delays a fire.
+func (e *env) housekeep(ctx context.Context, log *slog.Logger, current func() *config.Config) {
+	if e.Store == nil {
+		return
+	}
+	t := time.NewTicker(housekeepEvery)
+	defer t.Stop()
+	for {
+		cfg := current()
+		if _, err := e.recoverRuns(ctx, cfg); err != nil {
+			log.Error("closing runs of dead supervisors", "err", err)
+		}
+		n, err := e.Store.Prune(ctx, cfg.History.KeepRuns, cfg.History.KeepAge, time.Now())
+		if err != nil {
+			log.Error("pruning history", "err", err)
+		} else if n > 0 {
+			log.Info("pruned history", "rows", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

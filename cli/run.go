@@ -52,6 +52,7 @@ func runOnce(g *globals, name string, conflictCode int) error {
 		return exitCode(125, err)
 	}
 	defer env.Close()
+	_, _ = env.recoverRuns(context.Background(), cfg)
 
 	var outMu sync.Mutex
 	env.Listen(func(ev runner.Event) {

@@ -36,14 +36,3 @@ func newStatus(_ *globals) *cobra.Command {
 	return c
 }
 
-func newHistory(_ *globals) *cobra.Command {
-	var asJSON bool
-	c := &cobra.Command{
-		Use:   "history",
-		Short: "Runs and skips, newest first (not built yet)",
-		Args:  noArgs,
-		RunE:  func(*cobra.Command, []string) error { return notYet("`cronvisor history`") },
-	}
-	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
-	return c
-}

@@ -120,18 +120,20 @@ func Run(ctx context.Context, spec Spec) Result {
 		out.abort()
 		return startFailed(res, err)
 	}
-	out.start()
 	res.PID, res.Started = cmd.Process.Pid, time.Now()
 	t.pgid = res.PID
+	// OnStart runs before the readers start, so that listeners see the
+	// start before the run's first output line (the pipes buffer meanwhile).
+	if spec.OnStart != nil {
+		spec.OnStart(res.PID)
+	}
+	out.start()
 	waited := make(chan struct{})
 	go func() {
 		_ = cmd.Wait() // the exit status is read from cmd.ProcessState below
 		unregister(cmd.Process.Pid)
 		close(waited)
 	}()
-	if spec.OnStart != nil {
-		spec.OnStart(res.PID)
-	}
 	select {
 	case <-waited:
 		res.Outcome = Exited

@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"cronvisor/history"
+)
+
+type historyFlags struct {
+	job      string
+	outcomes []string
+	since    time.Duration
+	limit    int
+	asJSON   bool
+	overlaps bool
+}
+
+var knownOutcomes = []string{"ok", "failed", "timeout", "skipped", "replaced", "interrupted", "error", "running"}
+
+func newHistory(g *globals) *cobra.Command {
+	var f historyFlags
+	c := &cobra.Command{
+		Use:   "history",
+		Short: "Runs and skips, newest first",
+		Long: `Runs and skips, newest first, read from the history store in the state dir
+(works with or without a daemon). --overlaps groups each skip under the run
+that held the lock.`,
+		Example: `  cronvisor history --job sync_orders --outcome skipped --since 24h
+  cronvisor history --overlaps --since 1h
+  cronvisor history --json --limit 1000 | jq .`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runHistory(g, f) },
+	}
+	c.Flags().StringVar(&f.job, "job", "", "only this job")
+	c.Flags().StringArrayVar(&f.outcomes, "outcome", nil, "only these outcomes (repeatable): "+strings.Join(knownOutcomes, ", "))
+	c.Flags().DurationVar(&f.since, "since", 0, "only records of the last DURATION (e.g. 24h)")
+	c.Flags().IntVar(&f.limit, "limit", 100, "at most N records (0: all)")
+	c.Flags().BoolVar(&f.asJSON, "json", false, "one JSON object per line")
+	c.Flags().BoolVar(&f.overlaps, "overlaps", false, "group skips with the run that caused them")
+	return c
+}
+
+func runHistory(g *globals, f historyFlags) error {
+	for _, o := range f.outcomes {
+		if !contains(knownOutcomes, o) {
+			return usageError("--outcome %q: want one of %s", o, strings.Join(knownOutcomes, ", "))
+		}
+	}
+	if f.limit < 0 || f.since < 0 {
+		return usageError("--limit and --since must not be negative")
+	}
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return err
+	}
+	store, err := history.OpenReadOnly(historyPath(cfg))
+	if errors.Is(err, history.ErrNoHistory) {
+		fmt.Fprintf(g.stderr, "cronvisor: no history yet in %s\n", cfg.StateDir)
+		return nil
+	}
+	if err != nil {
+		return exitCode(1, err)
+	}
+	defer store.Close()
+	filter := history.Filter{Job: f.job, Outcomes: f.outcomes, Limit: f.limit}
+	if f.since > 0 {
+		filter.Since = time.Now().Add(-f.since)
+	}
+	ctx := context.Background()
+	if f.overlaps {
+		groups, err := store.Overlaps(ctx, filter)
+		if err != nil {
+			return exitCode(1, err)
+		}
+		return printOverlaps(g, groups, f.asJSON)
+	}
+	recs, err := store.Query(ctx, filter)
+	if err != nil {
+		return exitCode(1, err)
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(g.stdout)
+		for _, r := range recs {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	printHistoryTable(g, recs)
+	return nil
+}
+
+func printHistoryTable(g *globals, recs []history.Record) {
+	color := wantColor(g)
+	w := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "SLOT\tJOB\tOUTCOME\tDURATION\tEXIT\tRUN ID\tREASON")
+	for _, r := range recs {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", shortTime(recordTime(r)), r.Job,
+			paintOutcome(r.Outcome, color), human(r), exitText(r.ExitCode), r.RunID, dash(r.Reason))
+	}
+	_ = w.Flush()
+}
+
+func printOverlaps(g *globals, groups []history.Overlap, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(g.stdout)
+		for _, o := range groups {
+			row := struct {
+				Run       history.Record   `json:"run"`
+				Synthetic bool             `json:"synthetic"`
+				Skips     []history.Record `json:"skips"`
+			}{o.Run, o.Synthetic, o.Skips}
+			if err := enc.Encode(row); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, o := range groups {
+		r := o.Run
+		who := fmt.Sprintf("run %s of %s (%s, %s)", r.RunID, r.Job, r.Outcome, human(r))
+		if o.Synthetic {
+			who = fmt.Sprintf("holder pid %d@%s (not in this history)", r.PID, r.Host)
+		}
+		fmt.Fprintf(g.stdout, "%s caused %d skip(s):\n", who, len(o.Skips))
+		for _, s := range o.Skips {
+			fmt.Fprintf(g.stdout, "  %s  %s  %s\n", shortTime(recordTime(s)), s.Job, s.Reason)
+		}
+	}
+	return nil
+}
+
+func recordTime(r history.Record) time.Time {
+	for _, t := range []time.Time{r.ScheduledAt, r.StartedAt, r.EndedAt} {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+func shortTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+func human(r history.Record) string {
+	if r.StartedAt.IsZero() {
+		return "-"
+	}
+	if r.EndedAt.IsZero() {
+		return "running"
+	}
+	d := r.EndedAt.Sub(r.StartedAt)
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+func exitText(c *int) string {
+	if c == nil {
+		return "-"
+	}
+	return fmt.Sprint(*c)
+}
+
+// wantColor: colours only on a terminal, and never with NO_COLOR set.
+func wantColor(g *globals) bool {
+	if _, set := os.LookupEnv("NO_COLOR"); set {
+		return false
+	}
+	f, ok := g.stdout.(*os.File)
+	return ok && isTerminal(f)
+}
+
+func paintOutcome(o string, color bool) string {
+	if !color {
+		return o
+	}
+	code := map[string]string{"ok": "32", "failed": "31", "timeout": "31", "error": "31",
+		"skipped": "33", "replaced": "35", "interrupted": "35", "running": "36"}[o]
+	if code == "" {
+		return o
+	}
+	return "\x1b[" + code + "m" + o + "\x1b[0m"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,190 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// LogPath is where the output of a run is kept:
+// STATE_DIR/logs/JOB/RUN_ID.log.
+func LogPath(stateDir, job, runID string) string {
+	return filepath.Join(stateDir, "logs", job, runID+".log")
+}
+
+// Log is the output file of one run. Each line is written as
+// "STREAM | TEXT", so `cat` shows stdout and stderr interleaved in the order
+// they arrived and still tells them apart.
+//
+// With a limit, the file keeps the lines that fit in the first half of the
+// limit (the head) and the last lines that fit in the rest (the tail; of a
+// single line longer than that, its last bytes); what lies between is
+// replaced, on Close, by one line "... [cronvisor: N bytes cut] ...". Until
+// the output first exceeds the limit everything is on disk as it arrives,
+// so `tail -f` works and a crash loses nothing; after that the tail is held
+// in memory until Close.
+//
+// Write and Close may be called from several goroutines.
+type Log struct {
+	mu      sync.Mutex
+	f       *os.File
+	path    string
+	limit   int64 // 0: no cap
+	headLen int64 // bytes of the head on disk
+	headEnd bool  // the head is complete; later bytes are tail
+	onDisk  int64 // bytes on disk (head and, before overflow, the tail too)
+	over    bool  // the limit was exceeded: the tail lives only in ring
+	ring    ring
+	total   int64 // bytes offered after the head
+	err     error // first write error, returned by every later call
+	closed  bool
+}
+
+// NewLog creates the log file of a run (directories 0700, file 0600). limit
+// caps its size in bytes, the cut marker aside; 0 or less: no cap. It fails
+// if the file exists: run ids are unique.
+func NewLog(stateDir, job, runID string, limit int64) (*Log, error) {
+	for _, n := range []string{job, runID} {
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\x00") {
+			return nil, fmt.Errorf("%w: %q", ErrBadName, n)
+		}
+	}
+	p := LogPath(stateDir, job, runID)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, fmt.Errorf("history: log dir: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("history: log: %w", err)
+	}
+	return &Log{f: f, path: p, limit: max(limit, 0)}, nil
+}
+
+// Path is the file's path, for Record.LogPath.
+func (l *Log) Path() string { return l.path }
+
+// Write appends line, tagged with its stream ("stdout", "stderr", ...). A
+// trailing newline is dropped; a line holding newlines is written as
+// several lines, each tagged.
+func (l *Log) Write(stream, line string) error {
+	line = strings.TrimSuffix(line, "\n")
+	var b bytes.Buffer
+	for _, part := range strings.Split(line, "\n") {
+		b.WriteString(stream)
+		b.WriteString(" | ")
+		b.WriteString(part)
+		b.WriteByte('\n')
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrLogClosed
+	}
+	if l.err == nil {
+		l.err = l.add(b.Bytes())
+	}
+	return l.err
+}
+
+// add places one entry in the head, on disk after it, or in the ring.
+func (l *Log) add(e []byte) error {
+	n := int64(len(e))
+	if l.limit == 0 {
+		return l.write(e)
+	}
+	if !l.headEnd {
+		if l.headLen+n <= l.limit/2 {
+			l.headLen += n
+			return l.write(e)
+		}
+		l.headEnd = true
+		l.ring = newRing(int(l.limit - l.headLen))
+	}
+	l.total += n
+	l.ring.add(e)
+	if l.over {
+		return nil
+	}
+	if l.onDisk+n <= l.limit {
+		return l.write(e)
+	}
+	// First overflow: keep only the head on disk; the ring has the tail.
+	l.over = true
+	if err := l.f.Truncate(l.headLen); err != nil {
+		return fmt.Errorf("history: log: %w", err)
+	}
+	if _, err := l.f.Seek(l.headLen, 0); err != nil {
+		return fmt.Errorf("history: log: %w", err)
+	}
+	l.onDisk = l.headLen
+	return nil
+}
+
+func (l *Log) write(e []byte) error {
+	if _, err := l.f.Write(e); err != nil {
+		return fmt.Errorf("history: log: %w", err)
+	}
+	l.onDisk += int64(len(e))
+	return nil
+}
+
+// Close writes the marker and the tail if output was cut, and closes the
+// file. It returns the first error of any Write or of its own; a second
+// Close returns nil.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	err := l.err
+	if l.over && err == nil {
+		tail := l.ring.bytes()
+		cut := l.total - int64(len(tail))
+		marker := fmt.Sprintf("... [cronvisor: %d bytes cut] ...\n", cut)
+		if _, werr := l.f.Write(append([]byte(marker), tail...)); werr != nil {
+			err = fmt.Errorf("history: log: %w", werr)
+		}
+	}
+	if cerr := l.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("history: log: %w", cerr)
+	}
+	return err
+}
+
+// ring keeps the newest whole entries (lines) that fit in size bytes, so
+// the tail starts at a line start. An entry longer than size is kept as its
+// last size bytes. It grows as entries arrive, so a run with little output
+// never allocates the whole tail.
+type ring struct {
+	lines [][]byte
+	n     int // bytes held
+	size  int
+}
+
+func newRing(size int) ring { return ring{size: size} }
+
+func (r *ring) add(p []byte) {
+	if len(p) >= r.size {
+		clear(r.lines)
+		r.lines = append(r.lines[:0], bytes.Clone(p[len(p)-r.size:]))
+		r.n = r.size
+		return
+	}
+	r.lines = append(r.lines, bytes.Clone(p))
+	r.n += len(p)
+	for r.n > r.size {
+		r.n -= len(r.lines[0])
+		r.lines[0] = nil // let the evicted line be collected
+		r.lines = r.lines[1:]
+	}
+}
+
+// bytes returns the kept bytes, oldest first.
+func (r *ring) bytes() []byte {
+	return bytes.Join(r.lines, nil)
+}

@@ -1,0 +1,106 @@
+package history
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// pruneFixture is job a: ok runs on days 0..5 (day 5 manual), a failed
+// fire on day 6 and a skip on day 7, each with a log file; job b: one old
+// ok run (day 0); job c: a run open since day 1.
+func pruneFixture(t *testing.T) (*Store, string) {
+	s, _ := openTemp(t)
+	dir := t.TempDir()
+	day := func(d int) time.Time { return base().Add(time.Duration(d) * 24 * time.Hour) }
+	add := func(r Record) {
+		l, err := NewLog(dir, r.Job, r.RunID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(l.Write("stdout", "hi"), l.Close()); err != nil {
+			t.Fatal(err)
+		}
+		r.LogPath = l.Path()
+		if r.Outcome == OutcomeRunning {
+			if err := s.Start(t.Context(), r); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		mustRun(t, s, r)
+	}
+	for d := range 6 {
+		add(Record{Job: "a", RunID: "a" + strconv.Itoa(d), Outcome: OutcomeOK, ScheduledAt: day(d), Manual: d == 5})
+	}
+	add(Record{Job: "a", RunID: "a6", Outcome: OutcomeFailed, ScheduledAt: day(6)})
+	add(Record{Job: "a", RunID: "a7", Outcome: OutcomeSkipped, ScheduledAt: day(7)})
+	add(Record{Job: "b", RunID: "b0", Outcome: OutcomeOK, ScheduledAt: day(0)})
+	add(Record{Job: "c", RunID: "c1", Outcome: OutcomeRunning, ScheduledAt: day(1)})
+	return s, dir
+}
+
+func TestPrune(t *testing.T) {
+	now := base().Add(8 * 24 * time.Hour)
+	all := []string{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "b0", "c1"}
+	tests := []struct {
+		name     string
+		keepRuns int
+		keepAge  time.Duration
+		want     []string // rows left
+	}{
+		{"no limits", 0, 0, all},
+		// a7 is a's last scheduled fire, a5 its last ok: kept anyway.
+		{"keep 2 per job", 2, 0, []string{"a5", "a6", "a7", "b0", "c1"}},
+		{"keep 4 days", 0, 4 * 24 * time.Hour, []string{"a4", "a5", "a6", "a7", "b0", "c1"}},
+		{"either limit", 3, 3*24*time.Hour + time.Minute, []string{"a5", "a6", "a7", "b0", "c1"}},
+		{"generous", 100, 30 * 24 * time.Hour, all},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, dir := pruneFixture(t)
+			ctx := testCtx(t)
+			removed, err := s.Prune(ctx, tc.keepRuns, tc.keepAge, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Query(ctx, Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			left := runIDs(got)
+			sort.Strings(left)
+			if !reflect.DeepEqual(left, tc.want) || removed != len(all)-len(tc.want) {
+				t.Errorf("left %v (removed %d), want %v", left, removed, tc.want)
+			}
+			logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*", "*.log"))
+			var names []string
+			for _, l := range logs {
+				names = append(names, filepath.Base(l[:len(l)-len(".log")]))
+			}
+			sort.Strings(names)
+			if !reflect.DeepEqual(names, tc.want) {
+				t.Errorf("log files %v, want %v", names, tc.want)
+			}
+		})
+	}
+}
+
+func TestPruneLeavesNonFiles(t *testing.T) {
+	s, _ := openTemp(t)
+	dir := t.TempDir() // a damaged record naming a directory as its log
+	mustRun(t, s, Record{Job: "a", RunID: "1", Outcome: OutcomeFailed, ScheduledAt: minute(0), LogPath: dir})
+	mustRun(t, s, Record{Job: "a", RunID: "2", Outcome: OutcomeOK, ScheduledAt: minute(1)})
+	removed, err := s.Prune(testCtx(t), 1, 0, minute(2))
+	if removed != 1 || err == nil {
+		t.Errorf("Prune = %d, %v; want 1 and an error about %s", removed, err, dir)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("directory removed: %v", err)
+	}
+}

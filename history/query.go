@@ -1,0 +1,161 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Filter selects records. Zero fields do not filter.
+type Filter struct {
+	Job      string
+	Outcomes []string  // any of these
+	Since    time.Time // at or after
+	// Before pages back: only records strictly older than it. Pass the
+	// time of the last record of the previous page; records sharing that
+	// exact nanosecond are the only ones a page boundary can drop.
+	Before time.Time
+	Limit  int // 0: no limit
+}
+
+// Query returns the records that match f, newest first. Records sort and
+// filter by their slot (ScheduledAt), else StartedAt, else EndedAt; ties go
+// newest-inserted first.
+func (s *Store) Query(ctx context.Context, f Filter) ([]Record, error) {
+	q, a := buildQuery(f)
+	rows, err := s.db.QueryContext(ctx, q, a...)
+	if err != nil {
+		return nil, fmt.Errorf("history: query: %w", err)
+	}
+	return collect(rows)
+}
+
+// buildQuery writes f as SQL whose WHERE clause matches one of the indexes:
+// equality on job and outcome, a range on at, ordered by at. extra are
+// further conditions without arguments.
+func buildQuery(f Filter, extra ...string) (string, []any) {
+	where := append([]string(nil), extra...)
+	var a []any
+	if f.Job != "" {
+		where, a = append(where, "job = ?"), append(a, f.Job)
+	}
+	switch len(f.Outcomes) {
+	case 0:
+	case 1:
+		where, a = append(where, "outcome = ?"), append(a, f.Outcomes[0])
+	default:
+		where = append(where, "outcome IN (?"+strings.Repeat(",?", len(f.Outcomes)-1)+")")
+		for _, o := range f.Outcomes {
+			a = append(a, o)
+		}
+	}
+	if !f.Since.IsZero() {
+		where, a = append(where, "at >= ?"), append(a, f.Since.UnixNano())
+	}
+	if !f.Before.IsZero() {
+		where, a = append(where, "at < ?"), append(a, f.Before.UnixNano())
+	}
+	q := "SELECT id, " + columns + " FROM runs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY at DESC, id DESC"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	return q, a
+}
+
+// OpenRuns returns the rows still "running": runs in flight, or runs of a
+// supervisor that died; telling which is the caller's business (Host,
+// SupervisorPID).
+func (s *Store) OpenRuns(ctx context.Context) ([]Record, error) {
+	return s.Query(ctx, Filter{Outcomes: []string{OutcomeRunning}})
+}
+
+// LastOKSlot is the slot of the job's latest successful run, manual ones
+// included (their slot is their start); zero if none.
+func (s *Store) LastOKSlot(ctx context.Context, job string) (time.Time, error) {
+	return s.slot(ctx, lastOKSlotSQL, job)
+}
+
+const lastOKSlotSQL = `SELECT scheduled_at FROM runs
+	WHERE job = ? AND outcome = 'ok' AND scheduled_at IS NOT NULL
+	ORDER BY at DESC, id DESC LIMIT 1`
+
+// LastSlot is the latest slot of any scheduled fire of the job, whether it
+// ran or was skipped; manual runs do not count. Zero if none.
+func (s *Store) LastSlot(ctx context.Context, job string) (time.Time, error) {
+	return s.slot(ctx, lastSlotSQL, job)
+}
+
+const lastSlotSQL = `SELECT scheduled_at FROM runs
+	WHERE job = ? AND manual = 0 AND scheduled_at IS NOT NULL
+	ORDER BY at DESC, id DESC LIMIT 1`
+
+func (s *Store) slot(ctx context.Context, q, job string) (time.Time, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, q, job).Scan(&n)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return time.Time{}, nil
+	case err != nil:
+		return time.Time{}, fmt.Errorf("history: slot of %s: %w", job, err)
+	}
+	return fromNanos(sql.NullInt64{Int64: n, Valid: true}), nil
+}
+
+func collect(rows *sql.Rows) ([]Record, error) {
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var id int64
+		r, err := scanRecord(rows, &id)
+		if err != nil {
+			return nil, fmt.Errorf("history: scan: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history: query: %w", err)
+	}
+	return out, nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+// scanRecord reads "id, columns" into a Record.
+func scanRecord(sc scanner, id *int64) (Record, error) {
+	var r Record
+	var at int64
+	var sched, start, end, exit, hPID, hSince sql.NullInt64
+	var hHost, hJob, hRun sql.NullString
+	err := sc.Scan(id, &r.RunID, &r.Job, &r.Outcome, &at, &sched, &start, &end,
+		&exit, &r.Reason, &hPID, &hHost, &hJob, &hRun, &hSince,
+		&r.LogPath, &r.Host, &r.SupervisorPID, &r.PID, &r.Manual)
+	if err != nil {
+		return Record{}, err
+	}
+	r.ScheduledAt, r.StartedAt, r.EndedAt = fromNanos(sched), fromNanos(start), fromNanos(end)
+	if exit.Valid {
+		c := int(exit.Int64)
+		r.ExitCode = &c
+	}
+	if hPID.Valid {
+		r.Holder = &Holder{PID: int(hPID.Int64), Host: hHost.String, Job: hJob.String,
+			RunID: hRun.String, Since: fromNanos(hSince)}
+	}
+	return r, nil
+}
+
+// fromNanos reads a stored time in the machine's zone, as an operator
+// reading history expects; NULL is the zero time.
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).Local()
+}

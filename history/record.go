@@ -1,0 +1,187 @@
+// Package history stores the runs and skips of cronvisor's jobs in a SQLite
+// database in the state dir, and writes each run's output to a capped log
+// file beside it. It stores and queries; it makes no scheduling decisions.
+package history
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Outcomes of a record. OutcomeRunning marks a run still in flight; the others
+// are final and are the contract's `outcome` values.
+const (
+	OutcomeRunning     = "running"
+	OutcomeOK          = "ok"
+	OutcomeFailed      = "failed"
+	OutcomeTimeout     = "timeout"
+	OutcomeSkipped     = "skipped"
+	OutcomeReplaced    = "replaced"
+	OutcomeInterrupted = "interrupted"
+	OutcomeError       = "error"
+)
+
+// Errors returned (wrapped) by this package.
+var (
+	// ErrBadRecord: a record lacks its job, run id or any time, or has an
+	// outcome that does not fit the call.
+	ErrBadRecord = errors.New("history: invalid record")
+	// ErrNoHistory: OpenReadOnly found no database; nothing has run yet.
+	ErrNoHistory = errors.New("history: no history database")
+	// ErrSchema: the database was written by a newer cronvisor, or has not
+	// been migrated and cannot be in read-only mode.
+	ErrSchema = errors.New("history: unsupported schema version")
+	// ErrBadName: a job or run id that cannot be used as a file name.
+	ErrBadName = errors.New("history: unusable name for a log file")
+	// ErrLogClosed: Write on a Log after Close.
+	ErrLogClosed = errors.New("history: log closed")
+)
+
+// final reports whether o is a known final outcome.
+func final(o string) bool {
+	switch o {
+	case OutcomeOK, OutcomeFailed, OutcomeTimeout, OutcomeSkipped,
+		OutcomeReplaced, OutcomeInterrupted, OutcomeError:
+		return true
+	}
+	return false
+}
+
+// Holder is who held a lock when a fire was skipped. PID and Host are set
+// for any holder; Job and RunID only when the holder was a cronvisor run.
+type Holder struct {
+	PID   int       `json:"pid"`
+	Host  string    `json:"host"`
+	Job   string    `json:"job"`
+	RunID string    `json:"run_id"`
+	Since time.Time `json:"since,omitzero"`
+}
+
+// Record is one row of history: a run (open while Outcome is "running") or a
+// fire that did not run. Zero times mean "not applicable".
+type Record struct {
+	Job         string
+	RunID       string
+	Outcome     string
+	ScheduledAt time.Time // the slot, before jitter
+	StartedAt   time.Time
+	EndedAt     time.Time
+	ExitCode    *int    // nil when unknown or not applicable
+	Reason      string  // why skipped, failed to start or interrupted
+	Holder      *Holder // who held the lock, for skips
+	LogPath     string  // the run's output log, "" if none
+	// Host, SupervisorPID and PID say who ran it, so that the next supervisor
+	// can tell the runs of a dead one from those of a live one.
+	Host          string
+	SupervisorPID int
+	PID           int
+	Manual        bool // started by `cronvisor run` or run-now, not by the schedule
+}
+
+// DurationMS is the run time in milliseconds, 0 unless both StartedAt and
+// EndedAt are set.
+func (r Record) DurationMS() int64 {
+	if r.StartedAt.IsZero() || r.EndedAt.IsZero() {
+		return 0
+	}
+	return r.EndedAt.Sub(r.StartedAt).Milliseconds()
+}
+
+// jsonHolder is the contract's holder object.
+type jsonHolder struct {
+	PID   int    `json:"pid"`
+	Host  string `json:"host"`
+	Job   string `json:"job"`
+	RunID string `json:"run_id"`
+	Since string `json:"since,omitempty"`
+}
+
+// jsonRecord is the contract's history record; the field order is the
+// contract's, so `history --json` reads the same as the documentation.
+type jsonRecord struct {
+	Job         string      `json:"job"`
+	RunID       string      `json:"run_id"`
+	Outcome     string      `json:"outcome"`
+	ScheduledAt string      `json:"scheduled_at"`
+	StartedAt   string      `json:"started_at"`
+	EndedAt     string      `json:"ended_at"`
+	DurationMS  int64       `json:"duration_ms"`
+	ExitCode    *int        `json:"exit_code"`
+	Reason      string      `json:"reason"`
+	Holder      *jsonHolder `json:"holder"`
+	LogPath     string      `json:"log_path"`
+	Host        string      `json:"host"`
+	Manual      bool        `json:"manual"`
+}
+
+// MarshalJSON writes the contract's history record: times as RFC3339Nano or
+// "" when zero, exit_code and holder as null when absent.
+func (r Record) MarshalJSON() ([]byte, error) {
+	j := jsonRecord{
+		Job: r.Job, RunID: r.RunID, Outcome: r.Outcome,
+		ScheduledAt: fmtTime(r.ScheduledAt),
+		StartedAt:   fmtTime(r.StartedAt),
+		EndedAt:     fmtTime(r.EndedAt),
+		DurationMS:  r.DurationMS(),
+		ExitCode:    r.ExitCode,
+		Reason:      r.Reason,
+		LogPath:     r.LogPath,
+		Host:        r.Host,
+		Manual:      r.Manual,
+	}
+	if h := r.Holder; h != nil {
+		j.Holder = &jsonHolder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID, Since: fmtTime(h.Since)}
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, so that a client of the
+// control socket gets Records back. SupervisorPID and PID are not part of the
+// JSON form and stay zero.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	var j jsonRecord
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	out := Record{Job: j.Job, RunID: j.RunID, Outcome: j.Outcome, ExitCode: j.ExitCode,
+		Reason: j.Reason, LogPath: j.LogPath, Host: j.Host, Manual: j.Manual}
+	var err error
+	times := []struct {
+		dst *time.Time
+		src string
+	}{{&out.ScheduledAt, j.ScheduledAt}, {&out.StartedAt, j.StartedAt}, {&out.EndedAt, j.EndedAt}}
+	if h := j.Holder; h != nil {
+		out.Holder = &Holder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID}
+		times = append(times, struct {
+			dst *time.Time
+			src string
+		}{&out.Holder.Since, h.Since})
+	}
+	for _, t := range times {
+		if *t.dst, err = parseTime(t.src); err != nil {
+			return err
+		}
+	}
+	*r = out
+	return nil
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("history: bad time %q: %w", s, err)
+	}
+	return t, nil
+}

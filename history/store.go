@@ -1,0 +1,256 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite" // also registers the "sqlite" driver
+)
+
+// busyTimeoutMS is how long a write waits for another supervisor's write to
+// finish before it fails with SQLITE_BUSY. Writes are single small rows, so
+// seconds of waiting mean something is stuck; a long Prune is the worst case.
+const busyTimeoutMS = 10000
+
+// synchronousMode is FULL rather than NORMAL: in WAL mode NORMAL already
+// survives a crash of the process (SIGKILL), but a power loss may roll back
+// the last commits, and the first thing read after a reboot is exactly this
+// table (the last slot for catch_up, CRONVISOR_LAST_OK_SLOT). FULL costs one
+// fsync of the WAL per commit, which a job supervisor's write rate
+// affords (see BenchmarkInsert).
+const synchronousMode = "FULL"
+
+// migrations are applied in order; PRAGMA user_version holds how many have
+// run. Append only: never edit a migration that has shipped.
+var migrations = []string{
+	// 1: the runs table. Times are Unix nanoseconds (NULL when zero) so that
+	// ranges and ordering are integer compares. "at" is the time a row sorts
+	// and filters by: the slot when there is one, else the start, else the
+	// end; it is NOT NULL so every index on it is total.
+	`CREATE TABLE runs (
+		id             INTEGER PRIMARY KEY,
+		run_id         TEXT    NOT NULL UNIQUE,
+		job            TEXT    NOT NULL,
+		outcome        TEXT    NOT NULL,
+		at             INTEGER NOT NULL,
+		scheduled_at   INTEGER,
+		started_at     INTEGER,
+		ended_at       INTEGER,
+		exit_code      INTEGER,
+		reason         TEXT    NOT NULL DEFAULT '',
+		holder_pid     INTEGER,
+		holder_host    TEXT,
+		holder_job     TEXT,
+		holder_run_id  TEXT,
+		holder_since   INTEGER,
+		log_path       TEXT    NOT NULL DEFAULT '',
+		host           TEXT    NOT NULL DEFAULT '',
+		supervisor_pid INTEGER NOT NULL DEFAULT 0,
+		pid            INTEGER NOT NULL DEFAULT 0,
+		manual         INTEGER NOT NULL DEFAULT 0
+	);
+	-- "skips of job X since T", last ok slot of a job
+	CREATE INDEX runs_job_outcome_at ON runs (job, outcome, at);
+	-- one job's history newest first, its last slot
+	CREATE INDEX runs_job_at ON runs (job, at);
+	-- all jobs by outcome (open runs, --outcome without --job)
+	CREATE INDEX runs_outcome_at ON runs (outcome, at);
+	-- everything newest first
+	CREATE INDEX runs_at ON runs (at);`,
+}
+
+// Store is the run history of one state dir. It is safe for concurrent use,
+// and several processes may share one database file on the same host (WAL
+// needs shared memory, so not over a network file system).
+type Store struct {
+	db *sql.DB
+}
+
+// Open opens or creates the history database at path, creating its
+// directory, and brings its schema up to date.
+func Open(path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("history: %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	// Create the file ourselves so it is 0600: SQLite would use 0644, and
+	// it gives the -wal and -shm files the database file's mode.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	f.Close()
+	s, err := openDSN(dsn(abs, synchronousMode, false))
+	if err != nil {
+		return nil, fmt.Errorf("history: open %s: %w", abs, err)
+	}
+	if err := s.setup(context.Background()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("history: open %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// setup switches the file to WAL and migrates it. Switching a new file to
+// WAL while another supervisor does the same can fail with SQLITE_BUSY
+// without waiting (SQLite refuses to wait where two lock upgrades could
+// deadlock), so both steps are retried until busyTimeoutMS has passed.
+func (s *Store) setup(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, busyTimeoutMS*time.Millisecond)
+	defer cancel()
+	wal := func() error {
+		var mode string
+		if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+			return err
+		}
+		if !strings.EqualFold(mode, "wal") {
+			return fmt.Errorf("journal_mode is %q, not wal", mode)
+		}
+		return nil
+	}
+	if err := retryBusy(ctx, wal); err != nil {
+		return fmt.Errorf("WAL mode: %w", err)
+	}
+	if err := retryBusy(ctx, func() error { return s.migrate(ctx) }); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// retryBusy calls f until it returns anything but SQLITE_BUSY or ctx ends.
+func retryBusy(ctx context.Context, f func() error) error {
+	wait := 5 * time.Millisecond
+	for {
+		err := f()
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqliteBusy {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
+// sqliteBusy is SQLITE_BUSY, the primary result code (the low byte of an
+// extended one).
+const sqliteBusy = 5
+
+// OpenReadOnly opens an existing database for queries only, for `cronvisor
+// history` and `status` without a daemon. It never writes, migrates or
+// creates anything; a missing file is ErrNoHistory, which the caller may
+// show as an empty history.
+func OpenReadOnly(path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("history: %s: %w", path, err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w at %s", ErrNoHistory, abs)
+		}
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	s, err := openDSN(dsn(abs, synchronousMode, true))
+	if err != nil {
+		return nil, fmt.Errorf("history: open %s: %w", abs, err)
+	}
+	v, err := s.version(context.Background())
+	if err == nil && v != len(migrations) {
+		err = fmt.Errorf("%w: version %d, this cronvisor reads %d (start the daemon to migrate)",
+			ErrSchema, v, len(migrations))
+	}
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("history: %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// dsn builds a file: URI so that SQLite honours mode=ro; the path is escaped
+// so that '?' or '#' in a state dir name cannot end it.
+func dsn(abs, sync string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
+	if readOnly {
+		q.Set("mode", "ro")
+	} else {
+		// journal_mode is set once, by setup; synchronous is per connection.
+		q.Add("_pragma", "synchronous("+sync+")")
+		// Write transactions take the write lock at BEGIN, so two
+		// supervisors never deadlock upgrading read locks (which
+		// busy_timeout cannot resolve).
+		q.Set("_txlock", "immediate")
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}
+	return u.String()
+}
+
+func openDSN(dsn string) (*Store, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	// A handful of connections: readers (UI, control socket) run beside the
+	// history writer; SQLite serialises writers anyway.
+	db.SetMaxOpenConns(4)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: db}, nil
+}
+
+// Close releases the database; a store must not be used afterwards.
+func (s *Store) Close() error {
+	return s.db.Close()
+}
+
+func (s *Store) version(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}
+
+// migrate applies the missing migrations in one write transaction, reading
+// the version inside it, so that two supervisors starting at once on a new
+// state dir do not both create the schema.
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("%w: version %d, this cronvisor knows %d", ErrSchema, v, len(migrations))
+	}
+	if v == len(migrations) {
+		return nil
+	}
+	for i := v; i < len(migrations); i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,185 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// columns are the runs columns a Record maps to, in the order of row.args
+// and scanRecord.
+const columns = `run_id, job, outcome, at, scheduled_at, started_at, ended_at,
+	exit_code, reason, holder_pid, holder_host, holder_job, holder_run_id,
+	holder_since, log_path, host, supervisor_pid, pid, manual`
+
+const insertSQL = `INSERT INTO runs (` + columns + `)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
+const updateSQL = `UPDATE runs SET run_id=?, job=?, outcome=?, at=?, scheduled_at=?,
+	started_at=?, ended_at=?, exit_code=?, reason=?, holder_pid=?, holder_host=?,
+	holder_job=?, holder_run_id=?, holder_since=?, log_path=?, host=?,
+	supervisor_pid=?, pid=?, manual=? WHERE id=?`
+
+// Start records an open run (outcome "running"), whatever r.Outcome says.
+// It fails if the run id is already recorded.
+func (s *Store) Start(ctx context.Context, r Record) error {
+	r.Outcome = OutcomeRunning
+	if err := check(r); err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, insertSQL, args(r)...); err != nil {
+		return fmt.Errorf("history: start %s/%s: %w", r.Job, r.RunID, err)
+	}
+	return nil
+}
+
+// Finish closes the row of r.RunID with r's final outcome, or inserts it if
+// Start was never recorded (the store was failing then). Zero fields of r
+// keep what Start stored, so the caller need not repeat them. The row is
+// committed when Finish returns.
+func (s *Store) Finish(ctx context.Context, r Record) error {
+	if !final(r.Outcome) {
+		return fmt.Errorf("%w: finish %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
+	}
+	err := s.finish(ctx, r)
+	if err != nil && !errors.Is(err, ErrBadRecord) {
+		return fmt.Errorf("history: finish %s/%s: %w", r.Job, r.RunID, err)
+	}
+	return err
+}
+
+func (s *Store) finish(ctx context.Context, r Record) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var id int64
+	old, err := scanRecord(tx.QueryRowContext(ctx,
+		`SELECT id, `+columns+` FROM runs WHERE run_id = ?`, r.RunID), &id)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if err := check(r); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, insertSQL, args(r)...)
+	case err != nil:
+		return err
+	default:
+		r = merge(old, r)
+		if err := check(r); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, updateSQL, append(args(r), id)...)
+	}
+	if err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// merge fills the zero fields of r from the stored row old.
+func merge(old, r Record) Record {
+	pick := func(n, o time.Time) time.Time {
+		if n.IsZero() {
+			return o
+		}
+		return n
+	}
+	r.ScheduledAt = pick(r.ScheduledAt, old.ScheduledAt)
+	r.StartedAt = pick(r.StartedAt, old.StartedAt)
+	r.EndedAt = pick(r.EndedAt, old.EndedAt)
+	if r.Job == "" {
+		r.Job = old.Job
+	}
+	if r.ExitCode == nil {
+		r.ExitCode = old.ExitCode
+	}
+	if r.Reason == "" {
+		r.Reason = old.Reason
+	}
+	if r.Holder == nil {
+		r.Holder = old.Holder
+	}
+	if r.LogPath == "" {
+		r.LogPath = old.LogPath
+	}
+	if r.Host == "" {
+		r.Host = old.Host
+	}
+	if r.SupervisorPID == 0 {
+		r.SupervisorPID = old.SupervisorPID
+	}
+	if r.PID == 0 {
+		r.PID = old.PID
+	}
+	r.Manual = r.Manual || old.Manual
+	return r
+}
+
+// Skip records a fire that did not run as a finished row: outcome "skipped"
+// when r.Outcome is empty, or another final outcome such as "error" for a
+// run that failed to start.
+func (s *Store) Skip(ctx context.Context, r Record) error {
+	if r.Outcome == "" {
+		r.Outcome = OutcomeSkipped
+	}
+	if !final(r.Outcome) {
+		return fmt.Errorf("%w: skip %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
+	}
+	if err := check(r); err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, insertSQL, args(r)...); err != nil {
+		return fmt.Errorf("history: skip %s/%s: %w", r.Job, r.RunID, err)
+	}
+	return nil
+}
+
+// check refuses records that could not be found or ordered again.
+func check(r Record) error {
+	switch {
+	case r.Job == "":
+		return fmt.Errorf("%w: no job (run %q)", ErrBadRecord, r.RunID)
+	case r.RunID == "":
+		return fmt.Errorf("%w: no run id (job %q)", ErrBadRecord, r.Job)
+	case sortTime(r).IsZero():
+		return fmt.Errorf("%w: %s/%s has no time", ErrBadRecord, r.Job, r.RunID)
+	}
+	return nil
+}
+
+// sortTime is the "at" column: the slot, else the start, else the end.
+func sortTime(r Record) time.Time {
+	for _, t := range []time.Time{r.ScheduledAt, r.StartedAt, r.EndedAt} {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+// args are r's values for columns, in order.
+func args(r Record) []any {
+	var hPID, hHost, hJob, hRun, hSince any
+	if h := r.Holder; h != nil {
+		hPID, hHost, hJob, hRun, hSince = h.PID, h.Host, h.Job, h.RunID, nanos(h.Since)
+	}
+	var exit any
+	if r.ExitCode != nil {
+		exit = *r.ExitCode
+	}
+	return []any{r.RunID, r.Job, r.Outcome, sortTime(r).UnixNano(),
+		nanos(r.ScheduledAt), nanos(r.StartedAt), nanos(r.EndedAt), exit, r.Reason,
+		hPID, hHost, hJob, hRun, hSince, r.LogPath, r.Host, r.SupervisorPID, r.PID, r.Manual}
+}
+
+// nanos stores a zero time as NULL.
+func nanos(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
+}
