@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/gofrs/flock"
 )
 
 // Inspect reports one lock. It never writes and never holds the lock for
@@ -51,7 +51,7 @@ func (l *FileLocker) inspect(name, path string, knownHeld bool) (Status, error) 
 	lockers := locksOn(id)
 	held := knownHeld || slices.ContainsFunc(lockers, func(lk procLock) bool { return lk.write })
 	if !held {
-		if held, err = probe(f); err != nil {
+		if held, err = probe(path); err != nil {
 			return st, err
 		}
 	}
@@ -63,12 +63,19 @@ func (l *FileLocker) inspect(name, path string, knownHeld bool) (Status, error) 
 	return st, nil
 }
 
-// probe tries a shared non-blocking flock. Shared, so that two inspectors
-// never see each other as holders. The lock is dropped by closing the
-// descriptor, private to this call, right after.
-func probe(f *os.File) (held bool, err error) {
-	ok, err := tryFlock(f, unix.LOCK_SH)
-	return !ok && err == nil, err
+// probe tries a shared non-blocking flock through gofrs/flock on a
+// descriptor private to this call (O_NOFOLLOW: a symlink swapped in fails
+// with ELOOP). Shared, so that two inspectors never see each other as
+// holders; gofrs's Close unlocks only this private open file description,
+// which is what a probe wants (unlike a lease, see tryLock).
+func probe(path string) (held bool, err error) {
+	fl := flock.New(path, flock.SetFlag(inspectFlags))
+	defer func() { _ = fl.Close() }()
+	ok, err := fl.TryRLock()
+	if err != nil {
+		return false, openError(path, err)
+	}
+	return !ok, nil
 }
 
 // List reports every DIR/NAME.lock file, sorted by name. A lock that
