@@ -6,14 +6,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"cronvisor/config"
 	"cronvisor/runner"
 )
 
@@ -68,68 +66,16 @@ func runDaemon(g *globals, logFormat string) error {
 	if err != nil {
 		return err
 	}
-	e, err := openEnv(cfg, g.stderr)
-	if err != nil {
-		return exitCode(1, err)
-	}
-	defer e.Close()
-	e.Listen(logEvents(log))
-	if n, err := e.recoverRuns(context.Background(), cfg); err != nil {
-		log.Error("closing runs of dead supervisors", "err", err)
-	} else if n > 0 {
-		log.Warn("closed runs left open by a dead supervisor as interrupted", "runs", n)
-	}
-
-	sched := runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, e.schedulerOptions()...)
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-
-	done := make(chan struct{})
-	go func() { sched.Run(ctx, cfg.Jobs); close(done) }()
-	var current atomic.Pointer[config.Config]
-	current.Store(cfg)
-	go e.housekeep(ctx, log, current.Load)
-	log.Info("cronvisor started", "config", cfg.Path, "state_dir", cfg.StateDir, "jobs", len(cfg.Jobs), "pid", os.Getpid())
-
-	for sig := range sigs {
-		if sig == syscall.SIGHUP {
-			cfg = reload(ctx, g, log, sched, cfg)
-			current.Store(cfg)
-			continue
-		}
-		log.Info("stopping: no new fires; waiting for running jobs", "signal", sig.String(), "shutdown_grace", cfg.ShutdownGrace.String())
-		break
+	p, err := startProcess(g, log, cfg)
+	if err != nil {
+		return exitCode(1, err)
 	}
-	stop()
-	<-done
-	if !sched.Wait(cfg.ShutdownGrace) {
-		log.Warn("shutdown_grace exceeded; ending running jobs like a timeout")
-		e.Supervisor.KillAll(runner.ErrShutdown)
-		sched.WaitAll()
-	}
-	log.Info("cronvisor stopped")
+	p.serve(sigs, nil)
+	p.shutdown()
 	return nil
-}
-
-// reload applies a new jobs.yaml; an invalid one keeps the running jobs.
-func reload(ctx context.Context, g *globals, log *slog.Logger, sched *runner.Scheduler, old *config.Config) *config.Config {
-	cfg, problems := config.Load(g.configPath)
-	if cfg == nil {
-		for _, p := range problems {
-			log.Error("reload refused; keeping the running jobs", "problem", p.String())
-		}
-		return old
-	}
-	if cfg.StateDir != old.StateDir || cfg.LockBackend != old.LockBackend {
-		log.Warn("state_dir and lock_backend changes take effect at restart, not on reload")
-		cfg.StateDir, cfg.LockBackend = old.StateDir, old.LockBackend
-	}
-	sched.Reload(ctx, cfg.Jobs)
-	log.Info("reloaded", "config", cfg.Path, "jobs", len(cfg.Jobs))
-	return cfg
 }
 
 // logEvents writes one record per run start, end and skip, and one per

@@ -23,16 +23,3 @@ func newUI(_ *globals) *cobra.Command {
 		},
 	}
 }
-
-func newStatus(_ *globals) *cobra.Command {
-	var asJSON bool
-	c := &cobra.Command{
-		Use:   "status",
-		Short: "One row per job: schedule, state, last outcome, next run, lock holder (not built yet)",
-		Args:  noArgs,
-		RunE:  func(*cobra.Command, []string) error { return notYet("`cronvisor status`") },
-	}
-	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per job per line")
-	return c
-}
-

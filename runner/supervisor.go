@@ -101,7 +101,12 @@ func NewRunID(t time.Time) string {
 // returns how it ended. Manual fires (`cronvisor run`, run-now) never wait
 // or replace: they run or skip, and do not consume the job's slot.
 func (s *Supervisor) Fire(ctx context.Context, job config.Job, slot time.Time, manual bool) RunFinished {
-	runID := NewRunID(s.clock.Now())
+	return s.FireWithID(ctx, job, slot, manual, NewRunID(s.clock.Now()))
+}
+
+// FireWithID is Fire with a run id chosen by the caller (run-now over the
+// control socket answers with the id before the run ends).
+func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.Time, manual bool, runID string) RunFinished {
 	if !manual && s.IsPaused(job.Name) {
 		return s.skip(job, runID, slot, manual, "paused", nil)
 	}

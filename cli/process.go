@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/ctl"
+	"cronvisor/runner"
+	"cronvisor/service"
+)
+
+// process is a running supervisor: scheduler, history, control socket. The
+// daemon and the embedded console both run one.
+type process struct {
+	g       *globals
+	log     *slog.Logger
+	env     *env
+	sched   *runner.Scheduler
+	svc     *service.Service
+	current atomic.Pointer[config.Config]
+
+	ctx       context.Context
+	stop      context.CancelFunc
+	schedDone chan struct{}
+	reloads   chan chan error
+	changed   chan struct{}
+	socket    net.Listener // nil when another daemon serves the state dir's socket
+	serveDone chan struct{}
+}
+
+func socketPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "cronvisor.sock") }
+
+// startProcess starts scheduling cfg's jobs.
+func startProcess(g *globals, log *slog.Logger, cfg *config.Config) (*process, error) {
+	e, err := openEnv(cfg, g.stderr)
+	if err != nil {
+		return nil, err
+	}
+	p := &process{g: g, log: log, env: e, schedDone: make(chan struct{}),
+		reloads: make(chan chan error), changed: make(chan struct{}, 1)}
+	p.current.Store(cfg)
+	e.Listen(logEvents(log))
+	if n, err := e.recoverRuns(context.Background(), cfg); err != nil {
+		log.Error("closing runs of dead supervisors", "err", err)
+	} else if n > 0 {
+		log.Warn("closed runs left open by a dead supervisor as interrupted", "runs", n)
+	}
+	p.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, e.schedulerOptions()...)
+	p.svc = service.New(e.Supervisor, p.sched, e.Locker, e.Store, cfg, p.requestReload)
+	e.Listen(p.svc.Handle)
+	p.ctx, p.stop = context.WithCancel(context.Background())
+	go func() { p.sched.Run(p.ctx, cfg.Jobs); close(p.schedDone) }()
+	go e.housekeep(p.ctx, log, p.current.Load)
+	p.listen(cfg)
+	if err := watchConfig(p.ctx, g.configPath, p.changed); err != nil {
+		log.Warn("not watching jobs.yaml for changes; SIGHUP still reloads", "err", err)
+	}
+	log.Info("cronvisor started", "config", cfg.Path, "state_dir", cfg.StateDir, "jobs", len(cfg.Jobs), "pid", os.Getpid())
+	return p, nil
+}
+
+// listen serves the control socket unless another daemon already does:
+// several daemons may share a state dir (the locks keep them from
+// overlapping); the first serves the socket, the others run without one.
+func (p *process) listen(cfg *config.Config) {
+	ln, err := ctl.Listen(socketPath(cfg))
+	if errors.Is(err, ctl.ErrInUse) {
+		p.log.Warn("another cronvisor serves this state dir's control socket; running without one (locks still exclude overlaps)", "socket", socketPath(cfg))
+		return
+	}
+	if err != nil {
+		p.log.Error("control socket unavailable", "err", err)
+		return
+	}
+	p.socket = ln
+	p.serveDone = make(chan struct{})
+	go func() {
+		defer close(p.serveDone)
+		if err := ctl.Serve(p.ctx, ln, p.svc, p.log); err != nil {
+			p.log.Error("control socket stopped", "err", err)
+		}
+	}()
+}
+
+// requestReload is the service's reload: it asks the owner of the config
+// (the loop in serve) and waits for the answer.
+func (p *process) requestReload(ctx context.Context) error {
+	ch := make(chan error, 1)
+	select {
+	case p.reloads <- ch:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.ctx.Done():
+		return errors.New("shutting down")
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// serve handles reload requests (SIGHUP, a change on disk, the socket)
+// until stop is closed or a terminating signal arrives.
+func (p *process) serve(sigs <-chan os.Signal, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-p.changed:
+			p.log.Info("jobs.yaml changed on disk; reloading")
+			_ = p.reload()
+		case ch := <-p.reloads:
+			ch <- p.reload()
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				_ = p.reload()
+				continue
+			}
+			p.log.Info("stopping: no new fires; waiting for running jobs", "signal", sig.String(),
+				"shutdown_grace", p.current.Load().ShutdownGrace.String())
+			return
+		}
+	}
+}
+
+// reload applies a new jobs.yaml; an invalid one keeps the running jobs.
+func (p *process) reload() error {
+	old := p.current.Load()
+	cfg, problems := config.Load(p.g.configPath)
+	if cfg == nil {
+		var msgs []string
+		for _, pr := range config.Errors(problems) {
+			p.log.Error("reload refused; keeping the running jobs", "problem", pr.String())
+			msgs = append(msgs, pr.String())
+		}
+		p.env.Emit(runner.ConfigReloaded{Time: time.Now(), Jobs: len(old.Jobs), Problems: msgs})
+		return fmt.Errorf("jobs.yaml invalid, old jobs kept:\n%s", strings.Join(msgs, "\n"))
+	}
+	if cfg.StateDir != old.StateDir || cfg.LockBackend != old.LockBackend {
+		p.log.Warn("state_dir and lock_backend changes take effect at restart, not on reload")
+		cfg.StateDir, cfg.LockBackend = old.StateDir, old.LockBackend
+	}
+	p.sched.Reload(p.ctx, cfg.Jobs)
+	p.current.Store(cfg)
+	p.svc.SetConfig(cfg)
+	p.env.Emit(runner.ConfigReloaded{Time: time.Now(), Jobs: len(cfg.Jobs)})
+	p.log.Info("reloaded", "config", cfg.Path, "jobs", len(cfg.Jobs))
+	return nil
+}
+
+// shutdown stops firing, lets running jobs finish within shutdown_grace,
+// then ends them like a timeout.
+func (p *process) shutdown() {
+	p.stop()
+	<-p.schedDone
+	if p.serveDone != nil {
+		<-p.serveDone
+	}
+	grace := p.current.Load().ShutdownGrace
+	allDone := make(chan struct{})
+	go func() { p.sched.WaitAll(); p.svc.Wait(); close(allDone) }()
+	select {
+	case <-allDone:
+	case <-time.After(grace):
+		p.log.Warn("shutdown_grace exceeded; ending running jobs like a timeout")
+		p.env.Supervisor.KillAll(runner.ErrShutdown)
+		<-allDone
+	}
+	p.env.Close()
+	p.log.Info("cronvisor stopped")
+}

@@ -1,0 +1,70 @@
+package ctl
+
+import (
+	"strings"
+
+	"cronvisor/lock"
+	"cronvisor/runner"
+)
+
+// HolderOf is a lock holder's wire form.
+func HolderOf(h lock.Holder) *Holder {
+	return &Holder{
+		PID:     h.PID,
+		Host:    h.Host,
+		Job:     h.Job,
+		RunID:   h.RunID,
+		Since:   h.Since,
+		Foreign: h.Foreign,
+		Cmdline: h.Cmdline,
+	}
+}
+
+// LockStatusOf is a lock's wire form.
+func LockStatusOf(s lock.Status) LockStatus {
+	h := s.Holder
+	return LockStatus{
+		Lock:          s.Name,
+		Held:          s.Held,
+		PID:           h.PID,
+		Host:          h.Host,
+		Job:           h.Job,
+		RunID:         h.RunID,
+		Slot:          h.Slot,
+		Since:         h.Since,
+		SupervisorPID: h.SupervisorPID,
+		Foreign:       h.Foreign,
+		Cmdline:       h.Cmdline,
+	}
+}
+
+// EventOf is a runner event's wire form; false for event types the wire
+// does not know, which a backend should drop rather than send half-filled.
+func EventOf(ev runner.Event) (WireEvent, bool) {
+	switch e := ev.(type) {
+	case runner.RunStarted:
+		return WireEvent{Type: EventRunStarted, Job: e.Job, RunID: e.RunID, Time: e.Started,
+			Slot: e.Slot, StartedAt: e.Started, Deadline: e.Deadline, PID: e.PID, Lock: e.Lock, Manual: e.Manual}, true
+	case runner.RunOutput:
+		return WireEvent{Type: EventRunOutput, Job: e.Job, RunID: e.RunID, Time: e.Time,
+			Stream: e.Stream, Line: e.Line}, true
+	case runner.RunFinished:
+		return WireEvent{Type: EventRunFinished, Job: e.Job, RunID: e.RunID, Time: e.Ended,
+			Slot: e.Slot, StartedAt: e.Started, PID: e.PID, Outcome: string(e.Outcome),
+			ExitCode: e.ExitCode, Reason: e.Reason, Manual: e.Manual}, true
+	case runner.RunSkipped:
+		w := WireEvent{Type: EventRunSkipped, Job: e.Job, RunID: e.RunID, Time: e.Time,
+			Slot: e.Slot, Outcome: string(runner.OutcomeSkipped), Reason: e.Reason, Manual: e.Manual}
+		if e.Holder != nil {
+			w.Holder = HolderOf(*e.Holder)
+		}
+		return w, true
+	case runner.ConfigReloaded:
+		w := WireEvent{Type: EventConfigReloaded, Time: e.Time, Jobs: e.Jobs, Problems: e.Problems}
+		if len(e.Problems) > 0 {
+			w.Reason = strings.Join(e.Problems, "; ")
+		}
+		return w, true
+	}
+	return WireEvent{}, false
+}

@@ -1,0 +1,131 @@
+package ctl
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// nobody is the unprivileged uid the other-user client runs as.
+const nobody = 65534
+
+// TestOtherUser runs a real client as another user, by re-executing the
+// test binary as nobody, against a real server.
+func TestOtherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running a client as another user needs root; TestPeerRefusedByUID covers the check itself")
+	}
+	dir := publicDir(t)
+	bin := copyTestBinary(t, dir)
+	tests := []struct {
+		name string
+		// allow is the daemon's uid check: allowUser(nobody) plays a
+		// daemon that runs as nobody itself.
+		allow   func(uint32) bool
+		open    bool // chmod the socket 0666, so that only the uid check stands
+		want    int
+		wantLog string
+	}{
+		{"mode 0600 keeps another user out", allowUser(os.Geteuid()), false, peerNoDial, ""},
+		{"another user is refused by its uid", allowUser(os.Geteuid()), true, peerRefused, "uid=65534"},
+		{"the daemon's own user is served", allowUser(nobody), true, peerOK, ""},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, "s"+string(rune('0'+i))+".sock")
+			s := startServerAt(t, path, newFakeBackend(), tt.allow)
+			if tt.open {
+				if err := os.Chmod(path, 0o666); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, out := runAs(t, bin, path, nobody)
+			if code != tt.want {
+				t.Fatalf("client as uid %d exited %d, want %d; its stderr: %s", nobody, code, tt.want, out)
+			}
+			if !strings.Contains(s.log.String(), tt.wantLog) {
+				t.Errorf("log does not contain %q:\n%s", tt.wantLog, s.log)
+			}
+		})
+	}
+}
+
+// publicDir is a directory every user may enter: the other-user client
+// must reach both the socket and the test binary.
+func publicDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "ctlpeer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// copyTestBinary copies the running test binary into dir: go test builds
+// it under a 0700 directory that another user cannot execute from.
+func copyTestBinary(t *testing.T, dir string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.Open(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	bin := filepath.Join(dir, "ctl.test")
+	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// runAs runs the peer helper as uid in its own process group, killed as a
+// group if it outlives its time, and returns its exit code and stderr.
+func runAs(t *testing.T, bin, path string, uid uint32) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Dir = "/"
+	// Under -race the helper would sleep a second at exit while the HTTP
+	// client's goroutines live.
+	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), peerEnv+"="+path, "GORACE="+gorace)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:    true,
+		Credential: &syscall.Credential{Uid: uid, Gid: uid},
+	}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stderr.String()
+	case errors.As(err, &exit) && ctx.Err() == nil:
+		return exit.ExitCode(), stderr.String()
+	}
+	t.Fatalf("client as uid %d: %v; stderr: %s", uid, err, stderr.String())
+	return 0, ""
+}

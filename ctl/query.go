@@ -1,0 +1,64 @@
+package ctl
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// outcomes are the contract's history outcomes, the values outcome= takes.
+func outcomes() []string {
+	return []string{"ok", "failed", "timeout", "skipped", "replaced", "interrupted", "error"}
+}
+
+// encodeQuery is the URL query of GET /v1/history.
+func encodeQuery(q HistoryQuery) url.Values {
+	v := url.Values{}
+	if q.Job != "" {
+		v.Set("job", q.Job)
+	}
+	for _, o := range q.Outcomes {
+		v.Add("outcome", o)
+	}
+	if !q.Since.IsZero() {
+		v.Set("since", q.Since.Format(time.RFC3339Nano))
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	return v
+}
+
+// decodeQuery parses GET /v1/history's query. It is as strict as
+// jobs.yaml: an unknown parameter or outcome is an error wrapping
+// ErrBadRequest, never silently ignored.
+func decodeQuery(v url.Values) (HistoryQuery, error) {
+	for k := range v {
+		if !slices.Contains([]string{"job", "outcome", "since", "limit"}, k) {
+			return HistoryQuery{}, fmt.Errorf("%w: unknown parameter %q (want job, outcome, since, limit)", ErrBadRequest, k)
+		}
+	}
+	q := HistoryQuery{Job: v.Get("job"), Outcomes: v["outcome"]}
+	for _, o := range q.Outcomes {
+		if !slices.Contains(outcomes(), o) {
+			return HistoryQuery{}, fmt.Errorf("%w: outcome %q: want one of %v", ErrBadRequest, o, outcomes())
+		}
+	}
+	if s := v.Get("since"); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return HistoryQuery{}, fmt.Errorf("%w: since %q: want an RFC 3339 time", ErrBadRequest, s)
+		}
+		q.Since = t
+	}
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return HistoryQuery{}, fmt.Errorf("%w: limit %q: want a whole number, 0 or more", ErrBadRequest, s)
+		}
+		q.Limit = n
+	}
+	return q, nil
+}

@@ -1,0 +1,227 @@
+package ctl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+const (
+	// shutdownTimeout bounds the graceful part of Serve's shutdown; then
+	// the remaining connections are closed.
+	shutdownTimeout = 2 * time.Second
+	// streamWriteTimeout drops an events client that stopped reading, so
+	// that its subscription does not linger.
+	streamWriteTimeout = 10 * time.Second
+)
+
+// Serve answers the control API on ln until ctx is done, then shuts down:
+// event streams end at once, other requests get shutdownTimeout to finish.
+// Connections from a uid other than the daemon's own or root are closed as
+// soon as they are accepted. Serve closes ln (for a Listen listener, that
+// removes the socket file and releases its flock) and returns nil after a
+// shutdown, or the error that stopped it serving.
+func Serve(ctx context.Context, ln net.Listener, b Backend, log *slog.Logger) error {
+	return serve(ctx, ln, b, log, allowUser(os.Geteuid()))
+}
+
+// serve is Serve with the uid check as a parameter, so tests can serve
+// another user.
+func serve(ctx context.Context, ln net.Listener, b Backend, log *slog.Logger, allow func(uint32) bool) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	stop := make(chan struct{})
+	s := &server{b: b, log: log, stop: stop}
+	hs := &http.Server{
+		Handler:           s.routes(),
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(&peerFilter{Listener: ln, allow: allow, log: log}) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("control socket: %w", err)
+	case <-ctx.Done():
+	}
+	// Event streams never go idle by themselves; Shutdown waits for them.
+	close(stop)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		log.Warn("control socket: requests still running at shutdown; closing them", "err", err)
+		hs.Close()
+	}
+	<-served // http.ErrServerClosed
+	return nil
+}
+
+// server holds what the handlers share.
+type server struct {
+	b    Backend
+	log  *slog.Logger
+	stop <-chan struct{} // closed when shutdown begins
+}
+
+func (s *server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/jobs", s.jobs)
+	mux.HandleFunc("GET /v1/locks", s.locks)
+	mux.HandleFunc("GET /v1/history", s.history)
+	mux.HandleFunc("POST /v1/jobs/{name}/run", s.run)
+	mux.HandleFunc("POST /v1/jobs/{name}/pause", s.pause)
+	mux.HandleFunc("POST /v1/jobs/{name}/resume", s.resume)
+	mux.HandleFunc("POST /v1/jobs/{name}/kill", s.kill)
+	mux.HandleFunc("POST /v1/reload", s.reload)
+	mux.HandleFunc("GET /v1/events", s.events)
+	// JSON rather than the mux's text answer, without a code: a client of
+	// another version must not read it as an unknown job.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, errorBody{Error: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)})
+	})
+	return mux
+}
+
+func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
+	jobs, err := s.b.Jobs(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(jobs))
+}
+
+func (s *server) locks(w http.ResponseWriter, r *http.Request) {
+	locks, err := s.b.Locks(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(locks))
+}
+
+func (s *server) history(w http.ResponseWriter, r *http.Request) {
+	q, err := decodeQuery(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	recs, err := s.b.History(r.Context(), q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(recs))
+}
+
+func (s *server) run(w http.ResponseWriter, r *http.Request) {
+	id, err := s.b.RunNow(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, runAnswer{RunID: id})
+}
+
+func (s *server) pause(w http.ResponseWriter, r *http.Request) {
+	s.noContent(w, r, s.b.Pause(r.Context(), r.PathValue("name")))
+}
+
+func (s *server) resume(w http.ResponseWriter, r *http.Request) {
+	s.noContent(w, r, s.b.Resume(r.Context(), r.PathValue("name")))
+}
+
+func (s *server) reload(w http.ResponseWriter, r *http.Request) {
+	s.noContent(w, r, s.b.Reload(r.Context()))
+}
+
+func (s *server) kill(w http.ResponseWriter, r *http.Request) {
+	n, err := s.b.Kill(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, killAnswer{Killed: n})
+}
+
+// events streams WireEvents as newline-delimited JSON, one flushed line
+// per event, until the client goes away, the backend closes the channel or
+// the server shuts down.
+func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	ch, unsubscribe := s.b.Subscribe(r.Context())
+	defer unsubscribe()
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil { // the client learns at once that it is subscribed
+		return
+	}
+	enc := json.NewEncoder(w)
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.stop:
+			return
+		case ev, ok := <-ch:
+			if !ok {
+				return
+			}
+			// Bounded per event, then lifted: an idle stream is fine, a
+			// client that stopped reading is not.
+			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+			if enc.Encode(ev) != nil || rc.Flush() != nil {
+				return
+			}
+			_ = rc.SetWriteDeadline(time.Time{})
+		}
+	}
+}
+
+// noContent answers a command without a result.
+func (s *server) noContent(w http.ResponseWriter, r *http.Request, err error) {
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// fail answers err with the status its sentinel calls for. Only server
+// errors are logged: the others are the client's to report.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	body := errorBody{Error: err.Error()}
+	status := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, ErrUnknownJob):
+		status, body.Code = http.StatusNotFound, codeUnknownJob
+	case errors.Is(err, ErrBadRequest):
+		status, body.Code = http.StatusBadRequest, codeBadRequest
+	default:
+		s.log.Error("control socket: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v) // an error means the client went away
+}
+
+// nonNil makes an empty list encode as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,177 @@
+package ctl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRoutesRoundTrip(t *testing.T) {
+	f := newFakeBackend()
+	s := startServer(t, f, nil)
+	c := s.client
+	tests := []struct {
+		name     string
+		call     func(ctx context.Context) (any, error)
+		want     any
+		wantCall string // the backend's last call afterwards, "" for reads
+	}{
+		{"jobs", func(ctx context.Context) (any, error) { return c.Jobs(ctx) }, f.jobs, ""},
+		{"locks", func(ctx context.Context) (any, error) { return c.Locks(ctx) }, f.locks, ""},
+		{"history", func(ctx context.Context) (any, error) { return c.History(ctx, HistoryQuery{Job: "sync"}) }, f.history, ""},
+		{"run", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "sync") }, "run-sync", "run sync"},
+		{"run a dotted name", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "a.b") }, "run-a.b", "run a.b"},
+		{"run a job named ..", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "..") }, "run-..", "run .."},
+		{"kill a job named .", func(ctx context.Context) (any, error) { return c.Kill(ctx, ".") }, 2, "kill ."},
+		{"pause", func(ctx context.Context) (any, error) { return nil, c.Pause(ctx, "sync") }, nil, "pause sync"},
+		{"resume", func(ctx context.Context) (any, error) { return nil, c.Resume(ctx, "a.b") }, nil, "resume a.b"},
+		{"kill", func(ctx context.Context) (any, error) { return c.Kill(ctx, "sync") }, 2, "kill sync"},
+		{"reload", func(ctx context.Context) (any, error) { return nil, c.Reload(ctx) }, nil, "reload"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.call(within(t, 5*time.Second))
+			if err != nil {
+				t.Fatalf("error: %v", err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got  %#v\nwant %#v", got, tt.want)
+			}
+			if tt.wantCall != "" && f.lastCall() != tt.wantCall {
+				t.Errorf("backend's last call %q, want %q", f.lastCall(), tt.wantCall)
+			}
+		})
+	}
+}
+
+func TestEmptyListsAreArrays(t *testing.T) {
+	f := newFakeBackend()
+	f.jobs, f.locks, f.history = nil, nil, nil
+	s := startServer(t, f, nil)
+	for _, path := range []string{"/v1/jobs", "/v1/locks", "/v1/history"} {
+		t.Run(path, func(t *testing.T) {
+			var raw json.RawMessage
+			if err := s.client.call(within(t, 5*time.Second), http.MethodGet, path, nil, &raw); err != nil {
+				t.Fatal(err)
+			}
+			if string(raw) != "[]" {
+				t.Errorf("body %s, want []", raw)
+			}
+		})
+	}
+}
+
+func TestHistoryQueryRoundTrip(t *testing.T) {
+	f := newFakeBackend()
+	s := startServer(t, f, nil)
+	tests := []struct {
+		name string
+		q    HistoryQuery
+	}{
+		{"empty", HistoryQuery{}},
+		{"job only", HistoryQuery{Job: "sync"}},
+		{"everything", HistoryQuery{Job: "a.b", Outcomes: []string{"failed", "timeout"}, Since: ref(-90 * time.Minute), Limit: 7}},
+		{"sub-second since", HistoryQuery{Since: ref(123456789 * time.Nanosecond)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := s.client.History(within(t, 5*time.Second), tt.q); err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			got := f.query
+			f.mu.Unlock()
+			if got.Job != tt.q.Job || !sameStrings(got.Outcomes, tt.q.Outcomes) || !got.Since.Equal(tt.q.Since) || got.Limit != tt.q.Limit {
+				t.Errorf("backend got %+v, want %+v", got, tt.q)
+			}
+		})
+	}
+}
+
+// sameStrings treats nil and empty alike, as a query string does.
+func sameStrings(a, b []string) bool {
+	return len(a) == len(b) && strings.Join(a, "\x00") == strings.Join(b, "\x00")
+}
+
+func TestErrors(t *testing.T) {
+	f := newFakeBackend()
+	s := startServer(t, f, nil)
+	c := s.client
+	tests := []struct {
+		name       string
+		call       func(ctx context.Context) error
+		wantIs     error // nil: must match neither sentinel
+		wantStatus int
+		wantMsg    string
+	}{
+		{"run unknown", func(ctx context.Context) error { _, err := c.RunNow(ctx, "nope"); return err }, ErrUnknownJob, 404, `"nope"`},
+		{"pause unknown", func(ctx context.Context) error { return c.Pause(ctx, "nope") }, ErrUnknownJob, 404, `"nope"`},
+		{"resume unknown", func(ctx context.Context) error { return c.Resume(ctx, "nope") }, ErrUnknownJob, 404, `"nope"`},
+		{"kill unknown", func(ctx context.Context) error { _, err := c.Kill(ctx, "nope"); return err }, ErrUnknownJob, 404, `"nope"`},
+		{"a slash in a name stays in the name", func(ctx context.Context) error { return c.Pause(ctx, "x/y") }, ErrUnknownJob, 404, `"x/y"`},
+		{"bad outcome", func(ctx context.Context) error {
+			_, err := c.History(ctx, HistoryQuery{Outcomes: []string{"fine"}})
+			return err
+		}, ErrBadRequest, 400, `outcome "fine"`},
+		{"bad since", func(ctx context.Context) error {
+			return c.call(ctx, http.MethodGet, "/v1/history", map[string][]string{"since": {"yesterday"}}, nil)
+		}, ErrBadRequest, 400, `since "yesterday"`},
+		{"unknown route is not an unknown job", func(ctx context.Context) error {
+			return c.call(ctx, http.MethodGet, "/v1/nope", nil, nil)
+		}, nil, 404, "no route GET /v1/nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call(within(t, 5*time.Second))
+			checkRemote(t, err, tt.wantIs, tt.wantStatus, tt.wantMsg)
+		})
+	}
+}
+
+func TestBackendFailureIs500(t *testing.T) {
+	f := newFakeBackend()
+	f.failAll = errors.New("jobs.yaml:3:7: unknown key \"shedule\"")
+	s := startServer(t, f, nil)
+	c := s.client
+	tests := []struct {
+		name string
+		call func(ctx context.Context) error
+	}{
+		{"jobs", func(ctx context.Context) error { _, err := c.Jobs(ctx); return err }},
+		{"reload", func(ctx context.Context) error { return c.Reload(ctx) }},
+		{"run", func(ctx context.Context) error { _, err := c.RunNow(ctx, "sync"); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkRemote(t, tt.call(within(t, 5*time.Second)), nil, 500, f.failAll.Error())
+		})
+	}
+	if !strings.Contains(s.log.String(), "shedule") {
+		t.Errorf("server errors not logged; log:\n%s", s.log)
+	}
+}
+
+// checkRemote asserts an error the daemon answered with.
+func checkRemote(t *testing.T, err error, wantIs error, wantStatus int, wantMsg string) {
+	t.Helper()
+	var re *RemoteError
+	if !errors.As(err, &re) {
+		t.Fatalf("error %v (%T), want a *RemoteError", err, err)
+	}
+	if re.Status != wantStatus {
+		t.Errorf("status %d, want %d", re.Status, wantStatus)
+	}
+	for _, s := range []error{ErrUnknownJob, ErrBadRequest} {
+		if errors.Is(err, s) != (s == wantIs) {
+			t.Errorf("errors.Is(%v, %v) = %v", err, s, !(s == wantIs))
+		}
+	}
+	if !strings.Contains(err.Error(), wantMsg) {
+		t.Errorf("message %q does not contain %q", err, wantMsg)
+	}
+}

@@ -1,0 +1,212 @@
+// Package ctl is the daemon's control socket: HTTP and JSON over a unix
+// socket at STATE_DIR/cronvisor.sock, a server that exposes a Backend and a
+// Client for the CLI and the TUI.
+//
+// Routes, all JSON; errors are {"error": "...", "code": "..."} with 404 for
+// an unknown job, 400 for a bad query, 500 for the rest:
+//
+//	GET  /v1/jobs                   []JobStatus
+//	GET  /v1/locks                  []LockStatus
+//	GET  /v1/history?job=&outcome=&outcome=&since=RFC3339&limit=
+//	                                [] history records, the contract's form
+//	POST /v1/jobs/{name}/run        202 {"run_id": "..."}
+//	POST /v1/jobs/{name}/pause      204
+//	POST /v1/jobs/{name}/resume     204
+//	POST /v1/jobs/{name}/kill       200 {"killed": N}
+//	POST /v1/reload                 204
+//	GET  /v1/events                 newline-delimited WireEvents, one per line
+//
+// The wire types below are the socket's JSON. Their field names are
+// snake_case like the contract's history records; a time that does not
+// apply (a job that never ran, a run without deadline) is left out of the
+// JSON rather than sent as year 1.
+package ctl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// ErrUnknownJob means the daemon has no job by that name. The server
+// answers it with 404; the Client turns that 404 back into it.
+var ErrUnknownJob = errors.New("unknown job")
+
+// ErrBadRequest means the request was malformed (a bad history query, say).
+// The server answers it with 400; the Client turns that 400 back into it.
+var ErrBadRequest = errors.New("bad request")
+
+// ErrInUse means another live daemon already serves the socket. Listen
+// returns it without touching that daemon's socket.
+var ErrInUse = errors.New("control socket in use by another daemon")
+
+// ErrNoDaemon means nothing listens on the socket: no file, or a stale file
+// left by a daemon that died.
+var ErrNoDaemon = errors.New("no daemon listening")
+
+// Backend is what the daemon exposes through the socket. Its methods are
+// called concurrently, one goroutine per request.
+type Backend interface {
+	Jobs(ctx context.Context) ([]JobStatus, error)
+	Locks(ctx context.Context) ([]LockStatus, error)
+	// History returns records already in the contract's JSON form.
+	History(ctx context.Context, q HistoryQuery) ([]json.RawMessage, error)
+	// RunNow starts the job in the background, still under its lock.
+	RunNow(ctx context.Context, job string) (runID string, err error)
+	Pause(ctx context.Context, job string) error
+	Resume(ctx context.Context, job string) error
+	Kill(ctx context.Context, job string) (killed int, err error)
+	Reload(ctx context.Context) error
+	// Subscribe returns live events on a channel the backend buffers (a
+	// slow socket client must never block the runner) and a function that
+	// ends the subscription. The backend may close the channel to end the
+	// stream.
+	Subscribe(ctx context.Context) (<-chan WireEvent, func())
+}
+
+// JobState is what a job is doing now.
+type JobState string
+
+// Job states.
+const (
+	StateIdle     JobState = "idle"
+	StateRunning  JobState = "running"
+	StateQueued   JobState = "queued"
+	StatePaused   JobState = "paused"
+	StateDisabled JobState = "disabled"
+)
+
+// JobStatus is one job as the daemon sees it.
+type JobStatus struct {
+	Name     string   `json:"name"`
+	Schedule string   `json:"schedule"`
+	Timezone string   `json:"timezone"`
+	State    JobState `json:"state"`
+	// Paused is also set while a paused job's last run still runs (State
+	// is then running), so that a client can show both.
+	Paused bool `json:"paused"`
+	// RunID, PID, StartedAt and Deadline describe the current run.
+	RunID     string    `json:"run_id"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	Deadline  time.Time `json:"deadline,omitzero"`
+	// LastOutcome is a history outcome (ok, failed, ...), "" if none yet.
+	LastOutcome   string    `json:"last_outcome"`
+	LastStartedAt time.Time `json:"last_started_at,omitzero"`
+	LastEndedAt   time.Time `json:"last_ended_at,omitzero"`
+	NextRun       time.Time `json:"next_run,omitzero"`
+	Lock          string    `json:"lock"`
+	// Holder is who holds the job's lock, nil when it is free.
+	Holder  *Holder `json:"holder"`
+	Enabled bool    `json:"enabled"`
+	Counts  Counts  `json:"counts"`
+}
+
+// Counts are a job's history records since a point in time.
+type Counts struct {
+	Since    time.Time `json:"since,omitzero"`
+	Runs     int       `json:"runs"`
+	Skips    int       `json:"skips"`
+	Failures int       `json:"failures"` // failed, timeout and error outcomes
+}
+
+// Holder is who holds a lock. For a holder outside cronvisor (flock(1) on
+// the lock file) Foreign is set and PID, Cmdline and Since describe that
+// process.
+type Holder struct {
+	PID     int       `json:"pid"`
+	Host    string    `json:"host"`
+	Job     string    `json:"job"`
+	RunID   string    `json:"run_id"`
+	Since   time.Time `json:"since,omitzero"`
+	Foreign bool      `json:"foreign"`
+	Cmdline string    `json:"cmdline"`
+}
+
+// LockStatus is one lock. For a free lock the holder fields are the last
+// record, if any.
+type LockStatus struct {
+	Lock          string    `json:"lock"`
+	Held          bool      `json:"held"`
+	PID           int       `json:"pid"`
+	Host          string    `json:"host"`
+	Job           string    `json:"job"`
+	RunID         string    `json:"run_id"`
+	Slot          time.Time `json:"slot,omitzero"`
+	Since         time.Time `json:"since,omitzero"`
+	SupervisorPID int       `json:"supervisor_pid"`
+	Foreign       bool      `json:"foreign"`
+	Cmdline       string    `json:"cmdline"`
+}
+
+// HistoryQuery selects history records; zero fields do not filter.
+type HistoryQuery struct {
+	Job      string
+	Outcomes []string // any of these outcomes
+	Since    time.Time
+	Limit    int // 0: the backend's default
+}
+
+// EventType names a WireEvent's kind.
+type EventType string
+
+// Event types, one per runner event.
+const (
+	EventRunStarted     EventType = "run_started"
+	EventRunOutput      EventType = "run_output"
+	EventRunFinished    EventType = "run_finished"
+	EventRunSkipped     EventType = "run_skipped"
+	EventConfigReloaded EventType = "config_reloaded"
+)
+
+// WireEvent is one runner event on the events stream. Which fields are set
+// depends on Type; the rest are left out of the JSON.
+type WireEvent struct {
+	Type  EventType `json:"type"`
+	Job   string    `json:"job,omitempty"`
+	RunID string    `json:"run_id,omitempty"`
+	Time  time.Time `json:"time"`
+	Slot  time.Time `json:"slot,omitzero"`
+	// StartedAt is the run's start, on run_finished (zero if it never
+	// started), so a client can show the duration.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	Deadline  time.Time `json:"deadline,omitzero"`
+	Lock      string    `json:"lock,omitempty"`
+	Manual    bool      `json:"manual,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+	Outcome   string    `json:"outcome,omitempty"`
+	// ExitCode is nil when the process did not exit by itself.
+	ExitCode *int    `json:"exit_code,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+	Holder   *Holder `json:"holder,omitempty"`
+	Stream   string  `json:"stream,omitempty"` // stdout or stderr
+	Line     string  `json:"line,omitempty"`
+	// Jobs and Problems are config_reloaded's: the job count in effect and,
+	// when the new file was refused, why.
+	Jobs     int      `json:"jobs,omitempty"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// errorBody is the JSON of every error answer.
+type errorBody struct {
+	Error string `json:"error"`
+	// Code tells a client which sentinel the error matches, so that a 404
+	// from an unknown route is not mistaken for an unknown job.
+	Code string `json:"code,omitempty"`
+}
+
+// Error codes of errorBody.
+const (
+	codeUnknownJob = "unknown_job"
+	codeBadRequest = "bad_request"
+)
+
+// runAnswer and killAnswer are the bodies of POST .../run and .../kill.
+type runAnswer struct {
+	RunID string `json:"run_id"`
+}
+
+type killAnswer struct {
+	Killed int `json:"killed"`
+}

@@ -1,0 +1,316 @@
+// Package service is the supervisor as the control socket and the console
+// see it: job statuses built from the runner's events, lock states, history
+// queries, and the operator's actions (run now, pause, resume, kill,
+// reload). It implements ctl.Backend for the daemon and, in-process, for the
+// embedded console.
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/ctl"
+	"cronvisor/history"
+	"cronvisor/lock"
+	"cronvisor/runner"
+)
+
+// subscriberBuffer is how many events a slow subscriber may lag behind
+// before events are dropped for it (never blocking the runner). Clients
+// re-fetch Jobs periodically, so a dropped state change heals itself.
+const subscriberBuffer = 4096
+
+// Service implements ctl.Backend.
+type Service struct {
+	sup     *runner.Supervisor
+	sched   *runner.Scheduler
+	locker  lock.Locker
+	store   *history.Store // nil when history is unavailable
+	reload  func(ctx context.Context) error
+	cfg     atomic.Pointer[config.Config]
+	started time.Time
+
+	runs sync.WaitGroup // run-now fires
+
+	mu   sync.Mutex
+	jobs map[string]*jobState
+	subs map[chan ctl.WireEvent]struct{}
+}
+
+type jobState struct {
+	running                map[string]ctl.WireEvent // run id -> its run_started
+	lastOutcome            string
+	lastStarted, lastEnded time.Time
+	runs, skips, failures  int
+}
+
+// New returns a service over the running supervisor. reload re-reads
+// jobs.yaml and returns its problems as an error.
+func New(sup *runner.Supervisor, sched *runner.Scheduler, locker lock.Locker, store *history.Store, cfg *config.Config, reload func(context.Context) error) *Service {
+	s := &Service{sup: sup, sched: sched, locker: locker, store: store, reload: reload,
+		started: time.Now(), jobs: map[string]*jobState{}, subs: map[chan ctl.WireEvent]struct{}{}}
+	s.cfg.Store(cfg)
+	s.seed(context.Background(), cfg)
+	return s
+}
+
+// SetConfig tells the service about a reloaded jobs.yaml.
+func (s *Service) SetConfig(cfg *config.Config) { s.cfg.Store(cfg) }
+
+// seed loads each job's last outcome from history, so a fresh daemon shows
+// what happened before it started.
+func (s *Service) seed(ctx context.Context, cfg *config.Config) {
+	if s.store == nil {
+		return
+	}
+	for _, j := range cfg.Jobs {
+		recs, err := s.store.Query(ctx, history.Filter{Job: j.Name, Limit: 1})
+		if err != nil || len(recs) == 0 {
+			continue
+		}
+		st := s.state(j.Name)
+		st.lastOutcome = recs[0].Outcome
+		st.lastStarted, st.lastEnded = recs[0].StartedAt, recs[0].EndedAt
+	}
+}
+
+// state returns the job's state, creating it; s.mu held or not yet shared.
+func (s *Service) state(job string) *jobState {
+	st := s.jobs[job]
+	if st == nil {
+		st = &jobState{running: map[string]ctl.WireEvent{}}
+		s.jobs[job] = st
+	}
+	return st
+}
+
+// Handle is the runner.Fanout listener: it updates job states and hands
+// the event to every subscriber without ever blocking.
+func (s *Service) Handle(ev runner.Event) {
+	w, ok := ctl.EventOf(ev)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.Job != "" {
+		st := s.state(w.Job)
+		switch w.Type {
+		case ctl.EventRunStarted:
+			st.running[w.RunID] = w
+			st.lastStarted = w.StartedAt
+		case ctl.EventRunFinished:
+			delete(st.running, w.RunID)
+			st.lastOutcome, st.lastEnded = w.Outcome, w.Time
+			if !w.StartedAt.IsZero() {
+				st.lastStarted = w.StartedAt
+			}
+			st.runs++
+			switch runner.Outcome(w.Outcome) {
+			case runner.OutcomeFailed, runner.OutcomeTimeout, runner.OutcomeError:
+				st.failures++
+			}
+		case ctl.EventRunSkipped:
+			st.lastOutcome, st.lastEnded = w.Outcome, w.Time
+			st.skips++
+		}
+	}
+	for ch := range s.subs {
+		select {
+		case ch <- w:
+		default: // this subscriber lags; it re-fetches state to catch up
+		}
+	}
+}
+
+// Subscribe implements ctl.Backend.
+func (s *Service) Subscribe(ctx context.Context) (<-chan ctl.WireEvent, func()) {
+	ch := make(chan ctl.WireEvent, subscriberBuffer)
+	s.mu.Lock()
+	s.subs[ch] = struct{}{}
+	s.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			// Handle sends only under s.mu to channels still in subs, so
+			// after the delete nothing can send and closing is safe.
+			s.mu.Lock()
+			delete(s.subs, ch)
+			close(ch)
+			s.mu.Unlock()
+		})
+	}
+}
+
+// Events is Subscribe in the ctl.Client's shape, for the embedded console:
+// the channel closes when ctx ends.
+func (s *Service) Events(ctx context.Context) (<-chan ctl.WireEvent, error) {
+	ch, cancel := s.Subscribe(ctx)
+	go func() { <-ctx.Done(); cancel() }()
+	return ch, nil
+}
+
+// Jobs implements ctl.Backend.
+func (s *Service) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
+	cfg := s.cfg.Load()
+	locks := map[string]lock.Status{}
+	if all, err := s.locker.List(ctx); err == nil {
+		for _, l := range all {
+			locks[l.Name] = l
+		}
+	}
+	next := map[string]time.Time{}
+	if s.sched != nil {
+		next = s.sched.NextFires()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ctl.JobStatus, 0, len(cfg.Jobs))
+	for _, j := range cfg.Jobs {
+		st := s.state(j.Name)
+		js := ctl.JobStatus{
+			Name: j.Name, Schedule: j.Schedule, Timezone: zoneName(j), Lock: j.Lock,
+			Enabled: j.Enabled, Paused: s.sup.IsPaused(j.Name), NextRun: next[j.Name],
+			LastOutcome: st.lastOutcome, LastStartedAt: st.lastStarted, LastEndedAt: st.lastEnded,
+			Counts: ctl.Counts{Since: s.started, Runs: st.runs, Skips: st.skips, Failures: st.failures},
+		}
+		if l, ok := locks[j.Lock]; ok && l.Held && j.Overlap != config.OverlapAllow {
+			js.Holder = ctl.HolderOf(l.Holder)
+		}
+		js.State = s.stateOf(j, st, &js)
+		out = append(out, js)
+	}
+	return out, nil
+}
+
+// stateOf picks the job's state and fills in its current run.
+func (s *Service) stateOf(j config.Job, st *jobState, js *ctl.JobStatus) ctl.JobState {
+	var cur ctl.WireEvent
+	for _, r := range st.running {
+		if r.StartedAt.After(cur.StartedAt) {
+			cur = r
+		}
+	}
+	switch {
+	case cur.RunID != "":
+		js.RunID, js.PID, js.StartedAt, js.Deadline = cur.RunID, cur.PID, cur.StartedAt, cur.Deadline
+		return ctl.StateRunning
+	case s.sup.Queued(j.Name):
+		return ctl.StateQueued
+	case js.Paused:
+		return ctl.StatePaused
+	case !j.Enabled:
+		return ctl.StateDisabled
+	}
+	return ctl.StateIdle
+}
+
+func zoneName(j config.Job) string {
+	if j.Timezone != "" {
+		return j.Timezone
+	}
+	if j.Location != nil {
+		return j.Location.String()
+	}
+	return "Local"
+}
+
+// Locks implements ctl.Backend: the configured locks and any other lock
+// file, free ones included.
+func (s *Service) Locks(ctx context.Context) ([]ctl.LockStatus, error) {
+	all, err := s.locker.List(ctx)
+	seen := map[string]bool{}
+	out := make([]ctl.LockStatus, 0, len(all))
+	for _, l := range all {
+		seen[l.Name] = true
+		out = append(out, ctl.LockStatusOf(l))
+	}
+	for _, j := range s.cfg.Load().Jobs {
+		if !seen[j.Lock] && j.Overlap != config.OverlapAllow {
+			seen[j.Lock] = true
+			out = append(out, ctl.LockStatus{Lock: j.Lock})
+		}
+	}
+	sortLocks(out)
+	return out, err
+}
+
+// History implements ctl.Backend.
+func (s *Service) History(ctx context.Context, q ctl.HistoryQuery) ([]json.RawMessage, error) {
+	if s.store == nil {
+		return nil, fmt.Errorf("history store unavailable")
+	}
+	limit := q.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	recs, err := s.store.Query(ctx, history.Filter{Job: q.Job, Outcomes: q.Outcomes, Since: q.Since, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]json.RawMessage, 0, len(recs))
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func (s *Service) job(name string) (config.Job, error) {
+	if j, ok := s.cfg.Load().Job(name); ok {
+		return j, nil
+	}
+	return config.Job{}, fmt.Errorf("%w: %q", ctl.ErrUnknownJob, name)
+}
+
+// RunNow implements ctl.Backend: a manual run under the job's lock.
+func (s *Service) RunNow(ctx context.Context, name string) (string, error) {
+	j, err := s.job(name)
+	if err != nil {
+		return "", err
+	}
+	now := s.sup.Clock().Now()
+	id := runner.NewRunID(now)
+	s.runs.Go(func() { s.sup.FireWithID(context.Background(), j, now, true, id) })
+	return id, nil
+}
+
+// Pause implements ctl.Backend.
+func (s *Service) Pause(ctx context.Context, name string) error {
+	if _, err := s.job(name); err != nil {
+		return err
+	}
+	s.sup.Pause(name)
+	return nil
+}
+
+// Resume implements ctl.Backend.
+func (s *Service) Resume(ctx context.Context, name string) error {
+	if _, err := s.job(name); err != nil {
+		return err
+	}
+	s.sup.Resume(name)
+	return nil
+}
+
+// Kill implements ctl.Backend.
+func (s *Service) Kill(ctx context.Context, name string) (int, error) {
+	if _, err := s.job(name); err != nil {
+		return 0, err
+	}
+	return s.sup.Kill(name, runner.ErrKilled), nil
+}
+
+// Reload implements ctl.Backend.
+func (s *Service) Reload(ctx context.Context) error { return s.reload(ctx) }
+
+// Wait blocks until the run-now fires have ended.
+func (s *Service) Wait() { s.runs.Wait() }
