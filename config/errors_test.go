@@ -76,6 +76,7 @@ func TestParseErrors(t *testing.T) {
 		{"negative jitter", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    jitter: -1s"), "6:13", "negative"},
 		{"catch_up list", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    catch_up: [1h]"), "6:15", "expected a duration"},
 		{"kubernetes overlap", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    overlap: Forbid"), "6:14", `"Forbid" is not one of skip, queue, replace, allow`},
+		{"bad on_lock_lost", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    on_lock_lost: ignore"), "6:19", `on_lock_lost: "ignore" is not one of end, continue`},
 		{"yes for enabled", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    enabled: yes"), "6:14", "expected true or false"},
 
 		// defaults

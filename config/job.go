@@ -16,7 +16,7 @@ import (
 
 // jobKeys are the keys a job may set, as in the contract.
 var jobKeys = []string{"name", "schedule", "timezone", "command", "shell", "dir", "env",
-	"timeout", "kill_grace", "overlap", "lock", "jitter", "catch_up", "enabled"}
+	"timeout", "kill_grace", "overlap", "lock", "jitter", "catch_up", "enabled", "on_lock_lost"}
 
 // defaultKeys are the job keys defaults may set. Not name, which must be
 // unique, nor lock: one lock shared by every job would run them one at a
@@ -28,7 +28,7 @@ var defaultKeys = slices.DeleteFunc(slices.Clone(jobKeys), func(k string) bool {
 // fieldOrder decodes the keys others depend on first: the zone before the
 // schedule, the shell before a string command.
 var fieldOrder = []string{"name", "timezone", "schedule", "shell", "command", "dir", "env",
-	"timeout", "kill_grace", "overlap", "lock", "jitter", "catch_up", "enabled"}
+	"timeout", "kill_grace", "overlap", "lock", "jitter", "catch_up", "enabled", "on_lock_lost"}
 
 // reservedEnv are set by cronvisor for every run; a job may not override them.
 var reservedEnv = []string{"CRONVISOR_JOB", "CRONVISOR_RUN_ID", "CRONVISOR_SCHEDULED_AT",
@@ -133,7 +133,7 @@ func isList(e entry) bool {
 func newJob(dir string, n *yaml.Node) Job {
 	return Job{
 		Shell: DefaultShell, Dir: dir, Location: time.Local,
-		KillGrace: DefaultKillGrace, Overlap: OverlapSkip, Enabled: true,
+		KillGrace: DefaultKillGrace, Overlap: OverlapSkip, Enabled: true, OnLockLost: LockLostEnd,
 		Line: n.Line, Col: n.Column, Pos: make(map[string]Pos),
 	}
 }
@@ -208,6 +208,15 @@ func (d *decoder) field(j *Job, key string, n *yaml.Node) {
 		d.setDuration(&j.Jitter, key, n)
 	case "catch_up":
 		d.setDuration(&j.CatchUp, key, n)
+	case "on_lock_lost":
+		if s, ok := d.text(key, n); ok {
+			switch LockLost(s) {
+			case LockLostEnd, LockLostContinue:
+				j.OnLockLost = LockLost(s)
+			default:
+				d.errorf(n, "on_lock_lost: %q is not one of end, continue", s)
+			}
+		}
 	}
 }
 

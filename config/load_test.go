@@ -43,19 +43,19 @@ func TestLoadValid(t *testing.T) {
 		Shell:   "/bin/bash", Dir: "/var/www/app",
 		Env:     map[string]string{"TZ": "UTC", "LEVEL": "debug", "APP_ENV": "production", "PORT": "8080"},
 		Timeout: 90 * time.Second, KillGrace: 5 * time.Second, Overlap: OverlapSkip, Lock: "orders",
-		Jitter: 10 * time.Second, CatchUp: time.Hour, Enabled: true, Line: 23, Col: 5,
+		Jitter: 10 * time.Second, CatchUp: time.Hour, Enabled: true, OnLockLost: LockLostEnd, Line: 23, Col: 5,
 	}, {
 		Name: "report.weekly", Schedule: "@weekly",
 		Command: []string{"/usr/bin/env", "report", "--weekly", ""},
 		Shell:   "/bin/bash", Dir: filepath.Join(dir, "reports"), Env: common,
 		Timeout: 0, KillGrace: DefaultKillGrace, Overlap: OverlapQueue, Lock: "report.weekly",
-		Enabled: false, Line: 36, Col: 5,
+		Enabled: false, OnLockLost: LockLostEnd, Line: 36, Col: 5,
 	}, {
 		Name: "vacuum-db", Schedule: "30 2 * * *", Timezone: "Europe/Berlin",
 		Command: []string{"/bin/bash", "-c", "vacuumdb --all"},
 		Shell:   "/bin/bash", Dir: dir, Env: common,
 		Timeout: 10 * time.Minute, KillGrace: DefaultKillGrace, Overlap: OverlapQueue, Lock: "vacuum-db",
-		Enabled: true, Line: 42, Col: 5,
+		Enabled: true, OnLockLost: LockLostEnd, Line: 42, Col: 5,
 	}}
 	wantZone := []string{"Asia/Shanghai", "Local", "Europe/Berlin"}
 	wantPos := []map[string]Pos{
@@ -121,7 +121,7 @@ func TestParseDefaults(t *testing.T) {
 		Name: "a", Schedule: "@hourly", Location: time.Local,
 		Command: []string{"/bin/sh", "-c", "echo hi"}, Shell: "/bin/sh", Dir: "/srv/cron",
 		Timeout: time.Minute, KillGrace: 10 * time.Second, Overlap: OverlapSkip, Lock: "a",
-		Enabled: true, Line: 2, Col: 5,
+		Enabled: true, OnLockLost: LockLostEnd, Line: 2, Col: 5,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("job:\ngot  %+v\nwant %+v", got, want)

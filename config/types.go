@@ -31,6 +31,15 @@ const (
 	OverlapAllow   Overlap = "allow"
 )
 
+// LockLost is a job's on_lock_lost policy.
+type LockLost string
+
+// on_lock_lost policies.
+const (
+	LockLostEnd      LockLost = "end"      // end the run like a timeout, reason "lock lost"
+	LockLostContinue LockLost = "continue" // let it finish unguarded
+)
+
 // Config is a loaded, validated jobs.yaml with defaults applied.
 type Config struct {
 	Path          string        // the file it was read from, as given
@@ -85,6 +94,9 @@ type Job struct {
 	Jitter    time.Duration
 	CatchUp   time.Duration
 	Enabled   bool // default true
+	// OnLockLost is what a run does when its lease is lost (a network lock
+	// backend: renewal failed or found another holder). Default end.
+	OnLockLost LockLost
 
 	Line, Col int // position of the job's mapping in the file
 

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"cronvisor/config"
@@ -45,7 +48,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	spec := proc.Spec{
 		Argv:      job.Command,
 		Dir:       job.Dir,
-		Env:       s.environ(ctx, job, runID, slot, deadline, lease != nil && lease.File() != nil),
+		Env:       s.environ(ctx, job, runID, slot, deadline, lease),
 		KillGrace: job.KillGrace,
 		Tag:       "CRONVISOR_RUN_ID=" + runID,
 		OnStart: func(pid int) {
@@ -63,8 +66,24 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	if lease != nil && lease.File() != nil {
 		spec.ExtraFiles = []*os.File{lease.File()}
 	}
+	var lostLease atomic.Bool
+	if lease != nil && lease.Lost() != nil {
+		go func() {
+			select {
+			case <-lease.Lost():
+				lostLease.Store(true)
+				if job.OnLockLost != config.LockLostContinue {
+					cancel(ErrLockLost)
+				}
+			case <-runCtx.Done():
+			}
+		}()
+	}
 	res := proc.Run(runCtx, spec)
 	f := finished(job, runID, slot, manual, res)
+	if lostLease.Load() && job.OnLockLost == config.LockLostContinue {
+		f.Reason = strings.TrimPrefix(f.Reason+"; lock lost during the run, continued unguarded (on_lock_lost: continue)", "; ")
+	}
 	f.Started, f.Ended = startedAt, s.clock.Now()
 	s.emit(f)
 	return f
@@ -112,7 +131,8 @@ func exitReason(res proc.Result) string {
 
 // environ is the supervisor's environment, then the contract's CRONVISOR_*
 // variables, then the job's env on top.
-func (s *Supervisor) environ(ctx context.Context, job config.Job, runID string, slot, deadline time.Time, lockFD bool) []string {
+func (s *Supervisor) environ(ctx context.Context, job config.Job, runID string, slot, deadline time.Time, lease lock.Lease) []string {
+	lockFD := lease != nil && lease.File() != nil
 	var lastOK string
 	if s.lastOK != nil {
 		if t, err := s.lastOK(ctx, job.Name); err == nil && !t.IsZero() {
@@ -137,6 +157,11 @@ func (s *Supervisor) environ(ctx context.Context, job config.Job, runID string, 
 		"CRONVISOR_LAST_OK_SLOT": lastOK,
 	} {
 		vars[k] = v
+	}
+	if fenced, ok := lease.(interface{ FencingToken() int64 }); ok {
+		// Grows with every acquisition: a database can refuse writes that
+		// carry an older token than one it has seen (a stale holder).
+		vars["CRONVISOR_FENCING_TOKEN"] = strconv.FormatInt(fenced.FencingToken(), 10)
 	}
 	if lockFD {
 		// The locked file is fd 3 in the child; jobs may leave it alone.

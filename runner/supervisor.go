@@ -20,6 +20,8 @@ var (
 	ErrReplaced = errors.New("replaced by a newer fire")
 	ErrShutdown = errors.New("supervisor shutting down; shutdown_grace exceeded")
 	ErrKilled   = errors.New("killed by operator")
+	// ErrLockLost ends a run whose lease was lost (on_lock_lost: end).
+	ErrLockLost = errors.New("lock lost")
 	// ErrStartFailed wraps why a run's process could not be started.
 	ErrStartFailed = errors.New("failed to start")
 )

@@ -328,3 +328,57 @@ func TestQueuedFireDroppedAtShutdown(t *testing.T) {
 	s.Kill("qd", ErrKilled)
 	recv(t, first)
 }
+
+// losingLocker hands out file leases whose Lost channel the test closes, as
+// a network backend does when renewal fails.
+type losingLocker struct {
+	lock.Locker
+	lost chan struct{}
+}
+
+type losingLease struct {
+	lock.Lease
+	lost chan struct{}
+}
+
+func (l losingLease) Lost() <-chan struct{} { return l.lost }
+func (l losingLease) FencingToken() int64   { return 42 }
+
+func (l *losingLocker) Acquire(ctx context.Context, req lock.Request) (lock.Lease, error) {
+	lease, err := l.Locker.Acquire(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return losingLease{lease, l.lost}, nil
+}
+
+func TestLockLost(t *testing.T) {
+	tests := []struct {
+		name       string
+		policy     config.LockLost
+		want       Outcome
+		wantReason string
+	}{
+		{"end: the run is ended like a timeout", config.LockLostEnd, OutcomeInterrupted, "lock lost"},
+		{"continue: the run finishes unguarded", config.LockLostContinue, OutcomeOK, "continued unguarded"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ll := &losingLocker{Locker: lock.NewFileLocker(filepath.Join(t.TempDir(), "locks")), lost: make(chan struct{})}
+			ev := &events{}
+			s := NewSupervisor(ll, ev.emit)
+			j := shJob("lease", `echo "token=$CRONVISOR_FENCING_TOKEN"; sleep 0.5`)
+			j.OnLockLost = tc.policy
+			done := fireAsync(s, j, slotAt(0))
+			run := waitRunning(t, s, ev, "lease")
+			close(ll.lost)
+			f := recv(t, done)
+			if f.Outcome != tc.want || !strings.Contains(f.Reason, tc.wantReason) {
+				t.Fatalf("outcome %s %q, want %s with %q", f.Outcome, f.Reason, tc.want, tc.wantReason)
+			}
+			if out := ev.output(run.RunID); len(out) != 1 || out[0] != "token=42" {
+				t.Errorf("output %q, want the fencing token in the environment", out)
+			}
+		})
+	}
+}
