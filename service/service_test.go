@@ -1,0 +1,145 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/ctl"
+	"cronvisor/lock"
+	"cronvisor/runner"
+	"cronvisor/schedule"
+)
+
+func newTestService(t *testing.T, jobs ...config.Job) (*Service, *runner.Fanout) {
+	t.Helper()
+	fan := &runner.Fanout{}
+	locker := lock.NewFileLocker(filepath.Join(t.TempDir(), "locks"))
+	sup := runner.NewSupervisor(locker, fan.Emit)
+	cfg := &config.Config{Jobs: jobs}
+	reload := func(context.Context) error { return errors.New("reload refused: test") }
+	s := New(sup, nil, locker, nil, cfg, reload)
+	fan.Listen(s.Handle)
+	return s, fan
+}
+
+func job(t *testing.T, name string, enabled bool) config.Job {
+	t.Helper()
+	sched, err := schedule.Parse("@hourly", time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return config.Job{Name: name, Schedule: "@hourly", Sched: sched, Location: time.UTC, Lock: name,
+		Enabled: enabled, Overlap: config.OverlapSkip, Command: []string{"true"}, Timeout: time.Minute}
+}
+
+func stateOf(t *testing.T, s *Service, name string) ctl.JobStatus {
+	t.Helper()
+	jobs, err := s.Jobs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.Name == name {
+			return j
+		}
+	}
+	t.Fatalf("no job %s", name)
+	return ctl.JobStatus{}
+}
+
+func TestJobStatesFollowEvents(t *testing.T) {
+	s, fan := newTestService(t, job(t, "a", true), job(t, "off", false))
+	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	if got := stateOf(t, s, "a").State; got != ctl.StateIdle {
+		t.Fatalf("fresh job state %s, want idle", got)
+	}
+	if got := stateOf(t, s, "off").State; got != ctl.StateDisabled {
+		t.Fatalf("disabled job state %s", got)
+	}
+	fan.Emit(runner.RunStarted{Job: "a", RunID: "r1", Slot: t0, Started: t0, PID: 42, Deadline: t0.Add(time.Minute)})
+	a := stateOf(t, s, "a")
+	if a.State != ctl.StateRunning || a.RunID != "r1" || a.PID != 42 || !a.Deadline.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("running job: %+v", a)
+	}
+	fan.Emit(runner.RunSkipped{Job: "a", RunID: "r2", Slot: t0.Add(time.Second), Time: t0.Add(time.Second), Reason: "lock held by pid 42"})
+	fan.Emit(runner.RunFinished{Job: "a", RunID: "r1", Slot: t0, Started: t0, Ended: t0.Add(2 * time.Second), Outcome: runner.OutcomeTimeout})
+	a = stateOf(t, s, "a")
+	if a.State != ctl.StateIdle || a.LastOutcome != "timeout" || a.Counts.Runs != 1 || a.Counts.Skips != 1 || a.Counts.Failures != 1 {
+		t.Fatalf("after the run: %+v", a)
+	}
+	if err := s.Pause(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := stateOf(t, s, "a"); got.State != ctl.StatePaused || !got.Paused {
+		t.Fatalf("paused job: %+v", got)
+	}
+}
+
+func TestActionsOnUnknownJob(t *testing.T) {
+	s, _ := newTestService(t, job(t, "a", true))
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"pause":  func() error { return s.Pause(ctx, "nope") },
+		"resume": func() error { return s.Resume(ctx, "nope") },
+		"kill":   func() error { _, err := s.Kill(ctx, "nope"); return err },
+		"run":    func() error { _, err := s.RunNow(ctx, "nope"); return err },
+	} {
+		if err := call(); !errors.Is(err, ctl.ErrUnknownJob) {
+			t.Errorf("%s: %v, want ErrUnknownJob", name, err)
+		}
+	}
+	if err := s.Reload(ctx); err == nil {
+		t.Error("reload error not passed through")
+	}
+}
+
+func TestSlowSubscriberNeverBlocks(t *testing.T) {
+	s, fan := newTestService(t, job(t, "a", true))
+	ch, cancel := s.Subscribe(context.Background())
+	done := make(chan struct{})
+	go func() {
+		// Far more events than the buffer holds, with nobody reading.
+		for i := 0; i < 3*subscriberBuffer; i++ {
+			fan.Emit(runner.RunOutput{Job: "a", RunID: "r", Line: "x"})
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("emitting blocked on a slow subscriber")
+	}
+	if n := len(ch); n != subscriberBuffer {
+		t.Errorf("buffered %d events, want the buffer full (%d)", n, subscriberBuffer)
+	}
+	cancel()
+	for range ch { // drains, then ends: cancel closed the channel
+	}
+}
+
+func TestRunNowRunsUnderTheLock(t *testing.T) {
+	s, fan := newTestService(t, job(t, "a", true))
+	finished := make(chan runner.RunFinished, 1)
+	fan.Listen(func(ev runner.Event) {
+		if f, ok := ev.(runner.RunFinished); ok {
+			finished <- f
+		}
+	})
+	id, err := s.RunNow(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case f := <-finished:
+		if f.RunID != id || f.Outcome != runner.OutcomeOK || !f.Manual {
+			t.Fatalf("run-now finished %+v, want ok, manual, run id %s", f, id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run-now did not finish")
+	}
+	s.Wait()
+}
