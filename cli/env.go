@@ -39,8 +39,11 @@ func newLocker(cfg *config.Config) (lock.Locker, error) {
 	case "", "file":
 		return lock.NewFileLocker(filepath.Join(cfg.StateDir, "locks")), nil
 	case "redis":
-		return nil, fmt.Errorf("%s:%d:%d: lock_backend type redis is not built yet in this version of cronvisor",
-			cfg.Path, cfg.LockBackend.Line, cfg.LockBackend.Col)
+		l, err := lock.NewRedisLocker(cfg.LockBackend.URL, cfg.LockBackend.TTL)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d:%d: lock_backend: %w", cfg.Path, cfg.LockBackend.Line, cfg.LockBackend.Col, err)
+		}
+		return l, nil
 	}
 	return nil, fmt.Errorf("unknown lock backend %q", cfg.LockBackend.Type)
 }
@@ -58,6 +61,12 @@ func openEnv(cfg *config.Config, stderr io.Writer) (*env, error) {
 	reapCtx, stopReaper := context.WithCancel(context.Background())
 	proc.StartReaper(reapCtx)
 	e := &env{Fanout: &runner.Fanout{}, Locker: locker}
+	if c, ok := locker.(io.Closer); ok {
+		e.closers = append(e.closers, c.Close)
+	}
+	if r, ok := locker.(*lock.RedisLocker); ok {
+		warnClockSkew(r, stderr)
+	}
 	e.closers = append(e.closers, func() error { stopReaper(); return nil })
 
 	var opts []runner.Option
@@ -131,4 +140,29 @@ func (e *env) housekeep(ctx context.Context, log *slog.Logger, current func() *c
 		case <-t.C:
 		}
 	}
+}
+
+// maxClockSkew is how far this host's clock may be from Redis's before
+// cronvisor warns: slots are wall-clock instants, so hosts whose clocks
+// disagree by more fire the "same" slot at visibly different times.
+const maxClockSkew = 500 * time.Millisecond
+
+func warnClockSkew(r *lock.RedisLocker, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	skew, err := r.ClockSkew(ctx)
+	switch {
+	case err != nil:
+		fmt.Fprintln(stderr, "cronvisor: warning: cannot compare clocks with Redis:", err)
+	case skew > maxClockSkew || skew < -maxClockSkew:
+		fmt.Fprintf(stderr, "cronvisor: warning: this host's clock is %s off Redis's (TIME); fix NTP: slots are wall-clock instants\n", skew)
+	}
+}
+
+// redisLog routes go-redis's own messages (pool dial failures during an
+// outage) into the structured log instead of bare stderr lines.
+type redisLog struct{ log *slog.Logger }
+
+func (r redisLog) Printf(_ context.Context, format string, v ...any) {
+	r.log.Warn("redis: " + fmt.Sprintf(format, v...))
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"cronvisor/config"
 	"cronvisor/ctl"
 	"cronvisor/runner"
@@ -42,6 +44,7 @@ func socketPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, 
 
 // startProcess starts scheduling cfg's jobs.
 func startProcess(g *globals, log *slog.Logger, cfg *config.Config) (*process, error) {
+	redis.SetLogger(redisLog{log})
 	e, err := openEnv(cfg, g.stderr)
 	if err != nil {
 		return nil, err
@@ -112,12 +115,13 @@ func (p *process) requestReload(ctx context.Context) error {
 }
 
 // serve handles reload requests (SIGHUP, a change on disk, the socket)
-// until stop is closed or a terminating signal arrives.
-func (p *process) serve(sigs <-chan os.Signal, stop <-chan struct{}) {
+// until stop is closed or a terminating signal arrives; it reports whether
+// a signal ended it.
+func (p *process) serve(sigs <-chan os.Signal, stop <-chan struct{}) (signalled bool) {
 	for {
 		select {
 		case <-stop:
-			return
+			return false
 		case <-p.changed:
 			p.log.Info("jobs.yaml changed on disk; reloading")
 			_ = p.reload()
@@ -130,7 +134,7 @@ func (p *process) serve(sigs <-chan os.Signal, stop <-chan struct{}) {
 			}
 			p.log.Info("stopping: no new fires; waiting for running jobs", "signal", sig.String(),
 				"shutdown_grace", p.current.Load().ShutdownGrace.String())
-			return
+			return true
 		}
 	}
 }
@@ -180,4 +184,18 @@ func (p *process) shutdown() {
 	}
 	p.env.Close()
 	p.log.Info("cronvisor stopped")
+}
+
+// shutdownNow stops firing and ends running jobs at once, like a timeout.
+func (p *process) shutdownNow(cause error) {
+	p.stop()
+	<-p.schedDone
+	if p.serveDone != nil {
+		<-p.serveDone
+	}
+	p.env.Supervisor.KillAll(cause)
+	p.sched.WaitAll()
+	p.svc.Wait()
+	p.env.Close()
+	p.log.Info("cronvisor stopped", "cause", cause.Error())
 }

@@ -119,8 +119,3 @@ func noArgs(_ *cobra.Command, args []string) error {
 	}
 	return nil
 }
-
-// notYet is what a command that is not built yet says, at run time.
-func notYet(what string) error {
-	return exitCode(1, fmt.Errorf("%s is not built yet in this version of cronvisor", what))
-}

@@ -5,7 +5,10 @@
 // The file backend (FileLocker) takes flock(2) on STATE_DIR/locks/NAME.lock,
 // so any other program using `flock -n` on the same file is respected and
 // the lock outlives a supervisor whose run's processes still hold the file.
-// A Redis backend is meant to implement the same Locker interface.
+// The Redis backend (RedisLocker) serves several hosts: a leased SET NX PX
+// key renewed while the run lives, a slot cursor and a fencing token taken
+// atomically with it; its doc comment says what it does and does not
+// guarantee.
 package lock
 
 import (

@@ -156,7 +156,7 @@ func (s *Supervisor) refused(job config.Job, runID string, slot time.Time, manua
 	case errors.Is(err, errQueueFull), errors.Is(err, errQueueDropped):
 		return s.skip(job, runID, slot, manual, err.Error(), nil)
 	case errors.Is(err, lock.ErrUnavailable):
-		return s.skip(job, runID, slot, manual, "lock backend unreachable: "+err.Error(), nil)
+		return s.skip(job, runID, slot, manual, "lock backend unreachable ("+err.Error()+")", nil)
 	}
 	now := s.clock.Now()
 	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: OutcomeError,

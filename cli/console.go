@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"cronvisor/config"
+	"cronvisor/ctl"
+	"cronvisor/ui"
+)
+
+// errConsoleQuit ends the runs of an embedded scheduler whose console the
+// operator quit (after confirming).
+var errConsoleQuit = errors.New("console quit by operator")
+
+// runConsole is `cronvisor` without a command: attach to the daemon that
+// serves the state dir's socket, else run the scheduler in-process with the
+// console on top. Without a terminal it runs headless, like daemon.
+func runConsole(_ *cobra.Command, g *globals) error {
+	if f, ok := g.stdout.(*os.File); !ok || !isTerminal(f) {
+		fmt.Fprintln(g.stderr, "cronvisor: stdout is not a terminal; running headless like `cronvisor daemon`")
+		return runDaemon(g, "auto")
+	}
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return err
+	}
+	if client, err := ctl.Dial(socketPath(cfg)); err == nil {
+		if _, err := client.Jobs(context.Background()); err == nil {
+			defer client.Close()
+			return attach(client, socketPath(cfg))
+		}
+		client.Close()
+	}
+	return runEmbedded(g, cfg)
+}
+
+// runEmbedded runs the scheduler in this process with the console on top.
+// Logs go to STATE_DIR/cronvisor.log: the terminal belongs to the console.
+func runEmbedded(g *globals, cfg *config.Config) error {
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return exitCode(1, err)
+	}
+	logPath := filepath.Join(cfg.StateDir, "cronvisor.log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return exitCode(1, err)
+	}
+	defer logFile.Close()
+	quiet := *g
+	quiet.stderr = logFile
+	log := slog.New(slog.NewJSONHandler(logFile, nil))
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	p, err := startProcess(&quiet, log, cfg)
+	if err != nil {
+		return exitCode(1, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopServe := make(chan struct{})
+	served := make(chan struct{})
+	var signalled atomic.Bool
+	go func() {
+		if p.serve(sigs, stopServe) {
+			signalled.Store(true)
+			cancel() // closes the console
+		}
+		close(served)
+	}()
+
+	uiErr := ui.Run(ctx, p.svc, ui.Options{Title: "embedded · " + cfg.Path + " · log " + logPath, Embedded: true})
+	close(stopServe)
+	<-served
+	if signalled.Load() {
+		// SIGTERM: stop like a daemon, letting runs finish within the grace.
+		p.shutdown()
+	} else {
+		// The operator quit the console and confirmed: end the runs now.
+		p.shutdownNow(errConsoleQuit)
+	}
+	if uiErr != nil {
+		return exitCode(1, uiErr)
+	}
+	return nil
+}
+
+// attach shows the console of a running daemon.
+func attach(client *ctl.Client, path string) error {
+	if err := ui.Run(context.Background(), client, ui.Options{Title: path}); err != nil {
+		return exitCode(1, err)
+	}
+	return nil
+}
+
+func newUI(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "ui",
+		Short: "Attach the live console to the running daemon",
+		Long: `Attach the live console to the daemon serving the state dir's control socket.
+Exits 1 with a clear error when no daemon runs (start one with 'cronvisor daemon',
+or run 'cronvisor' alone to schedule in-process with the console on top).`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			cfg, err := loadConfig(g)
+			if err != nil {
+				return err
+			}
+			path := socketPath(cfg)
+			client, err := ctl.Dial(path)
+			if err == nil {
+				_, err = client.Jobs(context.Background())
+			}
+			if err != nil {
+				return exitCode(1, fmt.Errorf("no daemon serves %s (%v); start one with `cronvisor daemon`", path, err))
+			}
+			defer client.Close()
+			return attach(client, path)
+		},
+	}
+}

@@ -1,0 +1,175 @@
+package lock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Acquire takes the lock in one atomic script: if the lock key exists it
+// returns a *HeldError with the holder's record; else, with CheckSlot, if
+// the job's slot cursor is at or past the slot, a *SlotDoneError; else it
+// sets the lock (NX semantics, PX ttl), the holder record, the next
+// fencing token and, with CheckSlot, the cursor. Being one script is what
+// stops a supervisor whose timer fires a few milliseconds later from
+// running the same slot again. A Redis that cannot be reached within about
+// a second and a half gives an error matching ErrUnavailable.
+func (l *RedisLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !nameRE.MatchString(req.Name) {
+		return nil, fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, req.Name)
+	}
+	h := l.fillHolder(req.Holder)
+	var slot string
+	if req.CheckSlot {
+		if h.Slot.IsZero() {
+			return nil, fmt.Errorf("lock %q: CheckSlot needs a slot", req.Name)
+		}
+		if !nameRE.MatchString(h.Job) { // it is part of the cursor's key
+			return nil, fmt.Errorf("lock %q: %w: job %q", req.Name, ErrBadName, h.Job)
+		}
+		var err error
+		if slot, err = slotArg(h.Slot); err != nil {
+			return nil, fmt.Errorf("lock %q: %w", req.Name, err)
+		}
+	}
+	rec, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("lock %q: encode record: %w", req.Name, err)
+	}
+	k, token, what := l.keys(req.Name), newToken(), fmt.Sprintf("lock %q", req.Name)
+	opCtx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	start := boottime() // before sending: Redis starts the TTL later than this
+	res, err := acquireScript.Run(opCtx, l.client,
+		[]string{k.lock, k.holder, k.fence, l.slotKey(req.Name, h.Job)},
+		token, ms(l.ttl), rec, slot, ms(l.retention)).StringSlice()
+	if err != nil {
+		if !neverSent(err) {
+			go l.abandon(k.lock, token)
+		}
+		return nil, l.wrap(ctx, what, err)
+	}
+	if len(res) != 2 {
+		return nil, fmt.Errorf("%s: unexpected reply %q from redis", what, res)
+	}
+	switch res[0] {
+	case "held":
+		return nil, &HeldError{Lock: req.Name, Holder: foreignOr(res[1])}
+	case "done":
+		r, _ := parseRedisRecord(res[1])
+		return nil, &SlotDoneError{Lock: req.Name, Holder: r.Holder}
+	case "ok":
+		if r, ok := parseRedisRecord(res[1]); ok {
+			return l.newLease(req.Name, token, slot, r, start), nil
+		}
+	}
+	go l.abandon(k.lock, token)
+	return nil, fmt.Errorf("%s: unexpected reply %q from redis", what, res)
+}
+
+// abandon frees a lock that a failed Acquire may have taken all the same
+// (the script ran but its reply was lost), rather than leave it blocking
+// others for a TTL. Best effort: it is ours only if it holds our token.
+func (l *RedisLocker) abandon(lockKey, token string) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	_ = releaseScript.Run(ctx, l.client, []string{lockKey}, token).Err()
+}
+
+// neverSent reports errors after which the script cannot have run: there
+// was no connection to send it on. (Should an earlier attempt, retried by
+// go-redis, have reached Redis after all, the lock lingers for one TTL.)
+func neverSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// ms renders a duration as whole milliseconds for PX and PEXPIRE.
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// Inspect reports one lock: held while its key exists, with the holder's
+// record; for a free lock, the last record if it has not expired.
+func (l *RedisLocker) Inspect(ctx context.Context, name string) (Status, error) {
+	if err := ctx.Err(); err != nil {
+		return Status{}, err
+	}
+	if !nameRE.MatchString(name) {
+		return Status{}, fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, name)
+	}
+	k := l.keys(name)
+	opCtx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	res, err := inspectScript.Run(opCtx, l.client, []string{k.lock, k.holder}).StringSlice()
+	if err != nil {
+		return Status{}, l.wrap(ctx, fmt.Sprintf("lock %q", name), err)
+	}
+	if len(res) != 2 {
+		return Status{}, fmt.Errorf("lock %q: unexpected reply %q from redis", name, res)
+	}
+	st := Status{Name: name, Held: res[0] == "held"}
+	if st.Held {
+		st.Holder = foreignOr(res[1])
+	} else if r, ok := parseRedisRecord(res[1]); ok {
+		st.Holder = r.Holder
+	}
+	return st, nil
+}
+
+// List reports every lock that is held or has a record, sorted by name. It
+// scans the keyspace (SCAN, never KEYS, so Redis is not blocked); a lock
+// that cannot be inspected is left out and named in the returned error.
+func (l *RedisLocker) List(ctx context.Context) ([]Status, error) {
+	seen := map[string]bool{}
+	for _, kind := range []string{"lock:", "holder:"} {
+		base := l.prefix + kind
+		iter := l.client.Scan(ctx, 0, globEscape(base)+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			if name := strings.TrimPrefix(iter.Val(), base); nameRE.MatchString(name) {
+				seen[name] = true
+			}
+		}
+		if err := iter.Err(); err != nil {
+			return nil, l.wrap(ctx, "list locks", err)
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for name := range seen {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var out []Status
+	var errs []error
+	for _, name := range names {
+		st, err := l.Inspect(ctx, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return out, err
+			}
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, st)
+	}
+	return out, errors.Join(errs...)
+}
+
+// globEscape quotes SCAN MATCH's special characters in a key prefix.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

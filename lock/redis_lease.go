@@ -1,0 +1,184 @@
+package lock
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// redisLease is a held Redis lock, kept alive by its renewal goroutine.
+type redisLease struct {
+	locker *RedisLocker
+	name   string
+	token  string
+	slot   string // slotArg of a scheduled fire; "" for manual runs
+	fence  int64
+
+	mu       sync.Mutex
+	holder   Holder
+	released bool
+
+	lost     chan struct{}
+	lostOnce sync.Once
+	stop     context.CancelFunc // ends the renewal goroutine
+	done     chan struct{}      // closed when it has ended
+}
+
+var _ Fenced = (*redisLease)(nil)
+
+// newLease starts renewing a lock taken at boot time start.
+func (l *RedisLocker) newLease(name, token, slot string, r redisRecord, start time.Duration) *redisLease {
+	ctx, stop := context.WithCancel(context.Background())
+	le := &redisLease{
+		locker: l, name: name, token: token, slot: slot, fence: r.FencingToken,
+		holder: r.Holder, lost: make(chan struct{}), stop: stop, done: make(chan struct{}),
+	}
+	go le.renew(ctx, start+l.ttl)
+	return le
+}
+
+// boottime reads CLOCK_BOOTTIME: monotonic like Go's own clock, but it
+// also counts time suspended, so a lease is not trusted across a suspend
+// that outlasted it.
+func boottime() time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
+		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) // pre-2.6.39 kernels
+	}
+	return time.Duration(ts.Nano())
+}
+
+// margin is how long before the lease can expire in Redis that an
+// unrenewed lease is declared lost: time for the supervisor to end the run
+// before another holder can start, and slack for Redis's clock running
+// faster than ours.
+func (l *RedisLocker) margin() time.Duration { return l.ttl / 5 }
+
+// renew extends the lease every ttl/3. expiry is the earliest boot time at
+// which Redis may drop the key: the TTL counted from before the last
+// successful request was sent. A reply saying the key is gone or holds
+// another token loses the lease at once; errors (Redis unreachable, a
+// replica, a timeout) are retried with backoff until expiry minus the
+// margin, and then the lease is lost too: past that point we might no
+// longer own it, so we stop extending it.
+func (le *redisLease) renew(ctx context.Context, expiry time.Duration) {
+	defer close(le.done)
+	l := le.locker
+	k := l.keys(le.name)
+	every := l.ttl / 3
+	wait, backoff := every, 50*time.Millisecond
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		sent := boottime()
+		left := expiry - l.margin() - sent
+		if left <= 0 {
+			le.markLost()
+			return
+		}
+		opCtx, cancel := context.WithTimeout(ctx, min(opTimeout, left))
+		ok, err := renewScript.Run(opCtx, l.client, []string{k.lock, k.holder},
+			le.token, ms(l.ttl), ms(l.retention)).Bool()
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil && ok:
+			expiry, wait, backoff = sent+l.ttl, every, 50*time.Millisecond
+		case err == nil:
+			le.markLost()
+			return
+		default:
+			wait = max(0, min(backoff, expiry-l.margin()-boottime()))
+			backoff = min(2*backoff, every)
+		}
+	}
+}
+
+func (le *redisLease) markLost() { le.lostOnce.Do(func() { close(le.lost) }) }
+
+// stopRenewal ends the renewal goroutine and waits for it. Release uses
+// it; tests call it to play a holder that stalls past its TTL.
+func (le *redisLease) stopRenewal() {
+	le.stop()
+	<-le.done
+}
+
+func (le *redisLease) Holder() Holder {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	return le.holder.clone()
+}
+
+// FencingToken is the lock's acquisition count when this lease took it;
+// see Fenced.
+func (le *redisLease) FencingToken() int64 { return le.fence }
+
+// SetPID rewrites the holder record (and the slot cursor's copy) with the
+// run's pid, only while the lock still holds our token; if it does not,
+// the lease is lost and the error matches ErrLeaseLost.
+func (le *redisLease) SetPID(pid int) error {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	if le.released {
+		return ErrReleased
+	}
+	h := le.holder
+	h.PID = pid
+	rec, err := json.Marshal(redisRecord{Holder: h, FencingToken: le.fence})
+	if err != nil {
+		return fmt.Errorf("lock %q: encode record: %w", le.name, err)
+	}
+	l := le.locker
+	k := l.keys(le.name)
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	ok, err := setPIDScript.Run(ctx, l.client, []string{k.lock, k.holder, l.slotKey(le.name, h.Job)},
+		le.token, rec, le.slot, ms(l.retention)).Bool()
+	if err != nil {
+		return l.wrap(context.Background(), fmt.Sprintf("lock %q: set pid", le.name), err)
+	}
+	if !ok {
+		le.markLost()
+		return fmt.Errorf("lock %q: set pid: %w", le.name, ErrLeaseLost)
+	}
+	le.holder = h
+	return nil
+}
+
+// File is nil: a Redis lock is not a descriptor the run could inherit.
+func (le *redisLease) File() *os.File { return nil }
+
+func (le *redisLease) Lost() <-chan struct{} { return le.lost }
+
+// Release stops renewing and deletes the lock only if it still holds our
+// token, so a lease that expired never deletes its successor's lock. If
+// Redis cannot be reached the lock stays until its TTL runs out; the error
+// then matches ErrUnavailable. Calling it again is a no-op.
+func (le *redisLease) Release() error {
+	le.mu.Lock()
+	if le.released {
+		le.mu.Unlock()
+		return nil
+	}
+	le.released = true
+	le.mu.Unlock()
+	le.stopRenewal()
+	l := le.locker
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	if err := releaseScript.Run(ctx, l.client, []string{l.keys(le.name).lock}, le.token).Err(); err != nil {
+		return l.wrap(context.Background(), fmt.Sprintf("release lock %q", le.name), err)
+	}
+	return nil
+}

@@ -1,0 +1,226 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"cronvisor/ctl"
+	"cronvisor/history"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+const (
+	// callTimeout bounds each call to the source, so a wedged daemon shows
+	// up as an error rather than a console that never updates.
+	callTimeout = 5 * time.Second
+	// maxBatch is how many pending events one message carries: a burst of
+	// output lines becomes one redraw, not hundreds.
+	maxBatch = 256
+	// logCap is how much of a saved run log the detail view reads: its end,
+	// which is where a failure explains itself.
+	logCap = 256 << 10
+	// historyPage is how many records the history view asks for.
+	historyPage = 500
+	// jobPage is how many records the detail view asks for.
+	jobPage = 50
+)
+
+// errStreamEnded means the source closed the event stream: the daemon
+// went away or shut down.
+var errStreamEnded = errors.New("event stream ended")
+
+// Messages from commands to the model.
+type (
+	snapshotMsg struct {
+		jobs  []ctl.JobStatus
+		locks []ctl.LockStatus
+		err   error
+	}
+	historyMsg struct {
+		job  string // "" for the history view's page
+		recs []history.Record
+		err  error
+	}
+	subscribedMsg struct {
+		ch  <-chan ctl.WireEvent
+		err error
+	}
+	// eventsMsg is a batch of events from one subscription; closed means
+	// the stream ended after them.
+	eventsMsg struct {
+		ch     <-chan ctl.WireEvent
+		events []ctl.WireEvent
+		closed bool
+	}
+	tickMsg      time.Time
+	reconnectMsg struct{ attempt int }
+	actionMsg    struct {
+		job, done string // what happened, for the status line
+		err       error
+	}
+	logMsg struct {
+		path  string
+		lines []string
+		err   error
+	}
+)
+
+// bounded is the context of one call to the source.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, callTimeout)
+}
+
+// fetchSnapshot reads jobs and locks together, so that the two tables
+// never disagree for a whole refresh period.
+func (m Model) fetchSnapshot() tea.Cmd {
+	src, parent := m.src, m.ctx
+	return func() tea.Msg {
+		ctx, cancel := bounded(parent)
+		defer cancel()
+		jobs, err := src.Jobs(ctx)
+		if err != nil {
+			return snapshotMsg{err: err}
+		}
+		locks, err := src.Locks(ctx)
+		return snapshotMsg{jobs: jobs, locks: locks, err: err}
+	}
+}
+
+// fetchHistory reads a page of history: job's for the detail view, or
+// everyone's when job is "".
+func (m Model) fetchHistory(job string) tea.Cmd {
+	src, parent, limit := m.src, m.ctx, historyPage
+	if job != "" {
+		limit = jobPage
+	}
+	return func() tea.Msg {
+		ctx, cancel := bounded(parent)
+		defer cancel()
+		raw, err := src.History(ctx, ctl.HistoryQuery{Job: job, Limit: limit})
+		return historyMsg{job: job, recs: decodeRecords(raw), err: err}
+	}
+}
+
+// subscribe opens the event stream. It lives as long as the model's
+// context, not a call's.
+func (m Model) subscribe() tea.Cmd {
+	src, ctx := m.src, m.ctx
+	return func() tea.Msg {
+		ch, err := src.Events(ctx)
+		return subscribedMsg{ch: ch, err: err}
+	}
+}
+
+// waitEvents blocks for the next event, then takes whatever else is
+// already pending, up to maxBatch. The model re-arms it after each batch.
+func waitEvents(ch <-chan ctl.WireEvent) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return eventsMsg{ch: ch, closed: true}
+		}
+		batch := []ctl.WireEvent{ev}
+		for len(batch) < maxBatch {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					return eventsMsg{ch: ch, events: batch, closed: true}
+				}
+				batch = append(batch, ev)
+			default:
+				return eventsMsg{ch: ch, events: batch}
+			}
+		}
+		return eventsMsg{ch: ch, events: batch}
+	}
+}
+
+// tick redraws countdowns once a second, on the second.
+func tick() tea.Cmd {
+	return tea.Every(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// backoff is the wait before reconnect attempt n (1-based): 0.5 s doubling
+// to at most 10 s.
+func backoff(n int) time.Duration {
+	d := 500 * time.Millisecond
+	for i := 1; i < n && d < 10*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 10*time.Second)
+}
+
+func reconnectAfter(n int) tea.Cmd {
+	return tea.Tick(backoff(n), func(time.Time) tea.Msg { return reconnectMsg{attempt: n} })
+}
+
+// action runs one operator action against the source.
+func (m Model) action(verb, job string) tea.Cmd {
+	src, parent := m.src, m.ctx
+	return func() tea.Msg {
+		ctx, cancel := bounded(parent)
+		defer cancel()
+		switch verb {
+		case "run":
+			id, err := src.RunNow(ctx, job)
+			return actionMsg{job: job, done: "started run " + id + " of " + job, err: err}
+		case "pause":
+			return actionMsg{job: job, done: "paused " + job, err: src.Pause(ctx, job)}
+		case "resume":
+			return actionMsg{job: job, done: "resumed " + job, err: src.Resume(ctx, job)}
+		case "kill":
+			n, err := src.Kill(ctx, job)
+			return actionMsg{job: job, done: fmt.Sprintf("killed %s of %s", plural(n, "run"), job), err: err}
+		case "reload":
+			return actionMsg{done: "reloaded jobs.yaml", err: src.Reload(ctx)}
+		}
+		return actionMsg{err: fmt.Errorf("unknown action %q", verb)}
+	}
+}
+
+// readLog reads the end of a saved run log. The log lives in the state dir,
+// readable by the user who runs the console.
+func readLog(path string) tea.Cmd {
+	return func() tea.Msg {
+		lines, err := tailFile(path, logCap)
+		return logMsg{path: path, lines: lines, err: err}
+	}
+}
+
+func tailFile(path string, limit int64) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	off := max(st.Size()-limit, 0)
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	text := strings.TrimSuffix(string(b), "\n")
+	var lines []string
+	if off > 0 { // the first line read is cut: drop it too
+		i := strings.IndexByte(text, '\n')
+		off += int64(i + 1)
+		text = text[i+1:]
+		lines = append(lines, fmt.Sprintf("… [first %d bytes not shown]", off))
+	}
+	if text == "" {
+		return lines, nil
+	}
+	return append(lines, strings.Split(text, "\n")...), nil
+}

@@ -1,0 +1,251 @@
+package ui
+
+import (
+	"strings"
+	"time"
+
+	"cronvisor/ctl"
+	"cronvisor/history"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// detailKeys are the job detail's bindings: up/down pick a run, the page
+// keys and the wheel scroll its output.
+type detailKeys struct {
+	Up, Down                          key.Binding
+	Pick                              key.Binding // Up and Down in the short help
+	ScrollUp, ScrollDown, Top, Bottom key.Binding
+	Back                              key.Binding
+	actionKeys
+}
+
+func newDetailKeys() detailKeys {
+	l := newListKeys()
+	return detailKeys{
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "newer run")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "older run")),
+		Pick:       key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑↓", "runs")),
+		ScrollUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "log up")),
+		ScrollDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d", " "), key.WithHelp("pgdn", "log")),
+		Top:        l.Top,
+		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "follow")),
+		Back:       key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
+		actionKeys: newActionKeys(),
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (k detailKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Back, k.Pick, k.ScrollDown, k.Run, k.Pause, k.Kill}
+}
+
+// FullHelp implements help.KeyMap.
+func (k detailKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.Back}, {k.ScrollUp, k.ScrollDown, k.Top, k.Bottom}, {k.Run, k.Pause, k.Kill}}
+}
+
+// detailView is one job: its definition, its recent runs and skips, and
+// the output of the live run or of a past one.
+type detailView struct {
+	c       *common
+	keys    detailKeys
+	job     string
+	recs    []history.Record // the job's history, newest first, no open runs
+	sel     int              // 0: the live output; i: recs[i-1]
+	off     int              // first entry shown in the runs list
+	vp      viewport.Model
+	logPath string // the saved log shown, "" for the live output
+	logText []string
+	width   int
+	height  int
+}
+
+func newDetailView(c *common) detailView {
+	vp := viewport.New(0, 0)
+	vp.MouseWheelEnabled = false // the view scrolls it, so keys never clash
+	return detailView{c: c, keys: newDetailKeys(), vp: vp}
+}
+
+// open shows job, following its live output.
+func (v detailView) open(job string) detailView {
+	v.job, v.recs, v.sel, v.off, v.logPath, v.logText = job, nil, 0, 0, "", nil
+	return v.refresh().follow()
+}
+
+// SetSize sets the area the view draws in.
+func (v detailView) SetSize(w, h int) detailView {
+	v.width, v.height = w, h
+	v.vp.Width, v.vp.Height = w, v.outputHeight()
+	return v.refresh()
+}
+
+// setRecords takes a fetched page of the job's history.
+func (v detailView) setRecords(recs []history.Record) detailView {
+	v.recs = make([]history.Record, 0, len(recs))
+	for _, r := range recs {
+		if r.Outcome != history.OutcomeRunning {
+			v.recs = append(v.recs, r)
+		}
+	}
+	v.sel = clamp(v.sel, len(v.recs)+1)
+	return v.refresh()
+}
+
+// Update handles keys and mouse.
+func (v detailView) Update(msg tea.Msg) (detailView, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.MouseMsg:
+		switch msg.Button {
+		case tea.MouseButtonWheelUp:
+			v.vp.ScrollUp(wheelStep)
+		case tea.MouseButtonWheelDown:
+			v.vp.ScrollDown(wheelStep)
+		}
+		return v, nil
+	case logMsg:
+		if msg.path == v.logPath {
+			v.logText = msg.lines
+			if msg.err != nil {
+				v.logText = []string{"cannot read the saved log: " + msg.err.Error()}
+			}
+			v = v.refresh()
+			v.vp.GotoTop()
+		}
+		return v, nil
+	case tea.KeyMsg:
+		return v.key(msg)
+	}
+	return v, nil
+}
+
+func (v detailView) key(msg tea.KeyMsg) (detailView, tea.Cmd) {
+	k := v.keys
+	switch {
+	case key.Matches(msg, k.Back):
+		return v, send(closeDetailMsg{})
+	case key.Matches(msg, k.Up):
+		return v.pick(v.sel - 1)
+	case key.Matches(msg, k.Down):
+		return v.pick(v.sel + 1)
+	case key.Matches(msg, k.ScrollUp):
+		v.vp.PageUp()
+	case key.Matches(msg, k.ScrollDown):
+		v.vp.PageDown()
+	case key.Matches(msg, k.Top):
+		v.vp.GotoTop()
+	case key.Matches(msg, k.Bottom):
+		v.vp.GotoBottom()
+	case key.Matches(msg, k.Run):
+		return v, send(requestMsg{verb: "run", job: v.job})
+	case key.Matches(msg, k.Pause):
+		verb := "pause"
+		if j, _ := v.c.data.job(v.job); j.Paused {
+			verb = "resume"
+		}
+		return v, send(requestMsg{verb: verb, job: v.job})
+	case key.Matches(msg, k.Kill) && k.Kill.Enabled():
+		return v, send(requestMsg{verb: "kill", job: v.job})
+	}
+	return v, nil
+}
+
+// pick selects entry i of the runs list and loads what it shows.
+func (v detailView) pick(i int) (detailView, tea.Cmd) {
+	i = clamp(i, len(v.recs)+1)
+	if i == v.sel {
+		return v, nil
+	}
+	v.sel, v.logText = i, nil
+	v.logPath = ""
+	if i == 0 {
+		return v.refresh().follow(), nil
+	}
+	r := v.recs[i-1]
+	v.logPath = r.LogPath
+	if r.LogPath == "" {
+		v.logPath = "-" // nothing to read; refresh explains why
+		return v.refresh(), nil
+	}
+	v.logText = []string{"loading " + r.LogPath + " …"}
+	return v.refresh(), readLog(r.LogPath)
+}
+
+// follow scrolls the live output to its end.
+func (v detailView) follow() detailView {
+	v.vp.GotoBottom()
+	return v
+}
+
+// refresh re-reads the store: the job's state, the live tail, and the
+// action keys that apply. The root model calls it after every change.
+func (v detailView) refresh() detailView {
+	j, ok := v.c.data.job(v.job)
+	var ref *jobRef
+	if ok {
+		ref = &jobRef{name: j.Name, running: j.State == ctl.StateRunning, paused: j.Paused}
+	}
+	v.keys.actionKeys.fit(ref)
+	v.vp.Width, v.vp.Height = v.width, v.outputHeight()
+	v.off = window(v.off, v.sel, v.runsHeight(), len(v.recs)+1)
+	atEnd := v.vp.AtBottom()
+	v.vp.SetContent(strings.Join(v.output(), "\n"))
+	if v.logPath == "" && atEnd {
+		v.vp.GotoBottom()
+	}
+	return v
+}
+
+// output is what the output pane shows, styled.
+func (v detailView) output() []string {
+	st := v.c.st
+	if v.logPath == "-" {
+		return noLog(st, v.c.now(), v.recs[v.sel-1])
+	}
+	lines := v.logText
+	if v.logPath == "" {
+		lines = v.c.data.tail(v.job)
+		if len(lines) == 0 {
+			return []string{st.muted.Render("no output seen yet; the output of the next run of " + v.job + " appears here live")}
+		}
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = styleLogLine(st, l)
+	}
+	return out
+}
+
+// styleLogLine drops the stream tag of a log line ("stdout | text"), and
+// marks stderr so that it stands out also without colour.
+func styleLogLine(st styles, l string) string {
+	switch {
+	case strings.HasPrefix(l, "stdout | "):
+		return "  " + l[len("stdout | "):]
+	case strings.HasPrefix(l, "stderr | "):
+		return st.warn.Render("! " + l[len("stderr | "):])
+	case strings.HasPrefix(l, "── "), strings.HasPrefix(l, "… ["):
+		return st.muted.Render(l)
+	}
+	return "  " + l
+}
+
+// noLog explains an entry without a saved log: for a skip, who held the
+// lock and since when, which is the whole story of a skip.
+func noLog(st styles, now time.Time, r history.Record) []string {
+	lines := []string{st.muted.Render("  no saved log for run " + r.RunID)}
+	switch r.Outcome {
+	case history.OutcomeSkipped:
+		lines = []string{"  skipped the fire of " + clock(now, r.ScheduledAt) + ", so there is no output"}
+		if h := r.Holder; h != nil && !h.Since.IsZero() {
+			lines = append(lines, "  the lock was held by pid "+pidHost(h.PID, h.Host)+" since "+
+				clock(now, h.Since)+", for "+heldFor(r))
+		}
+	}
+	if r.Reason != "" {
+		lines = append(lines, st.muted.Render("  reason: "+r.Reason))
+	}
+	return lines
+}

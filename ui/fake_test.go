@@ -1,0 +1,184 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"cronvisor/ctl"
+	"cronvisor/history"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// TestMain pins what a golden screen depends on besides the model: no
+// colours (the goldens are plain text) and a dark background.
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	lipgloss.SetHasDarkBackground(true)
+	os.Exit(m.Run())
+}
+
+// ref is the pinned "now" of every test: a Saturday noon.
+var ref = time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
+
+// at is ref moved by d.
+func at(d time.Duration) time.Time { return ref.Add(d) }
+
+func fixedClock() time.Time { return ref }
+
+const sockPath = "/srv/app/.cronvisor/cronvisor.sock"
+
+// fakeSource is a Source with canned answers that records the actions
+// asked of it.
+type fakeSource struct {
+	mu      sync.Mutex
+	jobs    []ctl.JobStatus
+	locks   []ctl.LockStatus
+	records []history.Record
+	events  chan ctl.WireEvent
+	err     error // returned by every call when set
+	calls   []string
+}
+
+func newFake() *fakeSource {
+	return &fakeSource{jobs: fixtureJobs(), locks: fixtureLocks(), records: fixtureRecords(),
+		events: make(chan ctl.WireEvent, 1024)}
+}
+
+func (f *fakeSource) record(call string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
+	return f.err
+}
+
+func (f *fakeSource) called() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+func (f *fakeSource) Jobs(context.Context) ([]ctl.JobStatus, error) {
+	return f.jobs, f.record("jobs")
+}
+
+func (f *fakeSource) Locks(context.Context) ([]ctl.LockStatus, error) {
+	return f.locks, f.record("locks")
+}
+
+func (f *fakeSource) History(_ context.Context, q ctl.HistoryQuery) ([]json.RawMessage, error) {
+	if err := f.record("history " + q.Job); err != nil {
+		return nil, err
+	}
+	var out []json.RawMessage
+	for _, r := range f.records {
+		if q.Job != "" && r.Job != q.Job {
+			continue
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func (f *fakeSource) RunNow(_ context.Context, job string) (string, error) {
+	return "r-manual", f.record("run " + job)
+}
+
+func (f *fakeSource) Pause(_ context.Context, job string) error  { return f.record("pause " + job) }
+func (f *fakeSource) Resume(_ context.Context, job string) error { return f.record("resume " + job) }
+func (f *fakeSource) Reload(context.Context) error               { return f.record("reload") }
+
+func (f *fakeSource) Kill(_ context.Context, job string) (int, error) {
+	return 1, f.record("kill " + job)
+}
+
+func (f *fakeSource) Events(context.Context) (<-chan ctl.WireEvent, error) {
+	if err := f.record("events"); err != nil {
+		return nil, err
+	}
+	return f.events, nil
+}
+
+// loaded is a console at w×h that has read the fake's snapshot and
+// history, as it would right after starting.
+func loaded(t *testing.T, f *fakeSource, opts Options, w, h int) Model {
+	t.Helper()
+	if opts.Clock == nil {
+		opts.Clock = fixedClock
+	}
+	if opts.Title == "" {
+		opts.Title = sockPath
+	}
+	m := New(f, opts)
+	m, _ = m.update(tea.WindowSizeMsg{Width: w, Height: h})
+	for _, cmd := range m.startCmds() {
+		m, _ = m.update(cmd())
+	}
+	return m
+}
+
+// press sends keys, one message each, and returns the model and the
+// command of the last.
+func press(m Model, keys ...string) (Model, tea.Cmd) {
+	var cmd tea.Cmd
+	for _, k := range keys {
+		m, cmd = m.update(keyMsg(k))
+	}
+	return m, cmd
+}
+
+func keyMsg(k string) tea.KeyMsg {
+	types := map[string]tea.KeyType{"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab,
+		"shift+tab": tea.KeyShiftTab, "ctrl+c": tea.KeyCtrlC, "up": tea.KeyUp, "down": tea.KeyDown,
+		"pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp, "backspace": tea.KeyBackspace}
+	if t, ok := types[k]; ok {
+		return tea.KeyMsg{Type: t}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+// follow runs cmd, which must not block, and feeds its message back, as
+// the program would, and returns the command that answered it. A batch's
+// commands are followed in order, and their answers dropped.
+func follow(t *testing.T, m Model, cmd tea.Cmd) (Model, tea.Cmd) {
+	t.Helper()
+	if cmd == nil {
+		t.Fatal("no command to follow")
+	}
+	msg := cmd()
+	if batch, ok := msg.(tea.BatchMsg); ok {
+		for _, c := range batch {
+			if c != nil {
+				m, _ = follow(t, m, c)
+			}
+		}
+		return m, nil
+	}
+	return m.update(msg)
+}
+
+// writeLog writes a saved run log as history.Log does.
+func writeLog(t *testing.T, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "run.log")
+	var b []byte
+	for _, l := range lines {
+		b = fmt.Appendf(b, "%s\n", l)
+	}
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -1,0 +1,119 @@
+package ui
+
+import (
+	"time"
+
+	"cronvisor/ctl"
+	"cronvisor/history"
+)
+
+// The fixture is one supervisor on host web-1 at ref:
+//   - sync_orders runs (pid 4321, 25 s of its 1m30s) and holds lock
+//     "orders"; its fire 5 s ago was skipped because of that run;
+//   - refund_orders shares lock "orders" and waits in the queue;
+//   - cleanup_tmp's lock is held by flock(1) outside cronvisor;
+//   - report_weekly is paused after a failure, send_digest disabled.
+const (
+	host     = "web-1"
+	syncPID  = 4321
+	flockPID = 777
+	flockCmd = "flock -n /srv/app/.cronvisor/locks/tmp.lock sleep 600"
+)
+
+func exit(n int) *int { return &n }
+
+func fixtureJobs() []ctl.JobStatus {
+	since := at(-24 * time.Hour)
+	own := &ctl.Holder{PID: syncPID, Host: host, Job: "sync_orders", RunID: "r-sync-7", Since: at(-25 * time.Second)}
+	return []ctl.JobStatus{
+		{Name: "backup_db", Schedule: "0 3 * * *", Timezone: "UTC", State: ctl.StateIdle, Enabled: true,
+			LastOutcome: "ok", LastStartedAt: at(-9 * time.Hour), LastEndedAt: at(-9*time.Hour + 42*time.Second),
+			NextRun: at(15 * time.Hour), Lock: "backup_db", Counts: ctl.Counts{Since: since, Runs: 1}},
+		{Name: "cleanup_tmp", Schedule: "@hourly", Timezone: "UTC", State: ctl.StateIdle, Enabled: true,
+			LastOutcome: "skipped", LastEndedAt: at(-30 * time.Minute), NextRun: at(30 * time.Minute), Lock: "tmp",
+			Holder: &ctl.Holder{PID: flockPID, Host: host, Since: at(-47 * time.Minute), Foreign: true, Cmdline: flockCmd},
+			Counts: ctl.Counts{Since: since, Runs: 23, Skips: 1}},
+		{Name: "refund_orders", Schedule: "*/2 * * * *", Timezone: "Asia/Shanghai", State: ctl.StateQueued, Enabled: true,
+			LastOutcome: "ok", LastEndedAt: at(-2 * time.Minute), NextRun: at(2 * time.Minute), Lock: "orders",
+			Holder: own, Counts: ctl.Counts{Since: since, Runs: 710, Skips: 3}},
+		{Name: "report_weekly", Schedule: "0 6 * * 1", Timezone: "UTC", State: ctl.StatePaused, Paused: true, Enabled: true,
+			LastOutcome: "failed", LastEndedAt: at(-5 * 24 * time.Hour), NextRun: at(42 * time.Hour), Lock: "report_weekly",
+			Counts: ctl.Counts{Since: since}},
+		{Name: "rotate_logs", Schedule: "15 * * * *", Timezone: "UTC", State: ctl.StateIdle, Enabled: true,
+			LastOutcome: "timeout", LastEndedAt: at(-45 * time.Minute), NextRun: at(15 * time.Minute), Lock: "rotate_logs",
+			Counts: ctl.Counts{Since: since, Runs: 24, Failures: 2}},
+		{Name: "send_digest", Schedule: "30 8 * * *", Timezone: "UTC", State: ctl.StateDisabled, Lock: "send_digest",
+			Counts: ctl.Counts{Since: since}},
+		{Name: "sync_orders", Schedule: "@every 10s", Timezone: "UTC", State: ctl.StateRunning, Enabled: true,
+			RunID: "r-sync-7", PID: syncPID, StartedAt: at(-25 * time.Second), Deadline: at(65 * time.Second),
+			LastOutcome: "skipped", LastStartedAt: at(-25 * time.Second), LastEndedAt: at(-5 * time.Second),
+			NextRun: at(5 * time.Second), Lock: "orders", Holder: own,
+			Counts: ctl.Counts{Since: since, Runs: 8630, Skips: 212, Failures: 4}},
+	}
+}
+
+func fixtureLocks() []ctl.LockStatus {
+	return []ctl.LockStatus{
+		{Lock: "backup_db", PID: 9001, Host: host, Job: "backup_db", RunID: "r-backup-1",
+			Since: at(-9 * time.Hour), SupervisorPID: 100},
+		{Lock: "orders", Held: true, PID: syncPID, Host: host, Job: "sync_orders", RunID: "r-sync-7",
+			Slot: at(-25 * time.Second), Since: at(-25 * time.Second), SupervisorPID: 100},
+		{Lock: "report_weekly"},
+		{Lock: "rotate_logs", PID: 9020, Host: host, Job: "rotate_logs", RunID: "r-rotate-24",
+			Since: at(-time.Hour), SupervisorPID: 100},
+		{Lock: "send_digest"},
+		{Lock: "tmp", Held: true, PID: flockPID, Host: host, Since: at(-47 * time.Minute),
+			Foreign: true, Cmdline: flockCmd},
+	}
+}
+
+// fixtureRecords is the recent history, newest first: sync_orders
+// overlapping itself, the foreign holder blocking cleanup_tmp, a timeout
+// and a failure.
+func fixtureRecords() []history.Record {
+	var recs []history.Record
+	add := func(r history.Record) { recs = append(recs, r) }
+	syncHolder := &history.Holder{PID: syncPID, Host: host, Job: "sync_orders", RunID: "r-sync-7", Since: at(-25 * time.Second)}
+	add(history.Record{Job: "sync_orders", RunID: "r-sync-s3", Outcome: "skipped", ScheduledAt: at(-5 * time.Second),
+		Reason: "lock held by pid 4321@web-1 (job sync_orders, run r-sync-7)", Holder: syncHolder})
+	add(history.Record{Job: "sync_orders", RunID: "r-sync-s2", Outcome: "skipped", ScheduledAt: at(-15 * time.Second),
+		Reason: "lock held by pid 4321@web-1 (job sync_orders, run r-sync-7)", Holder: syncHolder})
+	add(history.Record{Job: "sync_orders", RunID: "r-sync-6", Outcome: "ok", ScheduledAt: at(-40 * time.Second),
+		StartedAt: at(-40 * time.Second), EndedAt: at(-40*time.Second + 8200*time.Millisecond), ExitCode: exit(0),
+		LogPath: "/srv/app/.cronvisor/logs/sync_orders/r-sync-6.log"})
+	for i := 0; i < 6; i++ {
+		slot := at(-time.Duration(50+10*i) * time.Second)
+		out := "ok"
+		if i%3 == 1 {
+			out = "skipped"
+		}
+		if i == 4 {
+			out = "failed"
+		}
+		r := history.Record{Job: "sync_orders", RunID: "r-sync-old" + itoa(i), Outcome: out, ScheduledAt: slot}
+		switch out {
+		case "skipped":
+			r.Holder = &history.Holder{PID: 4300 + i, Host: host, Job: "sync_orders", RunID: "r-prev", Since: slot.Add(-12 * time.Second)}
+		default:
+			r.StartedAt, r.EndedAt, r.ExitCode = slot, slot.Add(6*time.Second), exit(0)
+		}
+		if out == "failed" {
+			r.ExitCode, r.Reason = exit(2), "exit status 2"
+		}
+		add(r)
+	}
+	add(history.Record{Job: "refund_orders", RunID: "r-refund-9", Outcome: "ok", ScheduledAt: at(-2 * time.Minute),
+		StartedAt: at(-2 * time.Minute), EndedAt: at(-2*time.Minute + 3*time.Second), ExitCode: exit(0)})
+	add(history.Record{Job: "cleanup_tmp", RunID: "r-clean-s1", Outcome: "skipped", ScheduledAt: at(-30 * time.Minute),
+		Reason: "lock held by pid 777 (outside cronvisor: " + flockCmd + ")",
+		Holder: &history.Holder{PID: flockPID, Host: host, Since: at(-47 * time.Minute)}})
+	add(history.Record{Job: "rotate_logs", RunID: "r-rotate-24", Outcome: "timeout", ScheduledAt: at(-45*time.Minute - 10*time.Minute),
+		StartedAt: at(-55 * time.Minute), EndedAt: at(-45 * time.Minute), Reason: "exceeded timeout 10m0s"})
+	add(history.Record{Job: "cleanup_tmp", RunID: "r-clean-23", Outcome: "ok", ScheduledAt: at(-90 * time.Minute),
+		StartedAt: at(-90 * time.Minute), EndedAt: at(-90*time.Minute + 1500*time.Millisecond), ExitCode: exit(0)})
+	add(history.Record{Job: "backup_db", RunID: "r-backup-1", Outcome: "ok", ScheduledAt: at(-9 * time.Hour),
+		StartedAt: at(-9 * time.Hour), EndedAt: at(-9*time.Hour + 42*time.Second), ExitCode: exit(0)})
+	add(history.Record{Job: "report_weekly", RunID: "r-report-3", Outcome: "failed", ScheduledAt: at(-5*24*time.Hour - time.Minute),
+		StartedAt: at(-5*24*time.Hour - time.Minute), EndedAt: at(-5 * 24 * time.Hour), ExitCode: exit(1), Reason: "exit status 1"})
+	return recs
+}

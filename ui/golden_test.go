@@ -1,0 +1,208 @@
+package ui
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"cronvisor/ctl"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden screens (and docs/screens)")
+
+// feed delivers events through the model's subscription, as the program
+// would: into the source's channel, then one waitEvents batch.
+func feed(t *testing.T, m Model, f *fakeSource, evs ...ctl.WireEvent) Model {
+	t.Helper()
+	for _, ev := range evs {
+		f.events <- ev
+	}
+	if m.events == nil {
+		t.Fatal("the model has no subscription")
+	}
+	m, _ = follow(t, m, waitEvents(m.events))
+	return m
+}
+
+func output(job string, lines ...string) []ctl.WireEvent {
+	var evs []ctl.WireEvent
+	for i, l := range lines {
+		stream := "stdout"
+		if strings.HasPrefix(l, "!") {
+			stream, l = "stderr", l[1:]
+		}
+		evs = append(evs, ctl.WireEvent{Type: ctl.EventRunOutput, Job: job, RunID: "r-sync-7",
+			Time: at(time.Duration(i-20) * time.Second), Stream: stream, Line: l})
+	}
+	return evs
+}
+
+var syncOutput = output("sync_orders",
+	"fetching orders since 2026-03-14T11:59:25Z",
+	"page 1: 200 orders",
+	"page 2: 200 orders",
+	"page 3: 143 orders",
+	"!warn: order 88412 has no customer, skipped",
+	"writing 542 orders to the warehouse",
+	"batch 1/3 committed",
+	"batch 2/3 committed",
+)
+
+// screens are the golden cases: each starts from the loaded fixture.
+var screens = []struct {
+	name string
+	w, h int
+	opts Options
+	prep func(t *testing.T, m Model, f *fakeSource) Model
+	doc  bool // also a docs/screens capture
+}{
+	{name: "jobs", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "G") // sync_orders, the running one, is last by name
+		return m
+	}},
+	{name: "jobs_wide", w: 120, h: 30, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "G")
+		return m
+	}},
+	{name: "jobs_filtered", w: 80, h: 24, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "/", "o", "r", "d", "enter", "s")
+		return m
+	}},
+	{name: "detail", w: 80, h: 24, doc: true, prep: openSync},
+	{name: "detail_wide", w: 120, h: 30, doc: true, prep: openSync},
+	{name: "detail_log", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		p := writeLog(t, "stdout | fetching orders since 2026-03-14T11:58:55Z", "stdout | page 1: 88 orders",
+			"stderr | warn: slow response from the warehouse (2.1s)", "stdout | writing 88 orders", "stdout | done")
+		f.records[2].LogPath = p
+		m = openSync(t, m, f)
+		m, cmd := press(m, "down", "down", "down") // live, skip, skip, the ok run
+		m, _ = follow(t, m, cmd)
+		return m
+	}},
+	{name: "detail_skip", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m = openSync(t, m, f)
+		m, _ = press(m, "down")
+		return m
+	}},
+	{name: "locks", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "tab", "G") // tmp, held by flock(1)
+		return m
+	}},
+	{name: "locks_wide", w: 120, h: 30, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "tab", "down")
+		return m
+	}},
+	{name: "history", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "shift+tab")
+		return m
+	}},
+	{name: "history_wide", w: 120, h: 30, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "shift+tab", "o")
+		return m
+	}},
+	{name: "help", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "?")
+		return m
+	}},
+	{name: "kill_confirm", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, cmd := press(m, "G", "x")
+		m, _ = follow(t, m, cmd)
+		return m
+	}},
+	{name: "quit_confirm", w: 80, h: 24, doc: true, opts: Options{Title: "embedded · /srv/app/jobs.yaml · log /srv/app/.cronvisor/cronvisor.log", Embedded: true},
+		prep: func(t *testing.T, m Model, f *fakeSource) Model {
+			m, _ = press(m, "q")
+			return m
+		}},
+	{name: "daemon_lost", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		close(f.events)
+		m, _ = follow(t, m, waitEvents(m.events))
+		return m
+	}},
+}
+
+func openSync(t *testing.T, m Model, f *fakeSource) Model {
+	t.Helper()
+	m = feed(t, m, f, syncOutput...)
+	m, cmd := press(m, "G", "enter")
+	m, cmd = follow(t, m, cmd) // openJobMsg, answered by the job's history fetch
+	m, _ = follow(t, m, cmd)
+	return m
+}
+
+func TestGoldenScreens(t *testing.T) {
+	for _, tc := range screens {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			m := loaded(t, f, tc.opts, tc.w, tc.h)
+			m = tc.prep(t, m, f)
+			got := m.View()
+			checkScreen(t, got, tc.w, tc.h)
+			compareGolden(t, tc.name, got, tc.doc)
+		})
+	}
+}
+
+// checkScreen holds every screen to the terminal's size: exactly h lines,
+// none wider than w, so nothing wraps or scrolls.
+func checkScreen(t *testing.T, screen string, w, h int) {
+	t.Helper()
+	lines := strings.Split(screen, "\n")
+	if len(lines) != h {
+		t.Errorf("screen has %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := ansi.StringWidth(l); n > w {
+			t.Errorf("line %d is %d cells wide, more than %d: %q", i+1, n, w, l)
+		}
+	}
+}
+
+// compareGolden compares a screen with testdata/NAME.golden, ignoring
+// trailing spaces, which editors strip.
+func compareGolden(t *testing.T, name, screen string, doc bool) {
+	t.Helper()
+	got := trimLines(screen)
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		write(t, path, got)
+		if doc {
+			write(t, filepath.Join("..", "docs", "screens", name+".txt"), got)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("no golden %s; run go test ./ui -run TestGoldenScreens -update", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("screen %s differs from %s (-update rewrites it)\ngot:\n%s\nwant:\n%s", name, path, got, want)
+	}
+}
+
+func write(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func trimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n") + "\n"
+}

@@ -1,0 +1,251 @@
+package ui
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"cronvisor/history"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// historyKeys are the history view's bindings.
+type historyKeys struct {
+	listKeys
+	Filter, Outcome, Open key.Binding
+}
+
+// ShortHelp implements help.KeyMap.
+func (k historyKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Move, k.Open, k.Filter, k.Outcome}
+}
+
+// FullHelp implements help.KeyMap.
+func (k historyKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{k.column(), {k.Open, k.Filter, k.Outcome}}
+}
+
+// outcomeFilter is one step of the o key's cycle.
+type outcomeFilter struct {
+	name     string
+	outcomes []string // nil: all
+}
+
+var outcomeFilters = [...]outcomeFilter{
+	{name: "all"},
+	{name: "skipped", outcomes: []string{history.OutcomeSkipped}},
+	{name: "problems", outcomes: []string{history.OutcomeFailed, history.OutcomeTimeout,
+		history.OutcomeError, history.OutcomeInterrupted, history.OutcomeReplaced}},
+	{name: "ok", outcomes: []string{history.OutcomeOK}},
+}
+
+// stripMax is the most fires a timeline strip shows.
+const stripMax = 60
+
+// historyView is runs and skips over time: a timeline strip per job and
+// the records, newest first, filterable by job and outcome.
+type historyView struct {
+	c       *common
+	keys    historyKeys
+	filter  filter
+	outcome int     // index into outcomeFilters
+	rows    []int   // positions in c.data.records
+	strips  []strip // one per job in the filter, most recent first
+	nameW   int
+	cur     cursor
+	width   int
+	height  int
+}
+
+// strip is one job's last fires, oldest first.
+type strip struct {
+	job      string
+	outcomes []string
+}
+
+func newHistoryView(c *common) historyView {
+	return historyView{c: c, filter: newFilter(c), keys: historyKeys{
+		listKeys: newListKeys(),
+		Filter:   newFilterKeys().Filter,
+		Outcome:  key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "outcomes")),
+		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open job")),
+	}}
+}
+
+// SetSize sets the area the view draws in.
+func (v historyView) SetSize(w, h int) historyView {
+	v.width, v.height = w, h
+	v.cur.fit(len(v.rows), v.listHeight())
+	return v
+}
+
+func (v historyView) editing() bool { return v.filter.editing }
+
+// Update handles keys and mouse.
+func (v historyView) Update(msg tea.Msg) (historyView, tea.Cmd) {
+	if km, ok := msg.(tea.KeyMsg); ok && v.filter.editing {
+		var cmd tea.Cmd
+		v.filter, cmd = v.filter.update(km)
+		return v.refresh(), cmd
+	}
+	if v.cur.handle(v.keys.listKeys, msg, len(v.rows), v.listHeight()) {
+		return v, nil
+	}
+	km, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return v, nil
+	}
+	switch {
+	case key.Matches(km, v.keys.Filter):
+		var cmd tea.Cmd
+		v.filter, cmd = v.filter.start()
+		return v, cmd
+	case key.Matches(km, v.filter.keys.Clear) && v.filter.active():
+		v.filter = v.filter.clear()
+		return v.refresh(), nil
+	case key.Matches(km, v.keys.Outcome):
+		v.outcome = (v.outcome + 1) % len(outcomeFilters)
+		v.cur = cursor{}
+		return v.refresh(), nil
+	case key.Matches(km, v.keys.Open) && len(v.rows) > 0:
+		return v, send(openJobMsg{job: v.c.data.records[v.rows[v.cur.pos]].Job})
+	}
+	return v, nil
+}
+
+// refresh rebuilds the rows and strips from the store. The cursor stays on
+// its row index: new records arrive at the top, and an operator reading an
+// older one keeps the place they scrolled to only roughly, which is the
+// price of a list that moves.
+func (v historyView) refresh() historyView {
+	recs := v.c.data.records
+	want := outcomeFilters[v.outcome].outcomes
+	v.rows = make([]int, 0, len(recs))
+	byJob := map[string][]string{}
+	for i, r := range recs {
+		if r.Outcome == history.OutcomeRunning {
+			continue
+		}
+		if o := byJob[r.Job]; len(o) < stripMax && v.filter.match(r.Job) {
+			byJob[r.Job] = append(o, r.Outcome)
+		}
+		if want != nil && !slices.Contains(want, r.Outcome) {
+			continue
+		}
+		if !v.filter.active() || v.filter.match(r.Job, r.Outcome, r.Reason, recordDetail(r)) {
+			v.rows = append(v.rows, i)
+		}
+	}
+	v.strips, v.nameW = make([]strip, 0, len(byJob)), len("JOB")
+	for _, r := range recs { // newest first, so strips come most recent first
+		if o, ok := byJob[r.Job]; ok {
+			slices.Reverse(o)
+			v.strips = append(v.strips, strip{job: r.Job, outcomes: o})
+			delete(byJob, r.Job)
+			v.nameW = max(v.nameW, len(r.Job))
+		}
+	}
+	v.cur.fit(len(v.rows), v.listHeight())
+	return v
+}
+
+// stripRows is how many timeline strips fit: up to a third of the view.
+func (v historyView) stripRows() int {
+	return min(len(v.strips), max(2, (v.height-4)/3))
+}
+
+func (v historyView) listHeight() int {
+	h := v.height - v.stripRows() - 3
+	if v.filter.active() {
+		h--
+	}
+	return max(h, 1)
+}
+
+// View draws the strips and the records.
+func (v historyView) View() string {
+	st := v.c.st
+	var lines []string
+	if v.filter.active() {
+		lines = append(lines, v.filter.view(v.width))
+	}
+	legend := st.ok.Render("● ok") + " " + st.warn.Render("○ skipped") + " " +
+		st.fail.Render("✗ failed") + " " + st.fail.Render("⧖ timeout")
+	lines = append(lines, rule(st, "timeline, newest right", legend, v.width))
+	lines = append(lines, v.stripLines()...)
+	count := strconv.Itoa(len(v.rows)) + " shown"
+	lines = append(lines, rule(st, "runs and skips · outcome: "+outcomeFilters[v.outcome].name+" (o)", count, v.width))
+	now := v.c.now()
+	end := min(len(v.rows), v.cur.off+v.listHeight())
+	var times []time.Time
+	for _, i := range v.rows[v.cur.off:end] {
+		times = append(times, startTime(v.c.data.records[i]))
+	}
+	timeW := clockWidth(now, times...) // of the rows shown: most lists are of today
+	cols := []column{
+		{title: "TIME", min: 8, want: timeW, max: timeW, grow: 3},
+		{title: "JOB", min: 8, want: min(v.nameW, 16), max: v.nameW, grow: 2},
+		{title: "OUTCOME", min: 9, want: 11, max: 13, grow: 4},
+		{title: "TOOK", min: 4, want: 6, max: 6, drop: 1, grow: 5},
+		{title: "DETAIL", min: 10, want: 30, max: 200, grow: 1},
+	}
+	widths := layout(cols, v.width-2)
+	lines = append(lines, headerRow(st, cols, widths, v.width))
+	if len(v.rows) == 0 {
+		lines = append(lines, st.muted.Render("  no records"))
+	}
+	for i := v.cur.off; i < end; i++ {
+		r := v.c.data.records[v.rows[i]]
+		rc := recordCells(st, now, r)
+		cells := []cell{rc[1], {text: r.Job}, rc[0], rc[2], rc[3]}
+		lines = append(lines, row(st, cells, widths, i == v.cur.pos, v.width))
+	}
+	return pad(lines, v.height)
+}
+
+// stripLines draws the timeline strips, glyphs of one outcome styled
+// together to keep the render cheap.
+func (v historyView) stripLines() []string {
+	st := v.c.st
+	n := v.stripRows()
+	nameW := 4
+	for _, s := range v.strips[:n] {
+		nameW = max(nameW, min(len(s.job), 20))
+	}
+	room := max(v.width-nameW-5, 1)
+	lines := make([]string, 0, n)
+	for i, s := range v.strips[:n] {
+		if i == n-1 && n < len(v.strips) {
+			lines = append(lines, fit(st.muted.Render("  … and "+plural(len(v.strips)-n+1, "more job")+"; / narrows to one"), v.width))
+			break
+		}
+		o := s.outcomes[max(0, len(s.outcomes)-room):]
+		var b strings.Builder
+		for j := 0; j < len(o); {
+			k := j
+			for k < len(o) && o[k] == o[j] {
+				k++
+			}
+			b.WriteString(st.outcome(o[j]).Render(strings.Repeat(glyph(o[j]), k-j)))
+			j = k
+		}
+		lines = append(lines, fit("  "+fit(s.job, nameW)+"  "+b.String(), v.width))
+	}
+	return lines
+}
+
+// rule is a section line: ── title ───── right ─
+func rule(st styles, title, right string, width int) string {
+	left := "── " + title + " "
+	rw := 0
+	if right != "" {
+		rw = ansi.StringWidth(right) + 3
+		right = " " + right + st.muted.Render(" ─")
+	}
+	fill := max(width-len([]rune(left))-rw, 0)
+	return fit(st.section.Render(left)+st.muted.Render(strings.Repeat("─", fill))+right, width)
+}

@@ -1,0 +1,116 @@
+package ui
+
+import (
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"cronvisor/ctl"
+	"cronvisor/history"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// stateText is a job's state cell: a running job shows its elapsed time
+// against its timeout.
+func stateText(j ctl.JobStatus, now time.Time) string {
+	if j.State != ctl.StateRunning {
+		return stateGlyph(j.State) + " " + string(j.State)
+	}
+	s := stateGlyph(j.State) + " " + dur(now.Sub(j.StartedAt))
+	if !j.Deadline.IsZero() {
+		s += "/" + dur(j.Deadline.Sub(j.StartedAt).Round(time.Second))
+	}
+	if j.Paused {
+		s += " ‖"
+	}
+	return s
+}
+
+// holderCell is a job's lock holder: pid@host, whose it is, and for how
+// long it has held the lock.
+func holderCell(st styles, j ctl.JobStatus, now time.Time) cell {
+	h := j.Holder
+	if h == nil {
+		return cell{text: "—", style: st.muted}
+	}
+	kind := holderKind(j, h)
+	text := pidHost(h.PID, shortHost(h.Host)) + " " + kind
+	if !h.Since.IsZero() {
+		text += " " + dur(now.Sub(h.Since))
+	}
+	switch kind {
+	case "own":
+		return cell{text: text, style: st.run.UnsetBold()}
+	case "foreign":
+		return cell{text: text, style: st.foreign}
+	}
+	return cell{text: text, style: st.warn}
+}
+
+// shortHost is a host's first DNS label, like `hostname -s`; addresses
+// stay whole.
+func shortHost(h string) string {
+	if net.ParseIP(h) != nil {
+		return h
+	}
+	if i := strings.IndexByte(h, '.'); i > 0 {
+		return h[:i]
+	}
+	return h
+}
+
+// summary is two lines under the table about the selected job: what it
+// does now, and what its last fire did and why, with the lock holder when
+// it was skipped: the questions an operator asks first.
+func (v jobsView) summary() string {
+	if len(v.rows) == 0 {
+		return "\n"
+	}
+	st, now := v.c.st, v.c.now()
+	j := v.c.data.jobs[v.rows[v.cur.pos]]
+	name := fit(" "+j.Name, min(v.nameW+1, v.width/3))
+	indent := strings.Repeat(" ", ansi.StringWidth(name)+2)
+	first := st.section.Render(name) + "  " + st.state(j.State).Render(nowText(j, now))
+	second := st.muted.Render("no runs in recent history")
+	if r, ok := v.c.data.lastRecord(j.Name); ok {
+		second = st.outcome(r.Outcome).Render(glyph(r.Outcome)+" "+r.Outcome+" "+ago(now, eventTime(r))) +
+			st.muted.Render(": "+skipWhy(r))
+	}
+	return fit(first, v.width) + "\n" + fit(indent+second, v.width)
+}
+
+// nowText says what a job does now, in words.
+func nowText(j ctl.JobStatus, now time.Time) string {
+	switch j.State {
+	case ctl.StateRunning:
+		s := "running pid " + strconv.Itoa(j.PID) + " for " + dur(now.Sub(j.StartedAt))
+		if !j.Deadline.IsZero() {
+			s += ", deadline in " + countdown(now, j.Deadline)
+		}
+		return s
+	case ctl.StateQueued:
+		if h := j.Holder; h != nil {
+			return "queued until pid " + pidHost(h.PID, h.Host) + " frees lock " + j.Lock
+		}
+		return "queued for lock " + j.Lock
+	case ctl.StatePaused:
+		return "paused: no scheduled fires until resumed (p)"
+	case ctl.StateDisabled:
+		return "disabled in jobs.yaml"
+	}
+	if j.NextRun.IsZero() {
+		return "idle"
+	}
+	return "idle, next fire in " + countdown(now, j.NextRun) + " at " + clock(now, j.NextRun)
+}
+
+// skipWhy says why a fire ended as it did: the holder when the lock was
+// held, else the exit code or reason.
+func skipWhy(r history.Record) string {
+	if d := recordDetail(r); d != "" {
+		return d
+	}
+	return "no reason recorded"
+}

@@ -1,0 +1,281 @@
+package ui
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cronvisor/ctl"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// jobsKeys are the jobs table's bindings.
+type jobsKeys struct {
+	listKeys
+	actionKeys
+	Open, Sort, Filter key.Binding
+}
+
+func newJobsKeys() jobsKeys {
+	return jobsKeys{
+		listKeys:   newListKeys(),
+		actionKeys: newActionKeys(),
+		Open:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		Sort:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
+		Filter:     newFilterKeys().Filter,
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (k jobsKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Open, k.Run, k.Pause, k.Kill, k.Filter, k.Sort}
+}
+
+// FullHelp implements help.KeyMap.
+func (k jobsKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{k.column(), {k.Open, k.Filter, k.Sort}, {k.Run, k.Pause, k.Kill}}
+}
+
+// sortKey orders the jobs table.
+type sortKey int
+
+const (
+	byName sortKey = iota
+	byNext
+	byState
+	byLast
+	sortKeys
+)
+
+// Messages from views to the root model.
+type (
+	openJobMsg     struct{ job string }
+	closeDetailMsg struct{}
+	requestMsg     struct{ verb, job string } // an action, confirmed by root if destructive
+)
+
+func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+// jobsView is the table of all jobs.
+type jobsView struct {
+	c             *common
+	keys          jobsKeys
+	filter        filter
+	sort          sortKey
+	rows          []int // positions in c.data.jobs, filtered and sorted
+	cur           cursor
+	selected      string // kept across re-sorts and refreshes
+	nameW         int
+	width, height int
+}
+
+func newJobsView(c *common) jobsView {
+	return jobsView{c: c, keys: newJobsKeys(), filter: newFilter(c)}
+}
+
+// SetSize sets the area the view draws in.
+func (v jobsView) SetSize(w, h int) jobsView {
+	v.width, v.height = w, h
+	v.cur.fit(len(v.rows), v.listHeight())
+	return v
+}
+
+// editing reports whether the filter takes the keys.
+func (v jobsView) editing() bool { return v.filter.editing }
+
+// Update handles keys and mouse for the table.
+func (v jobsView) Update(msg tea.Msg) (jobsView, tea.Cmd) {
+	if km, ok := msg.(tea.KeyMsg); ok && v.filter.editing {
+		var cmd tea.Cmd
+		v.filter, cmd = v.filter.update(km)
+		return v.refresh(), cmd
+	}
+	if v.cur.handle(v.keys.listKeys, msg, len(v.rows), v.listHeight()) {
+		v.selected = v.name()
+		v.keys.actionKeys.fit(v.ref())
+		return v, nil
+	}
+	km, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return v, nil
+	}
+	j := v.ref()
+	switch {
+	case key.Matches(km, v.keys.Filter):
+		var cmd tea.Cmd
+		v.filter, cmd = v.filter.start()
+		return v, cmd
+	case key.Matches(km, v.filter.keys.Clear) && v.filter.active():
+		v.filter = v.filter.clear()
+		return v.refresh(), nil
+	case key.Matches(km, v.keys.Sort):
+		v.sort = (v.sort + 1) % sortKeys
+		return v.refresh(), nil
+	case j == nil:
+		return v, nil
+	case key.Matches(km, v.keys.Open):
+		return v, send(openJobMsg{job: j.name})
+	case key.Matches(km, v.keys.Run):
+		return v, send(requestMsg{verb: "run", job: j.name})
+	case key.Matches(km, v.keys.Pause) && j.paused:
+		return v, send(requestMsg{verb: "resume", job: j.name})
+	case key.Matches(km, v.keys.Pause):
+		return v, send(requestMsg{verb: "pause", job: j.name})
+	case key.Matches(km, v.keys.Kill) && v.keys.Kill.Enabled():
+		return v, send(requestMsg{verb: "kill", job: j.name})
+	}
+	return v, nil
+}
+
+// refresh rebuilds the rows from the store; the root model calls it after
+// every change of the store.
+func (v jobsView) refresh() jobsView {
+	jobs := v.c.data.jobs
+	v.rows = make([]int, 0, len(jobs))
+	v.nameW = len("NAME")
+	for i, j := range jobs {
+		v.nameW = max(v.nameW, len(j.Name))
+		if v.filter.match(j.Name, j.Schedule, string(j.State), j.LastOutcome, j.Lock) {
+			v.rows = append(v.rows, i)
+		}
+	}
+	slices.SortStableFunc(v.rows, func(a, b int) int { return compareJobs(jobs[a], jobs[b], v.sort) })
+	v.cur.pos = 0
+	for i, r := range v.rows {
+		if jobs[r].Name == v.selected {
+			v.cur.pos = i
+		}
+	}
+	v.cur.fit(len(v.rows), v.listHeight())
+	v.selected = v.name()
+	v.keys.actionKeys.fit(v.ref())
+	return v
+}
+
+func compareJobs(a, b ctl.JobStatus, by sortKey) int {
+	var c int
+	switch by {
+	case byNext: // soonest first; none last
+		switch {
+		case a.NextRun.IsZero() && !b.NextRun.IsZero():
+			c = 1
+		case !a.NextRun.IsZero() && b.NextRun.IsZero():
+			c = -1
+		default:
+			c = a.NextRun.Compare(b.NextRun)
+		}
+	case byState:
+		c = cmp.Compare(stateRank(a.State), stateRank(b.State))
+	case byLast: // latest activity first
+		c = b.LastEndedAt.Compare(a.LastEndedAt)
+	}
+	if c == 0 {
+		c = strings.Compare(a.Name, b.Name)
+	}
+	return c
+}
+
+func stateRank(s ctl.JobState) int {
+	return slices.Index([]ctl.JobState{ctl.StateRunning, ctl.StateQueued, ctl.StatePaused, ctl.StateIdle, ctl.StateDisabled}, s)
+}
+
+// name is the selected job's name, "" for an empty table.
+func (v jobsView) name() string {
+	if len(v.rows) == 0 {
+		return ""
+	}
+	return v.c.data.jobs[v.rows[v.cur.pos]].Name
+}
+
+// ref describes the selected job for the action keys; nil for none.
+func (v jobsView) ref() *jobRef {
+	if len(v.rows) == 0 {
+		return nil
+	}
+	j := v.c.data.jobs[v.rows[v.cur.pos]]
+	return &jobRef{name: j.Name, running: j.State == ctl.StateRunning, paused: j.Paused}
+}
+
+// listHeight is the rows the table shows: the view less its header, the
+// filter line and the selected job's summary.
+func (v jobsView) listHeight() int {
+	h := v.height - 4
+	if v.filter.active() {
+		h--
+	}
+	return max(h, 1)
+}
+
+func (v jobsView) columns() []column {
+	sortMark := func(title string, k sortKey) string {
+		if v.sort == k {
+			return title + " ▾"
+		}
+		return title
+	}
+	return []column{
+		{title: sortMark("NAME", byName), min: 8, want: min(v.nameW, 16), max: v.nameW, grow: 2},
+		{title: "SCHEDULE", min: 9, want: 11, max: 14, drop: 2, grow: 5},
+		{title: sortMark("STATE", byState), min: 9, want: 11, max: 14, grow: 3},
+		{title: sortMark("LAST", byLast), min: 9, want: 13, max: 14, grow: 4},
+		{title: sortMark("NEXT", byNext), min: 5, want: 6, max: 8, grow: 6},
+		{title: "LOCK HOLDER", min: 12, want: 18, max: 30, drop: 1, grow: 1},
+		{title: "RUN/SKIP/FAIL", min: 13, want: 13, max: 14, drop: 3, grow: 7},
+	}
+}
+
+// View draws the table.
+func (v jobsView) View() string {
+	cols := v.columns()
+	widths := layout(cols, v.width-2)
+	lines := make([]string, 0, v.height)
+	if v.filter.active() {
+		lines = append(lines, v.filter.view(v.width))
+	}
+	lines = append(lines, headerRow(v.c.st, cols, widths, v.width))
+	if len(v.rows) == 0 {
+		empty := "  no jobs"
+		if v.filter.active() {
+			empty = "  no jobs match the filter"
+		}
+		lines = append(lines, v.c.st.muted.Render(empty))
+	}
+	h := v.listHeight()
+	for i := v.cur.off; i < len(v.rows) && i < v.cur.off+h; i++ {
+		j := v.c.data.jobs[v.rows[i]]
+		lines = append(lines, row(v.c.st, v.cells(j), widths, i == v.cur.pos, v.width))
+	}
+	return pad(lines, v.height-3) + "\n\n" + v.summary()
+}
+
+// cells are one job's table cells.
+func (v jobsView) cells(j ctl.JobStatus) []cell {
+	st, now := v.c.st, v.c.now()
+	next := cell{text: countdown(now, j.NextRun), style: st.muted}
+	if j.State == ctl.StatePaused || j.State == ctl.StateDisabled || j.Paused {
+		next.text = "—"
+	} else if !j.NextRun.IsZero() {
+		next.style = st.run.UnsetBold()
+	}
+	last := cell{text: "—", style: st.muted}
+	if j.LastOutcome != "" {
+		last = cell{text: glyph(j.LastOutcome) + " " + j.LastOutcome + " " + dur(now.Sub(j.LastEndedAt)),
+			style: st.outcome(j.LastOutcome)}
+		if j.LastEndedAt.IsZero() {
+			last.text = glyph(j.LastOutcome) + " " + j.LastOutcome
+		}
+	}
+	c := j.Counts
+	return []cell{
+		{text: j.Name},
+		{text: j.Schedule, style: st.muted},
+		{text: stateText(j, now), style: st.state(j.State)},
+		last,
+		next,
+		holderCell(st, j, now),
+		{text: strconv.Itoa(c.Runs) + "/" + strconv.Itoa(c.Skips) + "/" + strconv.Itoa(c.Failures), style: st.muted},
+	}
+}

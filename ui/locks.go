@@ -1,0 +1,206 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+
+	"cronvisor/ctl"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// locksKeys are the locks table's bindings.
+type locksKeys struct {
+	listKeys
+	Filter key.Binding
+}
+
+// ShortHelp implements help.KeyMap.
+func (k locksKeys) ShortHelp() []key.Binding { return []key.Binding{k.Move, k.Filter} }
+
+// FullHelp implements help.KeyMap.
+func (k locksKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.column(), {k.Filter}} }
+
+// locksView is every lock, held or free, with its holder.
+type locksView struct {
+	c             *common
+	keys          locksKeys
+	filter        filter
+	rows          []int // positions in c.data.locks
+	cur           cursor
+	selected      string
+	nameW         int
+	width, height int
+}
+
+func newLocksView(c *common) locksView {
+	return locksView{c: c, keys: locksKeys{listKeys: newListKeys(), Filter: newFilterKeys().Filter}, filter: newFilter(c)}
+}
+
+// SetSize sets the area the view draws in.
+func (v locksView) SetSize(w, h int) locksView {
+	v.width, v.height = w, h
+	v.cur.fit(len(v.rows), v.listHeight())
+	return v
+}
+
+func (v locksView) editing() bool { return v.filter.editing }
+
+// Update handles keys and mouse.
+func (v locksView) Update(msg tea.Msg) (locksView, tea.Cmd) {
+	if km, ok := msg.(tea.KeyMsg); ok && v.filter.editing {
+		var cmd tea.Cmd
+		v.filter, cmd = v.filter.update(km)
+		return v.refresh(), cmd
+	}
+	if v.cur.handle(v.keys.listKeys, msg, len(v.rows), v.listHeight()) {
+		v.selected = v.name()
+		return v, nil
+	}
+	if km, ok := msg.(tea.KeyMsg); ok {
+		switch {
+		case key.Matches(km, v.keys.Filter):
+			var cmd tea.Cmd
+			v.filter, cmd = v.filter.start()
+			return v, cmd
+		case key.Matches(km, v.filter.keys.Clear) && v.filter.active():
+			v.filter = v.filter.clear()
+			return v.refresh(), nil
+		}
+	}
+	return v, nil
+}
+
+// refresh rebuilds the rows from the store.
+func (v locksView) refresh() locksView {
+	v.rows = make([]int, 0, len(v.c.data.locks))
+	v.nameW = len("LOCK")
+	for i, l := range v.c.data.locks {
+		v.nameW = max(v.nameW, len(l.Lock))
+		if v.filter.match(l.Lock, l.Job, l.Host, l.Cmdline, strconv.Itoa(l.PID), heldWord(l)) {
+			v.rows = append(v.rows, i)
+		}
+	}
+	v.cur.pos = 0
+	for i, r := range v.rows {
+		if v.c.data.locks[r].Lock == v.selected {
+			v.cur.pos = i
+		}
+	}
+	v.cur.fit(len(v.rows), v.listHeight())
+	v.selected = v.name()
+	return v
+}
+
+func (v locksView) name() string {
+	if len(v.rows) == 0 {
+		return ""
+	}
+	return v.c.data.locks[v.rows[v.cur.pos]].Lock
+}
+
+func heldWord(l ctl.LockStatus) string {
+	if l.Held {
+		return "held"
+	}
+	return "free"
+}
+
+// listHeight leaves room for the header, the filter and the two lines
+// about the selected lock.
+func (v locksView) listHeight() int {
+	h := v.height - 4
+	if v.filter.active() {
+		h--
+	}
+	return max(h, 1)
+}
+
+func (v locksView) columns() []column {
+	return []column{
+		{title: "LOCK", min: 8, want: min(v.nameW, 16), max: v.nameW, grow: 2},
+		{title: "STATE", min: 6, want: 6, max: 6},
+		{title: "HOLDER", min: 10, want: 16, max: 24, grow: 3},
+		{title: "SINCE", min: 5, want: 6, max: 7, grow: 4},
+		{title: "JOB / COMMAND", min: 12, want: 24, max: 80, grow: 1},
+		{title: "RUN ID", min: 8, want: 16, max: 28, drop: 1, grow: 5},
+	}
+}
+
+// View draws the table and the selected lock's full holder.
+func (v locksView) View() string {
+	cols := v.columns()
+	widths := layout(cols, v.width-2)
+	var lines []string
+	if v.filter.active() {
+		lines = append(lines, v.filter.view(v.width))
+	}
+	lines = append(lines, headerRow(v.c.st, cols, widths, v.width))
+	if len(v.rows) == 0 {
+		lines = append(lines, v.c.st.muted.Render("  no locks"))
+	}
+	for i := v.cur.off; i < len(v.rows) && i < v.cur.off+v.listHeight(); i++ {
+		lines = append(lines, row(v.c.st, v.cells(v.c.data.locks[v.rows[i]]), widths, i == v.cur.pos, v.width))
+	}
+	return pad(lines, v.height-3) + "\n\n" + v.about()
+}
+
+func (v locksView) cells(l ctl.LockStatus) []cell {
+	st, now := v.c.st, v.c.now()
+	if !l.Held {
+		last := ""
+		if l.Job != "" {
+			last = "last: " + l.Job
+		}
+		return []cell{{text: l.Lock}, {text: "○ free", style: st.muted}, {text: "—", style: st.muted},
+			{}, {text: last, style: st.muted}, {}}
+	}
+	who := cell{text: l.Job, style: st.run.UnsetBold()}
+	if l.Foreign {
+		who = cell{text: "foreign: " + l.Cmdline, style: st.foreign}
+	}
+	return []cell{
+		{text: l.Lock},
+		{text: "● held", style: st.warn},
+		{text: pidHost(l.PID, l.Host)},
+		{text: dur(now.Sub(l.Since)), style: st.muted},
+		who,
+		{text: l.RunID, style: st.muted},
+	}
+}
+
+// about is two lines on the selected lock: every holder field, including
+// the whole command line of a foreign holder.
+func (v locksView) about() string {
+	if len(v.rows) == 0 {
+		return ""
+	}
+	st, now := v.c.st, v.c.now()
+	l := v.c.data.locks[v.rows[v.cur.pos]]
+	head := " " + st.section.Render(l.Lock) + "  "
+	switch {
+	case !l.Held:
+		head += st.muted.Render("free")
+		if l.Job != "" {
+			head += st.muted.Render(" · last held by " + l.Job + " run " + l.RunID + " (pid " + pidHost(l.PID, l.Host) + ")")
+		}
+		return fit(head, v.width) + "\n"
+	case l.Foreign:
+		head += st.foreign.Render("held outside cronvisor by pid " + pidHost(l.PID, l.Host))
+		if !l.Since.IsZero() {
+			head += st.muted.Render(" since " + clock(now, l.Since) + " (" + dur(now.Sub(l.Since)) + ")")
+		}
+		return fit(head, v.width) + "\n" + fit(st.muted.Render(" command: ")+l.Cmdline, v.width)
+	}
+	head += "held by pid " + pidHost(l.PID, l.Host) + " since " + clock(now, l.Since) + " (" + dur(now.Sub(l.Since)) + ")"
+	var more []string
+	more = append(more, "job "+l.Job, "run "+l.RunID)
+	if !l.Slot.IsZero() {
+		more = append(more, "slot "+clock(now, l.Slot))
+	}
+	if l.SupervisorPID != 0 {
+		more = append(more, "supervisor pid "+strconv.Itoa(l.SupervisorPID))
+	}
+	return fit(head, v.width) + "\n" + fit(st.muted.Render(" "+strings.Join(more, " · ")), v.width)
+}

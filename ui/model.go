@@ -1,0 +1,290 @@
+package ui
+
+import (
+	"context"
+	"time"
+
+	"cronvisor/ctl"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// tab is a top-level view; the job detail opens over the jobs or the
+// history tab.
+type tab int
+
+const (
+	tabJobs tab = iota
+	tabLocks
+	tabHistory
+	tabCount
+)
+
+var tabNames = [tabCount]string{"Jobs", "Locks", "History"}
+
+// refreshEvery is how often the console re-reads jobs and locks when no
+// event says something changed: lock holders outside cronvisor and next
+// fires after a reload only show up this way.
+const refreshEvery = 5 * time.Second
+
+// Model is the console's root model. It owns the store, routes messages
+// to the views, and does all I/O through tea.Cmds.
+type Model struct {
+	ctx  context.Context
+	src  Source
+	opts Options
+	c    *common
+	keys globalKeys
+	help help.Model
+
+	tab      tab
+	inDetail bool
+	jobs     jobsView
+	detail   detailView
+	locks    locksView
+	hist     historyView
+
+	ask    *question // a pending yes/no question, nil if none
+	conn   conn
+	events <-chan ctl.WireEvent
+
+	loaded    bool // a first snapshot arrived
+	fetching  bool
+	dirty     bool // an event changed state since the last snapshot
+	lastFetch time.Time
+	status    string
+	statusErr bool
+	statusAt  time.Time
+	showHelp  bool
+	width     int
+	height    int
+}
+
+// question is a yes/no confirmation; yes runs onYes.
+type question struct {
+	text  string
+	onYes tea.Cmd
+	quit  bool // the question is whether to quit
+}
+
+func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Renderer) Model {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	c := &common{st: newStyles(r, defaultTheme()), data: newStore(), now: opts.Clock}
+	h := help.New()
+	h.Styles = c.st.help
+	return Model{ctx: ctx, src: src, opts: opts, c: c, keys: newGlobalKeys(), help: h,
+		jobs: newJobsView(c), detail: newDetailView(c), locks: newLocksView(c), hist: newHistoryView(c),
+		fetching: true} // Init's first read; no tick starts another meanwhile
+}
+
+// Init subscribes to events, reads the first snapshot and starts the
+// clock.
+func (m Model) Init() tea.Cmd {
+	return tea.Batch(append(m.startCmds(), tick())...)
+}
+
+// startCmds are Init's calls to the source.
+func (m Model) startCmds() []tea.Cmd {
+	return []tea.Cmd{m.subscribe(), m.fetchSnapshot(), m.fetchHistory("")}
+}
+
+// Update implements tea.Model.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	return m.update(msg)
+}
+
+// update is Update with the concrete type, in the order the style guide
+// sets: window size to all children, global keys, source messages, then
+// the focused view.
+func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		return m.layout(), nil
+	case tea.KeyMsg:
+		if mm, cmd, ok := m.globalKey(msg); ok {
+			return mm, cmd
+		}
+	case eventsMsg:
+		return m.onEvents(msg)
+	case subscribedMsg:
+		return m.onSubscribed(msg)
+	case snapshotMsg:
+		return m.onSnapshot(msg)
+	case historyMsg:
+		return m.onHistory(msg)
+	case reconnectMsg:
+		m.conn.pending = false
+		return m, m.subscribe()
+	case tickMsg:
+		return m.onTick()
+	case actionMsg:
+		return m.onAction(msg)
+	case openJobMsg: // over the current tab, which esc returns to
+		m.inDetail = true
+		m.detail = m.detail.open(msg.job)
+		return m.layout(), m.fetchHistory(msg.job)
+	case closeDetailMsg:
+		m.inDetail = false
+		return m.layout(), m.tabCmd()
+	case requestMsg:
+		return m.request(msg)
+	}
+	return m.updateFocused(msg)
+}
+
+// updateFocused hands msg to the view on screen.
+func (m Model) updateFocused(msg tea.Msg) (Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch {
+	case m.inDetail:
+		m.detail, cmd = m.detail.Update(msg)
+	case m.tab == tabJobs:
+		m.jobs, cmd = m.jobs.Update(msg)
+	case m.tab == tabLocks:
+		m.locks, cmd = m.locks.Update(msg)
+	case m.tab == tabHistory:
+		m.hist, cmd = m.hist.Update(msg)
+	}
+	return m, cmd
+}
+
+// editing reports whether the focused view's filter takes the keys, when
+// only ctrl+c stays global.
+func (m Model) editing() bool {
+	switch {
+	case m.inDetail:
+		return false
+	case m.tab == tabJobs:
+		return m.jobs.editing()
+	case m.tab == tabLocks:
+		return m.locks.editing()
+	}
+	return m.hist.editing()
+}
+
+// globalKey handles the keys that work everywhere; ok is false when the
+// key belongs to the focused view.
+func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
+	if m.ask != nil {
+		mm, cmd := m.answer(msg)
+		return mm, cmd, true
+	}
+	if msg.Type == tea.KeyCtrlC || (!m.editing() && key.Matches(msg, m.keys.Quit)) {
+		mm, cmd := m.quit()
+		return mm, cmd, true
+	}
+	if m.editing() {
+		return m, nil, false
+	}
+	switch {
+	case key.Matches(msg, m.keys.Help):
+		m.showHelp = !m.showHelp
+		return m.layout(), nil, true
+	case m.showHelp && msg.Type == tea.KeyEsc:
+		m.showHelp = false
+		return m.layout(), nil, true
+	case key.Matches(msg, m.keys.Next):
+		m.tab, m.inDetail = (m.tab+1)%tabCount, false
+		return m.layout(), m.tabCmd(), true
+	case key.Matches(msg, m.keys.Prev):
+		m.tab, m.inDetail = (m.tab+tabCount-1)%tabCount, false
+		return m.layout(), m.tabCmd(), true
+	case key.Matches(msg, m.keys.Reload):
+		return m.say("reloading jobs.yaml…", false), m.action("reload", ""), true
+	}
+	return m, nil, false
+}
+
+// tabCmd fetches what a freshly shown tab needs.
+func (m Model) tabCmd() tea.Cmd {
+	if m.tab == tabHistory {
+		return m.fetchHistory("")
+	}
+	return nil
+}
+
+// quit ends the program, asking first when ending it would abandon the
+// runs of an embedded scheduler.
+func (m Model) quit() (Model, tea.Cmd) {
+	n := m.c.data.running()
+	if !m.opts.Embedded || n == 0 {
+		return m, tea.Quit
+	}
+	text := plural(n, "job") + " running; quit and end them? y/n"
+	if n == 1 {
+		text = "1 job running; quit and end it? y/n"
+	}
+	m.ask = &question{quit: true, onYes: tea.Quit, text: text}
+	return m, nil
+}
+
+// answer handles a key while a question is shown. ctrl+c at a quit
+// question quits; at any other it asks the quit question instead.
+func (m Model) answer(msg tea.KeyMsg) (Model, tea.Cmd) {
+	k := newConfirmKeys()
+	q := m.ask
+	switch {
+	case msg.Type == tea.KeyCtrlC && q.quit:
+		m.ask = nil
+		return m, tea.Quit
+	case msg.Type == tea.KeyCtrlC:
+		m.ask = nil
+		return m.quit()
+	case key.Matches(msg, k.Yes):
+		m.ask = nil
+		return m, q.onYes
+	case key.Matches(msg, k.No):
+		m.ask = nil
+		return m.say("cancelled", false), nil
+	}
+	return m, nil
+}
+
+// request runs an action a view asked for; kill asks first.
+func (m Model) request(r requestMsg) (Model, tea.Cmd) {
+	if r.verb != "kill" {
+		return m, m.action(r.verb, r.job)
+	}
+	j, ok := m.c.data.job(r.job)
+	if !ok || j.State != ctl.StateRunning {
+		return m.say(r.job+" is not running", true), nil
+	}
+	m.ask = &question{onYes: m.action("kill", r.job),
+		text: "Kill " + r.job + " (pid " + itoa(j.PID) + ", running " + dur(m.c.now().Sub(j.StartedAt)) + ")? Its whole process group ends. y/n"}
+	return m, nil
+}
+
+// say shows a message on the status line for a few seconds.
+func (m Model) say(s string, isErr bool) Model {
+	m.status, m.statusErr, m.statusAt = s, isErr, m.c.now()
+	return m
+}
+
+// layout gives every view the body's size, which depends on the window
+// and on what the chrome shows (the banner, the full help).
+func (m Model) layout() Model {
+	h := max(m.height-m.chromeHeight(), 1)
+	m.help.Width = max(m.width-1, 1)
+	m.jobs = m.jobs.SetSize(m.width, h)
+	m.detail = m.detail.SetSize(m.width, h)
+	m.locks = m.locks.SetSize(m.width, h)
+	m.hist = m.hist.SetSize(m.width, h)
+	return m
+}
+
+// refreshViews makes the views re-read the store after it changed.
+func (m Model) refreshViews() Model {
+	m.jobs = m.jobs.refresh()
+	m.locks = m.locks.refresh()
+	m.hist = m.hist.refresh()
+	if m.inDetail {
+		m.detail = m.detail.refresh()
+	}
+	return m
+}

@@ -1,0 +1,183 @@
+package ui
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"cronvisor/ctl"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// conn is the state of the link to the source.
+type conn struct {
+	lost    bool
+	err     error
+	attempt int       // reconnect attempts since the link was lost
+	retryAt time.Time // when the next attempt starts
+	pending bool      // a reconnect is scheduled
+}
+
+// lose notes that the source went away and schedules a reconnect, unless
+// one is scheduled already.
+func (m Model) lose(err error) (Model, tea.Cmd) {
+	wasLost := m.conn.lost
+	m.events = nil
+	m.conn.lost, m.conn.err = true, err
+	if m.conn.pending {
+		return m, nil
+	}
+	m.conn.attempt++
+	m.conn.pending = true
+	m.conn.retryAt = m.c.now().Add(backoff(m.conn.attempt))
+	if !wasLost {
+		m = m.layout() // the banner takes a line
+	}
+	return m, reconnectAfter(m.conn.attempt)
+}
+
+// gone reports whether err means the source is not there any more.
+func gone(err error) bool {
+	return errors.Is(err, ctl.ErrNoDaemon) || errors.Is(err, errStreamEnded)
+}
+
+func (m Model) onSubscribed(msg subscribedMsg) (Model, tea.Cmd) {
+	if msg.err != nil {
+		return m.lose(msg.err)
+	}
+	m.events = msg.ch
+	cmds := []tea.Cmd{waitEvents(msg.ch)}
+	if m.conn.lost {
+		// Events were missed while away: re-read everything.
+		m.conn = conn{}
+		m = m.layout().say("reconnected to "+m.opts.Title, false)
+		m.fetching = true
+		cmds = append(cmds, m.fetchSnapshot(), m.fetchHistory(""))
+		if m.inDetail {
+			cmds = append(cmds, m.fetchHistory(m.detail.job))
+		}
+	}
+	return m, tea.Batch(cmds...)
+}
+
+// onEvents applies a batch of events and re-arms the wait for the next.
+func (m Model) onEvents(msg eventsMsg) (Model, tea.Cmd) {
+	if msg.ch != m.events {
+		return m, nil // from a subscription given up on
+	}
+	changed, detailDone := false, false
+	for _, ev := range msg.events {
+		m.c.data.apply(ev)
+		if ev.Type != ctl.EventRunOutput {
+			changed = true
+			if ev.Job == m.detail.job && (ev.Type == ctl.EventRunFinished || ev.Type == ctl.EventRunSkipped) {
+				detailDone = true
+			}
+		}
+		if ev.Type == ctl.EventConfigReloaded {
+			m = m.reloaded(ev)
+		}
+	}
+	var cmds []tea.Cmd
+	if changed {
+		m.dirty = true
+		m = m.refreshViews()
+	} else if m.inDetail {
+		m.detail = m.detail.refresh()
+	}
+	if detailDone && m.inDetail {
+		cmds = append(cmds, m.fetchHistory(m.detail.job)) // for the new run's log path
+	}
+	if msg.closed {
+		mm, cmd := m.lose(errStreamEnded)
+		return mm, tea.Batch(append(cmds, cmd)...)
+	}
+	return m, tea.Batch(append(cmds, waitEvents(msg.ch))...)
+}
+
+func (m Model) reloaded(ev ctl.WireEvent) Model {
+	if len(ev.Problems) > 0 {
+		return m.say("jobs.yaml refused, old jobs kept: "+ev.Reason, true)
+	}
+	return m.say("jobs.yaml reloaded: "+plural(ev.Jobs, "job"), false)
+}
+
+func (m Model) onSnapshot(msg snapshotMsg) (Model, tea.Cmd) {
+	m.fetching = false
+	if msg.err != nil {
+		if gone(msg.err) {
+			return m.lose(msg.err)
+		}
+		return m.say("cannot read state: "+msg.err.Error(), true), nil
+	}
+	m.loaded, m.dirty, m.lastFetch = true, false, m.c.now()
+	m.c.data.setJobs(msg.jobs)
+	m.c.data.setLocks(msg.locks)
+	return m.refreshViews(), nil
+}
+
+func (m Model) onHistory(msg historyMsg) (Model, tea.Cmd) {
+	if msg.err != nil {
+		if gone(msg.err) {
+			return m.lose(msg.err)
+		}
+		return m.say("cannot read history: "+msg.err.Error(), true), nil
+	}
+	if msg.job == "" {
+		m.c.data.setRecords(msg.recs)
+		m.hist = m.hist.refresh()
+		m.jobs = m.jobs.refresh()
+		return m, nil
+	}
+	if m.inDetail && msg.job == m.detail.job {
+		m.detail = m.detail.setRecords(msg.recs)
+	}
+	return m, nil
+}
+
+// onTick redraws the countdowns and, when something changed or a while
+// passed, re-reads jobs and locks. At most one read is in flight.
+func (m Model) onTick() (Model, tea.Cmd) {
+	now := m.c.now()
+	if m.status != "" && now.Sub(m.statusAt) > statusFor {
+		m.status = ""
+	}
+	if m.fetching || m.conn.lost || !(m.dirty || now.Sub(m.lastFetch) >= refreshEvery || m.firePassed(now)) {
+		return m, tick()
+	}
+	m.fetching = true
+	return m, tea.Batch(tick(), m.fetchSnapshot())
+}
+
+// statusFor is how long a status message stays.
+const statusFor = 6 * time.Second
+
+// firePassed reports whether a job's next fire came due since the last
+// snapshot, which moved its next fire.
+func (m Model) firePassed(now time.Time) bool {
+	for _, j := range m.c.data.jobs {
+		if !j.NextRun.IsZero() && j.NextRun.After(m.lastFetch) && !j.NextRun.After(now) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m Model) onAction(msg actionMsg) (Model, tea.Cmd) {
+	if msg.err != nil {
+		if gone(msg.err) {
+			return m.lose(msg.err)
+		}
+		return m.say(msg.err.Error(), true), nil
+	}
+	m = m.say(msg.done, false)
+	if m.fetching {
+		m.dirty = true
+		return m, nil
+	}
+	m.fetching = true
+	return m, m.fetchSnapshot()
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

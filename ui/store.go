@@ -1,0 +1,237 @@
+package ui
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+
+	"cronvisor/ctl"
+	"cronvisor/history"
+)
+
+// Limits on what the console keeps in memory.
+const (
+	tailLines  = 500  // live output lines kept per job
+	maxRecords = 2000 // history records kept for the history view
+)
+
+// ring keeps the last lines of a job's output.
+type ring struct {
+	lines []string
+	next  int // where the next line goes once full
+	full  bool
+}
+
+func (r *ring) add(line string) {
+	if !r.full {
+		r.lines = append(r.lines, line)
+		r.full = len(r.lines) == tailLines
+		return
+	}
+	r.lines[r.next] = line
+	r.next = (r.next + 1) % tailLines
+}
+
+// all returns the lines oldest first.
+func (r *ring) all() []string {
+	if !r.full {
+		return slices.Clone(r.lines)
+	}
+	return append(slices.Clone(r.lines[r.next:]), r.lines[:r.next]...)
+}
+
+// store is what the console knows: the last snapshot of jobs and locks
+// with live events applied on top, recent history, and output tails. Only
+// the root model's Update changes it; views read it.
+type store struct {
+	jobs    []ctl.JobStatus
+	index   map[string]int // job name -> position in jobs
+	locks   []ctl.LockStatus
+	records []history.Record // newest first
+	tails   map[string]*ring // job -> live output
+	host    string           // this supervisor's host, learnt from holders
+}
+
+func newStore() *store {
+	return &store{index: map[string]int{}, tails: map[string]*ring{}}
+}
+
+func (s *store) setJobs(jobs []ctl.JobStatus) {
+	s.jobs = jobs
+	clear(s.index)
+	for i, j := range jobs {
+		s.index[j.Name] = i
+		if h := j.Holder; h != nil && !h.Foreign && h.Job == j.Name && s.host == "" {
+			s.host = h.Host
+		}
+	}
+}
+
+func (s *store) setLocks(locks []ctl.LockStatus) {
+	s.locks = locks
+}
+
+// setRecords replaces the history with a fetched page, newest first.
+func (s *store) setRecords(recs []history.Record) {
+	s.records = recs
+}
+
+// job returns the named job, false if unknown.
+func (s *store) job(name string) (ctl.JobStatus, bool) {
+	i, ok := s.index[name]
+	if !ok {
+		return ctl.JobStatus{}, false
+	}
+	return s.jobs[i], true
+}
+
+// tail returns the job's live output, oldest first.
+func (s *store) tail(job string) []string {
+	if r := s.tails[job]; r != nil {
+		return r.all()
+	}
+	return nil
+}
+
+// running counts the jobs with a run in flight.
+func (s *store) running() int {
+	n := 0
+	for _, j := range s.jobs {
+		if j.State == ctl.StateRunning {
+			n++
+		}
+	}
+	return n
+}
+
+// apply folds one event into the store, so that the screen changes at
+// once; the next snapshot from the source corrects any guess made here.
+func (s *store) apply(ev ctl.WireEvent) {
+	switch ev.Type {
+	case ctl.EventRunOutput:
+		r := s.tails[ev.Job]
+		if r == nil {
+			r = &ring{}
+			s.tails[ev.Job] = r
+		}
+		r.add(ev.Stream + " | " + ev.Line)
+		return
+	case ctl.EventRunStarted:
+		s.started(ev)
+	case ctl.EventRunFinished:
+		s.finished(ev)
+	case ctl.EventRunSkipped:
+		s.skipped(ev)
+	}
+}
+
+func (s *store) started(ev ctl.WireEvent) {
+	r := s.tails[ev.Job]
+	if r == nil {
+		r = &ring{}
+		s.tails[ev.Job] = r
+	}
+	r.add("── run " + ev.RunID + " started, pid " + strconv.Itoa(ev.PID) + " ──")
+	h := &ctl.Holder{PID: ev.PID, Host: s.host, Job: ev.Job, RunID: ev.RunID, Since: ev.StartedAt}
+	if i, ok := s.index[ev.Job]; ok {
+		j := &s.jobs[i]
+		j.State, j.RunID, j.PID = ctl.StateRunning, ev.RunID, ev.PID
+		j.StartedAt, j.Deadline, j.LastStartedAt = ev.StartedAt, ev.Deadline, ev.StartedAt
+		if ev.Lock != "" {
+			j.Holder = h
+		}
+	}
+	for i := range s.locks {
+		if l := &s.locks[i]; l.Lock == ev.Lock {
+			*l = ctl.LockStatus{Lock: l.Lock, Held: true, PID: ev.PID, Host: s.host, Job: ev.Job,
+				RunID: ev.RunID, Slot: ev.Slot, Since: ev.StartedAt, SupervisorPID: l.SupervisorPID}
+		}
+	}
+}
+
+func (s *store) finished(ev ctl.WireEvent) {
+	s.addRecord(history.Record{Job: ev.Job, RunID: ev.RunID, Outcome: ev.Outcome,
+		ScheduledAt: ev.Slot, StartedAt: ev.StartedAt, EndedAt: ev.Time,
+		ExitCode: ev.ExitCode, Reason: ev.Reason, Manual: ev.Manual, PID: ev.PID})
+	if r := s.tails[ev.Job]; r != nil && !ev.StartedAt.IsZero() {
+		r.add("── run " + ev.RunID + " ended: " + ev.Outcome + " ──")
+	}
+	i, ok := s.index[ev.Job]
+	if !ok {
+		return
+	}
+	j := &s.jobs[i]
+	if j.RunID == ev.RunID {
+		j.State, j.RunID, j.PID = ctl.StateIdle, "", 0
+		j.StartedAt, j.Deadline = time.Time{}, time.Time{}
+		if j.Paused {
+			j.State = ctl.StatePaused
+		}
+		if j.Holder != nil && j.Holder.RunID == ev.RunID {
+			j.Holder = nil
+		}
+	}
+	j.LastOutcome, j.LastEndedAt = ev.Outcome, ev.Time
+	j.Counts.Runs++
+	switch ev.Outcome {
+	case history.OutcomeFailed, history.OutcomeTimeout, history.OutcomeError:
+		j.Counts.Failures++
+	}
+	for k := range s.locks {
+		if l := &s.locks[k]; l.Held && l.RunID == ev.RunID {
+			l.Held = false
+		}
+	}
+}
+
+func (s *store) skipped(ev ctl.WireEvent) {
+	// Like the journal's record of a skip: the slot is its only time, so
+	// that the numbers do not change when the history is fetched again.
+	r := history.Record{Job: ev.Job, RunID: ev.RunID, Outcome: history.OutcomeSkipped,
+		ScheduledAt: ev.Slot, Reason: ev.Reason, Manual: ev.Manual}
+	if r.ScheduledAt.IsZero() {
+		r.ScheduledAt = ev.Time
+	}
+	if h := ev.Holder; h != nil {
+		r.Holder = &history.Holder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID, Since: h.Since}
+	}
+	s.addRecord(r)
+	if i, ok := s.index[ev.Job]; ok {
+		j := &s.jobs[i]
+		j.LastOutcome, j.LastEndedAt = history.OutcomeSkipped, ev.Time
+		j.Counts.Skips++
+	}
+}
+
+// addRecord puts a live record in front of the fetched ones.
+func (s *store) addRecord(r history.Record) {
+	s.records = slices.Insert(s.records, 0, r)
+	if len(s.records) > maxRecords {
+		s.records = s.records[:maxRecords]
+	}
+}
+
+// lastRecord is the job's newest finished record in the kept history.
+func (s *store) lastRecord(job string) (history.Record, bool) {
+	for _, r := range s.records {
+		if r.Job == job && r.Outcome != history.OutcomeRunning {
+			return r, true
+		}
+	}
+	return history.Record{}, false
+}
+
+// decodeRecords reads the source's history answer. A record that does not
+// decode is dropped rather than failing the page: a newer daemon may send
+// fields this console does not know.
+func decodeRecords(raw []json.RawMessage) []history.Record {
+	out := make([]history.Record, 0, len(raw))
+	for _, b := range raw {
+		var r history.Record
+		if r.UnmarshalJSON(b) == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package ui
+
+import (
+	"cronvisor/ctl"
+	"cronvisor/history"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// theme is the console's semantic palette. Each colour has a light and a
+// dark variant; lipgloss picks one from the terminal's background and
+// drops them all under NO_COLOR, which is why every state also has a
+// glyph or a word of its own.
+type theme struct {
+	accent, muted, subtle, text  lipgloss.AdaptiveColor
+	ok, fail, warn, run, foreign lipgloss.AdaptiveColor
+	selectBg, bannerBg, bannerFg lipgloss.AdaptiveColor
+}
+
+func defaultTheme() theme {
+	return theme{
+		accent:   lipgloss.AdaptiveColor{Light: "#5A3FC0", Dark: "#A48CFF"},
+		muted:    lipgloss.AdaptiveColor{Light: "#6E7781", Dark: "#8B949E"},
+		subtle:   lipgloss.AdaptiveColor{Light: "#D0D7DE", Dark: "#30363D"},
+		text:     lipgloss.AdaptiveColor{Light: "#1F2328", Dark: "#E6EDF3"},
+		ok:       lipgloss.AdaptiveColor{Light: "#1A7F37", Dark: "#3FB950"},
+		fail:     lipgloss.AdaptiveColor{Light: "#CF222E", Dark: "#F85149"},
+		warn:     lipgloss.AdaptiveColor{Light: "#9A6700", Dark: "#D29922"},
+		run:      lipgloss.AdaptiveColor{Light: "#0969DA", Dark: "#58A6FF"},
+		foreign:  lipgloss.AdaptiveColor{Light: "#8250DF", Dark: "#D2A8FF"},
+		selectBg: lipgloss.AdaptiveColor{Light: "#EAEEF2", Dark: "#1F2A37"},
+		bannerBg: lipgloss.AdaptiveColor{Light: "#CF222E", Dark: "#B62324"},
+		bannerFg: lipgloss.AdaptiveColor{Light: "#FFFFFF", Dark: "#FFFFFF"},
+	}
+}
+
+// styles are the theme turned into lipgloss styles, built once per model
+// and passed down to every view.
+type styles struct {
+	app, tab, tabActive, where       lipgloss.Style
+	header, selected, muted, label   lipgloss.Style
+	ok, fail, warn, run, foreign     lipgloss.Style
+	section, banner, status, errText lipgloss.Style
+	confirm, prompt                  lipgloss.Style
+	help                             help.Styles
+}
+
+func newStyles(r *lipgloss.Renderer, t theme) styles {
+	fg := func(c lipgloss.AdaptiveColor) lipgloss.Style { return r.NewStyle().Foreground(c) }
+	s := styles{
+		app:       r.NewStyle().Bold(true).Foreground(t.accent),
+		tab:       fg(t.muted),
+		tabActive: r.NewStyle().Bold(true).Underline(true).Foreground(t.accent),
+		where:     fg(t.muted),
+		header:    r.NewStyle().Bold(true).Foreground(t.muted),
+		selected:  r.NewStyle().Background(t.selectBg).Bold(true),
+		muted:     fg(t.muted),
+		label:     fg(t.muted),
+		ok:        fg(t.ok),
+		fail:      fg(t.fail).Bold(true),
+		warn:      fg(t.warn),
+		run:       fg(t.run).Bold(true),
+		foreign:   fg(t.foreign),
+		section:   r.NewStyle().Bold(true).Foreground(t.accent),
+		banner:    r.NewStyle().Bold(true).Foreground(t.bannerFg).Background(t.bannerBg),
+		status:    fg(t.muted),
+		errText:   fg(t.fail),
+		confirm:   r.NewStyle().Bold(true).Foreground(t.warn),
+		prompt:    fg(t.accent),
+	}
+	s.help = help.Styles{
+		ShortKey:       fg(t.text),
+		ShortDesc:      fg(t.muted),
+		ShortSeparator: fg(t.subtle),
+		Ellipsis:       fg(t.subtle),
+		FullKey:        fg(t.text),
+		FullDesc:       fg(t.muted),
+		FullSeparator:  fg(t.subtle),
+	}
+	return s
+}
+
+// outcome is the style of a history outcome.
+func (s styles) outcome(o string) lipgloss.Style {
+	switch o {
+	case history.OutcomeOK:
+		return s.ok
+	case history.OutcomeFailed, history.OutcomeTimeout, history.OutcomeError:
+		return s.fail
+	case history.OutcomeSkipped, history.OutcomeReplaced, history.OutcomeInterrupted:
+		return s.warn
+	case history.OutcomeRunning:
+		return s.run
+	}
+	return s.muted
+}
+
+// state is the style of a job state.
+func (s styles) state(st ctl.JobState) lipgloss.Style {
+	switch st {
+	case ctl.StateRunning:
+		return s.run
+	case ctl.StateQueued, ctl.StatePaused:
+		return s.warn
+	}
+	return s.muted
+}
+
+// glyph is the one-cell mark of an outcome, distinct for each so that the
+// timeline strip reads without colour.
+func glyph(outcome string) string {
+	switch outcome {
+	case history.OutcomeOK:
+		return "●"
+	case history.OutcomeSkipped:
+		return "○"
+	case history.OutcomeFailed:
+		return "✗"
+	case history.OutcomeTimeout:
+		return "⧖"
+	case history.OutcomeError:
+		return "!"
+	case history.OutcomeReplaced:
+		return "↻"
+	case history.OutcomeInterrupted:
+		return "↯"
+	case history.OutcomeRunning:
+		return "▶"
+	}
+	return "·"
+}
+
+// stateGlyph marks a job state in the jobs table.
+func stateGlyph(st ctl.JobState) string {
+	switch st {
+	case ctl.StateRunning:
+		return "▶"
+	case ctl.StateQueued:
+		return "⇢"
+	case ctl.StatePaused:
+		return "‖"
+	case ctl.StateDisabled:
+		return "–"
+	}
+	return "·"
+}

@@ -1,0 +1,92 @@
+// Package ui is cronvisor's live console: a Bubble Tea program that shows
+// which jobs run, which were skipped and why, and who holds each lock.
+//
+// The console reads everything through a Source: the control socket's
+// *ctl.Client when attached to a daemon, or an adapter over the in-process
+// scheduler when embedded. Both behave the same to the model, which never
+// blocks the scheduler: events arrive on a channel that a tea.Cmd reads one
+// batch at a time, and every call to the Source happens inside a tea.Cmd.
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"time"
+
+	"cronvisor/ctl"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// Source is where the console gets its data and sends its actions. It is
+// the method set of *ctl.Client, so a client satisfies it as is.
+// History returns records in the contract's JSON form; the console decodes
+// them with history.Record.UnmarshalJSON.
+type Source interface {
+	Jobs(ctx context.Context) ([]ctl.JobStatus, error)
+	Locks(ctx context.Context) ([]ctl.LockStatus, error)
+	History(ctx context.Context, q ctl.HistoryQuery) ([]json.RawMessage, error)
+	RunNow(ctx context.Context, job string) (string, error)
+	Pause(ctx context.Context, job string) error
+	Resume(ctx context.Context, job string) error
+	Kill(ctx context.Context, job string) (int, error)
+	Reload(ctx context.Context) error
+	// Events streams live events until ctx ends; a closed channel means
+	// the source went away, and the console reconnects.
+	Events(ctx context.Context) (<-chan ctl.WireEvent, error)
+}
+
+// Options configure the console.
+type Options struct {
+	// Title says what the console is attached to: the socket path, or
+	// "embedded". It is shown in the header and in the lost-daemon banner.
+	Title string
+	// Embedded means the scheduler runs in this process: quitting while
+	// jobs run asks first, since the caller will end them.
+	Embedded bool
+	// Clock is the time source for ages and countdowns; nil means
+	// time.Now. Tests pin it.
+	Clock func() time.Time
+	// Input and Output replace the terminal; nil means stdin and stdout.
+	Input  io.Reader
+	Output io.Writer
+}
+
+// Run shows the console on the terminal (alternate screen, mouse wheel)
+// and returns when the user quits or ctx ends.
+func Run(ctx context.Context, src Source, opts Options) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the event subscription with the program
+
+	var out io.Writer = os.Stdout
+	if opts.Output != nil {
+		out = opts.Output
+	}
+	// Ask the terminal for its colours before the program owns it: the
+	// query reads from the terminal, which must not race with key input.
+	r := lipgloss.NewRenderer(out)
+	r.ColorProfile()
+	r.HasDarkBackground()
+
+	m := newModel(ctx, src, opts, r)
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen(),
+		tea.WithMouseCellMotion(), tea.WithOutput(out)}
+	if opts.Input != nil {
+		popts = append(popts, tea.WithInput(opts.Input))
+	}
+	_, err := tea.NewProgram(m, popts...).Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil // the caller ended us; not an error of the console
+	}
+	return err
+}
+
+// New returns the console's model, for tests and for callers that run
+// their own tea.Program. Its styles use lipgloss's default renderer.
+func New(src Source, opts Options) Model {
+	return newModel(context.Background(), src, opts, lipgloss.DefaultRenderer())
+}

@@ -1,0 +1,170 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// View draws the whole screen: the header, the banner when the source is
+// lost, the focused view, the status line and the help. It is exactly the
+// window's height, so nothing scrolls and nothing flickers.
+func (m Model) View() string {
+	if m.width == 0 || m.height == 0 {
+		return ""
+	}
+	parts := []string{m.header()}
+	if m.conn.lost {
+		parts = append(parts, m.banner())
+	}
+	parts = append(parts, m.body(), m.statusLine(), m.helpView())
+	// Below the chrome's own height, keep the top of the screen.
+	return pad(strings.Split(strings.Join(parts, "\n"), "\n"), m.height)
+}
+
+// chromeHeight is the lines around the body.
+func (m Model) chromeHeight() int {
+	h := 2 + lineCount(m.helpView())
+	if m.conn.lost {
+		h++
+	}
+	return h
+}
+
+func lineCount(s string) int { return strings.Count(s, "\n") + 1 }
+
+// body is the focused view, cut or filled to the room the chrome leaves:
+// a view squeezed below its own minimum never pushes the chrome off.
+func (m Model) body() string {
+	h := max(m.height-m.chromeHeight(), 1)
+	return pad(strings.Split(m.bodyView(), "\n"), h)
+}
+
+func (m Model) bodyView() string {
+	h := max(m.height-m.chromeHeight(), 1)
+	if !m.loaded {
+		msg := "  connecting to " + m.opts.Title + "…"
+		if m.conn.lost {
+			msg = "  waiting for " + m.opts.Title + "…"
+		}
+		return pad([]string{"", m.c.st.muted.Render(msg)}, h)
+	}
+	switch {
+	case m.inDetail:
+		return m.detail.View()
+	case m.tab == tabLocks:
+		return m.locks.View()
+	case m.tab == tabHistory:
+		return m.hist.View()
+	}
+	return m.jobs.View()
+}
+
+// header is the app name, the tabs, and where the console is attached.
+func (m Model) header() string {
+	st := m.c.st
+	var b strings.Builder
+	b.WriteString(st.app.Render(" cronvisor "))
+	for t := range tabCount {
+		name := tabNames[t]
+		if t == m.tab && m.inDetail {
+			name += " › " + m.detail.job
+		}
+		if t == m.tab {
+			b.WriteString(st.tabActive.Render("[" + name + "]"))
+		} else {
+			b.WriteString(st.tab.Render(" " + name + " "))
+		}
+	}
+	left := b.String()
+	right := m.opts.Title + "  " + m.c.now().Format("15:04:05") + " "
+	room := m.width - ansi.StringWidth(left) - 1
+	if room < 12 {
+		return fit(left, m.width)
+	}
+	if m.opts.Embedded { // "embedded · CONFIG · log PATH": its start says most
+		right = fit(m.opts.Title, min(ansi.StringWidth(m.opts.Title), room-len("  15:04:05 "))) +
+			"  " + m.c.now().Format("15:04:05") + " "
+	} else { // a socket path: its end says most
+		right = fitLeft(right, min(ansi.StringWidth(right), room))
+	}
+	gap := m.width - ansi.StringWidth(left) - ansi.StringWidth(right)
+	return left + strings.Repeat(" ", max(gap, 0)) + st.where.Render(right)
+}
+
+// banner says the source is gone and when the next attempt is.
+func (m Model) banner() string {
+	what := "daemon unreachable at " + m.opts.Title
+	if m.opts.Embedded {
+		what = "scheduler event stream lost"
+	}
+	return m.c.st.banner.Render(fit(" ⚠ "+what+" — reconnecting…", m.width))
+}
+
+// statusLine is a question, a recent message, or a summary of the jobs.
+func (m Model) statusLine() string {
+	st := m.c.st
+	switch {
+	case m.ask != nil:
+		return st.confirm.Render(fit(" "+m.ask.text, m.width))
+	case m.conn.lost:
+		s := " retrying now: "
+		if m.conn.retryAt.After(m.c.now()) {
+			s = " next try in " + countdown(m.c.now(), m.conn.retryAt) + ": "
+		}
+		return st.errText.Render(fit(s+m.conn.err.Error(), m.width))
+	case m.status != "" && m.statusErr:
+		return st.errText.Render(fit(" "+m.status, m.width))
+	case m.status != "":
+		return st.status.Render(fit(" "+m.status, m.width))
+	}
+	d := m.c.data
+	held := 0
+	for _, l := range d.locks {
+		if l.Held {
+			held++
+		}
+	}
+	s := " " + plural(len(d.jobs), "job") + " · " + itoa(d.running()) + " running · " +
+		plural(held, "lock") + " held"
+	if m.opts.Embedded {
+		s += " · scheduler in this process"
+	}
+	return st.status.Render(fit(s, m.width))
+}
+
+// helpView is the short help line, or the full help when ? is on, built
+// from the focused screen's keymap.
+func (m Model) helpView() string {
+	var km help.KeyMap = screenHelp{screen: m.screenKeys(), global: m.keys}
+	if m.ask != nil {
+		km = newConfirmKeys()
+	}
+	h := m.help
+	h.ShowAll = m.showHelp && m.ask == nil
+	v := " " + strings.ReplaceAll(h.View(km), "\n", "\n ")
+	if h.ShowAll && lineCount(v)+6 > m.height { // leave the body a few lines
+		h.ShowAll = false
+		v = " " + h.View(km)
+	}
+	// help.Model lets the last item overflow when its ellipsis does not fit.
+	lines := strings.Split(v, "\n")
+	for i, l := range lines {
+		lines[i] = fit(l, m.width)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// screenKeys is the focused screen's keymap.
+func (m Model) screenKeys() help.KeyMap {
+	switch {
+	case m.inDetail:
+		return m.detail.keys
+	case m.tab == tabLocks:
+		return m.locks.keys
+	case m.tab == tabHistory:
+		return m.hist.keys
+	}
+	return m.jobs.keys
+}
