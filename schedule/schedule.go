@@ -19,6 +19,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -136,6 +137,11 @@ func parseEvery(expr string, fields []string, loc *time.Location) (Schedule, err
 // parseCron parses cron fields and descriptors with robfig's parser and keeps
 // only its field bitmasks.
 func parseCron(expr, body string, fields []string, loc *time.Location) (Schedule, error) {
+	if n := len(fields); n == 5 || n == 6 {
+		fields = slices.Clone(fields)
+		fields[n-1] = sundaySeven(fields[n-1])
+		body = strings.Join(fields, " ")
+	}
 	parsed, err := cron.NewParser(cronOptions).Parse(body)
 	if err != nil {
 		return nil, bad(expr, "%v", err)
@@ -162,6 +168,30 @@ func parseCron(expr, body string, fields []string, loc *time.Location) (Schedule
 	}
 	s.fixed = fixedTime(s, fields)
 	return s, nil
+}
+
+// sundaySeven accepts 7 for Sunday in the day-of-week field, as Vixie cron
+// and crontab(5) do; robfig's parser knows only 0. "7" becomes "0" and a
+// range ending at 7 ("5-7") becomes "5-6,0". Anything else is left for the
+// parser to judge.
+func sundaySeven(dow string) string {
+	parts := strings.Split(dow, ",")
+	for i, p := range parts {
+		switch {
+		case p == "7":
+			parts[i] = "0"
+		case strings.HasSuffix(p, "-7") && !strings.Contains(p, "/"):
+			from := strings.TrimSuffix(p, "-7")
+			if from == "7" {
+				parts[i] = "0"
+			} else if from == "6" {
+				parts[i] = "6,0"
+			} else {
+				parts[i] = from + "-6,0"
+			}
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // fixedTime reports whether a job runs at fixed wall-clock times, which
