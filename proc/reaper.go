@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -54,8 +55,17 @@ func unregister(pid int) {
 // double-forked, are reparented to us rather than to init, so they stay
 // visible and must be reaped by StartReaper. It applies to the whole process.
 func EnableSubreaper() error {
-	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	subreaper.Store(true)
+	return nil
 }
+
+// subreaper is set once EnableSubreaper succeeded: from then on a run's
+// processes are all descendants of this process. It is process-wide state,
+// like the flag itself.
+var subreaper atomic.Bool
 
 // StartReaper reaps, until ctx is done, zombie children of this process that
 // were not started by Run: orphans reparented to us as subreaper or as
@@ -97,9 +107,14 @@ type reaper struct {
 // scan collects the zombie children that have settled and remembers the new
 // ones. It returns how many it reaped.
 func (r *reaper) scan(now time.Time) int {
-	all, err := pids()
-	if err != nil {
-		return 0
+	// Only our own children can be ours to reap: list them rather than
+	// every process of the machine, where the kernel can.
+	all, ok := childrenOf(r.self)
+	if !ok {
+		var err error
+		if all, err = pids(); err != nil {
+			return 0
+		}
 	}
 	current := map[zombie]bool{}
 	reaped := 0

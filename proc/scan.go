@@ -132,3 +132,49 @@ func (o *openFile) heldBy(self, pid int) bool {
 	}
 	return false
 }
+
+// childrenOf lists pid's children from /proc/PID/task/*/children (each
+// thread's own children: a Go supervisor forks from any of its threads).
+// ok is false when the kernel has no such file (CONFIG_PROC_CHILDREN off).
+func childrenOf(pid int) (kids []int, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, true // it exited meanwhile: no children to list
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(dir + "/" + task.Name() + "/children")
+		if errors.Is(err, os.ErrNotExist) && pid == os.Getpid() {
+			return nil, false // our own task dir exists: the file is not supported
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if kid, err := strconv.Atoi(f); err == nil {
+				kids = append(kids, kid)
+			}
+		}
+	}
+	return kids, true
+}
+
+// descendants lists every live descendant of root, breadth first. ok is
+// false when the kernel cannot list children.
+func descendants(root int) (out []int, ok bool) {
+	queue := []int{root}
+	seen := map[int]bool{root: true}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		kids, ok := childrenOf(pid)
+		if !ok {
+			return nil, false
+		}
+		for _, k := range kids {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+				queue = append(queue, k)
+			}
+		}
+	}
+	return out, true
+}

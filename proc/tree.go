@@ -54,17 +54,41 @@ func (t *tree) isMember(pid int) bool {
 
 // members lists the live processes of the run.
 func (t *tree) members() []int {
-	all, err := pids()
-	if err != nil {
-		return nil
+	out := t.membersAmong(t.candidates())
+	if len(out) == 0 && subreaper.Load() {
+		// The children lists can miss a process while the kernel reparents
+		// it; a second look, an instant later, before declaring the run gone.
+		out = t.membersAmong(t.candidates())
 	}
+	return out
+}
+
+func (t *tree) membersAmong(cands []int) []int {
 	var out []int
-	for _, pid := range all {
+	for _, pid := range cands {
 		if t.isMember(pid) {
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// candidates are the processes that may belong to the run. With this
+// process a child subreaper, every process of every run descends from it
+// (orphans are reparented here, not to init), so walking its descendants
+// replaces reading stat, environ and fds of every process on the machine:
+// that scan was most of the cost of ending a run (BENCHMARKS.md).
+func (t *tree) candidates() []int {
+	if subreaper.Load() {
+		if d, ok := descendants(t.self); ok {
+			return d
+		}
+	}
+	all, err := pids()
+	if err != nil {
+		return nil
+	}
+	return all
 }
 
 // signal sends sig to pids that are still members. Going through a pidfd and

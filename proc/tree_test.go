@@ -1,11 +1,13 @@
 package proc
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,4 +111,33 @@ func TestRunFindsEscapees(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestDescendantsListsTheWholeTree(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// sh -> sh -> sleep: the grandchild must be found from this process.
+	cmd := exec.CommandContext(ctx, "sh", "-c", "sh -c 'sleep 30' & wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() }()
+	var found []int
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		d, ok := descendants(os.Getpid())
+		if !ok {
+			t.Fatal("this kernel cannot list children; the fallback scan is used")
+		}
+		found = found[:0]
+		for _, pid := range d {
+			if st, err := readStat(pid); err == nil && st.pgrp == cmd.Process.Pid {
+				found = append(found, pid)
+			}
+		}
+		if len(found) == 3 {
+			return
+		}
+	}
+	t.Fatalf("found %v in the run's group, want sh, sh and sleep", found)
 }
