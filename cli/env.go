@@ -82,7 +82,7 @@ func openEnv(cfg *config.Config, stderr io.Writer) (*env, error) {
 		}
 		e.Listen(journal.New(store, cfg.StateDir, cfg.History.LogLimit, onErr).Handle)
 		opts = append(opts, runner.WithLastOK(store.LastOKSlot))
-		e.schedOpts = append(e.schedOpts, runner.WithLastSlot(store.LastSlot))
+		e.schedOpts = append(e.schedOpts, runner.WithLastSlots(store.LastSlots))
 	}
 	e.Supervisor = runner.NewSupervisor(locker, e.Emit, opts...)
 	return e, nil
@@ -111,28 +111,37 @@ func (e *env) recoverRuns(ctx context.Context, cfg *config.Config) (int, error) 
 // schedulerOptions wires the history store into the scheduler (catch_up).
 func (e *env) schedulerOptions() []runner.SchedulerOption { return e.schedOpts }
 
-// housekeepEvery is how often a daemon prunes history and closes runs of
-// dead supervisors whose orphans have since let go of the lock.
-const housekeepEvery = time.Minute
+// recoverEvery is how often a daemon closes the runs of dead supervisors
+// whose orphans have since let go of the lock; pruneEvery how often it
+// applies the history retention (a scan of the runs table: not per minute).
+const (
+	recoverEvery = time.Minute
+	pruneEvery   = time.Hour
+)
 
-// housekeep prunes history and recovers orphaned runs off the scheduler's
-// goroutine, so that neither ever delays a fire.
+// housekeep recovers orphaned runs and prunes history off the scheduler's
+// goroutine, so that neither ever delays a fire. The first prune waits a
+// minute: start-up stays cheap.
 func (e *env) housekeep(ctx context.Context, log *slog.Logger, current func() *config.Config) {
 	if e.Store == nil {
 		return
 	}
-	t := time.NewTicker(housekeepEvery)
+	t := time.NewTicker(recoverEvery)
 	defer t.Stop()
+	nextPrune := time.Now().Add(recoverEvery)
 	for {
 		cfg := current()
 		if _, err := e.recoverRuns(ctx, cfg); err != nil {
 			log.Error("closing runs of dead supervisors", "err", err)
 		}
-		n, err := e.Store.Prune(ctx, cfg.History.KeepRuns, cfg.History.KeepAge, time.Now())
-		if err != nil {
-			log.Error("pruning history", "err", err)
-		} else if n > 0 {
-			log.Info("pruned history", "rows", n)
+		if now := time.Now(); !now.Before(nextPrune) {
+			nextPrune = now.Add(pruneEvery)
+			n, err := e.Store.Prune(ctx, cfg.History.KeepRuns, cfg.History.KeepAge, now)
+			if err != nil {
+				log.Error("pruning history", "err", err)
+			} else if n > 0 {
+				log.Info("pruned history", "rows", n)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -140,6 +149,14 @@ func (e *env) housekeep(ctx context.Context, log *slog.Logger, current func() *c
 		case <-t.C:
 		}
 	}
+}
+
+// redisLog routes go-redis's own messages (pool dial failures during an
+// outage) into the structured log instead of bare stderr lines.
+type redisLog struct{ log *slog.Logger }
+
+func (r redisLog) Printf(_ context.Context, format string, v ...any) {
+	r.log.Warn("redis: " + fmt.Sprintf(format, v...))
 }
 
 // maxClockSkew is how far this host's clock may be from Redis's before
@@ -157,12 +174,4 @@ func warnClockSkew(r *lock.RedisLocker, stderr io.Writer) {
 	case skew > maxClockSkew || skew < -maxClockSkew:
 		fmt.Fprintf(stderr, "cronvisor: warning: this host's clock is %s off Redis's (TIME); fix NTP: slots are wall-clock instants\n", skew)
 	}
-}
-
-// redisLog routes go-redis's own messages (pool dial failures during an
-// outage) into the structured log instead of bare stderr lines.
-type redisLog struct{ log *slog.Logger }
-
-func (r redisLog) Printf(_ context.Context, format string, v ...any) {
-	r.log.Warn("redis: " + fmt.Sprintf(format, v...))
 }

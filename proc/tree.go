@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -54,6 +55,13 @@ func (t *tree) isMember(pid int) bool {
 
 // members lists the live processes of the run.
 func (t *tree) members() []int {
+	// A child that another run is forking has, until it execs, a copy of
+	// every descriptor of this process, this run's lock file included: it
+	// must not be taken for a member. os/exec holds ForkLock from before
+	// the fork until the exec (CLONE_VFORK), so holding it for reading
+	// waits those children out.
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	out := t.membersAmong(t.candidates())
 	if len(out) == 0 && subreaper.Load() {
 		// The children lists can miss a process while the kernel reparents
@@ -104,9 +112,11 @@ func (t *tree) signal(pids []int, sig unix.Signal) {
 		if err != nil {
 			continue // already gone
 		}
+		syscall.ForkLock.RLock() // see members
 		if t.isMember(pid) {
 			_ = unix.PidfdSendSignal(fd, sig, nil, 0)
 		}
+		syscall.ForkLock.RUnlock()
 		unix.Close(fd)
 	}
 }

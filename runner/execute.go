@@ -19,9 +19,6 @@ import (
 // execute runs the job's command under lease (nil for overlap allow) and
 // reports RunStarted, RunOutput lines and RunFinished.
 func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, lease lock.Lease) RunFinished {
-	if lease != nil {
-		defer func() { _ = lease.Release() }()
-	}
 	// Runs outlive the scheduler's context on purpose: shutdown lets them
 	// finish within shutdown_grace, then ends them with ErrShutdown.
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -38,6 +35,11 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	s.active[runID] = run
 	s.mu.Unlock()
 	defer func() {
+		// Release before announcing the end: a replacing fire waits on
+		// done and then takes the lock, which must be free by then.
+		if lease != nil {
+			_ = lease.Release()
+		}
 		s.mu.Lock()
 		delete(s.active, runID)
 		s.mu.Unlock()

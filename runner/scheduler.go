@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/clock"
 	"cronvisor/config"
 )
@@ -26,11 +28,22 @@ const (
 	maxSleep = 30 * time.Second
 	// missedScan bounds how many missed slots one wake-up walks through.
 	missedScan = 10000
+	// wakeLead is how early the loop's timer is set before a fire on the
+	// real clock. Go's timers wake late, 0.3-1.2 ms (p50-p99) on the
+	// benchmark machine, because the runtime's poller sleeps in whole
+	// milliseconds; so the loop wakes this much early and sleeps the rest
+	// in nanosleep(2), which the kernel ends within 0.1-0.2 ms. It costs
+	// one short blocking syscall per wake-up (BENCHMARKS.md).
+	wakeLead = 2 * time.Millisecond
 )
 
 // LastSlotFunc returns the latest slot a job fired for (ran or skipped)
 // before this process started; used for catch_up after downtime.
 type LastSlotFunc func(ctx context.Context, job string) (time.Time, error)
+
+// LastSlotsFunc is LastSlotFunc for many jobs at once; jobs without a slot
+// are absent from the map.
+type LastSlotsFunc func(ctx context.Context, jobs []string) (map[string]time.Time, error)
 
 // Scheduler fires every enabled job at its slots. One goroutine (Run) owns
 // the heap of next fires and sleeps on one timer for the earliest; runs go
@@ -43,11 +56,15 @@ type LastSlotFunc func(ctx context.Context, job string) (time.Time, error)
 // slot runs if it is at most max(LateTolerance, catch_up) old, and the ones
 // it passed over are recorded as one skip "missed".
 type Scheduler struct {
-	clock    clock.Clock
-	firer    Firer
-	emit     func(Event)
-	lastSlot LastSlotFunc
-	jitter   func(max time.Duration) time.Duration
+	clock     clock.Clock
+	firer     Firer
+	emit      func(Event)
+	lastSlots LastSlotsFunc
+	jitter    func(max time.Duration) time.Duration
+	// settle sleeps the last stretch before a fire precisely, when the
+	// timer woke lead early; nil (fake clocks) waits for the timer alone.
+	settle func(d time.Duration)
+	lead   time.Duration
 
 	maxSleep time.Duration
 	reload   chan []config.Job
@@ -60,9 +77,31 @@ type Scheduler struct {
 // SchedulerOption configures a Scheduler.
 type SchedulerOption func(*Scheduler)
 
-// WithLastSlot enables catch_up and "missed while down" records.
+// WithLastSlot enables catch_up and "missed while down" records, asking
+// for each job's last slot in turn at start-up.
 func WithLastSlot(f LastSlotFunc) SchedulerOption {
-	return func(s *Scheduler) { s.lastSlot = f }
+	return func(s *Scheduler) { s.lastSlots = eachJob(f) }
+}
+
+// WithLastSlots is WithLastSlot with one call for all jobs (history's
+// Store.LastSlots): with thousands of jobs, start-up makes one query
+// rather than one per job.
+func WithLastSlots(f LastSlotsFunc) SchedulerOption {
+	return func(s *Scheduler) { s.lastSlots = f }
+}
+
+// eachJob adapts a per-job LastSlotFunc; a job whose lookup fails is left
+// out, so it gets no catch_up, as when the whole lookup fails.
+func eachJob(f LastSlotFunc) LastSlotsFunc {
+	return func(ctx context.Context, jobs []string) (map[string]time.Time, error) {
+		out := make(map[string]time.Time, len(jobs))
+		for _, j := range jobs {
+			if t, err := f(ctx, j); err == nil && !t.IsZero() {
+				out[j] = t
+			}
+		}
+		return out, nil
+	}
 }
 
 // WithMaxSleep changes how long the loop sleeps at most between wake-ups
@@ -98,14 +137,28 @@ func NewScheduler(f Firer, c clock.Clock, emit func(Event), opts ...SchedulerOpt
 			return rand.N(max)
 		},
 	}
+	if _, real := c.(clock.Real); real {
+		s.settle, s.lead = sleepPrecise, wakeLead
+	}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
 }
 
+// sleepPrecise sleeps d (at most wakeLead) in nanosleep(2) on this
+// goroutine's thread, resuming after the signals the Go runtime sends.
+func sleepPrecise(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+	}
+}
+
+// entry is one job in the heap. It points into the job list given to Run
+// or Reload rather than copying the job: with 10,000 jobs the copies were
+// a quarter of the daemon's live heap.
 type entry struct {
-	job   config.Job
+	job   *config.Job
 	slot  time.Time // nominal fire instant
 	due   time.Time // slot plus this fire's jitter
 	index int
@@ -128,27 +181,33 @@ func (h *entryHeap) Pop() any {
 }
 
 // Run schedules jobs until ctx is done. It returns without waiting for
-// runs in flight; Wait does that.
+// runs in flight; Wait does that. jobs, like Reload's, is read while the
+// scheduler runs and must not be changed.
 func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 	h := &entryHeap{}
 	byName := map[string]*entry{}
 	now := s.clock.Now()
-	for _, j := range jobs {
-		s.add(ctx, h, byName, j, now, true)
+	last := s.startSlots(ctx, jobs)
+	for i := range jobs {
+		s.add(ctx, h, byName, &jobs[i], now, last)
 	}
 	timer := s.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		now = s.clock.Now()
+		if d := s.untilNext(h, now); s.settle != nil && d > 0 && d <= s.lead {
+			s.settle(d)
+			now = s.clock.Now()
+		}
 		for h.Len() > 0 && !(*h)[0].due.After(now) {
 			e := (*h)[0]
 			s.fire(ctx, e, now)
 			heap.Fix(h, 0)
+			s.publish(e)
 		}
-		s.publish(h)
-		wait := s.maxSleep
-		if h.Len() > 0 {
-			wait = min(wait, (*h)[0].due.Sub(now))
+		wait := min(s.maxSleep, s.untilNext(h, now))
+		if s.settle != nil {
+			wait = max(wait-s.lead, 0) // wake early; settle sleeps the rest
 		}
 		timer.Stop()
 		timer.Reset(wait)
@@ -189,6 +248,33 @@ func (s *Scheduler) Wait(d time.Duration) bool {
 // WaitAll blocks until every run started by the scheduler has ended.
 func (s *Scheduler) WaitAll() { s.runs.Wait() }
 
+// untilNext is how long until the earliest due fire, or maxSleep if none.
+func (s *Scheduler) untilNext(h *entryHeap, now time.Time) time.Duration {
+	if h.Len() == 0 {
+		return s.maxSleep
+	}
+	return (*h)[0].due.Sub(now)
+}
+
+// startSlots looks up every job's last slot before this process started
+// in one call; nil when catch_up is not wired or the lookup failed.
+func (s *Scheduler) startSlots(ctx context.Context, jobs []config.Job) map[string]time.Time {
+	if s.lastSlots == nil {
+		return nil
+	}
+	names := make([]string, 0, len(jobs))
+	for _, j := range jobs {
+		if j.Sched != nil {
+			names = append(names, j.Name)
+		}
+	}
+	last, err := s.lastSlots(ctx, names)
+	if err != nil {
+		return nil
+	}
+	return last
+}
+
 // NextFires returns each scheduled job's next fire (with jitter).
 func (s *Scheduler) NextFires() map[string]time.Time {
 	s.mu.Lock()
@@ -200,37 +286,48 @@ func (s *Scheduler) NextFires() map[string]time.Time {
 	return out
 }
 
-func (s *Scheduler) publish(h *entryHeap) {
+// publish updates one job's next fire for NextFires: per change, not per
+// wake-up, so that a wake-up costs the same with 10 or 10,000 jobs.
+func (s *Scheduler) publish(e *entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	clear(s.next)
-	for _, e := range *h {
-		if e.job.Enabled {
-			s.next[e.job.Name] = e.due
-		}
+	if e.job.Enabled {
+		s.next[e.job.Name] = e.due
+	} else {
+		delete(s.next, e.job.Name)
 	}
+}
+
+// unpublish removes a job that left the schedule from NextFires.
+func (s *Scheduler) unpublish(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.next, name)
 }
 
 func (s *Scheduler) apply(ctx context.Context, h *entryHeap, byName map[string]*entry, jobs []config.Job) {
 	now := s.clock.Now()
 	keep := map[string]bool{}
-	for _, j := range jobs {
+	for i := range jobs {
+		j := &jobs[i]
 		keep[j.Name] = true
 		old := byName[j.Name]
-		if old != nil && sameDefinition(old.job, j) {
+		if old != nil && sameDefinition(*old.job, *j) {
 			old.job = j
 			continue
 		}
 		if old != nil {
 			heap.Remove(h, old.index)
 			delete(byName, j.Name)
+			s.unpublish(j.Name)
 		}
-		s.add(ctx, h, byName, j, now, false)
+		s.add(ctx, h, byName, j, now, nil)
 	}
 	for name, e := range byName {
 		if !keep[name] {
 			heap.Remove(h, e.index)
 			delete(byName, name)
+			s.unpublish(name)
 		}
 	}
 }
@@ -242,14 +339,16 @@ func sameDefinition(a, b config.Job) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-func (s *Scheduler) add(ctx context.Context, h *entryHeap, byName map[string]*entry, j config.Job, now time.Time, startup bool) {
+// add schedules a job. last holds the jobs' slots before this process
+// started (start-up only; nil on reload): a job found there gets catchUp.
+func (s *Scheduler) add(ctx context.Context, h *entryHeap, byName map[string]*entry, j *config.Job, now time.Time, last map[string]time.Time) {
 	if j.Sched == nil {
 		return
 	}
 	e := &entry{job: j}
 	e.slot = j.Sched.Next(now)
-	if startup && s.lastSlot != nil {
-		s.catchUp(ctx, j, now)
+	if t, ok := last[j.Name]; ok {
+		s.catchUp(ctx, *j, now, t)
 	}
 	if e.slot.IsZero() {
 		return // never fires; validate warns about it
@@ -257,13 +356,14 @@ func (s *Scheduler) add(ctx context.Context, h *entryHeap, byName map[string]*en
 	e.due = e.slot.Add(s.jitter(j.Jitter))
 	byName[j.Name] = e
 	heap.Push(h, e)
+	s.publish(e)
 }
 
-// catchUp handles the fires a job missed while no supervisor ran: the newest
-// runs once if it is younger than catch_up, the rest are recorded.
-func (s *Scheduler) catchUp(ctx context.Context, j config.Job, now time.Time) {
-	last, err := s.lastSlot(ctx, j.Name)
-	if err != nil || last.IsZero() {
+// catchUp handles the fires a job missed while no supervisor ran, after
+// its last slot: the newest runs once if it is younger than catch_up, the
+// rest are recorded.
+func (s *Scheduler) catchUp(ctx context.Context, j config.Job, now, last time.Time) {
+	if last.IsZero() {
 		return
 	}
 	first, newest, n := missedSlots(j, last, now)
@@ -282,7 +382,7 @@ func (s *Scheduler) catchUp(ctx context.Context, j config.Job, now time.Time) {
 
 // fire handles a due entry and advances it to its next slot.
 func (s *Scheduler) fire(ctx context.Context, e *entry, now time.Time) {
-	j := e.job
+	j := *e.job
 	first := e.slot
 	newest, n := e.slot, 1
 	if next := j.Sched.Next(e.slot); !next.IsZero() && !next.After(now) {

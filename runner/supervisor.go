@@ -155,6 +155,9 @@ func (s *Supervisor) refused(job config.Job, runID string, slot time.Time, manua
 		return s.skip(job, runID, slot, manual, "slot already run", &h)
 	case errors.Is(err, errQueueFull), errors.Is(err, errQueueDropped):
 		return s.skip(job, runID, slot, manual, err.Error(), nil)
+	case errors.Is(err, context.Canceled):
+		// The supervisor stopped while this fire was taking its lock.
+		return s.skip(job, runID, slot, manual, "supervisor stopping", nil)
 	case errors.Is(err, lock.ErrUnavailable):
 		return s.skip(job, runID, slot, manual, "lock backend unreachable ("+err.Error()+")", nil)
 	}

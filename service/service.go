@@ -43,7 +43,7 @@ type Service struct {
 }
 
 type jobState struct {
-	running                map[string]ctl.WireEvent // run id -> its run_started
+	running                map[string]ctl.WireEvent // run id -> its run_started; nil until a run starts
 	lastOutcome            string
 	lastStarted, lastEnded time.Time
 	runs, skips, failures  int
@@ -63,19 +63,24 @@ func New(sup *runner.Supervisor, sched *runner.Scheduler, locker lock.Locker, st
 func (s *Service) SetConfig(cfg *config.Config) { s.cfg.Store(cfg) }
 
 // seed loads each job's last outcome from history, so a fresh daemon shows
-// what happened before it started.
+// what happened before it started. One query for all jobs: a daemon with
+// thousands of jobs must not start with thousands of queries.
 func (s *Service) seed(ctx context.Context, cfg *config.Config) {
 	if s.store == nil {
 		return
 	}
-	for _, j := range cfg.Jobs {
-		recs, err := s.store.Query(ctx, history.Filter{Job: j.Name, Limit: 1})
-		if err != nil || len(recs) == 0 {
-			continue
-		}
-		st := s.state(j.Name)
-		st.lastOutcome = recs[0].Outcome
-		st.lastStarted, st.lastEnded = recs[0].StartedAt, recs[0].EndedAt
+	names := make([]string, len(cfg.Jobs))
+	for i, j := range cfg.Jobs {
+		names[i] = j.Name
+	}
+	latest, err := s.store.Latest(ctx, names)
+	if err != nil {
+		return // statuses start empty; the daemon runs on
+	}
+	for name, r := range latest {
+		st := s.state(name)
+		st.lastOutcome = r.Outcome
+		st.lastStarted, st.lastEnded = r.StartedAt, r.EndedAt
 	}
 }
 
@@ -83,7 +88,7 @@ func (s *Service) seed(ctx context.Context, cfg *config.Config) {
 func (s *Service) state(job string) *jobState {
 	st := s.jobs[job]
 	if st == nil {
-		st = &jobState{running: map[string]ctl.WireEvent{}}
+		st = &jobState{}
 		s.jobs[job] = st
 	}
 	return st
@@ -102,6 +107,9 @@ func (s *Service) Handle(ev runner.Event) {
 		st := s.state(w.Job)
 		switch w.Type {
 		case ctl.EventRunStarted:
+			if st.running == nil {
+				st.running = map[string]ctl.WireEvent{}
+			}
 			st.running[w.RunID] = w
 			st.lastStarted = w.StartedAt
 		case ctl.EventRunFinished:

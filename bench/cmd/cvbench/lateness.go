@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// latencyRun is one measured run, of cronvisor or of the bare scheduler.
+type latencyRun struct {
+	label    string
+	expected int             // fires the window should hold: jobs x seconds
+	starts   []time.Duration // each start's lateness: child's clock minus slot
+	last     []time.Duration // per slot, the lateness of its last start
+	cpu      time.Duration   // the scheduler's own CPU over the window
+	skipped  int             // cronvisor's "run skipped" records in the window
+	failed   int             // its "run finished" records in the window with another outcome than ok
+	reasons  map[string]int  // why they were skipped or failed
+}
+
+func (r latencyRun) cpuPerFire() time.Duration {
+	if len(r.starts) == 0 {
+		return 0
+	}
+	return r.cpu / time.Duration(len(r.starts))
+}
+
+// lateness alternates a bare run and a cronvisor run, reps times, so that
+// both see the same machine, and prints each run and the medians.
+func lateness(o options, w io.Writer) error {
+	var bare, cv []latencyRun
+	for rep := range o.reps {
+		b, err := runBare(o, rep)
+		if err != nil {
+			return err
+		}
+		c, err := runCronvisor(o, rep)
+		if err != nil {
+			return err
+		}
+		bare, cv = append(bare, b), append(cv, c)
+	}
+	fmt.Fprintf(w, "lateness: %d job(s) every second, window %v after %v warm-up, %d rep(s); times in ms\n",
+		o.jobs, o.duration, o.warmup, o.reps)
+	fmt.Fprintf(w, "%-14s %13s %8s %8s %8s %10s %10s %9s %7s\n",
+		"run", "starts/expect", "p50", "p99", "max", "last p50", "last p99", "cpu/fire", "skip/fail")
+	for i := range bare {
+		printRun(w, bare[i])
+		printRun(w, cv[i])
+	}
+	reasons := map[string]int{}
+	for _, r := range cv {
+		for k, n := range r.reasons {
+			reasons[k] += n
+		}
+	}
+	for k, n := range reasons {
+		fmt.Fprintf(w, "  cronvisor skipped or failed %d fire(s) of the windows: %s\n", n, k)
+	}
+	if spawn, start, err := calibrate(o); err == nil {
+		fmt.Fprintf(w, "stamp alone, p50 of 50 bare starts: %.2f ms from exec.Cmd.Start to its return, %.2f ms to its clock reading in main\n",
+			ms(spawn), ms(start))
+	}
+	mb, mc := medians(bare), medians(cv)
+	printMedians(w, "median bare", mb)
+	printMedians(w, "median cv", mc)
+	fmt.Fprintf(w, "ratio cronvisor/bare: start p50 %.2f, p99 %.2f; last-of-second p50 %.2f; cpu/fire %.2f\n",
+		mc[0]/mb[0], mc[1]/mb[1], mc[3]/mb[3], mc[5]/mb[5])
+	return nil
+}
+
+func printRun(w io.Writer, r latencyRun) {
+	fmt.Fprintf(w, "%-14s %6d/%-6d %8.2f %8.2f %8.2f %10.2f %10.2f %9.3f %4d/%d\n", r.label,
+		len(r.starts), r.expected, ms(quantile(r.starts, .5)), ms(quantile(r.starts, .99)),
+		ms(quantile(r.starts, 1)), ms(quantile(r.last, .5)), ms(quantile(r.last, .99)),
+		ms(r.cpuPerFire()), r.skipped, r.failed)
+}
+
+// medians returns, over runs, the medians of p50, p99, max, last p50,
+// last p99 and CPU per fire, in ms.
+func medians(runs []latencyRun) [6]float64 {
+	var cols [6][]float64
+	for _, r := range runs {
+		v := [6]time.Duration{quantile(r.starts, .5), quantile(r.starts, .99), quantile(r.starts, 1),
+			quantile(r.last, .5), quantile(r.last, .99), r.cpuPerFire()}
+		for i := range v {
+			cols[i] = append(cols[i], ms(v[i]))
+		}
+	}
+	var out [6]float64
+	for i := range cols {
+		out[i] = median(cols[i])
+	}
+	return out
+}
+
+func printMedians(w io.Writer, label string, m [6]float64) {
+	fmt.Fprintf(w, "%-14s %13s %8.2f %8.2f %8.2f %10.2f %10.2f %9.3f\n", label, "", m[0], m[1], m[2], m[3], m[4], m[5])
+}
+
+// window is the measured span: whole seconds from the first slot after
+// the warm-up, for duration.
+func window(ready time.Time, o options) (start, end time.Time) {
+	start = ready.Add(o.warmup).Truncate(time.Second).Add(time.Second)
+	return start, start.Add(o.duration.Truncate(time.Second))
+}
+
+// measureCPU samples pid's CPU half a second before the window's first and
+// after its last slot, so that exactly the window's fires fall in between.
+func measureCPU(pid int, start, end time.Time) (time.Duration, error) {
+	time.Sleep(time.Until(start.Add(-500 * time.Millisecond)))
+	u0, err := readUsage(pid)
+	if err != nil {
+		return 0, err
+	}
+	time.Sleep(time.Until(end.Add(-500 * time.Millisecond)))
+	u1, err := readUsage(pid)
+	return u1.cpu - u0.cpu, err
+}
+
+// runCronvisor measures a real daemon whose jobs all run `stamp FILE`
+// every second.
+func runCronvisor(o options, rep int) (latencyRun, error) {
+	r := latencyRun{label: fmt.Sprintf("cronvisor #%d", rep+1)}
+	dir := filepath.Join(o.dir, fmt.Sprintf("cronvisor-%d", rep+1))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return r, err
+	}
+	stamps := filepath.Join(dir, "stamps")
+	config := filepath.Join(dir, "jobs.yaml")
+	everySecond := func(int) string { return "* * * * * *" }
+	if err := writeJobs(config, o.jobs, everySecond, []string{o.stamp, stamps}); err != nil {
+		return r, err
+	}
+	d, err := startDaemon(o.cronvisor, config, dir)
+	if err != nil {
+		return r, err
+	}
+	ready, err := d.waitReady(time.Minute)
+	if err != nil {
+		_ = d.stop(time.Second)
+		return r, err
+	}
+	start, end := window(ready, o)
+	r.cpu, err = measureCPU(d.pid(), start, end)
+	time.Sleep(time.Until(end.Add(2 * time.Second))) // let the last fires finish
+	if serr := d.stop(30 * time.Second); err == nil {
+		err = serr
+	}
+	if err != nil {
+		return r, err
+	}
+	if err := r.countRecords(d.logPath, start, end); err != nil {
+		return r, err
+	}
+	r.expected = o.jobs * int(end.Sub(start)/time.Second)
+	r.starts, r.last, err = readStamps(stamps, start, end)
+	return r, err
+}
+
+// countRecords counts, in the daemon's JSON log, the skips and the runs
+// that did not end ok (a stamp never fails by itself) among the window's
+// slots, and why.
+func (r *latencyRun) countRecords(path string, start, end time.Time) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r.reasons = map[string]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec struct {
+			Msg, Outcome, Reason string
+			Slot                 time.Time
+		}
+		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Slot.Before(start) || !rec.Slot.Before(end) {
+			continue
+		}
+		switch {
+		case rec.Msg == "run skipped":
+			r.skipped++
+		case rec.Msg == "run finished" && rec.Outcome != "ok":
+			r.failed++
+		default:
+			continue
+		}
+		r.reasons[reasonKind(rec.Reason)]++
+	}
+	return sc.Err()
+}
+
+// reasonKind shortens a reason to what tells reasons apart, without the
+// pids and run ids that make each one unique.
+func reasonKind(reason string) string {
+	if i := strings.IndexAny(reason, "0123456789("); i > 0 {
+		reason = reason[:i]
+	}
+	return strings.TrimSpace(reason)
+}
+
+// runBare is the floor: this process fires the same program from a Go
+// timer at each whole second, one goroutine and os/exec per command, with
+// the slot in the same variable; no lock, no history, no log.
+func runBare(o options, rep int) (latencyRun, error) {
+	r := latencyRun{label: fmt.Sprintf("bare #%d", rep+1)}
+	stamps := filepath.Join(o.dir, fmt.Sprintf("bare-%d.stamps", rep+1))
+	start, end := window(time.Now(), o)
+	var runs sync.WaitGroup
+	var failed atomic.Int64
+	loop := make(chan struct{})
+	go func() {
+		defer close(loop)
+		env := os.Environ()
+		for slot := time.Now().Truncate(time.Second).Add(time.Second); slot.Before(end); slot = slot.Add(time.Second) {
+			t := time.NewTimer(time.Until(slot))
+			<-t.C
+			e := append(env[:len(env):len(env)], "CRONVISOR_SCHEDULED_AT="+slot.Format(time.RFC3339Nano))
+			for i := range o.jobs {
+				runs.Go(func() {
+					cmd := exec.Command(o.stamp, stamps)
+					cmd.Env = append(e[:len(e):len(e)], "CRONVISOR_JOB="+jobName(i))
+					if cmd.Run() != nil {
+						failed.Add(1)
+					}
+				})
+			}
+		}
+	}()
+	var err error
+	r.cpu, err = measureCPU(os.Getpid(), start, end)
+	<-loop
+	runs.Wait()
+	if err != nil {
+		return r, err
+	}
+	if n := failed.Load(); n > 0 {
+		return r, fmt.Errorf("bare: %d runs of %s failed", n, o.stamp)
+	}
+	r.expected = o.jobs * int(end.Sub(start)/time.Second)
+	r.starts, r.last, err = readStamps(stamps, start, end)
+	return r, err
+}
+
+// calibrate starts the stamp 50 times, one at a time, with the slot set
+// to the instant before exec.Cmd.Start, and returns the medians of the
+// time Start took (fork and exec) and of the stamp's lateness (fork, exec
+// and the Go runtime's start-up until main reads the clock): the part of
+// every start figure that is the measuring job's own.
+func calibrate(o options) (spawn, start time.Duration, err error) {
+	file := filepath.Join(o.dir, "calibrate.stamps")
+	var spawns []time.Duration
+	for range 50 {
+		t0 := time.Now()
+		cmd := exec.Command(o.stamp, file)
+		cmd.Env = append(os.Environ(), "CRONVISOR_SCHEDULED_AT="+t0.Format(time.RFC3339Nano))
+		if err := cmd.Start(); err != nil {
+			return 0, 0, err
+		}
+		spawns = append(spawns, time.Since(t0))
+		if err := cmd.Wait(); err != nil {
+			return 0, 0, err
+		}
+	}
+	starts, _, err := readStamps(file, time.Unix(0, 0), time.Now())
+	return quantile(spawns, .5), quantile(starts, .5), err
+}
+
+// readStamps reads the lines of bench/cmd/stamp whose slot is in
+// [start, end): every start's lateness and, per slot, the latest.
+func readStamps(path string, start, end time.Time) (starts, last []time.Duration, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	latest := map[int64]time.Duration{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			return nil, nil, fmt.Errorf("%s: bad line %q", path, sc.Text())
+		}
+		slot, err1 := strconv.ParseInt(fields[0], 10, 64)
+		now, err2 := strconv.ParseInt(fields[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, nil, fmt.Errorf("%s: bad line %q", path, sc.Text())
+		}
+		if slot < start.UnixNano() || slot >= end.UnixNano() {
+			continue
+		}
+		late := time.Duration(now - slot)
+		starts = append(starts, late)
+		latest[slot] = max(latest[slot], late)
+	}
+	for _, l := range latest {
+		last = append(last, l)
+	}
+	return starts, last, sc.Err()
+}
+
+func jobName(i int) string { return fmt.Sprintf("job-%05d", i) }
+
+// writeJobs writes a jobs.yaml of n jobs running command on schedule(i).
+func writeJobs(path string, n int, schedule func(i int) string, command []string) error {
+	var b strings.Builder
+	b.WriteString("state_dir: state\nshutdown_grace: 10s\n")
+	b.WriteString("defaults:\n  timeout: 30s\n  overlap: skip\n  kill_grace: 1s\njobs:\n")
+	argv := make([]string, len(command))
+	for i, a := range command {
+		argv[i] = strconv.Quote(a)
+	}
+	cmd := "[" + strings.Join(argv, ", ") + "]"
+	for i := range n {
+		fmt.Fprintf(&b, "  - name: %s\n    schedule: %q\n    command: %s\n", jobName(i), schedule(i), cmd)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}

@@ -1,0 +1,89 @@
+// Command cvbench measures a real cronvisor daemon from outside: start
+// lateness of jobs firing every second (against a bare Go scheduler that
+// starts the same program from the same kind of timer), and idle cost
+// with thousands of hourly jobs. bench/run.sh builds it and runs every
+// scenario; BENCHMARKS.md explains the figures.
+//
+//	cvbench lateness -cronvisor BIN -stamp BIN -jobs 100 -duration 60s -reps 3
+//	cvbench idle -cronvisor BIN -jobs 10000 -duration 60s -reps 3
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: cvbench lateness|idle [flags]  (-h for the flags)")
+		return 2
+	}
+	fs := flag.NewFlagSet("cvbench "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.cronvisor, "cronvisor", "cronvisor", "cronvisor binary")
+	fs.StringVar(&o.stamp, "stamp", "stamp", "stamp binary (bench/cmd/stamp), for lateness")
+	fs.IntVar(&o.jobs, "jobs", 1, "number of jobs")
+	fs.DurationVar(&o.duration, "duration", 60*time.Second, "measurement window of each run")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "fires discarded after start-up")
+	fs.IntVar(&o.reps, "reps", 1, "repetitions; medians are reported")
+	fs.IntVar(&o.rowsPerJob, "history-rows", 3, "idle: history rows per job written before the start")
+	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temporary one, removed at the end)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	for _, bin := range []*string{&o.cronvisor, &o.stamp} {
+		// Absolute: the daemon runs in its own directory, and so do its jobs.
+		if p, err := exec.LookPath(*bin); err == nil {
+			*bin, _ = filepath.Abs(p)
+		}
+	}
+	if o.dir != "" {
+		if err := os.MkdirAll(o.dir, 0o755); err != nil {
+			fmt.Fprintln(stderr, "cvbench:", err)
+			return 1
+		}
+	} else {
+		d, err := os.MkdirTemp("", "cvbench-")
+		if err != nil {
+			fmt.Fprintln(stderr, "cvbench:", err)
+			return 1
+		}
+		defer os.RemoveAll(d)
+		o.dir = d
+	}
+	var err error
+	switch args[0] {
+	case "lateness":
+		err = lateness(o, stdout)
+	case "idle":
+		err = idle(o, stdout)
+	default:
+		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness or idle\n", args[0])
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "cvbench:", err)
+		return 1
+	}
+	return 0
+}
+
+// options are the command-line settings shared by the scenarios.
+type options struct {
+	cronvisor, stamp string
+	jobs             int
+	duration, warmup time.Duration
+	reps             int
+	rowsPerJob       int
+	dir              string
+}

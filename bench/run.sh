@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Runs the measurements of BENCHMARKS.md. Run it by hand on an otherwise
+# quiet machine; CI only smoke-tests the Go benchmarks (-benchtime 1x).
+#
+#   bench/run.sh                  # everything: machine, go, lateness 1/100/1000, idle 1000/10000 (~30 min)
+#   bench/run.sh machine          # what the figures were measured on
+#   bench/run.sh go               # the in-process Go benchmarks
+#   bench/run.sh lateness N       # N jobs every second: cronvisor vs a bare Go scheduler
+#   bench/run.sh idle N           # N hourly jobs: start-up and idle cost of the daemon
+#
+# Environment: DURATION (window of each run, default 60s), REPS (runs of
+# each scenario, medians reported; default 3), BENCHTIME and COUNT (go
+# test -benchtime/-count; default 2s and 5), CRONVISOR (a prebuilt binary
+# to measure instead of building this checkout).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${DURATION:-60s}
+REPS=${REPS:-3}
+BENCHTIME=${BENCHTIME:-2s}
+COUNT=${COUNT:-5}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+build() {
+  if [ -n "${CRONVISOR:-}" ]; then
+    cp "$CRONVISOR" "$out/cronvisor"
+  else
+    go build -o "$out/cronvisor" .
+  fi
+  go build -o "$out/stamp" ./bench/cmd/stamp
+  go build -o "$out/cvbench" ./bench/cmd/cvbench
+}
+
+machine() {
+  echo "nproc: $(nproc)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+  echo "kernel: $(uname -r)"
+  echo "go: $(go version)"
+  echo "processes on the machine: $(ls /proc | grep -c '^[0-9]')"
+}
+
+gobench() {
+  go test -run '^$' -bench . -benchtime "$BENCHTIME" -count "$COUNT" ./bench/ ./history/ ./runner/ ./service/ ./ui/
+}
+
+lateness() {
+  "$out/cvbench" lateness -cronvisor "$out/cronvisor" -stamp "$out/stamp" \
+    -jobs "$1" -duration "$DURATION" -reps "$REPS"
+}
+
+idle() {
+  "$out/cvbench" idle -cronvisor "$out/cronvisor" -jobs "$1" -duration "$DURATION" -reps "$REPS"
+}
+
+case "${1:-all}" in
+  machine) machine ;;
+  go) gobench ;;
+  lateness) build; lateness "${2:?jobs}" ;;
+  idle) build; idle "${2:?jobs}" ;;
+  all)
+    machine; echo
+    gobench; echo
+    build
+    for n in 1 100 1000; do lateness "$n"; echo; done
+    for n in 1000 10000; do idle "$n"; echo; done
+    ;;
+  *) sed -n '2,14p' "$0" >&2; exit 2 ;;
+esac

@@ -1,0 +1,80 @@
+package history
+
+import "testing"
+
+// TestBatchedQueriesMatchPerJob checks LastSlots and Latest against the
+// per-job queries they replace at start-up, on rows that exercise their
+// filters: manual runs, rows without a slot, ties on "at", running rows.
+func TestBatchedQueriesMatchPerJob(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := testCtx(t)
+	for _, r := range []Record{
+		{Job: "a", RunID: "1", Outcome: OutcomeOK, ScheduledAt: minute(0)},
+		{Job: "a", RunID: "2", Outcome: OutcomeSkipped, ScheduledAt: minute(10)},
+		{Job: "a", RunID: "3", Outcome: OutcomeOK, ScheduledAt: minute(12), Manual: true},
+		{Job: "b", RunID: "4", Outcome: OutcomeOK, ScheduledAt: minute(1), Manual: true},
+		{Job: "c", RunID: "5", Outcome: OutcomeError, StartedAt: minute(1)}, // no slot
+		{Job: "d", RunID: "6", Outcome: OutcomeOK, ScheduledAt: minute(3)},
+		{Job: "d", RunID: "7", Outcome: OutcomeFailed, ScheduledAt: minute(3)}, // same at: newest id wins
+	} {
+		mustSkip(t, s, r)
+	}
+	if err := s.Start(ctx, Record{Job: "e", RunID: "8", ScheduledAt: minute(4), StartedAt: minute(4)}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		jobs []string
+	}{
+		{"none", nil},
+		{"one", []string{"a"}},
+		{"mixed, unknown and repeated names", []string{"a", "b", "c", "d", "e", "zzz", "a"}},
+		{"names that need quoting", []string{`x"y`, `back\slash`, "ünï"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			slots, err := s.LastSlots(ctx, tc.jobs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			latest, err := s.Latest(ctx, tc.jobs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, job := range tc.jobs {
+				want, err := s.LastSlot(ctx, job)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, ok := slots[job]; ok != !want.IsZero() || !got.Equal(want) {
+					t.Errorf("LastSlots[%s] = %v (present %v), want %v", job, got, ok, want)
+				}
+				recs, err := s.Query(ctx, Filter{Job: job, Limit: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, ok := latest[job]
+				switch {
+				case ok != (len(recs) == 1):
+					t.Errorf("Latest[%s] present %v, Query found %d", job, ok, len(recs))
+				case ok:
+					sameRecord(t, got, recs[0])
+				}
+			}
+			asked := map[string]bool{}
+			for _, j := range tc.jobs {
+				asked[j] = true
+			}
+			for j := range slots {
+				if !asked[j] {
+					t.Errorf("LastSlots returned job %q, not asked for", j)
+				}
+			}
+			for j := range latest {
+				if !asked[j] {
+					t.Errorf("Latest returned job %q, not asked for", j)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,108 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"cronvisor/history"
+	"cronvisor/runner"
+)
+
+// newTestJournal returns a journal on a new store; failed writes fail the
+// test.
+func newTestJournal(t *testing.T) (*Journal, *history.Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := history.Open(filepath.Join(dir, "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return New(store, dir, 1<<20, func(op string, err error) { t.Errorf("%s: %v", op, err) }), store, dir
+}
+
+func record(t *testing.T, store *history.Store, runID string) history.Record {
+	t.Helper()
+	recs, err := store.Query(context.Background(), history.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.RunID == runID {
+			return r
+		}
+	}
+	t.Fatalf("no record of run %s", runID)
+	return history.Record{}
+}
+
+func TestRunLogs(t *testing.T) {
+	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name     string
+		lines    []string
+		wantFile string // "" when no log file may exist
+	}{
+		{"silent run: no file, no log_path", nil, ""},
+		{"output: the file holds it", []string{"one", "two"}, "stdout | one\nstdout | two\n"},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j, store, dir := newTestJournal(t)
+			id := "run-" + strconv.Itoa(i)
+			j.Handle(runner.RunStarted{Job: "job", RunID: id, Slot: slot, Started: slot, PID: 42})
+			for _, l := range tc.lines {
+				j.Handle(runner.RunOutput{Job: "job", RunID: id, Time: slot, Stream: "stdout", Line: l})
+			}
+			code := 0
+			j.Handle(runner.RunFinished{Job: "job", RunID: id, Slot: slot, Started: slot,
+				Ended: slot.Add(time.Second), PID: 42, Outcome: runner.OutcomeOK, ExitCode: &code})
+			r := record(t, store, id)
+			path := history.LogPath(dir, "job", id)
+			b, err := os.ReadFile(path)
+			switch {
+			case tc.wantFile == "":
+				if r.LogPath != "" || !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("log_path %q, file error %v; want none", r.LogPath, err)
+				}
+			case err != nil || string(b) != tc.wantFile || r.LogPath != path:
+				t.Errorf("log_path %q, file %q (%v); want %q holding %q", r.LogPath, b, err, path, tc.wantFile)
+			}
+			if r.Outcome != history.OutcomeOK {
+				t.Errorf("outcome %q, want ok", r.Outcome)
+			}
+		})
+	}
+}
+
+// TestConcurrentRunsAllRecorded starts and ends many runs at once, as a
+// batch of jobs on the same second does: every row is written, none fails.
+func TestConcurrentRunsAllRecorded(t *testing.T) {
+	j, store, _ := newTestJournal(t)
+	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	const runs = 50
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			id, job := "run-"+strconv.Itoa(i), "job-"+strconv.Itoa(i)
+			j.Handle(runner.RunStarted{Job: job, RunID: id, Slot: slot, Started: slot})
+			j.Handle(runner.RunOutput{Job: job, RunID: id, Time: slot, Stream: "stderr", Line: "hi"})
+			j.Handle(runner.RunFinished{Job: job, RunID: id, Slot: slot, Started: slot, Ended: slot,
+				Outcome: runner.OutcomeFailed})
+		})
+	}
+	wg.Wait()
+	recs, err := store.Query(context.Background(), history.Filter{Outcomes: []string{history.OutcomeFailed}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != runs {
+		t.Errorf("%d failed runs recorded, want %d", len(recs), runs)
+	}
+}

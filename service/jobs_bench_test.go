@@ -1,0 +1,50 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/lock"
+	"cronvisor/runner"
+	"cronvisor/schedule"
+)
+
+// BenchmarkJobs is one status poll (what the console and `status` ask
+// for) with 1,000 jobs whose lock files exist, as they do once each job
+// has run: Jobs reads every lock through locker.List.
+func BenchmarkJobs(b *testing.B) {
+	const n = 1000
+	locker := lock.NewFileLocker(filepath.Join(b.TempDir(), "locks"))
+	sched, err := schedule.Parse("@hourly", time.UTC)
+	if err != nil {
+		b.Fatal(err)
+	}
+	jobs := make([]config.Job, n)
+	ctx := context.Background()
+	for i := range jobs {
+		name := fmt.Sprintf("job-%04d", i)
+		jobs[i] = config.Job{Name: name, Schedule: "@hourly", Sched: sched, Location: time.UTC, Lock: name,
+			Enabled: true, Overlap: config.OverlapSkip, Command: []string{"true"}, Timeout: time.Minute}
+		lease, err := locker.Acquire(ctx, lock.Request{Name: jobs[i].Lock, Holder: lock.Holder{Job: jobs[i].Name}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := lease.Release(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sup := runner.NewSupervisor(locker, func(runner.Event) {})
+	s := New(sup, nil, locker, nil, &config.Config{Jobs: jobs}, func(context.Context) error { return errors.New("no reload") })
+	for b.Loop() {
+		st, err := s.Jobs(ctx)
+		if err != nil || len(st) != n {
+			b.Fatalf("Jobs: %d statuses, %v", len(st), err)
+		}
+	}
+	b.ReportMetric(n, "jobs")
+}

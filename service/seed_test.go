@@ -1,0 +1,59 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/history"
+	"cronvisor/lock"
+	"cronvisor/runner"
+)
+
+// TestNewSeedsLastOutcomesFromHistory checks that a new service shows each
+// job's newest record from before it started.
+func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
+	dir := t.TempDir()
+	store, err := history.Open(filepath.Join(dir, "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	at := func(m int) time.Time { return time.Date(2026, 6, 1, 12, m, 0, 0, time.UTC) }
+	ctx := context.Background()
+	for _, r := range []history.Record{
+		{Job: "a", RunID: "a1", Outcome: history.OutcomeFailed, ScheduledAt: at(0), StartedAt: at(0), EndedAt: at(1)},
+		{Job: "a", RunID: "a2", Outcome: history.OutcomeOK, ScheduledAt: at(5), StartedAt: at(5), EndedAt: at(6)},
+		{Job: "b", RunID: "b1", Outcome: history.OutcomeSkipped, ScheduledAt: at(7)},
+		{Job: "gone", RunID: "g1", Outcome: history.OutcomeOK, ScheduledAt: at(8), StartedAt: at(8), EndedAt: at(9)},
+	} {
+		if err := store.Finish(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	locker := lock.NewFileLocker(filepath.Join(dir, "locks"))
+	sup := runner.NewSupervisor(locker, func(runner.Event) {})
+	cfg := &config.Config{Jobs: []config.Job{job(t, "a", true), job(t, "b", true), job(t, "c", true)}}
+	s := New(sup, nil, locker, store, cfg, func(context.Context) error { return errors.New("no reload") })
+	tests := []struct {
+		job          string
+		outcome      string
+		started, end time.Time
+	}{
+		{"a", history.OutcomeOK, at(5), at(6)},
+		{"b", history.OutcomeSkipped, time.Time{}, time.Time{}},
+		{"c", "", time.Time{}, time.Time{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.job, func(t *testing.T) {
+			js := stateOf(t, s, tc.job)
+			if js.LastOutcome != tc.outcome || !js.LastStartedAt.Equal(tc.started) || !js.LastEndedAt.Equal(tc.end) {
+				t.Errorf("last %q %v..%v, want %q %v..%v", js.LastOutcome, js.LastStartedAt, js.LastEndedAt,
+					tc.outcome, tc.started, tc.end)
+			}
+		})
+	}
+}
