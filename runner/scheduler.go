@@ -37,12 +37,9 @@ const (
 	wakeLead = 2 * time.Millisecond
 )
 
-// LastSlotFunc returns the latest slot a job fired for (ran or skipped)
-// before this process started; used for catch_up after downtime.
-type LastSlotFunc func(ctx context.Context, job string) (time.Time, error)
-
-// LastSlotsFunc is LastSlotFunc for many jobs at once; jobs without a slot
-// are absent from the map.
+// LastSlotsFunc returns, for each of jobs, the latest slot it fired for
+// (ran or skipped) before this process started; used for catch_up after
+// downtime. Jobs without a slot are absent from the map.
 type LastSlotsFunc func(ctx context.Context, jobs []string) (map[string]time.Time, error)
 
 // Scheduler fires every enabled job at its slots. One goroutine (Run) owns
@@ -77,37 +74,17 @@ type Scheduler struct {
 // SchedulerOption configures a Scheduler.
 type SchedulerOption func(*Scheduler)
 
-// WithLastSlot enables catch_up and "missed while down" records, asking
-// for each job's last slot in turn at start-up.
-func WithLastSlot(f LastSlotFunc) SchedulerOption {
-	return func(s *Scheduler) { s.lastSlots = eachJob(f) }
-}
-
-// WithLastSlots is WithLastSlot with one call for all jobs (history's
-// Store.LastSlots): with thousands of jobs, start-up makes one query
-// rather than one per job.
-func WithLastSlots(f LastSlotsFunc) SchedulerOption {
-	return func(s *Scheduler) { s.lastSlots = f }
-}
-
-// eachJob adapts a per-job LastSlotFunc; a job whose lookup fails is left
-// out, so it gets no catch_up, as when the whole lookup fails.
-func eachJob(f LastSlotFunc) LastSlotsFunc {
-	return func(ctx context.Context, jobs []string) (map[string]time.Time, error) {
-		out := make(map[string]time.Time, len(jobs))
-		for _, j := range jobs {
-			if t, err := f(ctx, j); err == nil && !t.IsZero() {
-				out[j] = t
-			}
-		}
-		return out, nil
-	}
-}
-
 // WithMaxSleep changes how long the loop sleeps at most between wake-ups
 // (tests that simulate a year use a long one).
 func WithMaxSleep(d time.Duration) SchedulerOption {
 	return func(s *Scheduler) { s.maxSleep = d }
+}
+
+// WithLastSlots enables catch_up and "missed while down" records. It is
+// asked once for all jobs (history's Store.LastSlots): with thousands of
+// jobs, start-up makes one query rather than one per job.
+func WithLastSlots(f LastSlotsFunc) SchedulerOption {
+	return func(s *Scheduler) { s.lastSlots = f }
 }
 
 // WithJitter replaces the random source of jitter delays (tests).

@@ -280,8 +280,10 @@ func TestSchedulerCatchUpAfterDowntime(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := testJob(t, "hourly", "0 * * * *", "UTC")
 			j.CatchUp = tc.catchUp
-			last := func(context.Context, string) (time.Time, error) { return tc.lastSlot, nil }
-			h := startHarness(t, now, []config.Job{j}, WithLastSlot(last))
+			last := func(context.Context, []string) (map[string]time.Time, error) {
+				return map[string]time.Time{"hourly": tc.lastSlot}, nil
+			}
+			h := startHarness(t, now, []config.Job{j}, WithLastSlots(last))
 			h.sched.WaitAll()
 			var got []string
 			for _, s := range h.rec.firesOf("hourly") {
