@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"cronvisor/config"
 	"cronvisor/lock"
+	"cronvisor/service"
 )
 
 func newLocks(g *globals) *cobra.Command {
@@ -31,7 +30,7 @@ func newLocks(g *globals) *cobra.Command {
 			if err != nil {
 				return exitCode(1, err)
 			}
-			statuses, err := listLocks(cmd.Context(), locker, lockNames(cfg.Jobs))
+			statuses, err := service.ListLocks(context.Background(), locker, cfg.Jobs)
 			if err != nil {
 				return exitCode(1, err)
 			}
@@ -44,30 +43,6 @@ func newLocks(g *globals) *cobra.Command {
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per lock per line")
 	return c
-}
-
-// listLocks returns the configured locks (free ones included, even before
-// their first run) plus any other lock file in the locks directory.
-func listLocks(ctx context.Context, locker lock.Locker, names []string) ([]lock.Status, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	all, err := locker.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	for _, s := range all {
-		seen[s.Name] = true
-	}
-	for _, n := range names {
-		if !seen[n] {
-			all = append(all, lock.Status{Name: n})
-			seen[n] = true
-		}
-	}
-	sortStatuses(all)
-	return all, nil
 }
 
 type lockJSON struct {
@@ -131,18 +106,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func lockNames(jobs []config.Job) []string {
-	var names []string
-	for _, j := range jobs {
-		if j.Overlap != config.OverlapAllow {
-			names = append(names, j.Lock)
-		}
-	}
-	return names
-}
-
-func sortStatuses(s []lock.Status) {
-	sort.Slice(s, func(i, j int) bool { return s[i].Name < s[j].Name })
 }

@@ -231,20 +231,11 @@ func zoneName(j config.Job) string {
 // Locks implements ctl.Backend: the configured locks and any other lock
 // file, free ones included.
 func (s *Service) Locks(ctx context.Context) ([]ctl.LockStatus, error) {
-	all, err := s.locker.List(ctx)
-	seen := map[string]bool{}
+	all, err := ListLocks(ctx, s.locker, s.cfg.Load().Jobs)
 	out := make([]ctl.LockStatus, 0, len(all))
 	for _, l := range all {
-		seen[l.Name] = true
 		out = append(out, ctl.LockStatusOf(l))
 	}
-	for _, j := range s.cfg.Load().Jobs {
-		if !seen[j.Lock] && j.Overlap != config.OverlapAllow {
-			seen[j.Lock] = true
-			out = append(out, ctl.LockStatus{Lock: j.Lock})
-		}
-	}
-	sortLocks(out)
 	return out, err
 }
 
