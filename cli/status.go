@@ -81,8 +81,16 @@ func offlineStatuses(ctx context.Context, cfg *config.Config, now time.Time) ([]
 	if err != nil && !errors.Is(err, history.ErrNoHistory) {
 		return nil, err
 	}
+	latest := map[string]history.Record{}
 	if store != nil {
 		defer store.Close()
+		names := make([]string, len(cfg.Jobs))
+		for i, j := range cfg.Jobs {
+			names[i] = j.Name
+		}
+		if l, err := store.Latest(ctx, names); err == nil {
+			latest = l // without it, status shows no last outcome
+		}
 	}
 	out := make([]ctl.JobStatus, 0, len(cfg.Jobs))
 	for _, j := range cfg.Jobs {
@@ -97,10 +105,8 @@ func offlineStatuses(ctx context.Context, cfg *config.Config, now time.Time) ([]
 		if !j.Enabled {
 			js.State = ctl.StateDisabled
 		}
-		if store != nil {
-			if recs, err := store.Query(ctx, history.Filter{Job: j.Name, Limit: 1}); err == nil && len(recs) > 0 {
-				js.LastOutcome, js.LastStartedAt, js.LastEndedAt = recs[0].Outcome, recs[0].StartedAt, recs[0].EndedAt
-			}
+		if r, ok := latest[j.Name]; ok {
+			js.LastOutcome, js.LastStartedAt, js.LastEndedAt = r.Outcome, r.StartedAt, r.EndedAt
 		}
 		if j.Overlap != config.OverlapAllow {
 			if st, err := locker.Inspect(ctx, j.Lock); err == nil && st.Held {
