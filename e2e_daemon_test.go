@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,15 +13,22 @@ import (
 	"cronvisor/history"
 )
 
-// historyJSON runs `cronvisor history --json` with args and decodes it.
-func (s *sandbox) historyJSON(args ...string) []history.Record {
+// historyLines runs `cronvisor history --json --limit 0` with args and
+// returns its lines, one record each.
+func (s *sandbox) historyLines(args ...string) []string {
 	s.t.Helper()
 	code, stdout, stderr := s.runCV(20*time.Second, append([]string{"history", "--json", "--limit", "0"}, args...)...)
 	if code != 0 {
 		s.t.Fatalf("history --json: exit %d; stderr %q", code, stderr)
 	}
+	return lines(stdout)
+}
+
+// historyJSON decodes `cronvisor history --json` into records.
+func (s *sandbox) historyJSON(args ...string) []history.Record {
+	s.t.Helper()
 	var out []history.Record
-	for _, l := range lines(stdout) {
+	for _, l := range s.historyLines(args...) {
 		var r history.Record
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			s.t.Fatalf("history --json: line %q: %v", l, err)
@@ -32,15 +38,12 @@ func (s *sandbox) historyJSON(args ...string) []history.Record {
 	return out
 }
 
-// historyRaw returns the raw JSON objects of `history --json`.
+// historyRaw returns the raw JSON objects of `history --json`, to check
+// the contract's field names themselves.
 func (s *sandbox) historyRaw(args ...string) []map[string]any {
 	s.t.Helper()
-	code, stdout, stderr := s.runCV(20*time.Second, append([]string{"history", "--json", "--limit", "0"}, args...)...)
-	if code != 0 {
-		s.t.Fatalf("history --json: exit %d; stderr %q", code, stderr)
-	}
 	var out []map[string]any
-	for _, l := range lines(stdout) {
+	for _, l := range s.historyLines(args...) {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			s.t.Fatalf("history --json: line %q: %v", l, err)
@@ -77,36 +80,9 @@ jobs:
 			t.Errorf("daemon %d exit %d, want 0", d.pid(), code)
 		}
 	}
-	type span struct{ start, end int64 }
-	spans := map[string]*span{}
-	for _, l := range lines(readFile(t, filepath.Join(s.dir, "runs.txt"))) {
-		f := strings.Fields(l)
-		ns, _ := strconv.ParseInt(f[1], 10, 64)
-		if spans[f[2]] == nil {
-			spans[f[2]] = &span{}
-		}
-		if f[0] == "start" {
-			spans[f[2]].start = ns
-		} else {
-			spans[f[2]].end = ns
-		}
-	}
-	var all []span
-	for pid, sp := range spans {
-		if sp.start == 0 || sp.end == 0 {
-			t.Errorf("run %s has no start or end: %+v", pid, sp)
-			continue
-		}
-		all = append(all, *sp)
-	}
-	slices.SortFunc(all, func(a, b span) int { return int(a.start - b.start) })
-	for i := 1; i < len(all); i++ {
-		if all[i].start < all[i-1].end {
-			t.Errorf("runs overlap: %v starts before %v ended", all[i], all[i-1])
-		}
-	}
-	if len(all) < 4 {
-		t.Errorf("only %d runs in 15 s of a 2.5 s job every second", len(all))
+	runs := checkNoOverlap(t, filepath.Join(s.dir, "runs.txt"), true)
+	if runs < 4 {
+		t.Errorf("only %d runs in 15 s of a 2.5 s job every second", runs)
 	}
 	skips := s.historyJSON("--job", "sync", "--outcome", "skipped")
 	withHolder := 0
@@ -115,7 +91,7 @@ jobs:
 			withHolder++
 		}
 	}
-	t.Logf("%d runs, %d skips (%d naming the holder)", len(all), len(skips), withHolder)
+	t.Logf("%d runs, %d skips (%d naming the holder)", runs, len(skips), withHolder)
 	if withHolder < 15 {
 		t.Errorf("%d skips name the holder, want most of the ~%d fires that found the lock held", withHolder, 2*15)
 	}

@@ -2,16 +2,19 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -451,4 +454,54 @@ func (s *sandbox) locksJSON(name string) lockRow {
 	}
 	s.t.Fatalf("locks --json: no row for lock %q in %q", name, stdout)
 	return lockRow{}
+}
+
+// runSpan is one run's start and end (ns since the epoch).
+type runSpan struct{ start, end int64 }
+
+// checkNoOverlap reads a file of "start NS PID" / "end NS PID" lines that
+// a job appends, and fails the test if two runs overlap in time. With
+// complete, every run must have ended; otherwise a run without an end is
+// taken as still running. It returns the number of runs.
+func checkNoOverlap(t *testing.T, path string, complete bool) int {
+	t.Helper()
+	byPID := map[string]*runSpan{}
+	for _, l := range lines(readFile(t, path)) {
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			t.Fatalf("%s: bad line %q", path, l)
+		}
+		ns, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			t.Fatalf("%s: bad line %q", path, l)
+		}
+		sp := byPID[f[2]]
+		if sp == nil {
+			sp = &runSpan{}
+			byPID[f[2]] = sp
+		}
+		if f[0] == "start" {
+			sp.start = ns
+		} else {
+			sp.end = ns
+		}
+	}
+	var all []runSpan
+	for pid, sp := range byPID {
+		switch {
+		case sp.start == 0 || (complete && sp.end == 0):
+			t.Errorf("run %s has no start or end: %+v", pid, sp)
+			continue
+		case sp.end == 0:
+			sp.end = math.MaxInt64 // still running when read
+		}
+		all = append(all, *sp)
+	}
+	slices.SortFunc(all, func(a, b runSpan) int { return cmp.Compare(a.start, b.start) })
+	for i := 1; i < len(all); i++ {
+		if all[i].start < all[i-1].end {
+			t.Errorf("runs overlap: %+v starts before %+v ended", all[i], all[i-1])
+		}
+	}
+	return len(all)
 }
