@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -51,7 +52,7 @@ that held the lock.`,
 
 func runHistory(g *globals, f historyFlags) error {
 	for _, o := range f.outcomes {
-		if !contains(knownOutcomes, o) {
+		if !slices.Contains(knownOutcomes, o) {
 			return usageError("--outcome %q: want one of %s", o, strings.Join(knownOutcomes, ", "))
 		}
 	}
@@ -199,13 +200,4 @@ func paintOutcome(o string, color bool) string {
 		return o
 	}
 	return "\x1b[" + code + "m" + o + "\x1b[0m"
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -167,35 +167,34 @@ func (p *process) reload() error {
 // shutdown stops firing, lets running jobs finish within shutdown_grace,
 // then ends them like a timeout.
 func (p *process) shutdown() {
-	p.stop()
-	<-p.schedDone
-	if p.serveDone != nil {
-		<-p.serveDone
-	}
-	grace := p.current.Load().ShutdownGrace
-	allDone := make(chan struct{})
-	go func() { p.sched.WaitAll(); p.svc.Wait(); close(allDone) }()
-	select {
-	case <-allDone:
-	case <-time.After(grace):
-		p.log.Warn("shutdown_grace exceeded; ending running jobs like a timeout")
-		p.env.Supervisor.KillAll(runner.ErrShutdown)
-		<-allDone
-	}
-	p.env.Close()
-	p.log.Info("cronvisor stopped")
+	p.shutdownAfter(p.current.Load().ShutdownGrace, runner.ErrShutdown)
 }
 
 // shutdownNow stops firing and ends running jobs at once, like a timeout.
 func (p *process) shutdownNow(cause error) {
+	p.log.Info("stopping: ending running jobs now", "cause", cause.Error())
+	p.shutdownAfter(0, cause)
+}
+
+// shutdownAfter stops firing, waits up to grace for the runs in flight,
+// then ends what is left with cause.
+func (p *process) shutdownAfter(grace time.Duration, cause error) {
 	p.stop()
 	<-p.schedDone
 	if p.serveDone != nil {
 		<-p.serveDone
 	}
-	p.env.Supervisor.KillAll(cause)
-	p.sched.WaitAll()
-	p.svc.Wait()
+	allDone := make(chan struct{})
+	go func() { p.sched.WaitAll(); p.svc.Wait(); close(allDone) }()
+	if grace > 0 {
+		select {
+		case <-allDone:
+		case <-time.After(grace):
+			p.log.Warn("shutdown_grace exceeded; ending running jobs like a timeout")
+		}
+	}
+	p.env.Supervisor.KillAll(cause) // no-op when every run has ended
+	<-allDone
 	p.env.Close()
-	p.log.Info("cronvisor stopped", "cause", cause.Error())
+	p.log.Info("cronvisor stopped")
 }

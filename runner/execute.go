@@ -171,13 +171,7 @@ func (s *Supervisor) environ(ctx context.Context, job config.Job, runID string, 
 	}
 	env := make([]string, 0, len(os.Environ())+len(vars))
 	for _, kv := range os.Environ() {
-		k := kv
-		for i := 0; i < len(kv); i++ {
-			if kv[i] == '=' {
-				k = kv[:i]
-				break
-			}
-		}
+		k, _, _ := strings.Cut(kv, "=")
 		if _, over := vars[k]; !over {
 			env = append(env, kv)
 		}

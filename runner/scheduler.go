@@ -207,21 +207,6 @@ func (s *Scheduler) Reload(ctx context.Context, jobs []config.Job) {
 	}
 }
 
-// Wait blocks until every run started by the scheduler has ended or d
-// passed; it reports whether all ended.
-func (s *Scheduler) Wait(d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { s.runs.Wait(); close(done) }()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
-}
-
 // WaitAll blocks until every run started by the scheduler has ended.
 func (s *Scheduler) WaitAll() { s.runs.Wait() }
 
