@@ -34,14 +34,26 @@ func runConsole(_ *cobra.Command, g *globals) error {
 	if err != nil {
 		return err
 	}
-	if client, err := ctl.Dial(socketPath(cfg)); err == nil {
-		if _, err := client.Jobs(context.Background()); err == nil {
-			defer client.Close()
-			return attach(client, socketPath(cfg))
-		}
-		client.Close()
+	if client, err := dialDaemon(socketPath(cfg)); err == nil {
+		defer client.Close()
+		return attach(client, socketPath(cfg))
 	}
 	return runEmbedded(g, cfg)
+}
+
+// dialDaemon connects to the daemon serving path and checks that it
+// answers: Dial only connects, and a stale socket or another uid's daemon
+// shows up at the first call.
+func dialDaemon(path string) (*ctl.Client, error) {
+	client, err := ctl.Dial(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := client.Jobs(context.Background()); err != nil {
+		client.Close()
+		return nil, err
+	}
+	return client, nil
 }
 
 // runEmbedded runs the scheduler in this process with the console on top.
@@ -118,12 +130,9 @@ or run 'cronvisor' alone to schedule in-process with the console on top).`,
 				return err
 			}
 			path := socketPath(cfg)
-			client, err := ctl.Dial(path)
-			if err == nil {
-				_, err = client.Jobs(context.Background())
-			}
+			client, err := dialDaemon(path)
 			if err != nil {
-				return exitCode(1, fmt.Errorf("no daemon serves %s (%v); start one with `cronvisor daemon`", path, err))
+				return exitCode(1, fmt.Errorf("%w; start one with `cronvisor daemon`", err))
 			}
 			defer client.Close()
 			return attach(client, path)
