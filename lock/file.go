@@ -102,7 +102,7 @@ func (l *FileLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 		return nil, err
 	}
 	if f == nil {
-		st, err := l.inspect(req.Name, path, true)
+		st, err := l.inspect(req.Name, path, true, readProcLocks())
 		held := &HeldError{Lock: req.Name, Holder: st.Holder}
 		if err != nil { // still a held lock to the caller: skip, don't fail
 			return nil, fmt.Errorf("%w (holder unknown: %v)", held, err)
@@ -217,7 +217,7 @@ func (l *FileLocker) transientHolders(name, path string) bool {
 		return false
 	}
 	self := os.Getpid()
-	for _, lk := range locksOn(idOf(fi)) {
+	for _, lk := range locksOn(readProcLocks(), idOf(fi)) {
 		if lk.write && (lk.pid != self || l.hasLive(name)) {
 			return false
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -25,12 +26,13 @@ func (l *FileLocker) Inspect(ctx context.Context, name string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	return l.inspect(name, path, false)
+	return l.inspect(name, path, false, readProcLocks())
 }
 
-// inspect is Inspect on a path; knownHeld skips the probe when the caller
-// has just failed to take the lock.
-func (l *FileLocker) inspect(name, path string, knownHeld bool) (Status, error) {
+// inspect is Inspect on a path, given the machine's flock locks (nil when
+// unknown); knownHeld skips the probe when the caller has just failed to
+// take the lock.
+func (l *FileLocker) inspect(name, path string, knownHeld bool, procLocks []procLock) (Status, error) {
 	st := Status{Name: name}
 	f, err := os.OpenFile(path, inspectFlags, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -48,7 +50,7 @@ func (l *FileLocker) inspect(name, path string, knownHeld bool) (Status, error) 
 	if err != nil {
 		return st, err
 	}
-	lockers := locksOn(id)
+	lockers := locksOn(procLocks, id)
 	held := knownHeld || slices.ContainsFunc(lockers, func(lk procLock) bool { return lk.write })
 	if !held {
 		if held, err = probe(path); err != nil {
@@ -91,12 +93,18 @@ func (l *FileLocker) List(ctx context.Context) ([]Status, error) {
 	}
 	var out []Status
 	var errs []error
+	// One read of /proc/locks for all of them: it lists every lock of the
+	// machine, and reading it per lock made a listing quadratic.
+	procLocks := readProcLocks()
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".lock")
 		if !ok || !nameRE.MatchString(name) || e.IsDir() {
 			continue
 		}
-		st, err := l.Inspect(ctx, name)
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		st, err := l.inspect(name, filepath.Join(l.dir, e.Name()), false, procLocks)
 		if err != nil {
 			if ctx.Err() != nil {
 				return out, err

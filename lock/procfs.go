@@ -73,18 +73,27 @@ func parseProcLocks(r io.Reader) []procLock {
 	return out
 }
 
-// locksOn returns the flock locks on the file. Without a readable
-// /proc/locks it returns none, and callers fall back to probing.
-func locksOn(id fileID) []procLock {
+// readProcLocks returns every granted flock(2) lock of the machine, or
+// nil without a readable /proc/locks (callers then fall back to probing).
+func readProcLocks() []procLock {
 	f, err := os.Open(filepath.Join(procRoot, "locks"))
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
+	return parseProcLocks(f)
+}
+
+// locksOn returns the locks of all that are on the file.
+func locksOn(all []procLock, id fileID) []procLock {
 	major, minor := unix.Major(id.dev), unix.Minor(id.dev)
-	return slices.DeleteFunc(parseProcLocks(f), func(lk procLock) bool {
-		return lk.ino != id.ino || lk.major != major || lk.minor != minor
-	})
+	var out []procLock
+	for _, lk := range all {
+		if lk.ino == id.ino && lk.major == major && lk.minor == minor {
+			out = append(out, lk)
+		}
+	}
+	return out
 }
 
 // classify names the holder of a held lock. /proc/locks gives the pid that

@@ -3,7 +3,6 @@ package lock
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,12 +20,14 @@ const maxRecord = 64 << 10
 // It uses pread, so the offset it shares with the run's processes is
 // untouched.
 func readRecord(f *os.File) (h Holder, ok bool, err error) {
-	buf := make([]byte, maxRecord)
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
+	// ReadAll grows from a small buffer: records are a few hundred bytes,
+	// and a 64 KiB buffer per acquire and per inspection was most of the
+	// lock's allocations.
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, maxRecord))
+	if err != nil {
 		return Holder{}, false, fmt.Errorf("read %s: %w", f.Name(), err)
 	}
-	h, ok = parseRecord(buf[:n])
+	h, ok = parseRecord(data)
 	return h, ok, nil
 }
 
