@@ -6,6 +6,7 @@
 #   bench/run.sh machine          # what the figures were measured on
 #   bench/run.sh go               # the in-process Go benchmarks
 #   bench/run.sh lateness N       # N jobs every second: cronvisor vs a bare Go scheduler
+#   bench/run.sh attached N       # N jobs every second: daemon alone vs with `cronvisor ui` attached (needs tmux)
 #   bench/run.sh idle N           # N hourly jobs: start-up and idle cost of the daemon
 #
 # Environment: DURATION (window of each run, default 60s), REPS (runs of
@@ -49,6 +50,11 @@ lateness() {
     -jobs "$1" -duration "$DURATION" -reps "$REPS"
 }
 
+attached() {
+  "$out/cvbench" attached -cronvisor "$out/cronvisor" -stamp "$out/stamp" \
+    -jobs "$1" -duration "$DURATION" -reps "$REPS"
+}
+
 idle() {
   "$out/cvbench" idle -cronvisor "$out/cronvisor" -jobs "$1" -duration "$DURATION" -reps "$REPS"
 }
@@ -58,6 +64,7 @@ case "${1:-all}" in
   go) gobench ;;
   lateness) build; lateness "${2:?jobs}" ;;
   idle) build; idle "${2:?jobs}" ;;
+  attached) build; attached "${2:?jobs}" ;;
   all)
     machine; echo
     gobench; echo
@@ -65,5 +72,5 @@ case "${1:-all}" in
     for n in 1 100 1000; do lateness "$n"; echo; done
     for n in 1000 10000; do idle "$n"; echo; done
     ;;
-  *) sed -n '2,14p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,15p' "$0" >&2; exit 2 ;;
 esac

@@ -19,6 +19,11 @@ const (
 	// streamWriteTimeout drops an events client that stopped reading, so
 	// that its subscription does not linger.
 	streamWriteTimeout = 10 * time.Second
+	// eventBatchWindow is how long the first event of a burst waits for
+	// the rest: short for a human, longer than a burst of job starts.
+	eventBatchWindow = 100 * time.Millisecond
+	// maxEventBatch bounds a batch, so a flood still streams steadily.
+	maxEventBatch = 512
 )
 
 // Serve answers the control API on ln until ctx is done, then shuts down:
@@ -152,9 +157,13 @@ func (s *server) kill(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, killAnswer{Killed: n})
 }
 
-// events streams WireEvents as newline-delimited JSON, one flushed line
-// per event, until the client goes away, the backend closes the channel or
-// the server shuts down.
+// events streams WireEvents as newline-delimited JSON until the client
+// goes away, the backend closes the channel or the server shuts down.
+// Events are coalesced: the first of a burst waits eventBatchWindow for
+// the others, and the batch goes out in one write. Jobs fire on whole
+// seconds, so this moves the stream's work (encoding, the write, the
+// client's wake-up and redraw) out of the moment when the daemon is
+// starting processes, and turns a burst of N starts into one write.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	ch, unsubscribe := s.b.Subscribe(r.Context())
 	defer unsubscribe()
@@ -166,7 +175,10 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	enc := json.NewEncoder(w)
+	window := time.NewTimer(eventBatchWindow)
+	window.Stop()
 	for {
+		var first WireEvent
 		select {
 		case <-r.Context().Done():
 			return
@@ -176,14 +188,39 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			// Bounded per event, then lifted: an idle stream is fine, a
-			// client that stopped reading is not.
-			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-			if enc.Encode(ev) != nil || rc.Flush() != nil {
-				return
-			}
-			_ = rc.SetWriteDeadline(time.Time{})
+			first = ev
 		}
+		// Bounded per batch, then lifted: an idle stream is fine, a
+		// client that stopped reading is not.
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		if enc.Encode(first) != nil {
+			return
+		}
+		window.Reset(eventBatchWindow)
+		open := true
+		for batched := 1; open && batched < maxEventBatch; batched++ {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-s.stop:
+				return
+			case ev, ok := <-ch:
+				if !ok {
+					_ = rc.Flush()
+					return
+				}
+				if enc.Encode(ev) != nil {
+					return
+				}
+			case <-window.C:
+				open = false
+			}
+		}
+		window.Stop()
+		if rc.Flush() != nil {
+			return
+		}
+		_ = rc.SetWriteDeadline(time.Time{})
 	}
 }
 

@@ -141,9 +141,23 @@ func waitEvents(ch <-chan ctl.WireEvent) tea.Cmd {
 	}
 }
 
-// tick redraws countdowns once a second, on the second.
+// offBeat is the wait from now to the next middle of a second, in
+// (0, 1s].
+func offBeat(now time.Time) time.Duration {
+	d := time.Second/2 - time.Duration(now.Nanosecond())
+	if d <= 0 {
+		d += time.Second
+	}
+	return d
+}
+
+// tick redraws countdowns once a second, half-way through the second.
+// Schedules fire on whole seconds, so the console's periodic work (the
+// redraw, the re-read of the daemon's state it may start) happens as far
+// as it can from the job starts it shows: on a small machine it would
+// otherwise compete with them.
 func tick() tea.Cmd {
-	return tea.Every(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+	return tea.Tick(offBeat(time.Now()), func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
 // backoff is the wait before reconnect attempt n (1-based): 0.5 s doubling

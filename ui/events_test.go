@@ -262,3 +262,21 @@ func TestSavedLog(t *testing.T) {
 		}
 	})
 }
+
+func TestOffBeat(t *testing.T) {
+	base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		at, want time.Duration // after a whole second
+	}{
+		{0, 500 * time.Millisecond},
+		{2 * time.Millisecond, 498 * time.Millisecond},
+		{500 * time.Millisecond, time.Second},
+		{700 * time.Millisecond, 800 * time.Millisecond},
+		{999 * time.Millisecond, 501 * time.Millisecond},
+	}
+	for _, tc := range tests {
+		if got := offBeat(base.Add(tc.at)); got != tc.want {
+			t.Errorf("offBeat(+%v) = %v, want %v", tc.at, got, tc.want)
+		}
+	}
+}

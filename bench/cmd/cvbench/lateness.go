@@ -43,7 +43,7 @@ func lateness(o options, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		c, err := runCronvisor(o, rep)
+		c, err := runCronvisor(o, rep, nil)
 		if err != nil {
 			return err
 		}
@@ -128,10 +128,14 @@ func measureCPU(pid int, start, end time.Time) (time.Duration, error) {
 }
 
 // runCronvisor measures a real daemon whose jobs all run `stamp FILE`
-// every second.
-func runCronvisor(o options, rep int) (latencyRun, error) {
+// every second. attach, when not nil, starts a client of the ready daemon
+// (the console) and returns what ends it.
+func runCronvisor(o options, rep int, attach func(o options, config, dir string) (func(), error)) (latencyRun, error) {
 	r := latencyRun{label: fmt.Sprintf("cronvisor #%d", rep+1)}
 	dir := filepath.Join(o.dir, fmt.Sprintf("cronvisor-%d", rep+1))
+	if attach != nil {
+		dir += "-attached"
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return r, err
 	}
@@ -150,9 +154,18 @@ func runCronvisor(o options, rep int) (latencyRun, error) {
 		_ = d.stop(time.Second)
 		return r, err
 	}
+	detach := func() {}
+	if attach != nil {
+		if detach, err = attach(o, config, dir); err != nil {
+			_ = d.stop(time.Second)
+			return r, err
+		}
+		ready = time.Now()
+	}
 	start, end := window(ready, o)
 	r.cpu, err = measureCPU(d.pid(), start, end)
 	time.Sleep(time.Until(end.Add(2 * time.Second))) // let the last fires finish
+	detach()
 	if serr := d.stop(30 * time.Second); err == nil {
 		err = serr
 	}

@@ -5,6 +5,7 @@
 // scenario; BENCHMARKS.md explains the figures.
 //
 //	cvbench lateness -cronvisor BIN -stamp BIN -jobs 100 -duration 60s -reps 3
+//	cvbench attached -cronvisor BIN -stamp BIN -jobs 20 -duration 60s -reps 3
 //	cvbench idle -cronvisor BIN -jobs 10000 -duration 60s -reps 3
 package main
 
@@ -24,7 +25,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: cvbench lateness|idle [flags]  (-h for the flags)")
+		fmt.Fprintln(stderr, "usage: cvbench lateness|attached|idle [flags]  (-h for the flags)")
 		return 2
 	}
 	fs := flag.NewFlagSet("cvbench "+args[0], flag.ContinueOnError)
@@ -67,8 +68,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = lateness(o, stdout)
 	case "idle":
 		err = idle(o, stdout)
+	case "attached":
+		err = attached(o, stdout)
 	default:
-		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness or idle\n", args[0])
+		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness, attached or idle\n", args[0])
 		return 2
 	}
 	if err != nil {
