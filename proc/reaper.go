@@ -44,6 +44,19 @@ func startRegistered(cmd *exec.Cmd) error {
 	return nil
 }
 
+// liveMains returns the main pids of the runs in flight, but for except.
+func liveMains(except int) map[int]bool {
+	children.Lock()
+	defer children.Unlock()
+	out := make(map[int]bool, len(children.pids))
+	for pid := range children.pids {
+		if pid != except {
+			out[pid] = true
+		}
+	}
+	return out
+}
+
 func unregister(pid int) {
 	children.Lock()
 	defer children.Unlock()
@@ -107,9 +120,10 @@ type reaper struct {
 // scan collects the zombie children that have settled and remembers the new
 // ones. It returns how many it reaped.
 func (r *reaper) scan(now time.Time) int {
-	// Only our own children can be ours to reap: list them rather than
-	// every process of the machine, where the kernel can.
-	all, ok := childrenOf(r.self)
+	// Only orphans handed to us can be ours to reap (Run waits for the
+	// rest): list them rather than every process of the machine, where
+	// the kernel can.
+	all, ok := orphans()
 	if !ok {
 		var err error
 		if all, err = pids(); err != nil {

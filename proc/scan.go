@@ -143,38 +143,78 @@ func childrenOf(pid int) (kids []int, ok bool) {
 		return nil, true // it exited meanwhile: no children to list
 	}
 	for _, task := range tasks {
-		b, err := os.ReadFile(dir + "/" + task.Name() + "/children")
-		if errors.Is(err, os.ErrNotExist) && pid == os.Getpid() {
+		tid, err := strconv.Atoi(task.Name())
+		if err != nil {
+			continue
+		}
+		k, ok := threadChildren(pid, tid)
+		if !ok && pid == os.Getpid() {
 			return nil, false // our own task dir exists: the file is not supported
 		}
-		for _, f := range strings.Fields(string(b)) {
-			if kid, err := strconv.Atoi(f); err == nil {
-				kids = append(kids, kid)
-			}
+		kids = append(kids, k...)
+	}
+	return kids, true
+}
+
+// threadChildren lists the children of one thread of pid. ok is false
+// when the file does not exist (the thread is gone, or the kernel cannot
+// list children).
+func threadChildren(pid, tid int) (kids []int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/children")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if kid, err := strconv.Atoi(f); err == nil {
+			kids = append(kids, kid)
 		}
 	}
 	return kids, true
 }
 
-// descendants lists every live descendant of root, breadth first. ok is
-// false when the kernel cannot list children.
-func descendants(root int) (out []int, ok bool) {
-	queue := []int{root}
-	seen := map[int]bool{root: true}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		kids, ok := childrenOf(pid)
-		if !ok {
-			return nil, false
-		}
-		for _, k := range kids {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-				queue = append(queue, k)
+// orphans lists the children of this process's leader thread. That is
+// where the kernel reparents the orphans of a child subreaper: it gives
+// them to the first live thread of the subreaper (find_new_reaper), the
+// leader, which a Go program never ends. The other threads' children are
+// the processes they forked: run mains, which Run knows by pid. Reading
+// one thread's list instead of every thread's (a Go program has a dozen)
+// was a fifth of a guarded run's CPU (BENCHMARKS.md).
+func orphans() (kids []int, ok bool) {
+	self := os.Getpid()
+	return threadChildren(self, self)
+}
+
+// descendants lists every live descendant of root, breadth first, but for
+// the processes in prune and what descends from them. ok is false when the
+// kernel cannot list children.
+func descendants(root int, prune map[int]bool) (out []int, ok bool) {
+	kids, ok := childrenOf(root)
+	if !ok {
+		return nil, false
+	}
+	return subtrees(kids, prune), true
+}
+
+// subtrees lists roots and all their descendants, breadth first, but for
+// the processes in prune and what descends from them.
+func subtrees(roots []int, prune map[int]bool) (out []int) {
+	var queue []int
+	seen := map[int]bool{}
+	add := func(pids []int) {
+		for _, p := range pids {
+			if !seen[p] && !prune[p] {
+				seen[p] = true
+				out = append(out, p)
+				queue = append(queue, p)
 			}
 		}
 	}
-	return out, true
+	add(roots)
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		kids, _ := childrenOf(pid) // ok is only false for this process's own
+		add(kids)
+	}
+	return out
 }

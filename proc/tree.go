@@ -55,6 +55,8 @@ func (t *tree) isMember(pid int) bool {
 
 // members lists the live processes of the run.
 func (t *tree) members() []int {
+	// Before ForkLock: Start takes the registry's lock and then ForkLock.
+	others := liveMains(t.pgid)
 	// A child that another run is forking has, until it execs, a copy of
 	// every descriptor of this process, this run's lock file included: it
 	// must not be taken for a member. os/exec holds ForkLock from before
@@ -62,11 +64,11 @@ func (t *tree) members() []int {
 	// waits those children out.
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()
-	out := t.membersAmong(t.candidates())
+	out := t.membersAmong(t.candidates(others))
 	if len(out) == 0 && subreaper.Load() {
 		// The children lists can miss a process while the kernel reparents
 		// it; a second look, an instant later, before declaring the run gone.
-		out = t.membersAmong(t.candidates())
+		out = t.membersAmong(t.candidates(others))
 	}
 	return out
 }
@@ -85,11 +87,20 @@ func (t *tree) membersAmong(cands []int) []int {
 // process a child subreaper, every process of every run descends from it
 // (orphans are reparented here, not to init), so walking its descendants
 // replaces reading stat, environ and fds of every process on the machine:
-// that scan was most of the cost of ending a run (BENCHMARKS.md).
-func (t *tree) candidates() []int {
+// that scan was most of the cost of ending a run (BENCHMARKS.md). The
+// subtrees of other runs' main processes (others, our children until
+// reaped) are left out: what descends from another run's main process was
+// forked by that run, so it cannot be this one's, and checking them made
+// ending N concurrent runs cost N² process inspections.
+func (t *tree) candidates(others map[int]bool) []int {
 	if subreaper.Load() {
-		if d, ok := descendants(t.self); ok {
-			return d
+		if roots, ok := orphans(); ok {
+			// The main process, if not reaped yet, is a child of
+			// whichever thread forked it.
+			if st, err := readStat(t.pgid); err == nil && st.ppid == t.self {
+				roots = append(roots, t.pgid)
+			}
+			return subtrees(roots, others)
 		}
 	}
 	all, err := pids()

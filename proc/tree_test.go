@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,16 +26,43 @@ func lockFile(t *testing.T) *os.File {
 	return f
 }
 
+// startOrphan runs script in the background of a shell that exits at
+// once, with extra as its fd 3, and returns the pid of the orphan: the
+// shape of a run's escapee, reparented to this process (the subreaper).
+func startOrphan(t *testing.T, script string, extra *os.File) int {
+	t.Helper()
+	sh := exec.Command("/bin/sh", "-c", script+" >/dev/null 2>&1 & echo $!")
+	sh.Env = append(os.Environ(), sessionTag)
+	sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if extra != nil {
+		sh.ExtraFiles = []*os.File{extra}
+	}
+	out, err := sh.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(pid, &ws, 0, nil)
+	})
+	if !waitFor(2*time.Second, func() bool { st, err := readStat(pid); return err == nil && st.ppid == os.Getpid() }) {
+		t.Fatalf("%d was not reparented to this process", pid)
+	}
+	return pid
+}
+
 // TestTreeLockHolder checks that sharing the lock file's open file
 // description makes a process a member, and opening the same file does not.
 func TestTreeLockHolder(t *testing.T) {
 	t.Parallel()
 	f := lockFile(t)
-	inherited := exec.Command("/bin/sleep", "30")
-	inherited.ExtraFiles = []*os.File{f}
-	startOutside(t, inherited)
-	opened := exec.Command("/bin/sh", "-c", "exec /bin/sleep 30 3<"+f.Name())
-	startOutside(t, opened)
+	inherited := startOrphan(t, "exec /bin/sleep 30", f)
+	opened := startOrphan(t, "exec /bin/sleep 30 3<"+f.Name(), nil)
 
 	lock, err := newOpenFile(f)
 	if err != nil {
@@ -46,8 +74,8 @@ func TestTreeLockHolder(t *testing.T) {
 		pid  int
 		want bool
 	}{
-		{"inherited descriptor", inherited.Process.Pid, true},
-		{"same file opened separately", opened.Process.Pid, false},
+		{"inherited descriptor", inherited, true},
+		{"same file opened separately", opened, false},
 		{"the supervisor itself", os.Getpid(), false},
 	}
 	for _, tt := range tests {
@@ -57,7 +85,7 @@ func TestTreeLockHolder(t *testing.T) {
 			}
 		})
 	}
-	if got, want := tr.members(), []int{inherited.Process.Pid}; !slices.Equal(got, want) {
+	if got, want := tr.members(), []int{inherited}; !slices.Equal(got, want) {
 		t.Errorf("members() = %v, want %v", got, want)
 	}
 }
@@ -125,7 +153,7 @@ func TestDescendantsListsTheWholeTree(t *testing.T) {
 	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() }()
 	var found []int
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		d, ok := descendants(os.Getpid())
+		d, ok := descendants(os.Getpid(), nil)
 		if !ok {
 			t.Fatal("this kernel cannot list children; the fallback scan is used")
 		}
@@ -136,6 +164,13 @@ func TestDescendantsListsTheWholeTree(t *testing.T) {
 			}
 		}
 		if len(found) == 3 {
+			// Pruning the main process leaves out its whole subtree.
+			pruned, _ := descendants(os.Getpid(), map[int]bool{cmd.Process.Pid: true})
+			for _, pid := range found {
+				if slices.Contains(pruned, pid) {
+					t.Errorf("pid %d of the pruned subtree %v was listed: %v", pid, found, pruned)
+				}
+			}
 			return
 		}
 	}
