@@ -35,6 +35,9 @@ func openSync(b *testing.B, sync string) *Store {
 	if err := s.setup(context.Background()); err != nil {
 		b.Fatal(err)
 	}
+	if err := s.prepare(); err != nil {
+		b.Fatal(err)
+	}
 	b.Cleanup(func() { s.Close() })
 	return s
 }

@@ -71,6 +71,9 @@ var migrations = []string{
 // needs shared memory, so not over a network file system).
 type Store struct {
 	db *sql.DB
+	// Prepared once for the writer: preparing them per statement was a
+	// third of a history write's CPU. Nil in a read-only store.
+	insert, update, selectRun *sql.Stmt
 }
 
 // Open opens or creates the history database at path, creating its
@@ -98,7 +101,26 @@ func Open(path string) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("history: open %s: %w", abs, err)
 	}
+	if err := s.prepare(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("history: open %s: %w", abs, err)
+	}
 	return s, nil
+}
+
+// prepare prepares the write statements.
+func (s *Store) prepare() error {
+	for _, p := range []struct {
+		stmt  **sql.Stmt
+		query string
+	}{{&s.insert, insertSQL}, {&s.update, updateSQL}, {&s.selectRun, selectRunSQL}} {
+		st, err := s.db.Prepare(p.query)
+		if err != nil {
+			return err
+		}
+		*p.stmt = st
+	}
+	return nil
 }
 
 // setup switches the file to WAL and migrates it. Switching a new file to
@@ -216,6 +238,11 @@ func openDSN(dsn string) (*Store, error) {
 
 // Close releases the database; a store must not be used afterwards.
 func (s *Store) Close() error {
+	for _, st := range []*sql.Stmt{s.insert, s.update, s.selectRun} {
+		if st != nil {
+			st.Close()
+		}
+	}
 	return s.db.Close()
 }
 

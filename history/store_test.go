@@ -318,3 +318,37 @@ func TestSkipsQueryUsesIndex(t *testing.T) {
 		})
 	}
 }
+
+func TestApplyBatch(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := testCtx(t)
+	if err := s.Start(ctx, Record{Job: "a", RunID: "old", ScheduledAt: minute(0)}); err != nil {
+		t.Fatal(err)
+	}
+	writes := []Write{
+		{WriteStart, Record{Job: "a", RunID: "r1", ScheduledAt: minute(1), StartedAt: minute(1)}},
+		{WriteStart, Record{Job: "a", RunID: "old", ScheduledAt: minute(1)}}, // already recorded
+		{WriteSkip, Record{Job: "", RunID: "bad", ScheduledAt: minute(1)}},   // no job
+		{WriteSkip, Record{Job: "b", RunID: "s1", ScheduledAt: minute(1), Reason: "held"}},
+		{WriteFinish, Record{RunID: "r1", Outcome: OutcomeOK, EndedAt: minute(2), ExitCode: intp(0)}},
+		{WriteFinish, Record{RunID: "r1", Outcome: OutcomeRunning}}, // not a final outcome
+	}
+	errs := s.Apply(ctx, writes)
+	for i, wantErr := range []bool{false, true, true, false, false, true} {
+		if (errs[i] != nil) != wantErr {
+			t.Errorf("write %d: err %v, want an error: %v", i, errs[i], wantErr)
+		}
+	}
+	got, err := s.Query(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]string{}
+	for _, r := range got {
+		outcomes[r.RunID] = r.Outcome
+	}
+	want := map[string]string{"old": OutcomeRunning, "r1": OutcomeOK, "s1": OutcomeSkipped}
+	if !reflect.DeepEqual(outcomes, want) {
+		t.Errorf("after the batch: %v, want %v", outcomes, want)
+	}
+}

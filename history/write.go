@@ -17,22 +17,106 @@ const columns = `run_id, job, outcome, at, scheduled_at, started_at, ended_at,
 const insertSQL = `INSERT INTO runs (` + columns + `)
 	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
+const selectRunSQL = `SELECT id, ` + columns + ` FROM runs WHERE run_id = ?`
+
 const updateSQL = `UPDATE runs SET run_id=?, job=?, outcome=?, at=?, scheduled_at=?,
 	started_at=?, ended_at=?, exit_code=?, reason=?, holder_pid=?, holder_host=?,
 	holder_job=?, holder_run_id=?, holder_since=?, log_path=?, host=?,
 	supervisor_pid=?, pid=?, manual=? WHERE id=?`
 
+// WriteKind says what a Write does.
+type WriteKind int
+
+// Kinds of Write, one per method of the same name.
+const (
+	WriteStart WriteKind = iota
+	WriteFinish
+	WriteSkip
+)
+
+// Write is one Start, Finish or Skip, for Apply.
+type Write struct {
+	Kind   WriteKind
+	Record Record
+}
+
+// Apply makes the writes in one transaction: one commit (and, with
+// synchronous=FULL, one fsync) for all of them, which is what lets the
+// journal record a burst of concurrent runs without paying a commit per
+// run. errs[i] is the i-th write's error: a write that fails (a bad record,
+// a run id already recorded) is left out and the others are committed;
+// when the commit itself fails every write reports it.
+func (s *Store) Apply(ctx context.Context, writes []Write) (errs []error) {
+	errs = make([]error, len(writes))
+	fail := func(err error) []error {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(fmt.Errorf("history: %w", err))
+	}
+	defer tx.Rollback()
+	for i, w := range writes {
+		// A failed statement rolls back only itself in SQLite; the
+		// transaction goes on with the others.
+		errs[i] = s.apply(ctx, tx, w)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(fmt.Errorf("history: commit: %w", err))
+	}
+	return errs
+}
+
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, w Write) error {
+	if s.insert == nil {
+		return fmt.Errorf("history: the store is read-only")
+	}
+	insert := tx.StmtContext(ctx, s.insert)
+	r := w.Record
+	switch w.Kind {
+	case WriteStart:
+		r.Outcome = OutcomeRunning
+		if err := check(r); err != nil {
+			return err
+		}
+		if _, err := insert.ExecContext(ctx, args(r)...); err != nil {
+			return fmt.Errorf("history: start %s/%s: %w", r.Job, r.RunID, err)
+		}
+	case WriteFinish:
+		if !final(r.Outcome) {
+			return fmt.Errorf("%w: finish %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
+		}
+		if err := s.finish(ctx, tx, insert, r); err != nil && !errors.Is(err, ErrBadRecord) {
+			return fmt.Errorf("history: finish %s/%s: %w", r.Job, r.RunID, err)
+		} else if err != nil {
+			return err
+		}
+	case WriteSkip:
+		if r.Outcome == "" {
+			r.Outcome = OutcomeSkipped
+		}
+		if !final(r.Outcome) {
+			return fmt.Errorf("%w: skip %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
+		}
+		if err := check(r); err != nil {
+			return err
+		}
+		if _, err := insert.ExecContext(ctx, args(r)...); err != nil {
+			return fmt.Errorf("history: skip %s/%s: %w", r.Job, r.RunID, err)
+		}
+	default:
+		return fmt.Errorf("%w: unknown write kind %d", ErrBadRecord, w.Kind)
+	}
+	return nil
+}
+
 // Start records an open run (outcome "running"), whatever r.Outcome says.
 // It fails if the run id is already recorded.
 func (s *Store) Start(ctx context.Context, r Record) error {
-	r.Outcome = OutcomeRunning
-	if err := check(r); err != nil {
-		return err
-	}
-	if _, err := s.db.ExecContext(ctx, insertSQL, args(r)...); err != nil {
-		return fmt.Errorf("history: start %s/%s: %w", r.Job, r.RunID, err)
-	}
-	return nil
+	return s.Apply(ctx, []Write{{WriteStart, r}})[0]
 }
 
 // Finish closes the row of r.RunID with r's final outcome, or inserts it if
@@ -40,44 +124,36 @@ func (s *Store) Start(ctx context.Context, r Record) error {
 // keep what Start stored, so the caller need not repeat them. The row is
 // committed when Finish returns.
 func (s *Store) Finish(ctx context.Context, r Record) error {
-	if !final(r.Outcome) {
-		return fmt.Errorf("%w: finish %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
-	}
-	err := s.finish(ctx, r)
-	if err != nil && !errors.Is(err, ErrBadRecord) {
-		return fmt.Errorf("history: finish %s/%s: %w", r.Job, r.RunID, err)
-	}
-	return err
+	return s.Apply(ctx, []Write{{WriteFinish, r}})[0]
 }
 
-func (s *Store) finish(ctx context.Context, r Record) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+// Skip records a fire that did not run as a finished row: outcome "skipped"
+// when r.Outcome is empty, or another final outcome such as "error" for a
+// run that failed to start.
+func (s *Store) Skip(ctx context.Context, r Record) error {
+	return s.Apply(ctx, []Write{{WriteSkip, r}})[0]
+}
+
+// finish updates the run's row within tx, or inserts it.
+func (s *Store) finish(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, r Record) error {
 	var id int64
-	old, err := scanRecord(tx.QueryRowContext(ctx,
-		`SELECT id, `+columns+` FROM runs WHERE run_id = ?`, r.RunID), &id)
+	old, err := scanRecord(tx.StmtContext(ctx, s.selectRun).QueryRowContext(ctx, r.RunID), &id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if err := check(r); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, insertSQL, args(r)...)
+		_, err = insert.ExecContext(ctx, args(r)...)
+		return err
 	case err != nil:
 		return err
-	default:
-		r = merge(old, r)
-		if err := check(r); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, updateSQL, append(args(r), id)...)
 	}
-	if err != nil {
+	r = merge(old, r)
+	if err := check(r); err != nil {
 		return err
 	}
-	return tx.Commit()
+	_, err = tx.StmtContext(ctx, s.update).ExecContext(ctx, append(args(r), id)...)
+	return err
 }
 
 // merge fills the zero fields of r from the stored row old.
@@ -117,25 +193,6 @@ func merge(old, r Record) Record {
 	}
 	r.Manual = r.Manual || old.Manual
 	return r
-}
-
-// Skip records a fire that did not run as a finished row: outcome "skipped"
-// when r.Outcome is empty, or another final outcome such as "error" for a
-// run that failed to start.
-func (s *Store) Skip(ctx context.Context, r Record) error {
-	if r.Outcome == "" {
-		r.Outcome = OutcomeSkipped
-	}
-	if !final(r.Outcome) {
-		return fmt.Errorf("%w: skip %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
-	}
-	if err := check(r); err != nil {
-		return err
-	}
-	if _, err := s.db.ExecContext(ctx, insertSQL, args(r)...); err != nil {
-		return fmt.Errorf("history: skip %s/%s: %w", r.Job, r.RunID, err)
-	}
-	return nil
 }
 
 // check refuses records that could not be found or ordered again.

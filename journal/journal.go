@@ -24,14 +24,17 @@ type Journal struct {
 	host     string
 	pid      int
 
-	// writing lets one store write through at a time (a semaphore, so
-	// that waiting for it respects the write's deadline). Concurrent
-	// writers on the pool's separate connections would collide on
-	// SQLite's write lock and back off in its busy handler (sleeps of 1,
-	// 2, 5 ... ms): 100 runs starting at once took 2.5 times longer to
-	// record, and held the connections that the next fires'
-	// CRONVISOR_LAST_OK_SLOT reads wait for (see BENCHMARKS.md).
-	writing chan struct{}
+	// Store writes are group-committed: one transaction at a time takes
+	// every write queued so far. Concurrent writers on the pool's
+	// separate connections would collide on SQLite's write lock and back
+	// off in its busy handler (sleeps of 1, 2, 5 ... ms): 100 runs
+	// starting at once took 2.5 times longer to record, and held the
+	// connections that the next fires' CRONVISOR_LAST_OK_SLOT reads wait
+	// for; and a commit per write paid an fsync per run start and end
+	// (see BENCHMARKS.md).
+	qmu      sync.Mutex
+	queue    []*pendingWrite
+	flushing bool // a goroutine is committing; it takes the queue after
 
 	mu   sync.Mutex
 	logs map[string]*runLog // run id -> its output log
@@ -57,7 +60,7 @@ type runLog struct {
 func New(store *history.Store, stateDir string, logLimit int64, onErr func(op string, err error)) *Journal {
 	host, _ := os.Hostname()
 	return &Journal{store: store, stateDir: stateDir, logLimit: logLimit, onErr: onErr,
-		host: host, pid: os.Getpid(), logs: map[string]*runLog{}, writing: make(chan struct{}, 1)}
+		host: host, pid: os.Getpid(), logs: map[string]*runLog{}}
 }
 
 // writeTimeout bounds one store write so that a wedged database cannot
@@ -87,23 +90,65 @@ func (j *Journal) Handle(ev runner.Event) {
 		if r.ScheduledAt.IsZero() {
 			r.ScheduledAt = e.Time
 		}
-		j.write(ctx, "record skip", func() error { return j.store.Skip(ctx, r) })
+		j.write(ctx, "record skip", history.Write{Kind: history.WriteSkip, Record: r})
 	}
 }
 
-// write makes one store write, one at a time (see writing).
-func (j *Journal) write(ctx context.Context, op string, f func() error) {
+// pendingWrite is a write waiting for its group's commit.
+type pendingWrite struct {
+	w    history.Write
+	done chan error // buffered: the committer never waits for the writer
+}
+
+// write makes one store write and returns once it is committed (or its
+// deadline passed): with the event recorded, a crash cannot lose it. The
+// write joins the queue; if no commit is in progress this goroutine
+// commits the queue, else the committing one takes it next.
+func (j *Journal) write(ctx context.Context, op string, w history.Write) {
+	p := &pendingWrite{w: w, done: make(chan error, 1)}
+	j.qmu.Lock()
+	j.queue = append(j.queue, p)
+	lead := !j.flushing
+	j.flushing = true
+	j.qmu.Unlock()
+	if lead {
+		j.flush()
+	}
 	select {
-	case j.writing <- struct{}{}:
+	case err := <-p.done:
+		if err != nil {
+			j.onErr(op, err)
+		}
 	case <-ctx.Done():
 		j.onErr(op, ctx.Err())
+	}
+}
+
+// flush commits the queue in one transaction. Writes queued meanwhile are
+// committed by a new goroutine, so that the caller, a run's goroutine
+// whose own write is done, goes on.
+func (j *Journal) flush() {
+	j.qmu.Lock()
+	batch := j.queue
+	j.queue = nil
+	j.qmu.Unlock()
+	writes := make([]history.Write, len(batch))
+	for i, p := range batch {
+		writes[i] = p.w
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	errs := j.store.Apply(ctx, writes)
+	cancel()
+	for i, p := range batch {
+		p.done <- errs[i]
+	}
+	j.qmu.Lock()
+	defer j.qmu.Unlock()
+	if len(j.queue) == 0 {
+		j.flushing = false
 		return
 	}
-	err := f()
-	<-j.writing
-	if err != nil {
-		j.onErr(op, err)
-	}
+	go j.flush()
 }
 
 func (j *Journal) started(ctx context.Context, e runner.RunStarted) {
@@ -113,7 +158,7 @@ func (j *Journal) started(ctx context.Context, e runner.RunStarted) {
 	j.mu.Lock()
 	j.logs[e.RunID] = &runLog{stateDir: j.stateDir, job: e.Job, runID: e.RunID, limit: j.logLimit}
 	j.mu.Unlock()
-	j.write(ctx, "record run start", func() error { return j.store.Start(ctx, r) })
+	j.write(ctx, "record run start", history.Write{Kind: history.WriteStart, Record: r})
 }
 
 // output appends a line to the run's log, creating the file on the first.
@@ -161,7 +206,7 @@ func (j *Journal) finished(ctx context.Context, e runner.RunFinished) {
 	if l != nil {
 		r.LogPath = j.closeLog(l)
 	}
-	j.write(ctx, "record run end", func() error { return j.store.Finish(ctx, r) })
+	j.write(ctx, "record run end", history.Write{Kind: history.WriteFinish, Record: r})
 }
 
 func holder(h *lock.Holder) *history.Holder {

@@ -105,4 +105,12 @@ func TestConcurrentRunsAllRecorded(t *testing.T) {
 	if len(recs) != runs {
 		t.Errorf("%d failed runs recorded, want %d", len(recs), runs)
 	}
+	for _, r := range recs {
+		if r.LogPath == "" || !r.StartedAt.Equal(slot) {
+			t.Errorf("run %s: log %q, started %v: the start and the end were not both recorded", r.RunID, r.LogPath, r.StartedAt)
+		}
+	}
+	if open, err := store.OpenRuns(context.Background()); err != nil || len(open) != 0 {
+		t.Errorf("open runs after all ended: %d (%v)", len(open), err)
+	}
 }
