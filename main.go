@@ -1,5 +1,11 @@
 // Command cronvisor is a job supervisor that replaces cron: it schedules the
 // jobs of jobs.yaml itself and guards every run with a lock and a deadline.
+
+// The runtime would re-read the CPU affinity and cgroup quota every second
+// to follow GOMAXPROCS changes (Go 1.25+): an idle daemon must not poll,
+// and GOMAXPROCS set at start-up is what cron-like work needs.
+//
+//go:debug updatemaxprocs=0
 package main
 
 import (

@@ -12,14 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Reaper timing. A zombie child that nobody in this process has collected
-// for zombieSettle is an orphan: os/exec collects its own children within
-// microseconds of their exit. reapInterval is the fallback for missed or
-// coalesced SIGCHLDs and the re-check of zombies still settling.
-const (
-	zombieSettle = 500 * time.Millisecond
-	reapInterval = time.Second
-)
+// zombieSettle is how long a zombie child stays uncollected before the
+// reaper takes it for an orphan: os/exec collects its own children within
+// microseconds of their exit.
+const zombieSettle = 500 * time.Millisecond
 
 // children is the set of pids Run has started and not yet waited for.
 // It is package state because the thing it guards is process-wide: the
@@ -92,16 +88,23 @@ func StartReaper(ctx context.Context) {
 	go func() {
 		defer signal.Stop(sigs)
 		r := reaper{self: os.Getpid(), seen: map[zombie]time.Time{}}
-		tick := time.NewTicker(reapInterval)
-		defer tick.Stop()
+		// Woken by SIGCHLD (coalesced signals are fine: a scan collects
+		// every zombie), and by the timer only while zombies are settling:
+		// an idle supervisor must not poll.
+		recheck := time.NewTimer(zombieSettle)
+		recheck.Stop()
+		defer recheck.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-sigs:
-			case <-tick.C:
+			case <-recheck.C:
 			}
 			r.scan(time.Now())
+			if len(r.seen) > 0 {
+				recheck.Reset(zombieSettle)
+			}
 		}
 	}()
 }
