@@ -74,8 +74,8 @@ func (d *decoder) jobs(e entry, defs map[string]entry) []Job {
 		d.errorf(e.val, "jobs: expected a list of jobs (- name: ...), found %s", describe(e.val))
 		return nil
 	}
-	var out []Job
-	first := make(map[string]Pos)
+	out := make([]Job, 0, len(n.Content)) // no growth slack: jobs stay resident
+	first := make(map[string]Pos, len(n.Content))
 	for _, item := range n.Content {
 		j, ok := d.job(item, defs)
 		if !ok || j.Name == "" {
@@ -134,7 +134,7 @@ func newJob(dir string, n *yaml.Node) Job {
 	return Job{
 		Shell: DefaultShell, Dir: dir, Location: time.Local,
 		KillGrace: DefaultKillGrace, Overlap: OverlapSkip, Enabled: true, OnLockLost: LockLostEnd,
-		Line: n.Line, Col: n.Column, Pos: make(map[string]Pos),
+		Line: n.Line, Col: n.Column,
 	}
 }
 
@@ -163,9 +163,10 @@ func (d *decoder) require(j *Job, n *yaml.Node, fields map[string]entry) {
 
 // fill decodes the given fields into j.
 func (d *decoder) fill(j *Job, fields map[string]entry) {
+	j.Pos = slices.Grow(j.Pos, len(fields))
 	for _, k := range fieldOrder {
 		if e, ok := fields[k]; ok {
-			j.Pos[k] = pos(e.val)
+			j.Pos = append(j.Pos, KeyPos{k, pos(e.val)})
 			d.field(j, k, e.val)
 		}
 	}

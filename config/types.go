@@ -103,8 +103,16 @@ type Job struct {
 	// Pos holds, per job key, where its value was written: a value taken
 	// from defaults points into the defaults block. Lint and later
 	// messages about a loaded job (a missing dir, a failed start) use it
-	// to name the line that needs changing.
-	Pos map[string]Pos
+	// to name the line that needs changing. A slice rather than a map:
+	// a job has a handful of keys, and with 10,000 jobs the maps were a
+	// third of the loaded config's memory.
+	Pos []KeyPos
+}
+
+// KeyPos is where a job key's value was written.
+type KeyPos struct {
+	Key string
+	Pos
 }
 
 // Pos is a 1-based line and column in jobs.yaml.
@@ -113,8 +121,10 @@ type Pos struct{ Line, Col int }
 // At is the position of key's value, or of the job itself when the key was
 // not written (its value is a default).
 func (j Job) At(key string) Pos {
-	if p, ok := j.Pos[key]; ok {
-		return p
+	for _, p := range j.Pos {
+		if p.Key == key {
+			return p.Pos
+		}
 	}
 	return Pos{j.Line, j.Col}
 }
