@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"syscall"
@@ -14,6 +15,7 @@ type fileLease struct {
 	f        *os.File
 	holder   Holder
 	released bool
+	unsynced bool          // the record holds a new slot cursor not yet fsynced (see Acquire)
 	lost     chan struct{} // never closed: a flock cannot be taken away
 }
 
@@ -31,10 +33,10 @@ func (le *fileLease) SetPID(pid int) error {
 	}
 	h := le.holder
 	h.PID = pid
-	if err := writeRecord(le.f, h, false); err != nil {
+	if err := writeRecord(le.f, h, le.unsynced); err != nil {
 		return err
 	}
-	le.holder = h
+	le.holder, le.unsynced = h, false
 	return nil
 }
 
@@ -55,6 +57,12 @@ func (le *fileLease) Release() error {
 	}
 	le.released = true
 	defer le.locker.track(le.name, -1)
+	if le.unsynced { // the run never started; its slot is consumed all the same
+		if err := le.f.Sync(); err != nil {
+			closeLocked(le.f)
+			return fmt.Errorf("sync lock record: %w", err)
+		}
+	}
 	return closeLocked(le.f)
 }
 

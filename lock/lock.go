@@ -164,7 +164,8 @@ type Locker interface {
 type Lease interface {
 	// Holder returns the record as last written.
 	Holder() Holder
-	// SetPID rewrites the record with the run's process id once started.
+	// SetPID rewrites the record with the run's process id once started,
+	// and makes a new slot cursor durable (see FileLocker.Acquire).
 	SetPID(pid int) error
 	// File is the locked open file, to pass to the run's processes
 	// (exec.Cmd.ExtraFiles) so the lock stays held while any of them
