@@ -26,34 +26,37 @@ var children = struct {
 	pids map[int]struct{}
 }{pids: map[int]struct{}{}}
 
-// startRegistered starts cmd and registers its pid under the registry lock.
-// The reaper checks the registry under the same lock, so it can never see
-// one of Run's children as an unregistered zombie, even one that exits
-// before Start returns.
+// starting counts the startRegistered calls between their fork and their
+// registration. The reaper reaps nothing while it is not zero, so it can
+// never take one of Run's children for an unregistered zombie, even one
+// that exits before Start returns. (Holding the registry's lock across
+// Start did the same, but made every run's end wait for the forks queued
+// behind that lock: with hundreds of fires a second, runs stopped
+// ending.)
+var starting atomic.Int64
+
+// startRegistered starts cmd and registers its pid.
 func startRegistered(cmd *exec.Cmd) error {
-	children.Lock()
-	defer children.Unlock()
+	starting.Add(1)
+	defer starting.Add(-1)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	children.pids[cmd.Process.Pid] = struct{}{}
+	pid := cmd.Process.Pid
+	runMains.Store(pid, struct{}{})
+	children.Lock()
+	children.pids[pid] = struct{}{}
+	children.Unlock()
 	return nil
 }
 
-// liveMains returns the main pids of the runs in flight, but for except.
-func liveMains(except int) map[int]bool {
-	children.Lock()
-	defer children.Unlock()
-	out := make(map[int]bool, len(children.pids))
-	for pid := range children.pids {
-		if pid != except {
-			out[pid] = true
-		}
-	}
-	return out
-}
+// runMains holds the main pids of the runs in flight, as keys, for the
+// membership walks: lock-free, since they run under ForkLock, and a copy
+// of the registry per walk made ending N runs quadratic again.
+var runMains sync.Map
 
 func unregister(pid int) {
+	runMains.Delete(pid)
 	children.Lock()
 	defer children.Unlock()
 	delete(children.pids, pid)
@@ -160,10 +163,14 @@ func (r *reaper) scan(now time.Time) int {
 	return reaped
 }
 
-// reapOrphan collects pid unless Run owns it.
+// reapOrphan collects pid unless Run owns it or may own it (a start not
+// registered yet: the next scan retries).
 func reapOrphan(pid int) bool {
 	children.Lock()
 	defer children.Unlock()
+	if starting.Load() > 0 {
+		return false
+	}
 	if _, ours := children.pids[pid]; ours {
 		return false
 	}

@@ -185,9 +185,9 @@ func orphans() (kids []int, ok bool) {
 }
 
 // descendants lists every live descendant of root, breadth first, but for
-// the processes in prune and what descends from them. ok is false when the
-// kernel cannot list children.
-func descendants(root int, prune map[int]bool) (out []int, ok bool) {
+// the processes prune picks and what descends from them (prune may be
+// nil). ok is false when the kernel cannot list children.
+func descendants(root int, prune func(pid int) bool) (out []int, ok bool) {
 	kids, ok := childrenOf(root)
 	if !ok {
 		return nil, false
@@ -196,13 +196,13 @@ func descendants(root int, prune map[int]bool) (out []int, ok bool) {
 }
 
 // subtrees lists roots and all their descendants, breadth first, but for
-// the processes in prune and what descends from them.
-func subtrees(roots []int, prune map[int]bool) (out []int) {
+// the processes prune picks and what descends from them (prune may be nil).
+func subtrees(roots []int, prune func(pid int) bool) (out []int) {
 	var queue []int
 	seen := map[int]bool{}
 	add := func(pids []int) {
 		for _, p := range pids {
-			if !seen[p] && !prune[p] {
+			if !seen[p] && (prune == nil || !prune(p)) {
 				seen[p] = true
 				out = append(out, p)
 				queue = append(queue, p)

@@ -55,8 +55,6 @@ func (t *tree) isMember(pid int) bool {
 
 // members lists the live processes of the run.
 func (t *tree) members() []int {
-	// Before ForkLock: Start takes the registry's lock and then ForkLock.
-	others := liveMains(t.pgid)
 	// A child that another run is forking has, until it execs, a copy of
 	// every descriptor of this process, this run's lock file included: it
 	// must not be taken for a member. os/exec holds ForkLock from before
@@ -64,11 +62,11 @@ func (t *tree) members() []int {
 	// waits those children out.
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()
-	out := t.membersAmong(t.candidates(others))
+	out := t.membersAmong(t.candidates())
 	if len(out) == 0 && subreaper.Load() {
 		// The children lists can miss a process while the kernel reparents
 		// it; a second look, an instant later, before declaring the run gone.
-		out = t.membersAmong(t.candidates(others))
+		out = t.membersAmong(t.candidates())
 	}
 	return out
 }
@@ -88,11 +86,11 @@ func (t *tree) membersAmong(cands []int) []int {
 // (orphans are reparented here, not to init), so walking its descendants
 // replaces reading stat, environ and fds of every process on the machine:
 // that scan was most of the cost of ending a run (BENCHMARKS.md). The
-// subtrees of other runs' main processes (others, our children until
-// reaped) are left out: what descends from another run's main process was
-// forked by that run, so it cannot be this one's, and checking them made
-// ending N concurrent runs cost N² process inspections.
-func (t *tree) candidates(others map[int]bool) []int {
+// subtrees of other runs' main processes (our children until reaped) are
+// left out: what descends from another run's main process was forked by
+// that run, so it cannot be this one's, and checking them made ending N
+// concurrent runs cost N² process inspections.
+func (t *tree) candidates() []int {
 	if subreaper.Load() {
 		if roots, ok := orphans(); ok {
 			// The main process, if not reaped yet, is a child of
@@ -100,7 +98,7 @@ func (t *tree) candidates(others map[int]bool) []int {
 			if st, err := readStat(t.pgid); err == nil && st.ppid == t.self {
 				roots = append(roots, t.pgid)
 			}
-			return subtrees(roots, others)
+			return subtrees(roots, t.otherRunMain)
 		}
 	}
 	all, err := pids()
@@ -108,6 +106,15 @@ func (t *tree) candidates(others map[int]bool) []int {
 		return nil
 	}
 	return all
+}
+
+// otherRunMain reports whether pid is the main process of another run.
+func (t *tree) otherRunMain(pid int) bool {
+	if pid == t.pgid {
+		return false
+	}
+	_, ok := runMains.Load(pid)
+	return ok
 }
 
 // signal sends sig to pids that are still members. Going through a pidfd and
@@ -157,8 +164,18 @@ func (t *tree) waitGone(waited <-chan struct{}, d time.Duration, sig unix.Signal
 	deadline := time.Now().Add(d)
 	for pause := time.Millisecond; ; pause = min(2*pause, maxPoll) {
 		left := t.members()
-		if len(left) == 0 && isClosed(waited) {
-			return true
+		if len(left) == 0 {
+			if isClosed(waited) {
+				return true
+			}
+			// Only the main process's reaping is left: wait for it, then
+			// look once more, rather than poll.
+			select {
+			case <-waited:
+				continue
+			case <-time.After(time.Until(deadline)):
+				return false
+			}
 		}
 		if sig != 0 {
 			t.signal(left, sig)
