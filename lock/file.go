@@ -46,7 +46,8 @@ type FileLocker struct {
 	pause func(ctx context.Context) error
 
 	mu   sync.Mutex
-	live map[string]int // leases not yet released, by lock name
+	live map[string]int        // leases not yet released, by lock name
+	held map[string]*fileLease // the lease this process holds, by lock name
 }
 
 var _ Locker = (*FileLocker)(nil)
@@ -58,7 +59,7 @@ func NewFileLocker(dir string) *FileLocker {
 	if err != nil || host == "" {
 		host = "localhost"
 	}
-	return &FileLocker{dir: dir, host: host, pause: pauseMillisecond, live: make(map[string]int)}
+	return &FileLocker{dir: dir, host: host, pause: pauseMillisecond, live: make(map[string]int), held: make(map[string]*fileLease)}
 }
 
 func pauseMillisecond(ctx context.Context) error {
@@ -99,6 +100,9 @@ func (l *FileLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 	if req.CheckSlot && req.Holder.Slot.IsZero() {
 		return nil, fmt.Errorf("lock %q: CheckSlot needs a slot", req.Name)
 	}
+	if h, ok := l.ownHolder(req.Name); ok {
+		return nil, &HeldError{Lock: req.Name, Holder: h}
+	}
 	if err := l.ensureDir(); err != nil {
 		return nil, err
 	}
@@ -121,6 +125,35 @@ func (l *FileLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 		return nil, err
 	}
 	return lease, nil
+}
+
+// ownHolder returns the holder of the lease this process holds on name, if
+// any. flock would refuse the lock then (it excludes between open file
+// descriptions of one process too), so a fire of a job still running here,
+// the common skip, costs no open, no flock, no /proc/locks parse and no
+// ForkLock: with hundreds of fires a second those starved the forks.
+func (l *FileLocker) ownHolder(name string) (Holder, bool) {
+	l.mu.Lock()
+	le := l.held[name]
+	l.mu.Unlock()
+	if le == nil {
+		return Holder{}, false
+	}
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	if le.released {
+		return Holder{}, false
+	}
+	return le.holder.clone(), true
+}
+
+// forget drops le from held once released.
+func (l *FileLocker) forget(le *fileLease) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held[le.name] == le {
+		delete(l.held, le.name)
+	}
 }
 
 // track counts live leases per lock name, for transientHolders.
@@ -285,5 +318,9 @@ func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
 	if err := writeRecord(f, h, false); err != nil {
 		return nil, fmt.Errorf("lock %q: %w", req.Name, err)
 	}
-	return &fileLease{locker: l, name: req.Name, f: f, holder: h, unsynced: req.CheckSlot, lost: make(chan struct{})}, nil
+	le := &fileLease{locker: l, name: req.Name, f: f, holder: h, unsynced: req.CheckSlot, lost: make(chan struct{})}
+	l.mu.Lock()
+	l.held[req.Name] = le
+	l.mu.Unlock()
+	return le, nil
 }

@@ -71,6 +71,34 @@ func TestAcquireConcurrentOneWins(t *testing.T) {
 	}
 }
 
+// TestOwnLeaseRefusesWithoutTheFile checks the fast path for a lock this
+// process holds: the refusal comes from the lease in memory, naming its
+// holder, even with the file deleted (which voids the lock for other
+// processes, not for this one); once released the lock is taken again.
+func TestOwnLeaseRefusesWithoutTheFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l := NewFileLocker(dir)
+	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	lease := acquire(t, l, "job", "job", "run-1", slot, true)
+	if err := lease.SetPID(4242); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "job.lock")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := l.Acquire(context.Background(), Request{Name: "job",
+		Holder: Holder{Job: "job", RunID: "run-2", Slot: slot.Add(time.Second)}, CheckSlot: true})
+	var held *HeldError
+	if !errors.As(err, &held) || held.Holder.RunID != "run-1" || held.Holder.PID != 4242 {
+		t.Fatalf("second Acquire: %v (holder %+v), want held by run-1, pid 4242", err, held)
+	}
+	if err := lease.Release(); err != nil {
+		t.Fatal(err)
+	}
+	acquire(t, l, "job", "job", "run-3", slot.Add(2*time.Second), true).Release()
+}
+
 // TestSlots runs sequences of acquire-and-release steps on one lock.
 func TestSlots(t *testing.T) {
 	t.Parallel()

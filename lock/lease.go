@@ -56,6 +56,7 @@ func (le *fileLease) Release() error {
 		return nil
 	}
 	le.released = true
+	le.locker.forget(le)
 	defer le.locker.track(le.name, -1)
 	if le.unsynced { // the run never started; its slot is consumed all the same
 		if err := le.f.Sync(); err != nil {
