@@ -37,7 +37,7 @@ func BenchmarkViewJobs(b *testing.B) {
 	f.jobs = manyJobs(1000)
 	m := New(f, Options{Title: sockPath, Clock: fixedClock})
 	m, _ = m.update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	m, _ = m.update(snapshotMsg{jobs: f.jobs, locks: f.locks})
+	m, _ = m.update(snapshotMsg{jobs: f.jobs, locks: f.locks, withLocks: true})
 	m, _ = m.update(keyMsg("pgdown")) // somewhere in the middle
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -53,7 +53,7 @@ func BenchmarkEventBurst(b *testing.B) {
 	f.jobs = manyJobs(1000)
 	m := New(f, Options{Title: sockPath, Clock: fixedClock})
 	m, _ = m.update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	m, _ = m.update(snapshotMsg{jobs: f.jobs, locks: f.locks})
+	m, _ = m.update(snapshotMsg{jobs: f.jobs, locks: f.locks, withLocks: true})
 	evs := make([]ctl.WireEvent, maxBatch)
 	for i := range evs {
 		evs[i] = ctl.WireEvent{Type: ctl.EventRunOutput, Job: "job_0001", Stream: "stdout", Line: "a line of output"}

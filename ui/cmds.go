@@ -38,9 +38,10 @@ var errStreamEnded = errors.New("event stream ended")
 // Messages from commands to the model.
 type (
 	snapshotMsg struct {
-		jobs  []ctl.JobStatus
-		locks []ctl.LockStatus
-		err   error
+		jobs      []ctl.JobStatus
+		locks     []ctl.LockStatus
+		withLocks bool // locks were read
+		err       error
 	}
 	historyMsg struct {
 		job  string // "" for the history view's page
@@ -76,19 +77,21 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, callTimeout)
 }
 
-// fetchSnapshot reads jobs and locks together, so that the two tables
-// never disagree for a whole refresh period.
-func (m Model) fetchSnapshot() tea.Cmd {
+// fetchSnapshot reads jobs and, with withLocks, locks, together, so that
+// the two tables never disagree for a whole refresh period. Locks are
+// skipped on the per-second refreshes the locks view is not showing: each
+// read makes the daemon inspect every lock file.
+func (m Model) fetchSnapshot(withLocks bool) tea.Cmd {
 	src, parent := m.src, m.ctx
 	return func() tea.Msg {
 		ctx, cancel := bounded(parent)
 		defer cancel()
 		jobs, err := src.Jobs(ctx)
-		if err != nil {
-			return snapshotMsg{err: err}
+		if err != nil || !withLocks {
+			return snapshotMsg{jobs: jobs, err: err}
 		}
 		locks, err := src.Locks(ctx)
-		return snapshotMsg{jobs: jobs, locks: locks, err: err}
+		return snapshotMsg{jobs: jobs, locks: locks, withLocks: true, err: err}
 	}
 }
 

@@ -280,3 +280,40 @@ func TestOffBeat(t *testing.T) {
 		}
 	}
 }
+
+func TestRefreshReadsLocksWhenNeeded(t *testing.T) {
+	now := ref
+	f := newFake()
+	m := loaded(t, f, Options{Clock: func() time.Time { return now }}, 80, 24)
+	if got := len(m.c.data.locks); got != len(f.locks) {
+		t.Fatalf("start-up read %d locks, want %d", got, len(f.locks))
+	}
+	tests := []struct {
+		name  string
+		tab   tab
+		after time.Duration
+		want  bool
+	}{
+		{"jobs view, a second later", tabJobs, time.Second, false},
+		{"locks view, a second later", tabLocks, time.Second, true},
+		{"jobs view, a refresh period later", tabJobs, refreshEvery, true},
+	}
+	for _, tc := range tests {
+		m := m
+		m.tab = tc.tab
+		if got := m.locksDue(ref.Add(tc.after)); got != tc.want {
+			t.Errorf("%s: locksDue %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// A refresh without locks keeps the locks already shown and does not
+	// ask the source for them.
+	before := len(f.called())
+	msg := m.fetchSnapshot(false)()
+	if calls := f.called()[before:]; !slices.Equal(calls, []string{"jobs"}) {
+		t.Errorf("calls %v, want [jobs]", calls)
+	}
+	m, _ = m.update(msg)
+	if got := len(m.c.data.locks); got != len(f.locks) {
+		t.Errorf("after a jobs-only refresh %d locks, want %d kept", got, len(f.locks))
+	}
+}

@@ -55,6 +55,7 @@ type Model struct {
 	fetching  bool
 	dirty     bool // an event changed state since the last snapshot
 	lastFetch time.Time
+	lastLocks time.Time // when locks were last read
 	status    string
 	statusErr bool
 	statusAt  time.Time
@@ -90,7 +91,7 @@ func (m Model) Init() tea.Cmd {
 
 // startCmds are Init's calls to the source.
 func (m Model) startCmds() []tea.Cmd {
-	return []tea.Cmd{m.subscribe(), m.fetchSnapshot(), m.fetchHistory("")}
+	return []tea.Cmd{m.subscribe(), m.fetchSnapshot(true), m.fetchHistory("")}
 }
 
 // Update implements tea.Model.

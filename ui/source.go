@@ -53,7 +53,7 @@ func (m Model) onSubscribed(msg subscribedMsg) (Model, tea.Cmd) {
 		m.conn = conn{}
 		m = m.layout().say("reconnected to "+m.opts.Title, false)
 		m.fetching = true
-		cmds = append(cmds, m.fetchSnapshot(), m.fetchHistory(""))
+		cmds = append(cmds, m.fetchSnapshot(true), m.fetchHistory(""))
 		if m.inDetail {
 			cmds = append(cmds, m.fetchHistory(m.detail.job))
 		}
@@ -113,7 +113,10 @@ func (m Model) onSnapshot(msg snapshotMsg) (Model, tea.Cmd) {
 	}
 	m.loaded, m.dirty, m.lastFetch = true, false, m.c.now()
 	m.c.data.setJobs(msg.jobs)
-	m.c.data.setLocks(msg.locks)
+	if msg.withLocks {
+		m.c.data.setLocks(msg.locks)
+		m.lastLocks = m.lastFetch
+	}
 	return m.refreshViews(), nil
 }
 
@@ -147,7 +150,13 @@ func (m Model) onTick() (Model, tea.Cmd) {
 		return m, tick()
 	}
 	m.fetching = true
-	return m, tea.Batch(tick(), m.fetchSnapshot())
+	return m, tea.Batch(tick(), m.fetchSnapshot(m.locksDue(now)))
+}
+
+// locksDue reports whether a refresh should read locks too: when they are
+// on screen, or once a refresh period.
+func (m Model) locksDue(now time.Time) bool {
+	return m.tab == tabLocks || now.Sub(m.lastLocks) >= refreshEvery
 }
 
 // statusFor is how long a status message stays.
@@ -177,7 +186,7 @@ func (m Model) onAction(msg actionMsg) (Model, tea.Cmd) {
 		return m, nil
 	}
 	m.fetching = true
-	return m, m.fetchSnapshot()
+	return m, m.fetchSnapshot(true)
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
