@@ -16,6 +16,7 @@ type fileLease struct {
 	holder   Holder
 	released bool
 	unsynced bool          // the record holds a new slot cursor not yet fsynced (see Acquire)
+	synced   chan error    // the fsync SetPID started; Release waits for it
 	lost     chan struct{} // never closed: a flock cannot be taken away
 }
 
@@ -33,10 +34,17 @@ func (le *fileLease) SetPID(pid int) error {
 	}
 	h := le.holder
 	h.PID = pid
-	if err := writeRecord(le.f, h, le.unsynced); err != nil {
+	if err := writeRecord(le.f, h, false); err != nil {
 		return err
 	}
-	le.holder, le.unsynced = h, false
+	le.holder = h
+	if le.unsynced {
+		// In the background, while the run goes on: the run's start
+		// waits for nothing, and Release waits for the fsync.
+		le.unsynced = false
+		le.synced = make(chan error, 1)
+		go func(f *os.File) { le.synced <- f.Sync() }(le.f)
+	}
 	return nil
 }
 
@@ -58,11 +66,16 @@ func (le *fileLease) Release() error {
 	le.released = true
 	le.locker.forget(le)
 	defer le.locker.track(le.name, -1)
-	if le.unsynced { // the run never started; its slot is consumed all the same
-		if err := le.f.Sync(); err != nil {
-			closeLocked(le.f)
-			return fmt.Errorf("sync lock record: %w", err)
-		}
+	var syncErr error
+	switch {
+	case le.synced != nil:
+		syncErr = <-le.synced
+	case le.unsynced: // the run never started; its slot is consumed all the same
+		syncErr = le.f.Sync()
+	}
+	if syncErr != nil {
+		closeLocked(le.f)
+		return fmt.Errorf("sync lock record: %w", syncErr)
 	}
 	return closeLocked(le.f)
 }
