@@ -81,11 +81,12 @@ func (l *FileLocker) path(name string) (string, error) {
 // Acquire takes the lock without waiting. On success the record is
 // written. With CheckSlot the record is made durable too, because the slot
 // cursor is what keeps a slot from running twice after a machine crash
-// (catch_up after a reboot), but not here: the fsync waits for SetPID (or
-// Release, for a run that never started), after the exec. Before the
-// exec it was a third of the time from fire to exec; after it, a crash of
-// the machine in the millisecond between the exec and the fsync is the
-// only way to lose a cursor, as it is to lose the history's start record.
+// (catch_up after a reboot), but not here: SetPID, after the exec, starts
+// the fsync beside the run and Release waits for it (Release syncs itself
+// for a run that never started). Before the exec it was a third of the
+// time from fire to exec; after it, a crash of the machine in the
+// millisecond after the exec is the only way to lose a cursor, as it is to
+// lose the history's start record.
 // Records without a cursor change (manual runs) are not synced: after a
 // crash their pids mean nothing. A supervisor that dies loses nothing:
 // the written record is in the page cache.
