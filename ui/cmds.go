@@ -120,8 +120,11 @@ func (m Model) subscribe() tea.Cmd {
 	}
 }
 
-// waitEvents blocks for the next event, then takes whatever else is
-// already pending, up to maxBatch. The model re-arms it after each batch.
+// waitEvents blocks for the next event, then takes the others that follow
+// within eventSettle of each other, up to maxBatch: the daemon sends a
+// burst in one write, but the client decodes it line by line, and a batch
+// per line meant a redraw per event. The model re-arms it after each
+// batch.
 func waitEvents(ch <-chan ctl.WireEvent) tea.Cmd {
 	return func() tea.Msg {
 		ev, ok := <-ch
@@ -129,6 +132,8 @@ func waitEvents(ch <-chan ctl.WireEvent) tea.Cmd {
 			return eventsMsg{ch: ch, closed: true}
 		}
 		batch := []ctl.WireEvent{ev}
+		settle := time.NewTimer(eventSettle)
+		defer settle.Stop()
 		for len(batch) < maxBatch {
 			select {
 			case ev, ok := <-ch:
@@ -136,13 +141,17 @@ func waitEvents(ch <-chan ctl.WireEvent) tea.Cmd {
 					return eventsMsg{ch: ch, events: batch, closed: true}
 				}
 				batch = append(batch, ev)
-			default:
+				settle.Reset(eventSettle)
+			case <-settle.C:
 				return eventsMsg{ch: ch, events: batch}
 			}
 		}
 		return eventsMsg{ch: ch, events: batch}
 	}
 }
+
+// eventSettle is how long waitEvents waits for the next event of a burst.
+const eventSettle = 5 * time.Millisecond
 
 // offBeat is the wait from now to the next middle of a second, in
 // (0, 1s].

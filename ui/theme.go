@@ -1,11 +1,14 @@
 package ui
 
 import (
+	"strconv"
+
 	"cronvisor/ctl"
 	"cronvisor/history"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 )
 
 // theme is the console's semantic palette. Each colour has a light and a
@@ -47,14 +50,15 @@ type styles struct {
 }
 
 func newStyles(r *lipgloss.Renderer, t theme) styles {
-	fg := func(c lipgloss.AdaptiveColor) lipgloss.Style { return r.NewStyle().Foreground(c) }
+	c := func(c lipgloss.AdaptiveColor) lipgloss.TerminalColor { return resolve(r, c) }
+	fg := func(col lipgloss.AdaptiveColor) lipgloss.Style { return r.NewStyle().Foreground(c(col)) }
 	s := styles{
-		app:       r.NewStyle().Bold(true).Foreground(t.accent),
+		app:       r.NewStyle().Bold(true).Foreground(c(t.accent)),
 		tab:       fg(t.muted),
-		tabActive: r.NewStyle().Bold(true).Underline(true).Foreground(t.accent),
+		tabActive: r.NewStyle().Bold(true).Underline(true).Foreground(c(t.accent)),
 		where:     fg(t.muted),
-		header:    r.NewStyle().Bold(true).Foreground(t.muted),
-		selected:  r.NewStyle().Background(t.selectBg).Bold(true),
+		header:    r.NewStyle().Bold(true).Foreground(c(t.muted)),
+		selected:  r.NewStyle().Background(c(t.selectBg)).Bold(true),
 		muted:     fg(t.muted),
 		label:     fg(t.muted),
 		ok:        fg(t.ok),
@@ -62,11 +66,11 @@ func newStyles(r *lipgloss.Renderer, t theme) styles {
 		warn:      fg(t.warn),
 		run:       fg(t.run).Bold(true),
 		foreign:   fg(t.foreign),
-		section:   r.NewStyle().Bold(true).Foreground(t.accent),
-		banner:    r.NewStyle().Bold(true).Foreground(t.bannerFg).Background(t.bannerBg),
+		section:   r.NewStyle().Bold(true).Foreground(c(t.accent)),
+		banner:    r.NewStyle().Bold(true).Foreground(c(t.bannerFg)).Background(c(t.bannerBg)),
 		status:    fg(t.muted),
 		errText:   fg(t.fail),
-		confirm:   r.NewStyle().Bold(true).Foreground(t.warn),
+		confirm:   r.NewStyle().Bold(true).Foreground(c(t.warn)),
 		prompt:    fg(t.accent),
 	}
 	s.help = help.Styles{
@@ -79,6 +83,26 @@ func newStyles(r *lipgloss.Renderer, t theme) styles {
 		FullSeparator:  fg(t.subtle),
 	}
 	return s
+}
+
+// resolve picks c's variant for the terminal's background and converts it
+// to the terminal's colour profile once. An AdaptiveColor would do both at
+// every Render: on a 256-colour terminal that is a search of the palette
+// in HSLuv per styled cell, a third of the console's CPU.
+func resolve(r *lipgloss.Renderer, c lipgloss.AdaptiveColor) lipgloss.TerminalColor {
+	hex := c.Light
+	if r.HasDarkBackground() {
+		hex = c.Dark
+	}
+	switch tc := r.ColorProfile().Color(hex).(type) {
+	case termenv.RGBColor:
+		return lipgloss.Color(string(tc))
+	case termenv.ANSI256Color:
+		return lipgloss.Color(strconv.Itoa(int(tc)))
+	case termenv.ANSIColor:
+		return lipgloss.Color(strconv.Itoa(int(tc)))
+	}
+	return lipgloss.NoColor{} // NO_COLOR, or a terminal without colours
 }
 
 // outcome is the style of a history outcome.

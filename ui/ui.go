@@ -56,6 +56,12 @@ type Options struct {
 	Output io.Writer
 }
 
+// consoleFPS caps the console's frame rate. bubbletea's renderer wakes at
+// this rate whether or not anything changed (60 by default); the screen
+// changes a few times a second (countdowns, event batches), and every
+// wake-up is CPU taken from the machine whose job starts it shows.
+const consoleFPS = 10
+
 // Run shows the console on the terminal (alternate screen, mouse wheel)
 // and returns when the user quits or ctx ends.
 func Run(ctx context.Context, src Source, opts Options) error {
@@ -74,7 +80,7 @@ func Run(ctx context.Context, src Source, opts Options) error {
 
 	m := newModel(ctx, src, opts, r)
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen(),
-		tea.WithMouseCellMotion(), tea.WithOutput(out)}
+		tea.WithMouseCellMotion(), tea.WithOutput(out), tea.WithFPS(consoleFPS)}
 	if opts.Input != nil {
 		popts = append(popts, tea.WithInput(opts.Input))
 	}
