@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -174,11 +175,14 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	if rc.Flush() != nil { // the client learns at once that it is subscribed
 		return
 	}
-	enc := json.NewEncoder(w)
+	// The batch is encoded into buf and written once: encoding straight
+	// into the response would write whenever its 4 KiB buffer filled,
+	// which a burst of 20 starts does, in the middle of the burst.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	window := time.NewTimer(eventBatchWindow)
 	window.Stop()
 	for {
-		var first WireEvent
 		select {
 		case <-r.Context().Done():
 			return
@@ -188,13 +192,9 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			first = ev
-		}
-		// Bounded per batch, then lifted: an idle stream is fine, a
-		// client that stopped reading is not.
-		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-		if enc.Encode(first) != nil {
-			return
+			if enc.Encode(ev) != nil {
+				return
+			}
 		}
 		window.Reset(eventBatchWindow)
 		open := true
@@ -206,6 +206,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 				return
 			case ev, ok := <-ch:
 				if !ok {
+					_, _ = w.Write(buf.Bytes())
 					_ = rc.Flush()
 					return
 				}
@@ -217,10 +218,14 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		window.Stop()
-		if rc.Flush() != nil {
+		// Bounded per batch, then lifted: an idle stream is fine, a
+		// client that stopped reading is not.
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		if _, err := w.Write(buf.Bytes()); err != nil || rc.Flush() != nil {
 			return
 		}
 		_ = rc.SetWriteDeadline(time.Time{})
+		buf.Reset()
 	}
 }
 
