@@ -180,8 +180,23 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	// which a burst of 20 starts does, in the middle of the burst.
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
+	batched := 0
 	window := time.NewTimer(eventBatchWindow)
 	window.Stop()
+	// send writes the batch; false means the client is gone. The write is
+	// bounded, then the bound lifted: an idle stream is fine, a client
+	// that stopped reading is not.
+	send := func() bool {
+		window.Stop()
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		if _, err := w.Write(buf.Bytes()); err != nil || rc.Flush() != nil {
+			return false
+		}
+		_ = rc.SetWriteDeadline(time.Time{})
+		buf.Reset()
+		batched = 0
+		return true
+	}
 	for {
 		select {
 		case <-r.Context().Done():
@@ -190,42 +205,25 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case ev, ok := <-ch:
 			if !ok {
+				if batched > 0 {
+					send()
+				}
 				return
 			}
 			if enc.Encode(ev) != nil {
 				return
 			}
-		}
-		window.Reset(eventBatchWindow)
-		open := true
-		for batched := 1; open && batched < maxEventBatch; batched++ {
-			select {
-			case <-r.Context().Done():
+			if batched++; batched == 1 {
+				window.Reset(eventBatchWindow)
+			}
+			if batched >= maxEventBatch && !send() {
 				return
-			case <-s.stop:
+			}
+		case <-window.C:
+			if !send() {
 				return
-			case ev, ok := <-ch:
-				if !ok {
-					_, _ = w.Write(buf.Bytes())
-					_ = rc.Flush()
-					return
-				}
-				if enc.Encode(ev) != nil {
-					return
-				}
-			case <-window.C:
-				open = false
 			}
 		}
-		window.Stop()
-		// Bounded per batch, then lifted: an idle stream is fine, a
-		// client that stopped reading is not.
-		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-		if _, err := w.Write(buf.Bytes()); err != nil || rc.Flush() != nil {
-			return
-		}
-		_ = rc.SetWriteDeadline(time.Time{})
-		buf.Reset()
 	}
 }
 
