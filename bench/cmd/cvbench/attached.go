@@ -37,17 +37,8 @@ func attached(o options, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "attached: %d job(s) every second, daemon alone vs with `cronvisor ui` attached in tmux; window %v after %v warm-up, %d rep(s); times in ms\n",
 		o.jobs, o.duration, o.warmup, o.reps)
-	fmt.Fprintf(w, "%-14s %13s %8s %8s %8s %10s %10s %9s %7s\n",
-		"run", "starts/expect", "p50", "p99", "max", "last p50", "last p99", "cpu/fire", "skip/fail")
-	for i := range alone {
-		printRun(w, alone[i])
-		printRun(w, ui[i])
-	}
-	ma, mu := medians(alone), medians(ui)
-	printMedians(w, "median alone", ma)
-	printMedians(w, "median ui", mu)
-	fmt.Fprintf(w, "ratio attached/alone: start p50 %.2f, p99 %.2f; last-of-second p50 %.2f; daemon cpu/fire %.2f\n",
-		mu[0]/ma[0], mu[1]/ma[1], mu[3]/ma[3], mu[5]/ma[5])
+	printPairs(w, alone, ui)
+	printComparison(w, alone, ui, "alone", "ui", "attached/alone", "daemon cpu/fire")
 	return nil
 }
 

@@ -51,12 +51,7 @@ func lateness(o options, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "lateness: %d job(s) every second, window %v after %v warm-up, %d rep(s); times in ms\n",
 		o.jobs, o.duration, o.warmup, o.reps)
-	fmt.Fprintf(w, "%-14s %13s %8s %8s %8s %10s %10s %9s %7s\n",
-		"run", "starts/expect", "p50", "p99", "max", "last p50", "last p99", "cpu/fire", "skip/fail")
-	for i := range bare {
-		printRun(w, bare[i])
-		printRun(w, cv[i])
-	}
+	printPairs(w, bare, cv)
 	reasons := map[string]int{}
 	for _, r := range cv {
 		for k, n := range r.reasons {
@@ -70,12 +65,27 @@ func lateness(o options, w io.Writer) error {
 		fmt.Fprintf(w, "stamp alone, p50 of 50 bare starts: %.2f ms from exec.Cmd.Start to its return, %.2f ms to its clock reading in main\n",
 			ms(spawn), ms(start))
 	}
-	mb, mc := medians(bare), medians(cv)
-	printMedians(w, "median bare", mb)
-	printMedians(w, "median cv", mc)
-	fmt.Fprintf(w, "ratio cronvisor/bare: start p50 %.2f, p99 %.2f; last-of-second p50 %.2f; cpu/fire %.2f\n",
-		mc[0]/mb[0], mc[1]/mb[1], mc[3]/mb[3], mc[5]/mb[5])
+	printComparison(w, bare, cv, "bare", "cv", "cronvisor/bare", "cpu/fire")
 	return nil
+}
+
+// printPairs prints the table's header and each rep's two runs.
+func printPairs(w io.Writer, base, other []latencyRun) {
+	fmt.Fprintf(w, "%-14s %13s %8s %8s %8s %10s %10s %9s %7s\n",
+		"run", "starts/expect", "p50", "p99", "max", "last p50", "last p99", "cpu/fire", "skip/fail")
+	for i := range base {
+		printRun(w, base[i])
+		printRun(w, other[i])
+	}
+}
+
+// printComparison prints the medians of both sides and their ratios.
+func printComparison(w io.Writer, base, other []latencyRun, baseName, otherName, ratioName, cpuName string) {
+	mb, mo := medians(base), medians(other)
+	printMedians(w, "median "+baseName, mb)
+	printMedians(w, "median "+otherName, mo)
+	fmt.Fprintf(w, "ratio %s: start p50 %.2f, p99 %.2f; last-of-second p50 %.2f; %s %.2f\n",
+		ratioName, mo[0]/mb[0], mo[1]/mb[1], mo[3]/mb[3], cpuName, mo[5]/mb[5])
 }
 
 func printRun(w io.Writer, r latencyRun) {
