@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,20 +29,7 @@ func vanished(pid int) bool {
 // zombie waiting to be reaped.
 func orphanZombie(t *testing.T) int {
 	t.Helper()
-	sh := exec.Command("/bin/sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!")
-	sh.Env = append(os.Environ(), sessionTag)
-	out, err := sh.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		var ws unix.WaitStatus
-		_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
-	})
+	pid := startOrphan(t, "exec sleep 30", nil)
 	if err := unix.Kill(pid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

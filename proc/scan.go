@@ -184,17 +184,6 @@ func orphans() (kids []int, ok bool) {
 	return threadChildren(self, self)
 }
 
-// descendants lists every live descendant of root, breadth first, but for
-// the processes prune picks and what descends from them (prune may be
-// nil). ok is false when the kernel cannot list children.
-func descendants(root int, prune func(pid int) bool) (out []int, ok bool) {
-	kids, ok := childrenOf(root)
-	if !ok {
-		return nil, false
-	}
-	return subtrees(kids, prune), true
-}
-
 // subtrees lists roots and all their descendants, breadth first, but for
 // the processes prune picks and what descends from them (prune may be nil).
 func subtrees(roots []int, prune func(pid int) bool) (out []int) {
