@@ -54,15 +54,19 @@ func (s *Store) Apply(ctx context.Context, writes []Write) (errs []error) {
 		}
 		return errs
 	}
+	if s.insert == nil {
+		return fail(fmt.Errorf("history: the store is read-only"))
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fail(fmt.Errorf("history: %w", err))
 	}
 	defer tx.Rollback()
+	insert := tx.StmtContext(ctx, s.insert)
 	for i, w := range writes {
 		// A failed statement rolls back only itself in SQLite; the
 		// transaction goes on with the others.
-		errs[i] = s.apply(ctx, tx, w)
+		errs[i] = s.apply(ctx, tx, insert, w)
 	}
 	if err := tx.Commit(); err != nil {
 		return fail(fmt.Errorf("history: commit: %w", err))
@@ -70,11 +74,8 @@ func (s *Store) Apply(ctx context.Context, writes []Write) (errs []error) {
 	return errs
 }
 
-func (s *Store) apply(ctx context.Context, tx *sql.Tx, w Write) error {
-	if s.insert == nil {
-		return fmt.Errorf("history: the store is read-only")
-	}
-	insert := tx.StmtContext(ctx, s.insert)
+// apply makes one write within tx; insert is the insert statement of tx.
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, w Write) error {
 	r := w.Record
 	switch w.Kind {
 	case WriteStart:
@@ -89,10 +90,11 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, w Write) error {
 		if !final(r.Outcome) {
 			return fmt.Errorf("%w: finish %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
 		}
-		if err := s.finish(ctx, tx, insert, r); err != nil && !errors.Is(err, ErrBadRecord) {
-			return fmt.Errorf("history: finish %s/%s: %w", r.Job, r.RunID, err)
-		} else if err != nil {
+		switch err := s.finish(ctx, tx, insert, r); {
+		case errors.Is(err, ErrBadRecord):
 			return err
+		case err != nil:
+			return fmt.Errorf("history: finish %s/%s: %w", r.Job, r.RunID, err)
 		}
 	case WriteSkip:
 		if r.Outcome == "" {
