@@ -104,9 +104,6 @@ func (l *FileLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 	if h, ok := l.ownHolder(req.Name); ok {
 		return nil, &HeldError{Lock: req.Name, Holder: h}
 	}
-	if err := l.ensureDir(); err != nil {
-		return nil, err
-	}
 	f, err := l.tryLock(ctx, req.Name, path)
 	if err != nil {
 		return nil, err
@@ -195,7 +192,12 @@ func (l *FileLocker) ensureDir() error {
 // reopen in O_RDWR, which lockFlags already has) is not needed here.
 func (l *FileLocker) tryLock(ctx context.Context, name, path string) (*os.File, error) {
 	for attempt := 0; ; attempt++ {
-		f, err := os.OpenFile(path, lockFlags, 0o600)
+		f, err := openLockFile(path)
+		if errors.Is(err, fs.ErrNotExist) { // the directory: made on first use, or deleted since
+			if err = l.ensureDir(); err == nil {
+				f, err = openLockFile(path)
+			}
+		}
 		if err != nil {
 			return nil, openError(path, err)
 		}
@@ -274,6 +276,17 @@ func openError(path string, err error) error {
 	return fmt.Errorf("open lock file: %w", err)
 }
 
+// openLockFile opens path with lockFlags as a plain blocking file.
+// os.OpenFile would offer it to the runtime's poller first, which refuses
+// regular files: five system calls per acquisition for nothing.
+func openLockFile(path string) (*os.File, error) {
+	fd, err := unix.Open(path, lockFlags, 0o600)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
 // regularID checks that f is a regular file and returns its identity.
 func regularID(f *os.File) (fileID, error) {
 	fi, err := f.Stat()
@@ -288,7 +301,7 @@ func regularID(f *os.File) (fileID, error) {
 
 // claim runs the slot check and writes the new record on a locked file.
 func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
-	prev, _, err := readRecord(f)
+	prev, hadPrev, size, err := readRecord(f)
 	if err != nil {
 		return nil, err
 	}
@@ -316,10 +329,11 @@ func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
 		}
 		h.Slots[h.Job] = h.Slot
 	}
-	if err := writeRecord(f, h, false); err != nil {
+	size, err = writeRecord(f, h, size, false)
+	if err != nil {
 		return nil, fmt.Errorf("lock %q: %w", req.Name, err)
 	}
-	le := &fileLease{locker: l, name: req.Name, f: f, holder: h, unsynced: req.CheckSlot, lost: make(chan struct{})}
+	le := &fileLease{locker: l, name: req.Name, f: f, holder: h, previous: prev, hadPrev: hadPrev, size: size, unsynced: req.CheckSlot, lost: make(chan struct{})}
 	l.mu.Lock()
 	l.held[req.Name] = le
 	l.mu.Unlock()

@@ -46,7 +46,7 @@ func (l *FileLocker) inspect(name, path string, knownHeld bool, procLocks []proc
 	if err != nil {
 		return st, err
 	}
-	rec, haveRec, err := readRecord(f)
+	rec, haveRec, _, err := readRecord(f)
 	if err != nil {
 		return st, err
 	}

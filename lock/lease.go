@@ -14,6 +14,9 @@ type fileLease struct {
 	mu       sync.Mutex
 	f        *os.File
 	holder   Holder
+	previous Holder // the record found at acquisition
+	hadPrev  bool
+	size     int // of the record in the file, for writeRecord
 	released bool
 	unsynced bool          // the record holds a new slot cursor not yet fsynced (see Acquire)
 	synced   chan error    // the fsync SetPID started; Release waits for it
@@ -34,7 +37,9 @@ func (le *fileLease) SetPID(pid int) error {
 	}
 	h := le.holder
 	h.PID = pid
-	if err := writeRecord(le.f, h, false); err != nil {
+	size, err := writeRecord(le.f, h, le.size, false)
+	le.size = size
+	if err != nil {
 		return err
 	}
 	le.holder = h
@@ -49,6 +54,8 @@ func (le *fileLease) SetPID(pid int) error {
 }
 
 func (le *fileLease) File() *os.File { return le.f }
+
+func (le *fileLease) PreviousHolder() (Holder, bool) { return le.previous.clone(), le.hadPrev }
 
 func (le *fileLease) Lost() <-chan struct{} { return le.lost }
 

@@ -181,3 +181,13 @@ type Lease interface {
 	// run's process that inherited File() lives.
 	Release() error
 }
+
+// Preceded is implemented by leases that read the record of the lock's
+// previous holder when they took it (file leases): every holder rewrites
+// the record, so a previous holder that is a run of this process proves
+// that nobody else held the lock since.
+type Preceded interface {
+	// PreviousHolder is the record found when the lock was taken; false
+	// when the file had none.
+	PreviousHolder() (Holder, bool)
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxRecord bounds how much of a lock file is read: a record is a few
@@ -19,16 +21,47 @@ const maxRecord = 64 << 10
 // pwrite and ftruncate, which leaves a tail of the older, longer record.
 // It uses pread, so the offset it shares with the run's processes is
 // untouched.
-func readRecord(f *os.File) (h Holder, ok bool, err error) {
-	// ReadAll grows from a small buffer: records are a few hundred bytes,
-	// and a 64 KiB buffer per acquire and per inspection was most of the
-	// lock's allocations.
-	data, err := io.ReadAll(io.NewSectionReader(f, 0, maxRecord))
+func readRecord(f *os.File) (h Holder, ok bool, size int, err error) {
+	data, err := readUpTo(f, maxRecord)
 	if err != nil {
-		return Holder{}, false, fmt.Errorf("read %s: %w", f.Name(), err)
+		return Holder{}, false, 0, fmt.Errorf("read %s: %w", f.Name(), err)
 	}
 	h, ok = parseRecord(data)
-	return h, ok, nil
+	return h, ok, len(data), nil
+}
+
+// firstRead is the buffer of readUpTo's first pread: a record is a few
+// hundred bytes, so one pread(2) whose short count means end of file
+// reads it (io.ReadAll took two, the second to see EOF), and a 64 KiB
+// buffer per acquire was most of the lock's allocations.
+const firstRead = 1 << 10
+
+// readUpTo reads at most limit bytes from the start of the regular file f.
+func readUpTo(f *os.File, limit int64) ([]byte, error) {
+	buf := make([]byte, firstRead)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var n int
+	var rerr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			n, rerr = unix.Pread(int(fd), buf, 0)
+			if rerr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if rerr != nil {
+		return nil, rerr
+	}
+	if n < len(buf) { // short read of a regular file: its end
+		return buf[:n], nil
+	}
+	return io.ReadAll(io.NewSectionReader(f, 0, limit))
 }
 
 // parseRecord is readRecord's pure part.
@@ -47,27 +80,30 @@ func parseRecord(data []byte) (Holder, bool) {
 	return Holder{}, false
 }
 
-// writeRecord replaces the file's content with h as one line. It must only
-// be called while holding the lock. pwrite at offset 0 and then ftruncate
-// (rather than the reverse) so that a crash in between still leaves the new
-// record readable on the first line. durable adds an fsync: see Acquire for
-// when that is worth its cost.
-func writeRecord(f *os.File, h Holder, durable bool) error {
+// writeRecord replaces the file's content, size bytes long, with h as one
+// line and returns the new size. It must only be called while holding the
+// lock. pwrite at offset 0 and then ftruncate (rather than the reverse) so
+// that a crash in between still leaves the new record readable (see
+// readRecord); the ftruncate is skipped when the new record is not shorter
+// than the file, which has no tail to cut then.
+func writeRecord(f *os.File, h Holder, size int, durable bool) (int, error) {
 	data, err := json.Marshal(h)
 	if err != nil {
-		return fmt.Errorf("encode lock record: %w", err)
+		return size, fmt.Errorf("encode lock record: %w", err)
 	}
 	data = append(data, '\n')
 	if _, err := f.WriteAt(data, 0); err != nil {
-		return fmt.Errorf("write lock record: %w", err)
+		return size, fmt.Errorf("write lock record: %w", err)
 	}
-	if err := f.Truncate(int64(len(data))); err != nil {
-		return fmt.Errorf("write lock record: %w", err)
+	if len(data) < size {
+		if err := f.Truncate(int64(len(data))); err != nil {
+			return size, fmt.Errorf("write lock record: %w", err)
+		}
 	}
 	if durable {
 		if err := f.Sync(); err != nil {
-			return fmt.Errorf("sync lock record: %w", err)
+			return len(data), fmt.Errorf("sync lock record: %w", err)
 		}
 	}
-	return nil
+	return len(data), nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -189,6 +190,18 @@ func startFailed(res Result, err error) Result {
 	return res
 }
 
+// devNull is the runs' standard input, opened once: os/exec opens
+// /dev/null for every command without Stdin (six system calls with the
+// poller's attempt to take it). Every child gets its own descriptor of it;
+// os/exec never closes a Stdin it was given.
+var devNull = sync.OnceValues(func() (*os.File, error) {
+	fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: os.DevNull, Err: err}
+	}
+	return os.NewFile(uintptr(fd), os.DevNull), nil
+})
+
 // command builds the exec.Cmd. The run gets its own process group and no
 // parent-death signal: if the supervisor dies, the run keeps its lock until
 // its last process exits, as the contract requires.
@@ -215,11 +228,16 @@ func command(spec Spec) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
+	stdin, err := devNull()
+	if err != nil {
+		return nil, err
+	}
 	return &exec.Cmd{
 		Path:        path,
 		Args:        spec.Argv,
 		Dir:         spec.Dir,
 		Env:         env,
+		Stdin:       stdin,
 		ExtraFiles:  spec.ExtraFiles,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}, nil

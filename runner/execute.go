@@ -47,10 +47,11 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	}()
 
 	var startedAt time.Time // set by OnStart, read after proc.Run returns
+	lastOK, knownLastOK := s.lastOKSlot(ctx, job.Name, lease)
 	spec := proc.Spec{
 		Argv:      job.Command,
 		Dir:       job.Dir,
-		Env:       s.environ(ctx, job, runID, slot, deadline, lease),
+		Env:       s.environ(job, runID, slot, deadline, lastOK, lease),
 		KillGrace: job.KillGrace,
 		Tag:       "CRONVISOR_RUN_ID=" + runID,
 		OnStart: func(pid int) {
@@ -87,8 +88,47 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 		f.Reason = strings.TrimPrefix(f.Reason+"; lock lost during the run, continued unguarded (on_lock_lost: continue)", "; ")
 	}
 	f.Started, f.Ended = startedAt, s.clock.Now()
+	if f.Outcome == OutcomeOK {
+		lastOK = slot
+	}
+	s.rememberLastOK(job.Name, runID, lastOK, knownLastOK && lease != nil)
 	s.emit(f)
 	return f
+}
+
+// lastOKSlot is the job's last-ok slot for CRONVISOR_LAST_OK_SLOT (zero if
+// none), and whether it is known: from the memo when the lease proves that
+// the memo's run was the lock's last holder, else from the history store.
+func (s *Supervisor) lastOKSlot(ctx context.Context, job string, lease lock.Lease) (time.Time, bool) {
+	if s.lastOK == nil {
+		return time.Time{}, false
+	}
+	if p, ok := lease.(lock.Preceded); ok {
+		if prev, ok := p.PreviousHolder(); ok && prev.SupervisorPID == s.pid && prev.Host == s.host && prev.RunID != "" {
+			s.mu.Lock()
+			m, ok := s.lastOKs[job]
+			s.mu.Unlock()
+			if ok && m.runID == prev.RunID {
+				return m.slot, true
+			}
+		}
+	}
+	t, err := s.lastOK(ctx, job)
+	return t, err == nil
+}
+
+// rememberLastOK records what a run leaves as its job's last-ok slot, or
+// forgets it when the run took no lock that would vouch for it or the
+// slot was unknown. Before the lock's release, so that the next holder
+// finds the memo written.
+func (s *Supervisor) rememberLastOK(job, runID string, slot time.Time, keep bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if keep {
+		s.lastOKs[job] = lastOKMemo{runID: runID, slot: slot}
+	} else {
+		delete(s.lastOKs, job)
+	}
 }
 
 // finished maps a process result to the contract's outcomes.
@@ -133,13 +173,11 @@ func exitReason(res proc.Result) string {
 
 // environ is the supervisor's environment, then the contract's CRONVISOR_*
 // variables, then the job's env on top.
-func (s *Supervisor) environ(ctx context.Context, job config.Job, runID string, slot, deadline time.Time, lease lock.Lease) []string {
+func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastOKSlot time.Time, lease lock.Lease) []string {
 	lockFD := lease != nil && lease.File() != nil
 	var lastOK string
-	if s.lastOK != nil {
-		if t, err := s.lastOK(ctx, job.Name); err == nil && !t.IsZero() {
-			lastOK = t.Format(time.RFC3339Nano)
-		}
+	if !lastOKSlot.IsZero() {
+		lastOK = lastOKSlot.Format(time.RFC3339Nano)
 	}
 	dl := ""
 	if !deadline.IsZero() {

@@ -45,10 +45,25 @@ type Supervisor struct {
 	host   string
 	pid    int
 
-	mu     sync.Mutex
-	active map[string]*activeRun // by run id
-	queued map[string]bool       // job name -> a fire is waiting for the lock
-	paused map[string]bool
+	mu      sync.Mutex
+	active  map[string]*activeRun // by run id
+	queued  map[string]bool       // job name -> a fire is waiting for the lock
+	paused  map[string]bool
+	lastOKs map[string]lastOKMemo // job name -> what its last run here left
+}
+
+// lastOKMemo is a job's last-ok slot as the latest run of it under this
+// supervisor left it (its own slot if it ended ok, else the one it
+// started with), and that run's id. The next fire uses it instead of
+// asking the history store, which was a fifth of a fire's time before
+// the exec, when the lock's previous holder is that very run: every run
+// of a job with a lock takes it and rewrites its record, so nobody else
+// can have run the job since. (A job's runs without the lock, overlap:
+// allow, forget the memo; another config on the same state_dir that
+// runs the job without a lock is not seen.)
+type lastOKMemo struct {
+	runID string
+	slot  time.Time
 }
 
 type activeRun struct {
@@ -74,14 +89,15 @@ func WithLastOK(f LastOKFunc) Option { return func(s *Supervisor) { s.lastOK = f
 func NewSupervisor(locker lock.Locker, emit func(Event), opts ...Option) *Supervisor {
 	host, _ := os.Hostname()
 	s := &Supervisor{
-		locker: locker,
-		clock:  clock.Real{},
-		emit:   emit,
-		host:   host,
-		pid:    os.Getpid(),
-		active: map[string]*activeRun{},
-		queued: map[string]bool{},
-		paused: map[string]bool{},
+		locker:  locker,
+		clock:   clock.Real{},
+		emit:    emit,
+		host:    host,
+		pid:     os.Getpid(),
+		active:  map[string]*activeRun{},
+		queued:  map[string]bool{},
+		paused:  map[string]bool{},
+		lastOKs: map[string]lastOKMemo{},
 	}
 	for _, o := range opts {
 		o(s)

@@ -299,8 +299,9 @@ func calibrate(o options) (spawn, start time.Duration, err error) {
 	return quantile(spawns, .5), quantile(starts, .5), err
 }
 
-// readStamps reads the lines of bench/cmd/stamp whose slot is in
-// [start, end): every start's lateness and, per slot, the latest.
+// readStamps reads the lines of a stamp (bench/cmd/stamp or
+// bench/stamp/stamp.c) whose slot is in [start, end): every start's
+// lateness and, per slot, the latest.
 func readStamps(path string, start, end time.Time) (starts, last []time.Duration, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -314,7 +315,7 @@ func readStamps(path string, start, end time.Time) (starts, last []time.Duration
 		if len(fields) < 2 {
 			return nil, nil, fmt.Errorf("%s: bad line %q", path, sc.Text())
 		}
-		slot, err1 := strconv.ParseInt(fields[0], 10, 64)
+		slot, err1 := parseSlot(fields[0])
 		now, err2 := strconv.ParseInt(fields[1], 10, 64)
 		if err1 != nil || err2 != nil {
 			return nil, nil, fmt.Errorf("%s: bad line %q", path, sc.Text())
@@ -330,6 +331,16 @@ func readStamps(path string, start, end time.Time) (starts, last []time.Duration
 		last = append(last, l)
 	}
 	return starts, last, sc.Err()
+}
+
+// parseSlot reads a stamp line's slot: Unix nanoseconds (the Go stamp)
+// or $CRONVISOR_SCHEDULED_AT as given, RFC 3339 (the C stamp).
+func parseSlot(field string) (int64, error) {
+	if n, err := strconv.ParseInt(field, 10, 64); err == nil {
+		return n, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, field)
+	return t.UnixNano(), err
 }
 
 func jobName(i int) string { return fmt.Sprintf("job-%05d", i) }

@@ -32,7 +32,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var o options
 	fs.StringVar(&o.cronvisor, "cronvisor", "cronvisor", "cronvisor binary")
-	fs.StringVar(&o.stamp, "stamp", "stamp", "stamp binary (bench/cmd/stamp), for lateness")
+	fs.StringVar(&o.stamp, "stamp", "stamp", "stamp binary (bench/stamp/stamp.c or bench/cmd/stamp), for lateness")
 	fs.IntVar(&o.jobs, "jobs", 1, "number of jobs")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "measurement window of each run")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "fires discarded after start-up")
