@@ -12,8 +12,8 @@
 # Environment: DURATION (window of each run, default 60s), REPS (runs of
 # each scenario, medians reported; default 3), BENCHTIME and COUNT (go
 # test -benchtime/-count; default 2s and 5), CRONVISOR (a prebuilt binary
-# to measure instead of building this checkout), STAMP (c, the default, or
-# go: the job whose clock reading is each start).
+# to measure instead of building this checkout), STAMP (raw, libc or go:
+# the job whose clock reading is each start; see build below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,18 +30,30 @@ build() {
   else
     go build -o "$out/cronvisor" .
   fi
-  # The job whose clock reading is the start: C by default (about 0.1 ms
-  # from exec to its reading), STAMP=go for the Go one (about 1 ms more,
-  # the Go runtime's start-up, which is what a Go job sees).
-  if [ "${STAMP:-c}" = c ]; then
-    if ! command -v cc >/dev/null; then
-      echo "bench/run.sh: no C compiler (apt-get install -y gcc), or set STAMP=go" >&2
-      exit 1
-    fi
-    cc -O2 -static -o "$out/stamp" bench/stamp/stamp.c || cc -O2 -o "$out/stamp" bench/stamp/stamp.c
-  else
-    go build -o "$out/stamp" ./bench/cmd/stamp
+  # The job whose clock reading is each start (see bench/stamp/): raw (the
+  # default on x86-64: no C library, reads the clock a few microseconds
+  # after exec), libc (the default elsewhere: static glibc, ~0.3 ms of
+  # start-up on this VM), or go (the Go runtime's ~1 ms start-up too).
+  local stamp=${STAMP:-}
+  if [ -z "$stamp" ]; then
+    stamp=libc
+    [ "$(uname -m)" = x86_64 ] && stamp=raw
   fi
+  case "$stamp" in
+    raw|libc)
+      if ! command -v cc >/dev/null; then
+        echo "bench/run.sh: STAMP=$stamp needs a C compiler (apt-get install -y gcc), or set STAMP=go" >&2
+        exit 1
+      fi ;;
+  esac
+  case "$stamp" in
+    raw) cc -O2 -static -nostdlib -ffreestanding -fno-builtin -fno-stack-protector \
+           -o "$out/stamp" bench/stamp/stamp_x86_64.c ;;
+    libc) cc -O2 -static -o "$out/stamp" bench/stamp/stamp.c ;;
+    go) go build -o "$out/stamp" ./bench/cmd/stamp ;;
+    *) echo "bench/run.sh: STAMP is raw, libc or go" >&2; exit 2 ;;
+  esac
+  echo "stamp: $stamp"
   go build -o "$out/cvbench" ./bench/cmd/cvbench
 }
 
