@@ -48,7 +48,7 @@ func (le *fileLease) SetPID(pid int) error {
 		// waits for nothing, and Release waits for the fsync.
 		le.unsynced = false
 		le.synced = make(chan error, 1)
-		go func(f *os.File) { le.synced <- f.Sync() }(le.f)
+		go func(f *os.File) { le.synced <- syncData(f) }(le.f)
 	}
 	return nil
 }
@@ -78,7 +78,7 @@ func (le *fileLease) Release() error {
 	case le.synced != nil:
 		syncErr = <-le.synced
 	case le.unsynced: // the run never started; its slot is consumed all the same
-		syncErr = le.f.Sync()
+		syncErr = syncData(le.f)
 	}
 	if syncErr != nil {
 		closeLocked(le.f)
