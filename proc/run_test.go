@@ -188,10 +188,13 @@ func TestRunDeadline(t *testing.T) {
 			t.Parallel()
 			spec := testSpec(t, tt.script)
 			spec.KillGrace = tt.grace
+			// From before the deadline's clock starts, not from res.Started
+			// (after the fork): the run must not end before the deadline.
+			t0 := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
 			res := Run(ctx, spec)
-			took := res.Ended.Sub(res.Started)
+			took := res.Ended.Sub(t0)
 			if res.Outcome != TimedOut || !errors.Is(res.Err, context.DeadlineExceeded) || res.Signal != tt.signal {
 				t.Fatalf("got %+v, want timed_out by %s", res, tt.signal)
 			}
