@@ -62,14 +62,17 @@ func runDaemon(g *globals, logFormat string) error {
 	if err != nil {
 		return err
 	}
+	resumeGC := pauseGC()
 	cfg, err := loadConfig(g)
 	if err != nil {
+		resumeGC()
 		return err
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	p, err := startProcess(g, log, cfg)
+	p, err := startProcess(g, log, cfg) // its FreeOSMemory is the start-up's one collection
+	resumeGC()
 	if err != nil {
 		return exitCode(1, err)
 	}

@@ -43,6 +43,24 @@ type process struct {
 
 func socketPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "cronvisor.sock") }
 
+// startupHeapLimit bounds the heap while pauseGC holds the collector off.
+const startupHeapLimit = 512 << 20
+
+// pauseGC turns the collector off, up to startupHeapLimit, until the
+// returned func turns it back on. Parsing jobs.yaml grows a node tree of
+// several times the jobs' size (60 MiB for 10,000 jobs) that is garbage
+// once decoded: collections while it grows each marked all of it again,
+// about 40 ms of a 10,000-job start-up's CPU; with the collector off, the
+// FreeOSMemory at the end of startProcess marks only what survives.
+func pauseGC() (resume func()) {
+	percent := debug.SetGCPercent(-1)
+	limit := debug.SetMemoryLimit(startupHeapLimit)
+	return func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	}
+}
+
 // startProcess starts scheduling cfg's jobs.
 func startProcess(g *globals, log *slog.Logger, cfg *config.Config) (*process, error) {
 	redis.SetLogger(redisLog{log})
