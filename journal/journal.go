@@ -98,6 +98,9 @@ func (j *Journal) Handle(ev runner.Event) {
 type pendingWrite struct {
 	w    history.Write
 	done chan error // buffered: the committer never waits for the writer
+	// behind: nobody waits; the committer reports an error as op.
+	behind bool
+	op     string
 }
 
 // write makes one store write and returns once it is committed (or its
@@ -106,14 +109,7 @@ type pendingWrite struct {
 // commits the queue, else the committing one takes it next.
 func (j *Journal) write(ctx context.Context, op string, w history.Write) {
 	p := &pendingWrite{w: w, done: make(chan error, 1)}
-	j.qmu.Lock()
-	j.queue = append(j.queue, p)
-	lead := !j.flushing
-	j.flushing = true
-	j.qmu.Unlock()
-	if lead {
-		j.flush()
-	}
+	j.enqueue(p, true)
 	select {
 	case err := <-p.done:
 		if err != nil {
@@ -122,6 +118,32 @@ func (j *Journal) write(ctx context.Context, op string, w history.Write) {
 	case <-ctx.Done():
 		j.onErr(op, ctx.Err())
 	}
+}
+
+// enqueue queues w; if no commit is in progress, it commits the queue,
+// in this goroutine when lead is true, else in a new one.
+func (j *Journal) enqueue(p *pendingWrite, lead bool) {
+	j.qmu.Lock()
+	j.queue = append(j.queue, p)
+	first := !j.flushing
+	j.flushing = true
+	j.qmu.Unlock()
+	switch {
+	case first && lead:
+		j.flush()
+	case first:
+		go j.flush()
+	}
+}
+
+// writeBehind queues a write and returns before its commit, which reports
+// its own error. A run's start row is written so: the commit cannot happen
+// sooner for being waited for, and the run's goroutine, which waited there
+// before reading the child's output and reaping it, spent a commit's fsync
+// per run doing nothing (see BENCHMARKS.md). The run's end waits for its
+// commit, queued behind the start's, before the lock is released.
+func (j *Journal) writeBehind(op string, w history.Write) {
+	j.enqueue(&pendingWrite{w: w, behind: true, op: op}, false)
 }
 
 // flush commits the queue in one transaction. Writes queued meanwhile are
@@ -140,7 +162,12 @@ func (j *Journal) flush() {
 	errs := j.store.Apply(ctx, writes)
 	cancel()
 	for i, p := range batch {
-		p.done <- errs[i]
+		switch {
+		case !p.behind:
+			p.done <- errs[i]
+		case errs[i] != nil:
+			j.onErr(p.op, errs[i])
+		}
 	}
 	j.qmu.Lock()
 	defer j.qmu.Unlock()
@@ -175,7 +202,7 @@ func (j *Journal) started(ctx context.Context, e runner.RunStarted) {
 	j.mu.Lock()
 	j.logs[e.RunID] = &runLog{stateDir: j.stateDir, job: e.Job, runID: e.RunID, limit: j.logLimit}
 	j.mu.Unlock()
-	j.write(ctx, "record run start", history.Write{Kind: history.WriteStart, Record: r})
+	j.writeBehind("record run start", history.Write{Kind: history.WriteStart, Record: r})
 }
 
 // output appends a line to the run's log, creating the file on the first.
