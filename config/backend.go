@@ -14,8 +14,10 @@ import (
 // messages therefore quote the URL as written, never expanded.
 func (d *decoder) lockBackend(lb *LockBackend, e entry) {
 	lb.Line, lb.Col = e.key.Line, e.key.Column
-	f := d.keyed(e.val, "lock_backend", []string{"type", "url", "ttl"}, nil)
-	if t, ok := f["type"]; ok {
+	known := []string{"type", "url", "ttl"}
+	f := make([]entry, len(known))
+	d.keyed(e.val, "lock_backend", known, nil, f)
+	if t, ok := lookup(known, f, "type"); ok {
 		if s, ok := d.text("lock_backend.type", t.val); ok {
 			lb.Type = s
 			if s != BackendFile && s != BackendRedis {
@@ -23,7 +25,7 @@ func (d *decoder) lockBackend(lb *LockBackend, e entry) {
 			}
 		}
 	}
-	if t, ok := f["ttl"]; ok {
+	if t, ok := lookup(known, f, "ttl"); ok {
 		if v, ok := d.duration("lock_backend.ttl", t.val); ok {
 			lb.TTL = v
 			if v < time.Second {
@@ -31,7 +33,7 @@ func (d *decoder) lockBackend(lb *LockBackend, e entry) {
 			}
 		}
 	}
-	u, hasURL := f["url"]
+	u, hasURL := lookup(known, f, "url")
 	switch {
 	case hasURL && lb.Type == BackendFile:
 		d.warnf(u.key, "lock_backend.url is not used by the file backend")
@@ -69,13 +71,15 @@ func (d *decoder) redisURL(n *yaml.Node) string {
 
 // history decodes the retention policy for run records and their output.
 func (d *decoder) history(h *HistoryPolicy, n *yaml.Node) {
-	f := d.keyed(n, "history", []string{"keep_runs", "keep_age", "log_limit"}, nil)
-	if e, ok := f["keep_runs"]; ok {
+	known := []string{"keep_runs", "keep_age", "log_limit"}
+	f := make([]entry, len(known))
+	d.keyed(n, "history", known, nil, f)
+	if e, ok := lookup(known, f, "keep_runs"); ok {
 		if v, ok := d.positiveInt("history.keep_runs", e.val); ok {
 			h.KeepRuns = v
 		}
 	}
-	if e, ok := f["keep_age"]; ok {
+	if e, ok := lookup(known, f, "keep_age"); ok {
 		if v, ok := d.duration("history.keep_age", e.val); ok {
 			if v == 0 {
 				d.errorf(e.val, "history.keep_age: must be greater than 0")
@@ -83,7 +87,7 @@ func (d *decoder) history(h *HistoryPolicy, n *yaml.Node) {
 			h.KeepAge = v
 		}
 	}
-	if e, ok := f["log_limit"]; ok {
+	if e, ok := lookup(known, f, "log_limit"); ok {
 		if v, ok := d.size("history.log_limit", e.val); ok {
 			h.LogLimit = v
 		}

@@ -15,11 +15,25 @@ import (
 
 // decoder walks the node tree and collects problems instead of stopping at
 // the first, so one run of validate shows everything to fix.
+//
+// The maps after budget remember what jobs repeat: with thousands of jobs
+// most share a schedule, a zone, a dir, a command or the env of defaults,
+// and each is parsed once and shared rather than held once per job.
 type decoder struct {
 	path     string
 	dir      string // absolute directory of the file
 	problems []Problem
 	budget   int // entries left to expand through merge keys
+
+	scheds        map[schedKey]parsedSchedule
+	zones         map[string]zone
+	dirs          map[string]string // dir as written: resolved by abs
+	interned      map[string]string // see intern
+	argvs         map[string][]string
+	envs          map[envKey]parsedEnv
+	varsByContent map[string]map[string]string
+	args          []string // scratch of command and sameVars
+	key           []byte   // scratch of argv and sameVars
 }
 
 // mergeBudget bounds the work merge keys can cause: nested merges of merges
@@ -31,7 +45,26 @@ func newDecoder(path string) *decoder {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	return &decoder{path: path, dir: dir, budget: mergeBudget}
+	return &decoder{
+		path: path, dir: dir, budget: mergeBudget,
+		scheds:        make(map[schedKey]parsedSchedule),
+		zones:         make(map[string]zone),
+		dirs:          make(map[string]string),
+		interned:      make(map[string]string),
+		argvs:         make(map[string][]string),
+		envs:          make(map[envKey]parsedEnv),
+		varsByContent: make(map[string]map[string]string),
+	}
+}
+
+// intern returns the first string equal to s that it was given, so that
+// jobs writing the same value share one copy.
+func (d *decoder) intern(s string) string {
+	if t, ok := d.interned[s]; ok {
+		return t
+	}
+	d.interned[s] = s
+	return s
 }
 
 func (d *decoder) report(p Pos, warning bool, format string, args ...any) {
@@ -105,12 +138,12 @@ type entry struct {
 // earlier merge source wins over a later one. Duplicate written keys and
 // keys that are not plain scalars are reported.
 func (d *decoder) entries(n *yaml.Node, depth int) []entry {
-	var own, merged []entry
-	first := make(map[string]*yaml.Node)
+	var merged []entry
+	own := keySet{list: make([]entry, 0, len(n.Content)/2)}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if depth > 0 && !d.spend(k) {
-			return own
+			return own.list
 		}
 		rk := resolve(k)
 		switch {
@@ -118,20 +151,55 @@ func (d *decoder) entries(n *yaml.Node, depth int) []entry {
 			merged = append(merged, d.merge(v, depth)...)
 		case rk.Kind != yaml.ScalarNode || isNull(rk):
 			d.errorf(k, "a key must be a plain word, found %s", describe(k))
-		case first[rk.Value] != nil:
-			d.errorf(k, "duplicate key %q (first at line %d)", rk.Value, first[rk.Value].Line)
+		case own.find(rk.Value) != nil:
+			d.errorf(k, "duplicate key %q (first at line %d)", rk.Value, own.find(rk.Value).Line)
 		default:
-			first[rk.Value] = k
-			own = append(own, entry{rk.Value, k, v})
+			own.add(entry{rk.Value, k, v})
 		}
 	}
 	for _, e := range merged {
-		if first[e.name] == nil {
-			first[e.name] = e.key
-			own = append(own, e)
+		if own.find(e.name) == nil {
+			own.add(e)
 		}
 	}
-	return own
+	return own.list
+}
+
+// smallMapping is how many keys keySet scans before it builds an index.
+const smallMapping = 16
+
+// keySet is a mapping's entries with the key node of each name. Most
+// mappings hold a handful of keys, which a scan finds sooner than a map is
+// built; past smallMapping a map takes over so that merging a large anchor
+// stays linear.
+type keySet struct {
+	list  []entry
+	index map[string]*yaml.Node
+}
+
+func (s *keySet) find(name string) *yaml.Node {
+	if s.index != nil {
+		return s.index[name]
+	}
+	for _, e := range s.list {
+		if e.name == name {
+			return e.key
+		}
+	}
+	return nil
+}
+
+func (s *keySet) add(e entry) {
+	s.list = append(s.list, e)
+	switch {
+	case s.index != nil:
+		s.index[e.name] = e.key
+	case len(s.list) > smallMapping:
+		s.index = make(map[string]*yaml.Node, 2*len(s.list))
+		for _, e := range s.list {
+			s.index[e.name] = e.key
+		}
+	}
 }
 
 // spend counts one merged key against the budget, reporting when it runs out.
@@ -174,21 +242,21 @@ func (d *decoder) merge(v *yaml.Node, depth int) []entry {
 type keyHint func(key string) (msg string, handled bool)
 
 // keyed checks that n is a mapping (no value counts as an empty one) with
-// keys from known, and returns its entries by key. what prefixes messages
-// about n itself.
-func (d *decoder) keyed(n *yaml.Node, what string, known []string, hint keyHint) map[string]entry {
-	out := make(map[string]entry)
+// keys from known, and stores the entry of known[i] in out[i] (out has the
+// length of known; a key not written leaves a zero entry, see has). what
+// prefixes messages about n itself.
+func (d *decoder) keyed(n *yaml.Node, what string, known []string, hint keyHint, out []entry) {
 	rn := resolve(n)
 	if isNull(rn) {
-		return out
+		return
 	}
 	if rn.Kind != yaml.MappingNode {
 		d.errorf(n, "%s: expected a mapping, found %s", what, describe(n))
-		return out
+		return
 	}
 	for _, e := range d.entries(rn, 0) {
-		if slices.Contains(known, e.name) {
-			out[e.name] = e
+		if i := slices.Index(known, e.name); i >= 0 {
+			out[i] = e
 			continue
 		}
 		if hint != nil {
@@ -201,7 +269,15 @@ func (d *decoder) keyed(n *yaml.Node, what string, known []string, hint keyHint)
 		}
 		d.errorf(e.key, "unknown key %q%s", e.name, suggest(e.name, known))
 	}
-	return out
+}
+
+// has reports whether e holds a key written in the mapping.
+func (e entry) has() bool { return e.key != nil }
+
+// lookup returns the entry of key k from out of keyed(..., known, ..., out).
+func lookup(known []string, out []entry, k string) (entry, bool) {
+	e := out[slices.Index(known, k)]
+	return e, e.has()
 }
 
 // text decodes a scalar as its literal text; numbers and booleans are
@@ -219,7 +295,28 @@ func (d *decoder) text(key string, n *yaml.Node) (string, bool) {
 	return rn.Value, true
 }
 
-var bareNumber = regexp.MustCompile(`^[-+]?[0-9]+(\.[0-9]*)?$`)
+// isBareNumber reports whether s is a number without a unit: an optional
+// sign, digits, then optionally a point and more digits. A hand-written
+// match rather than a regexp, as every job's durations pass through here.
+func isBareNumber(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+	}
+	return i == len(s)
+}
 
 // duration decodes a Go duration (90s, 1h30m). A bare number other than 0
 // is refused: 30 could mean seconds or minutes, and guessing wrong is how a
@@ -231,7 +328,7 @@ func (d *decoder) duration(key string, n *yaml.Node) (time.Duration, bool) {
 		return 0, false
 	}
 	s := strings.TrimSpace(rn.Value)
-	if bareNumber.MatchString(s) {
+	if isBareNumber(s) {
 		if f, err := strconv.ParseFloat(s, 64); err == nil && f == 0 {
 			return 0, true
 		}

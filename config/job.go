@@ -1,10 +1,9 @@
 package config
 
 import (
+	"encoding/binary"
 	"fmt"
-	"maps"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -14,9 +13,36 @@ import (
 	"cronvisor/schedule"
 )
 
+// Job keys, by their index in jobKeys. A job's entries are held in an
+// array indexed by them (jobFields) rather than in maps: with thousands of
+// jobs, making the maps cost more than decoding what they held.
+const (
+	kName = iota
+	kSchedule
+	kTimezone
+	kCommand
+	kShell
+	kDir
+	kEnv
+	kTimeout
+	kKillGrace
+	kOverlap
+	kLock
+	kJitter
+	kCatchUp
+	kEnabled
+	kOnLockLost
+	numJobKeys
+)
+
 // jobKeys are the keys a job may set, as in the contract.
-var jobKeys = []string{"name", "schedule", "timezone", "command", "shell", "dir", "env",
-	"timeout", "kill_grace", "overlap", "lock", "jitter", "catch_up", "enabled", "on_lock_lost"}
+var jobKeys = []string{kName: "name", kSchedule: "schedule", kTimezone: "timezone", kCommand: "command",
+	kShell: "shell", kDir: "dir", kEnv: "env", kTimeout: "timeout", kKillGrace: "kill_grace",
+	kOverlap: "overlap", kLock: "lock", kJitter: "jitter", kCatchUp: "catch_up", kEnabled: "enabled",
+	kOnLockLost: "on_lock_lost"}
+
+// jobFields holds a job's entries by key index; see keyed.
+type jobFields [numJobKeys]entry
 
 // defaultKeys are the job keys defaults may set. Not name, which must be
 // unique, nor lock: one lock shared by every job would run them one at a
@@ -27,17 +53,12 @@ var defaultKeys = slices.DeleteFunc(slices.Clone(jobKeys), func(k string) bool {
 
 // fieldOrder decodes the keys others depend on first: the zone before the
 // schedule, the shell before a string command.
-var fieldOrder = []string{"name", "timezone", "schedule", "shell", "command", "dir", "env",
-	"timeout", "kill_grace", "overlap", "lock", "jitter", "catch_up", "enabled", "on_lock_lost"}
+var fieldOrder = [...]int{kName, kTimezone, kSchedule, kShell, kCommand, kDir, kEnv,
+	kTimeout, kKillGrace, kOverlap, kLock, kJitter, kCatchUp, kEnabled, kOnLockLost}
 
 // reservedEnv are set by cronvisor for every run; a job may not override them.
 var reservedEnv = []string{"CRONVISOR_JOB", "CRONVISOR_RUN_ID", "CRONVISOR_SCHEDULED_AT",
 	"CRONVISOR_DEADLINE", "CRONVISOR_LAST_OK_SLOT"}
-
-var (
-	namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-	envPattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
 
 // maxNameLen keeps STATE_DIR/locks/NAME.lock and log names under the usual
 // 255-byte file name limit.
@@ -48,8 +69,9 @@ func isJobKey(k string) bool { return slices.Contains(jobKeys, k) }
 // defaults checks the defaults block and returns its entries. Its values are
 // checked once here, so mistakes show even when no job inherits them; the
 // repeats when jobs inherit them are dropped by tidy.
-func (d *decoder) defaults(n *yaml.Node) map[string]entry {
-	defs := d.keyed(n, "defaults", defaultKeys, func(key string) (string, bool) {
+func (d *decoder) defaults(n *yaml.Node) *jobFields {
+	written := make([]entry, len(defaultKeys))
+	d.keyed(n, "defaults", defaultKeys, func(key string) (string, bool) {
 		switch key {
 		case "name":
 			return "defaults cannot set name: each job needs its own", true
@@ -57,14 +79,19 @@ func (d *decoder) defaults(n *yaml.Node) map[string]entry {
 			return "defaults cannot set lock: a lock shared by all jobs would run them one at a time; set it per job", true
 		}
 		return "", false
-	})
+	}, written)
+	defs := new(jobFields)
+	for i, k := range defaultKeys {
+		defs[slices.Index(jobKeys, k)] = written[i]
+	}
 	scratch := newJob(d.dir, n)
-	d.fill(&scratch, defs)
+	d.fill(&scratch, defs, nil)
 	return defs
 }
 
-// jobs decodes the jobs list and checks that names are unique.
-func (d *decoder) jobs(e entry, defs map[string]entry) []Job {
+// jobs decodes the jobs list and checks that names are unique. defs is nil
+// when the file has no defaults.
+func (d *decoder) jobs(e entry, defs *jobFields) []Job {
 	n := resolve(e.val)
 	switch {
 	case isNull(n) || (n.Kind == yaml.SequenceNode && len(n.Content) == 0):
@@ -73,6 +100,9 @@ func (d *decoder) jobs(e entry, defs map[string]entry) []Job {
 	case n.Kind != yaml.SequenceNode:
 		d.errorf(e.val, "jobs: expected a list of jobs (- name: ...), found %s", describe(e.val))
 		return nil
+	}
+	if defs == nil {
+		defs = new(jobFields)
 	}
 	out := make([]Job, 0, len(n.Content)) // no growth slack: jobs stay resident
 	first := make(map[string]Pos, len(n.Content))
@@ -94,33 +124,36 @@ func (d *decoder) jobs(e entry, defs map[string]entry) []Job {
 // job decodes one job with defaults applied where it is silent. env is
 // merged variable by variable, so defaults can set a common PATH or TZ
 // that a job's own env extends.
-func (d *decoder) job(n *yaml.Node, defs map[string]entry) (Job, bool) {
+func (d *decoder) job(n *yaml.Node, defs *jobFields) (Job, bool) {
 	item := resolve(n)
 	if item.Kind != yaml.MappingNode {
 		d.errorf(n, "a job must be a mapping with keys like name, schedule and command, found %s", describe(n))
 		return Job{}, false
 	}
-	own := d.keyed(item, "job", jobKeys, func(key string) (string, bool) {
+	var own, fields jobFields
+	d.keyed(item, "job", jobKeys, func(key string) (string, bool) {
 		if slices.Contains(topKeys, key) {
 			return fmt.Sprintf("%s belongs at the top level of the file, not in a job", key), true
 		}
 		return "", false
-	})
-	fields := make(map[string]entry, len(jobKeys))
-	maps.Copy(fields, defs)
-	maps.Copy(fields, own)
-	j := newJob(d.dir, n)
-	if _, mine := own["env"]; mine {
-		if e, ok := defs["env"]; ok {
-			d.env(&j, e.val)
+	}, own[:])
+	for i, e := range own {
+		if !e.has() {
+			e = defs[i]
 		}
+		fields[i] = e
 	}
-	d.fill(&j, fields)
-	d.require(&j, n, fields)
-	if e, ok := own["shell"]; ok && isList(fields["command"]) {
+	j := newJob(d.dir, n)
+	var baseEnv *yaml.Node
+	if own[kEnv].has() {
+		baseEnv = defs[kEnv].val
+	}
+	d.fill(&j, &fields, baseEnv)
+	d.require(&j, n, &fields)
+	if e := own[kShell]; e.has() && isList(fields[kCommand]) {
 		d.warnf(e.key, "shell is not used: a command given as a list runs without a shell")
 	}
-	if e, ok := own["lock"]; ok && j.Overlap == OverlapAllow {
+	if e := own[kLock]; e.has() && j.Overlap == OverlapAllow {
 		d.warnf(e.key, "lock is not used: overlap allow takes no lock")
 	}
 	return j, true
@@ -139,81 +172,97 @@ func newJob(dir string, n *yaml.Node) Job {
 }
 
 // require reports the keys a job must have, from itself or defaults.
-func (d *decoder) require(j *Job, n *yaml.Node, fields map[string]entry) {
-	label := "job"
-	if j.Name != "" {
-		label = fmt.Sprintf("job %q", j.Name)
-	}
-	if _, ok := fields["name"]; !ok {
+func (d *decoder) require(j *Job, n *yaml.Node, fields *jobFields) {
+	if !fields[kName].has() {
 		d.errorf(n, "job has no name")
 	}
-	if _, ok := fields["schedule"]; !ok {
-		d.errorf(n, "%s has no schedule", label)
-	}
-	if _, ok := fields["command"]; !ok {
-		d.errorf(n, "%s has no command", label)
-	}
-	if _, ok := fields["timeout"]; !ok {
-		d.errorf(n, `%s has no timeout; set one or write "timeout: none"`, label)
+	// The label is built only for a message: fmt per job is not free.
+	if !fields[kSchedule].has() || !fields[kCommand].has() || !fields[kTimeout].has() {
+		label := "job"
+		if j.Name != "" {
+			label = fmt.Sprintf("job %q", j.Name)
+		}
+		if !fields[kSchedule].has() {
+			d.errorf(n, "%s has no schedule", label)
+		}
+		if !fields[kCommand].has() {
+			d.errorf(n, "%s has no command", label)
+		}
+		if !fields[kTimeout].has() {
+			d.errorf(n, `%s has no timeout; set one or write "timeout: none"`, label)
+		}
 	}
 	if j.Lock == "" {
 		j.Lock = j.Name
 	}
 }
 
-// fill decodes the given fields into j.
-func (d *decoder) fill(j *Job, fields map[string]entry) {
-	j.Pos = slices.Grow(j.Pos, len(fields))
+// fill decodes the given fields into j. A job's env extends baseEnv, the
+// env of defaults when the job has an env of its own (else nil).
+func (d *decoder) fill(j *Job, fields *jobFields, baseEnv *yaml.Node) {
+	count := 0
+	for _, e := range fields {
+		if e.has() {
+			count++
+		}
+	}
+	j.Pos = slices.Grow(j.Pos, count)
 	for _, k := range fieldOrder {
-		if e, ok := fields[k]; ok {
-			j.Pos = append(j.Pos, KeyPos{k, pos(e.val)})
+		if e := fields[k]; e.has() {
+			j.Pos = append(j.Pos, KeyPos{jobKeys[k], pos(e.val)})
+			if k == kEnv {
+				j.Env = d.jobEnv(baseEnv, e.val)
+				continue
+			}
 			d.field(j, k, e.val)
 		}
 	}
 }
 
-func (d *decoder) field(j *Job, key string, n *yaml.Node) {
-	switch key {
-	case "name":
+func (d *decoder) field(j *Job, k int, n *yaml.Node) {
+	key := jobKeys[k]
+	switch k {
+	case kName:
 		j.Name = d.name(key, n)
-	case "lock":
-		j.Lock = d.name(key, n)
-	case "timezone":
+	case kLock:
+		j.Lock = d.intern(d.name(key, n))
+	case kTimezone:
 		d.timezone(j, n)
-	case "schedule":
+	case kSchedule:
 		d.schedule(j, n)
-	case "shell":
+	case kShell:
 		if s, ok := d.text(key, n); ok {
 			if !filepath.IsAbs(s) {
 				d.errorf(n, "shell: %q is not an absolute path (like /bin/sh)", s)
 			}
-			j.Shell = s
+			j.Shell = d.intern(s)
 		}
-	case "command":
+	case kCommand:
 		d.command(j, n)
-	case "dir":
+	case kDir:
 		if s, ok := d.text(key, n); ok {
-			j.Dir = d.abs(s)
+			j.Dir = d.dirAbs(s)
 		}
-	case "env":
-		d.env(j, n)
-	case "timeout":
+	case kTimeout:
 		d.timeout(j, n)
-	case "overlap":
+	case kOverlap:
 		d.overlap(j, n)
-	case "enabled":
+	case kEnabled:
 		j.Enabled, _ = d.boolean(key, n)
-	case "kill_grace":
+	case kKillGrace:
 		d.setDuration(&j.KillGrace, key, n)
-	case "jitter":
+	case kJitter:
 		d.setDuration(&j.Jitter, key, n)
-	case "catch_up":
+	case kCatchUp:
 		d.setDuration(&j.CatchUp, key, n)
-	case "on_lock_lost":
+	case kOnLockLost:
 		if s, ok := d.text(key, n); ok {
 			switch LockLost(s) {
-			case LockLostEnd, LockLostContinue:
-				j.OnLockLost = LockLost(s)
+			// The constants rather than s, as for overlap.
+			case LockLostEnd:
+				j.OnLockLost = LockLostEnd
+			case LockLostContinue:
+				j.OnLockLost = LockLostContinue
 			default:
 				d.errorf(n, "on_lock_lost: %q is not one of end, continue", s)
 			}
@@ -232,7 +281,7 @@ func (d *decoder) name(key string, n *yaml.Node) string {
 	s, ok := d.text(key, n)
 	switch {
 	case !ok:
-	case !namePattern.MatchString(s):
+	case !validName(s):
 		d.errorf(n, "%s %q may contain only letters, digits, _ . and -", key, s)
 	case s == "." || s == "..":
 		d.errorf(n, "%s %q is not allowed: it names a directory", key, s)
@@ -242,18 +291,72 @@ func (d *decoder) name(key string, n *yaml.Node) string {
 	return s
 }
 
+// validName matches ^[A-Za-z0-9_.-]+$, and validEnvName
+// ^[A-Za-z_][A-Za-z0-9_]*$: written out rather than as regexps, since they
+// run for every job and every variable.
+func validName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isWordByte(c) && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func validEnvName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isWordByte(s[i]) {
+			return false
+		}
+	}
+	return s != "" && (s[0] < '0' || s[0] > '9')
+}
+
+// isWordByte reports whether c is an ASCII letter, digit or _.
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// zone is what a timezone value decodes to; loc is nil for an unknown zone.
+type zone struct {
+	name string
+	loc  *time.Location
+}
+
 func (d *decoder) timezone(j *Job, n *yaml.Node) {
 	s, ok := d.text("timezone", n)
 	if !ok {
 		return
 	}
-	j.Timezone = s
-	loc, err := time.LoadLocation(s)
-	if err != nil {
+	// Loaded once per zone name: a Location holds the zone's transitions,
+	// and jobs in the same zone can share one.
+	z, seen := d.zones[s]
+	if !seen {
+		z.name = s
+		if loc, err := time.LoadLocation(s); err == nil {
+			z.loc = loc
+		}
+		d.zones[s] = z
+	}
+	j.Timezone = z.name
+	if z.loc == nil {
 		d.errorf(n, "timezone: unknown zone %q; use an IANA name like Europe/Berlin or UTC", s)
 		return
 	}
-	j.Location = loc
+	j.Location = z.loc
+}
+
+// schedKey is a schedule expression and the zone it is evaluated in.
+type schedKey struct {
+	expr string
+	loc  *time.Location
+}
+
+// parsedSchedule is what schedule.Parse returned for a schedKey.
+type parsedSchedule struct {
+	expr  string // the key's, so that jobs writing it share the string
+	sched schedule.Schedule
+	err   error
 }
 
 func (d *decoder) schedule(j *Job, n *yaml.Node) {
@@ -261,13 +364,21 @@ func (d *decoder) schedule(j *Job, n *yaml.Node) {
 	if !ok {
 		return
 	}
-	j.Schedule = s
-	sched, err := schedule.Parse(s, j.Location)
-	if err != nil {
-		d.errorf(n, "%v", err) // it names the expression
+	// Parsed once per expression and zone: a Schedule is immutable, and
+	// thousands of jobs tend to share a few dozen expressions.
+	key := schedKey{s, j.Location}
+	p, seen := d.scheds[key]
+	if !seen {
+		p.expr = s
+		p.sched, p.err = schedule.Parse(s, j.Location)
+		d.scheds[key] = p
+	}
+	j.Schedule = p.expr
+	if p.err != nil {
+		d.errorf(n, "%v", p.err) // it names the expression
 		return
 	}
-	j.Sched = sched
+	j.Sched = p.sched
 }
 
 // command decodes a string (run as Shell -c STRING, like a crontab line) or
@@ -280,22 +391,22 @@ func (d *decoder) command(j *Job, n *yaml.Node) {
 			d.errorf(n, "command is empty")
 			return
 		}
-		j.Command = []string{j.Shell, "-c", rn.Value}
+		j.Command = d.argv(append(d.args[:0], j.Shell, "-c", rn.Value))
 	case rn.Kind == yaml.SequenceNode && len(rn.Content) > 0:
-		argv := make([]string, 0, len(rn.Content))
+		args := d.args[:0]
 		for _, item := range rn.Content {
 			ri := resolve(item)
 			if ri.Kind != yaml.ScalarNode || isNull(ri) {
 				d.errorf(item, "command: each argument must be a string, found %s", describe(item))
 				return
 			}
-			argv = append(argv, ri.Value)
+			args = append(args, ri.Value)
 		}
-		if strings.TrimSpace(argv[0]) == "" {
+		if strings.TrimSpace(args[0]) == "" {
 			d.errorf(rn.Content[0], "command: the program (the first item) is empty")
 			return
 		}
-		j.Command = argv
+		j.Command = d.argv(args)
 	case rn.Kind == yaml.SequenceNode:
 		d.errorf(n, "command: the list is empty")
 	default:
@@ -303,24 +414,105 @@ func (d *decoder) command(j *Job, n *yaml.Node) {
 	}
 }
 
-// env decodes NAME: value pairs into j.Env, on top of what is there.
-// Numbers and booleans are taken as written: PORT: 8080 means "8080".
-func (d *decoder) env(j *Job, n *yaml.Node) {
+// argv returns a copy of args that jobs with the same arguments share
+// (Job.Command is read-only): 10,000 jobs running one command hold it
+// once. args may be d.args, the scratch it is built in.
+func (d *decoder) argv(args []string) []string {
+	d.args = args[:0]
+	d.key = d.key[:0]
+	for _, a := range args {
+		d.key = appendString(d.key, a)
+	}
+	if argv, ok := d.argvs[string(d.key)]; ok {
+		return argv
+	}
+	argv := make([]string, len(args)) // no spare capacity to append into
+	copy(argv, args)
+	d.argvs[string(d.key)] = argv
+	return argv
+}
+
+// appendString appends s to a key that holds several strings.
+func appendString(key []byte, s string) []byte {
+	return append(binary.AppendUvarint(key, uint64(len(s))), s...)
+}
+
+// envKey names the nodes a job's env is decoded from: its env, and base,
+// the env of defaults that it extends when the job has its own.
+type envKey struct{ base, env *yaml.Node }
+
+// parsedEnv is a decoded env and the merge budget its decoding took.
+type parsedEnv struct {
+	vars  map[string]string
+	spent int
+}
+
+// jobEnv decodes env on top of base (nil for none). Jobs with equal envs
+// share one map (Job.Env is read-only): 10,000 jobs that take the env of
+// defaults hold it once. Jobs with the same nodes are not even decoded
+// again: that would report nothing new, since tidy drops repeats, and
+// would take the same merge budget, which is charged here; when not
+// enough of it is left the env is decoded again to fail as it would have.
+func (d *decoder) jobEnv(base, env *yaml.Node) map[string]string {
+	key := envKey{base, env}
+	if p, ok := d.envs[key]; ok && d.budget >= p.spent {
+		d.budget -= p.spent
+		return p.vars
+	}
+	budget := d.budget
+	var vars map[string]string
+	if base != nil {
+		vars = d.env(vars, base)
+	}
+	vars = d.sameVars(d.env(vars, env))
+	if d.budget >= 0 {
+		d.envs[key] = parsedEnv{vars, budget - d.budget}
+	}
+	return vars
+}
+
+// sameVars returns the first map with the contents of vars it was given,
+// or vars itself.
+func (d *decoder) sameVars(vars map[string]string) map[string]string {
+	if vars == nil {
+		return nil
+	}
+	names := d.args[:0]
+	for k := range vars {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	d.key = d.key[:0]
+	for _, k := range names {
+		d.key = appendString(appendString(d.key, k), vars[k])
+	}
+	d.args = names[:0]
+	if same, ok := d.varsByContent[string(d.key)]; ok {
+		return same
+	}
+	d.varsByContent[string(d.key)] = vars
+	return vars
+}
+
+// env decodes NAME: value pairs into vars, on top of what is there, and
+// returns vars, made if it was nil. Numbers and booleans are taken as
+// written: PORT: 8080 means "8080".
+func (d *decoder) env(vars map[string]string, n *yaml.Node) map[string]string {
 	rn := resolve(n)
 	if isNull(rn) {
-		return
+		return vars
 	}
 	if rn.Kind != yaml.MappingNode {
 		d.errorf(n, "env: expected a mapping of NAME: value, found %s", describe(n))
-		return
+		return vars
 	}
-	if j.Env == nil {
-		j.Env = make(map[string]string)
+	if vars == nil {
+		vars = make(map[string]string)
 	}
 	for _, e := range d.entries(rn, 0) {
 		v := resolve(e.val)
 		switch {
-		case !envPattern.MatchString(e.name):
+		case !validEnvName(e.name):
 			d.errorf(e.key, "env: %q is not a valid variable name", e.name)
 		case slices.Contains(reservedEnv, e.name):
 			d.errorf(e.key, "env: %s is set by cronvisor for each run", e.name)
@@ -329,9 +521,10 @@ func (d *decoder) env(j *Job, n *yaml.Node) {
 		case v.Kind != yaml.ScalarNode:
 			d.errorf(e.val, "env %s: expected a string, found %s", e.name, describe(e.val))
 		default:
-			j.Env[e.name] = v.Value
+			vars[e.name] = v.Value
 		}
 	}
+	return vars
 }
 
 // timeout decodes a positive duration or "none". Zero is refused because
@@ -349,14 +542,18 @@ func (d *decoder) timeout(j *Job, n *yaml.Node) {
 	j.Timeout = v
 }
 
+// overlaps are the Overlap policies. A job takes its policy from here
+// rather than the string written, which would keep that node's allocation
+// alive as long as the job.
+var overlaps = []Overlap{OverlapSkip, OverlapQueue, OverlapReplace, OverlapAllow}
+
 func (d *decoder) overlap(j *Job, n *yaml.Node) {
 	s, ok := d.text("overlap", n)
 	if !ok {
 		return
 	}
-	switch o := Overlap(s); o {
-	case OverlapSkip, OverlapQueue, OverlapReplace, OverlapAllow:
-		j.Overlap = o
+	if i := slices.Index(overlaps, Overlap(s)); i >= 0 {
+		j.Overlap = overlaps[i]
 		return
 	}
 	hint := ""

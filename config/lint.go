@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -19,8 +20,13 @@ const intervalSamples = 64
 // for each job's dir and shell, since a missing one makes every run fail.
 func Lint(cfg *Config, from time.Time) []Problem {
 	var ps []Problem
+	cache := lintCache{
+		schedules: make(map[schedKey][]string),
+		gaps:      make(map[schedule.Schedule]time.Duration),
+		files:     make(map[string]fileStat),
+	}
 	for _, j := range cfg.Jobs {
-		l := linter{path: cfg.Path, job: j}
+		l := linter{path: cfg.Path, job: j, cache: &cache}
 		l.schedule(from)
 		l.files()
 		ps = append(ps, l.problems...)
@@ -31,7 +37,57 @@ func Lint(cfg *Config, from time.Time) []Problem {
 type linter struct {
 	path     string
 	job      Job
+	cache    *lintCache
 	problems []Problem
+}
+
+// lintCache holds what Lint found for one job that others share: the jobs
+// of a file tend to share a few schedules, a dir and a shell, and looking
+// 64 fires ahead or at the file system once per job was most of the time
+// Lint took for thousands of them.
+type lintCache struct {
+	schedules map[schedKey][]string // schedule.Lint
+	gaps      map[schedule.Schedule]time.Duration
+	files     map[string]fileStat
+}
+
+type fileStat struct {
+	fi  os.FileInfo
+	err error
+}
+
+func (c *lintCache) scheduleLint(expr string, loc *time.Location, from time.Time) []string {
+	key := schedKey{expr, loc}
+	msgs, ok := c.schedules[key]
+	if !ok {
+		msgs = schedule.Lint(expr, loc, from)
+		c.schedules[key] = msgs
+	}
+	return msgs
+}
+
+// gap is the shortest interval between fires of s from from. Only pointer
+// schedules, which all of Parse's are, are remembered: another type might
+// not be comparable.
+func (c *lintCache) gap(s schedule.Schedule, from time.Time) time.Duration {
+	if reflect.TypeOf(s).Kind() != reflect.Pointer {
+		return schedule.MinInterval(s, from, intervalSamples)
+	}
+	gap, ok := c.gaps[s]
+	if !ok {
+		gap = schedule.MinInterval(s, from, intervalSamples)
+		c.gaps[s] = gap
+	}
+	return gap
+}
+
+func (c *lintCache) stat(path string) (os.FileInfo, error) {
+	f, ok := c.files[path]
+	if !ok {
+		f.fi, f.err = os.Stat(path)
+		c.files[path] = f
+	}
+	return f.fi, f.err
 }
 
 func (l *linter) warn(key, format string, args ...any) {
@@ -44,13 +100,13 @@ func (l *linter) warn(key, format string, args ...any) {
 
 func (l *linter) schedule(from time.Time) {
 	j := l.job
-	for _, msg := range schedule.Lint(j.Schedule, j.Location, from) {
+	for _, msg := range l.cache.scheduleLint(j.Schedule, j.Location, from) {
 		l.warn("schedule", "%s", msg)
 	}
 	if j.Sched == nil {
 		return
 	}
-	gap := schedule.MinInterval(j.Sched, from, intervalSamples)
+	gap := l.cache.gap(j.Sched, from)
 	if gap <= 0 {
 		return
 	}
@@ -74,13 +130,13 @@ func (l *linter) schedule(from time.Time) {
 // Warnings, not errors: a mount may appear before the first fire.
 func (l *linter) files() {
 	j := l.job
-	if fi, err := os.Stat(j.Dir); err != nil {
+	if fi, err := l.cache.stat(j.Dir); err != nil {
 		l.warn("dir", "dir %s does not exist: runs will fail to start", j.Dir)
 	} else if !fi.IsDir() {
 		l.warn("dir", "dir %s is not a directory: runs will fail to start", j.Dir)
 	}
 	if len(j.Command) == 3 && j.Command[0] == j.Shell && j.Command[1] == "-c" {
-		if fi, err := os.Stat(j.Shell); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		if fi, err := l.cache.stat(j.Shell); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 			l.warn("shell", "shell %s is not an executable file: runs will fail to start", j.Shell)
 		}
 	}

@@ -218,28 +218,29 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		d.errorf(root, "the top level must be a mapping with keys like defaults and jobs, found %s", describe(root))
 		return nil
 	}
-	top := d.keyed(root, "", topKeys, topHint)
-	if e, ok := top["state_dir"]; ok {
+	top := make([]entry, len(topKeys))
+	d.keyed(root, "", topKeys, topHint, top)
+	if e, ok := lookup(topKeys, top, "state_dir"); ok {
 		if s, ok := d.text("state_dir", e.val); ok {
 			cfg.StateDir = d.abs(s)
 		}
 	}
-	if e, ok := top["shutdown_grace"]; ok {
+	if e, ok := lookup(topKeys, top, "shutdown_grace"); ok {
 		if v, ok := d.duration("shutdown_grace", e.val); ok {
 			cfg.ShutdownGrace = v
 		}
 	}
-	if e, ok := top["lock_backend"]; ok {
+	if e, ok := lookup(topKeys, top, "lock_backend"); ok {
 		d.lockBackend(&cfg.LockBackend, e)
 	}
-	if e, ok := top["history"]; ok {
+	if e, ok := lookup(topKeys, top, "history"); ok {
 		d.history(&cfg.History, e.val)
 	}
-	var defs map[string]entry
-	if e, ok := top["defaults"]; ok {
+	var defs *jobFields
+	if e, ok := lookup(topKeys, top, "defaults"); ok {
 		defs = d.defaults(e.val)
 	}
-	if e, ok := top["jobs"]; ok {
+	if e, ok := lookup(topKeys, top, "jobs"); ok {
 		cfg.Jobs = d.jobs(e, defs)
 	} else {
 		d.warnf(root, "no jobs key: no jobs will run")
@@ -259,6 +260,17 @@ func topHint(key string) (msg string, handled bool) {
 		return fmt.Sprintf("%q is a job key; put it under defaults: or under a job", key), true
 	}
 	return "", false
+}
+
+// dirAbs is abs once per dir written: jobs naming the same dir share the
+// result.
+func (d *decoder) dirAbs(p string) string {
+	if a, ok := d.dirs[p]; ok {
+		return a
+	}
+	a := d.abs(p)
+	d.dirs[p] = a
+	return a
 }
 
 // abs resolves a path written in the file against the file's directory.

@@ -82,6 +82,10 @@ type Job struct {
 
 	// Command is the argv to exec. When the YAML gave a string, Command is
 	// {Shell, "-c", string} and Shell is the shell used.
+	//
+	// Jobs with equal commands share one Command slice, and jobs with
+	// equal env one Env map (10,000 jobs may run the same command with the
+	// env of defaults): read them, never modify them.
 	Command []string
 	Shell   string // default /bin/sh
 	Dir     string // default: the directory of jobs.yaml
