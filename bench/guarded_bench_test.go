@@ -38,7 +38,8 @@ func newRig(b *testing.B, withStarts bool) *rig {
 	b.Cleanup(func() { store.Close() })
 	r := &rig{}
 	fan := &runner.Fanout{}
-	fan.Listen(journal.New(store, dir, 1<<20, func(op string, err error) { b.Errorf("%s: %v", op, err) }).Handle)
+	jour := journal.New(store, dir, 1<<20, func(op string, err error) { b.Errorf("%s: %v", op, err) })
+	fan.Listen(jour.Handle)
 	if withStarts {
 		r.started = make(chan time.Time, 1)
 		fan.Listen(func(ev runner.Event) {
@@ -49,6 +50,8 @@ func newRig(b *testing.B, withStarts bool) *rig {
 	}
 	r.sup = runner.NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks")), fan.Emit,
 		runner.WithLastOK(store.LastOKSlot))
+	sup := r.sup
+	jour.GatherDuring(func() bool { return sup.Starting() >= journal.BurstStarts })
 	return r
 }
 

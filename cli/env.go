@@ -70,6 +70,7 @@ func openEnv(cfg *config.Config, stderr io.Writer) (*env, error) {
 	e.closers = append(e.closers, func() error { stopReaper(); return nil })
 
 	var opts []runner.Option
+	var jour *journal.Journal
 	store, err := history.Open(historyPath(cfg))
 	if err != nil {
 		// Jobs still run without history: a broken store must not stop them.
@@ -80,11 +81,16 @@ func openEnv(cfg *config.Config, stderr io.Writer) (*env, error) {
 		onErr := func(op string, err error) {
 			fmt.Fprintf(stderr, "cronvisor: history: %s: %v\n", op, err)
 		}
-		e.Listen(journal.New(store, cfg.StateDir, cfg.History.LogLimit, onErr).Handle)
+		jour = journal.New(store, cfg.StateDir, cfg.History.LogLimit, onErr)
+		e.Listen(jour.Handle)
 		opts = append(opts, runner.WithLastOK(store.LastOKSlot))
 		e.schedOpts = append(e.schedOpts, runner.WithLastSlots(store.LastSlots))
 	}
 	e.Supervisor = runner.NewSupervisor(locker, e.Emit, opts...)
+	if jour != nil {
+		sup := e.Supervisor
+		jour.GatherDuring(func() bool { return sup.Starting() >= journal.BurstStarts })
+	}
 	return e, nil
 }
 

@@ -17,8 +17,9 @@ import (
 )
 
 // execute runs the job's command under lease (nil for overlap allow) and
-// reports RunStarted, RunOutput lines and RunFinished.
-func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, lease lock.Lease) RunFinished {
+// reports RunStarted, RunOutput lines and RunFinished. execDone is called
+// on this goroutine once the child has exec'd.
+func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, lease lock.Lease, execDone func()) RunFinished {
 	// Runs outlive the scheduler's context on purpose: shutdown lets them
 	// finish within shutdown_grace, then ends them with ErrShutdown.
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -55,6 +56,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 		KillGrace: job.KillGrace,
 		Tag:       "CRONVISOR_RUN_ID=" + runID,
 		OnStart: func(pid int) {
+			execDone()
 			startedAt = s.clock.Now()
 			if lease != nil {
 				_ = lease.SetPID(pid)

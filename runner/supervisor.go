@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cronvisor/clock"
@@ -44,6 +45,9 @@ type Supervisor struct {
 	lastOK LastOKFunc
 	host   string
 	pid    int
+
+	// starting counts fires between their call and their exec (or skip).
+	starting atomic.Int64
 
 	mu      sync.Mutex
 	active  map[string]*activeRun // by run id
@@ -125,11 +129,20 @@ func (s *Supervisor) Fire(ctx context.Context, job config.Job, slot time.Time, m
 // FireWithID is Fire with a run id chosen by the caller (run-now over the
 // control socket answers with the id before the run ends).
 func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.Time, manual bool, runID string) RunFinished {
+	s.starting.Add(1)
+	pending := true
+	startDone := func() { // on this goroutine: at the exec, else on return
+		if pending {
+			pending = false
+			s.starting.Add(-1)
+		}
+	}
+	defer startDone()
 	if !manual && s.IsPaused(job.Name) {
 		return s.skip(job, runID, slot, manual, "paused", nil)
 	}
 	if job.Overlap == config.OverlapAllow {
-		return s.execute(ctx, job, slot, runID, manual, nil)
+		return s.execute(ctx, job, slot, runID, manual, nil, startDone)
 	}
 	lease, err := s.acquire(ctx, job, slot, runID, manual)
 	var held *lock.HeldError
@@ -144,8 +157,12 @@ func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.T
 	if err != nil {
 		return s.refused(job, runID, slot, manual, err)
 	}
-	return s.execute(ctx, job, slot, runID, manual, lease)
+	return s.execute(ctx, job, slot, runID, manual, lease, startDone)
 }
+
+// Starting is how many fires are between their call and their child's
+// exec (or their skip) right now: a burst of starts when it is large.
+func (s *Supervisor) Starting() int { return int(s.starting.Load()) }
 
 func (s *Supervisor) acquire(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool) (lock.Lease, error) {
 	return s.locker.Acquire(ctx, lock.Request{

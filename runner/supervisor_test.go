@@ -443,3 +443,43 @@ func TestLastOKMemo(t *testing.T) {
 	fire(okJob, 7, slotAt(6), 4)
 	fire(okJob, 8, slotAt(7), 4)
 }
+
+// TestStartingCountsFiresBeforeTheirExec: Starting counts a fire until its
+// child has exec'd or it gave up, whatever the path.
+func TestStartingCountsFiresBeforeTheirExec(t *testing.T) {
+	dir := t.TempDir()
+	// The lookup of CRONVISOR_LAST_OK_SLOT happens before the exec: a fire
+	// blocked in it is still starting.
+	inLookup, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s, ev := newTestSupervisor(t, dir, WithLastOK(func(context.Context, string) (time.Time, error) {
+		once.Do(func() { close(inLookup); <-release })
+		return time.Time{}, nil
+	}))
+	j := shJob("count", "sleep 30")
+	first := fireAsync(s, j, slotAt(0))
+	<-inLookup
+	if n := s.Starting(); n != 1 {
+		t.Errorf("a fire before its exec: Starting() = %d, want 1", n)
+	}
+	close(release)
+	waitRunning(t, s, ev, "count")
+	if n := s.Starting(); n != 0 {
+		t.Errorf("a running fire: Starting() = %d, want 0", n)
+	}
+	if f := s.Fire(context.Background(), j, slotAt(1), false); f.Outcome != OutcomeSkipped {
+		t.Fatalf("second fire: %s, want skipped", f.Outcome)
+	}
+	s.Pause("count")
+	if f := s.Fire(context.Background(), j, slotAt(2), false); f.Outcome != OutcomeSkipped {
+		t.Fatalf("paused fire: %s, want skipped", f.Outcome)
+	}
+	if n := s.Starting(); n != 0 {
+		t.Errorf("after two skips: Starting() = %d, want 0", n)
+	}
+	s.Kill("count", ErrKilled)
+	<-first
+	if n := s.Starting(); n != 0 {
+		t.Errorf("after the run: Starting() = %d, want 0", n)
+	}
+}
