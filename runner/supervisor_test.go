@@ -457,12 +457,18 @@ func TestStartingCountsFiresBeforeTheirExec(t *testing.T) {
 		return time.Time{}, nil
 	}))
 	j := shJob("count", "sleep 30")
+	var released sync.Once
+	unblock := func() { released.Do(func() { close(release) }) }
 	first := fireAsync(s, j, slotAt(0))
+	t.Cleanup(func() { // a failed check leaves neither the fire nor its sleep behind
+		unblock()
+		s.Kill("count", ErrKilled)
+	})
 	<-inLookup
 	if n := s.Starting(); n != 1 {
 		t.Errorf("a fire before its exec: Starting() = %d, want 1", n)
 	}
-	close(release)
+	unblock()
 	waitRunning(t, s, ev, "count")
 	if n := s.Starting(); n != 0 {
 		t.Errorf("a running fire: Starting() = %d, want 0", n)
@@ -478,7 +484,7 @@ func TestStartingCountsFiresBeforeTheirExec(t *testing.T) {
 		t.Errorf("after two skips: Starting() = %d, want 0", n)
 	}
 	s.Kill("count", ErrKilled)
-	<-first
+	recv(t, first)
 	if n := s.Starting(); n != 0 {
 		t.Errorf("after the run: Starting() = %d, want 0", n)
 	}
