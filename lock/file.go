@@ -225,14 +225,7 @@ func (l *FileLocker) tryLock(ctx context.Context, name, path string) (*os.File, 
 
 // tryFlock takes a non-blocking flock of the given kind on f.
 func tryFlock(f *os.File, how int) (bool, error) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return false, err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = unix.Flock(int(fd), how|unix.LOCK_NB) }); err != nil {
-		return false, err
-	}
+	ferr := onFD(f, func(fd int) error { return unix.Flock(fd, how|unix.LOCK_NB) })
 	switch {
 	case errors.Is(ferr, unix.EWOULDBLOCK):
 		return false, nil
@@ -329,7 +322,7 @@ func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
 		}
 		h.Slots[h.Job] = h.Slot
 	}
-	size, err = writeRecord(f, h, size, false)
+	size, err = writeRecord(f, h, size)
 	if err != nil {
 		return nil, fmt.Errorf("lock %q: %w", req.Name, err)
 	}

@@ -37,7 +37,7 @@ func (le *fileLease) SetPID(pid int) error {
 	}
 	h := le.holder
 	h.PID = pid
-	size, err := writeRecord(le.f, h, le.size, false)
+	size, err := writeRecord(le.f, h, le.size)
 	le.size = size
 	if err != nil {
 		return err

@@ -39,29 +39,34 @@ const firstRead = 1 << 10
 // readUpTo reads at most limit bytes from the start of the regular file f.
 func readUpTo(f *os.File, limit int64) ([]byte, error) {
 	buf := make([]byte, firstRead)
-	rc, err := f.SyscallConn()
+	var n int
+	err := onFD(f, func(fd int) (err error) {
+		n, err = unix.Pread(fd, buf, 0)
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	var n int
-	var rerr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			n, rerr = unix.Pread(int(fd), buf, 0)
-			if rerr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return nil, err
-	}
-	if rerr != nil {
-		return nil, rerr
 	}
 	if n < len(buf) { // short read of a regular file: its end
 		return buf[:n], nil
 	}
 	return io.ReadAll(io.NewSectionReader(f, 0, limit))
+}
+
+// onFD runs call on f's descriptor, again while it fails with EINTR.
+func onFD(f *os.File, call func(fd int) error) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cerr error
+	if err := rc.Control(func(fd uintptr) {
+		for cerr = call(int(fd)); cerr == unix.EINTR; cerr = call(int(fd)) {
+		}
+	}); err != nil {
+		return err
+	}
+	return cerr
 }
 
 // parseRecord is readRecord's pure part.
@@ -85,8 +90,9 @@ func parseRecord(data []byte) (Holder, bool) {
 // lock. pwrite at offset 0 and then ftruncate (rather than the reverse) so
 // that a crash in between still leaves the new record readable (see
 // readRecord); the ftruncate is skipped when the new record is not shorter
-// than the file, which has no tail to cut then.
-func writeRecord(f *os.File, h Holder, size int, durable bool) (int, error) {
+// than the file, which has no tail to cut then. It does not sync: see
+// FileLocker.Acquire and syncData.
+func writeRecord(f *os.File, h Holder, size int) (int, error) {
 	data, err := json.Marshal(h)
 	if err != nil {
 		return size, fmt.Errorf("encode lock record: %w", err)
@@ -100,11 +106,6 @@ func writeRecord(f *os.File, h Holder, size int, durable bool) (int, error) {
 			return size, fmt.Errorf("write lock record: %w", err)
 		}
 	}
-	if durable {
-		if err := syncData(f); err != nil {
-			return len(data), fmt.Errorf("sync lock record: %w", err)
-		}
-	}
 	return len(data), nil
 }
 
@@ -114,22 +115,8 @@ func writeRecord(f *os.File, h Holder, size int, durable bool) (int, error) {
 // host) per run for nothing the record needs. A size change is still
 // flushed: fdatasync writes the metadata needed to read the data back.
 func syncData(f *os.File) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			if serr = unix.Fdatasync(int(fd)); serr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	if serr != nil {
-		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: serr}
+	if err := onFD(f, unix.Fdatasync); err != nil {
+		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
 	}
 	return nil
 }
