@@ -50,8 +50,7 @@ func newRig(b *testing.B, withStarts bool) *rig {
 	}
 	r.sup = runner.NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks")), fan.Emit,
 		runner.WithLastOK(store.LastOKSlot))
-	sup := r.sup
-	jour.GatherDuring(func() bool { return sup.Starting() >= journal.BurstStarts })
+	jour.GatherDuring(r.sup.Starting)
 	return r
 }
 

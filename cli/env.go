@@ -88,8 +88,7 @@ func openEnv(cfg *config.Config, stderr io.Writer) (*env, error) {
 	}
 	e.Supervisor = runner.NewSupervisor(locker, e.Emit, opts...)
 	if jour != nil {
-		sup := e.Supervisor
-		jour.GatherDuring(func() bool { return sup.Starting() >= journal.BurstStarts })
+		jour.GatherDuring(e.Supervisor.Starting)
 	}
 	return e, nil
 }

@@ -35,8 +35,8 @@ type Journal struct {
 	qmu      sync.Mutex
 	queue    []*pendingWrite
 	flushing bool // a goroutine is committing; it takes the queue after
-	// burst reports many runs about to start (see GatherDuring); nil: no.
-	burst func() bool
+	// pending counts the runs about to start (see GatherDuring); nil: none.
+	pending func() int
 
 	mu   sync.Mutex
 	logs map[string]*runLog // run id -> its output log
@@ -177,7 +177,7 @@ func (j *Journal) flush() {
 		j.flushing = false
 		return
 	}
-	if len(j.queue) < burstSize && (j.burst == nil || !j.burst()) {
+	if len(j.queue) < burstSize && (j.pending == nil || j.pending() < burstStarts) {
 		go j.flush()
 		return
 	}
@@ -189,24 +189,25 @@ func (j *Journal) flush() {
 	time.AfterFunc(burstGather, j.flush)
 }
 
-// GatherDuring makes the batch after a commit wait burstGather also while
-// burst reports true (BurstStarts runs or more about to start): their writes are coming.
-// Call it before the first event.
-func (j *Journal) GatherDuring(burst func() bool) { j.burst = burst }
+// GatherDuring tells the journal how many runs are about to start (a
+// Supervisor's Starting): while burstStarts or more are, their writes are
+// coming, and the batch after a commit waits burstGather for them. Call it
+// before the first event.
+func (j *Journal) GatherDuring(pending func() int) { j.pending = pending }
 
 // A batch that follows another and already has burstSize writes, or
-// follows it while BurstStarts runs are about to start, waits burstGather
+// follows it while burstStarts runs are about to start, waits burstGather
 // for more. Fewer writes commit at once: a few runs ending
 // and starting back to back wait for every commit, and 10 ms each cut
 // two workers' guarded runs from 900 to 135 a second (BenchmarkGuardedRuns).
 //
-// BurstStarts is 3: two runs looping back to back are at most 2 pending
+// burstStarts is 3: two runs looping back to back are at most 2 pending
 // starts, and must not wait; from 3 on, a commit's writes are coming from
 // a burst. 100 jobs on the same second (Go stamp, A/B): last start 1.43 ->
 // 1.27-1.35 x bare.
 const (
 	burstSize   = 8
-	BurstStarts = 3
+	burstStarts = 3
 	burstGather = 10 * time.Millisecond
 )
 
