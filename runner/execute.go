@@ -93,7 +93,8 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	if f.Outcome == OutcomeOK {
 		lastOK = slot
 	}
-	s.rememberLastOK(job.Name, runID, lastOK, knownLastOK && lease != nil)
+	_, vouched := lease.(lock.Preceded) // only such a lease can show the memo current
+	s.rememberLastOK(job.Name, runID, lastOK, knownLastOK && vouched)
 	s.emit(f)
 	return f
 }
