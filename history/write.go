@@ -77,15 +77,20 @@ func (s *Store) Apply(ctx context.Context, writes []Write) (errs []error) {
 // apply makes one write within tx; insert is the insert statement of tx.
 func (s *Store) apply(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, w Write) error {
 	r := w.Record
-	switch w.Kind {
-	case WriteStart:
-		r.Outcome = OutcomeRunning
+	// insertRow records r as a new row; verb names the write in errors.
+	insertRow := func(verb string) error {
 		if err := check(r); err != nil {
 			return err
 		}
 		if _, err := insert.ExecContext(ctx, args(r)...); err != nil {
-			return fmt.Errorf("history: start %s/%s: %w", r.Job, r.RunID, err)
+			return fmt.Errorf("history: %s %s/%s: %w", verb, r.Job, r.RunID, err)
 		}
+		return nil
+	}
+	switch w.Kind {
+	case WriteStart:
+		r.Outcome = OutcomeRunning
+		return insertRow("start")
 	case WriteFinish:
 		if !final(r.Outcome) {
 			return fmt.Errorf("%w: finish %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
@@ -103,12 +108,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, w Write
 		if !final(r.Outcome) {
 			return fmt.Errorf("%w: skip %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
 		}
-		if err := check(r); err != nil {
-			return err
-		}
-		if _, err := insert.ExecContext(ctx, args(r)...); err != nil {
-			return fmt.Errorf("history: skip %s/%s: %w", r.Job, r.RunID, err)
-		}
+		return insertRow("skip")
 	default:
 		return fmt.Errorf("%w: unknown write kind %d", ErrBadRecord, w.Kind)
 	}
