@@ -9,6 +9,7 @@ command -v flock >/dev/null || need+=(util-linux)
 command -v setsid >/dev/null || need+=(util-linux)
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v tmux >/dev/null || need+=(tmux)
+[ -f /usr/share/zoneinfo/UTC ] || need+=(tzdata) # schedule tests use the host's zone database too
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "test.sh: missing ${need[*]}; install them (as root: apt-get install -y ${need[*]})" >&2

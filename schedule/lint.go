@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/robfig/cron/v3"
 )
 
 // NextN returns the next n fires after from, fewer if the schedule stops.
@@ -54,8 +52,13 @@ func Lint(expr string, loc *time.Location, from time.Time) []string {
 		return append(warnings, fmt.Sprintf(
 			"%q never fires: none of its months has the day of month it names", expr))
 	}
-	if cs, ok := s.(*cronSchedule); ok && cs.fixed {
-		warnings = append(warnings, cs.dstWarnings(from, from.AddDate(1, 0, 0))...)
+	if cs, ok := s.(*cronSchedule); ok {
+		if w := cs.dayRuleWarning(expr); w != "" {
+			warnings = append(warnings, w)
+		}
+		if cs.fixed {
+			warnings = append(warnings, cs.dstWarnings(from, from.AddDate(1, 0, 0))...)
+		}
 	}
 	return warnings
 }
@@ -73,13 +76,12 @@ func yearFieldWarning(expr string) string {
 	if len(f) != 6 || f[0] != "0" || (f[5] != "*" && f[5] != "?") {
 		return ""
 	}
-	p := cron.NewParser(cronOptions)
-	asYear, err := p.Parse(strings.Join(f[:5], " "))
+	asYear, err := parseCron(expr, f[:5], time.UTC)
 	if err != nil {
 		return ""
 	}
-	asSeconds, err := p.Parse(body)
-	if err != nil || sameFields(asYear, asSeconds) {
+	asSeconds, err := parseCron(expr, f, time.UTC)
+	if err != nil || sameFields(asYear.(*cronSchedule), asSeconds.(*cronSchedule)) {
 		return ""
 	}
 	same := strings.TrimSuffix(s, body) + strings.Join(f[1:], " ")
@@ -87,26 +89,35 @@ func yearFieldWarning(expr string) string {
 		"if the last field was meant as a year, drop it (if not, %q is the same schedule)", expr, same)
 }
 
-// sameFields reports whether two parsed cron schedules have equal masks.
-func sameFields(a, b cron.Schedule) bool {
-	x, ok1 := a.(*cron.SpecSchedule)
-	y, ok2 := b.(*cron.SpecSchedule)
-	return ok1 && ok2 && x.Second == y.Second && x.Minute == y.Minute &&
-		x.Hour == y.Hour && x.Dom == y.Dom && x.Month == y.Month && x.Dow == y.Dow
+// sameFields reports whether two cron schedules match the same instants.
+func sameFields(x, y *cronSchedule) bool {
+	return x.second == y.second && x.minute == y.minute && x.hour == y.hour &&
+		x.dom == y.dom && x.month == y.month && x.dow == y.dow &&
+		x.domStar == y.domStar && x.dowStar == y.dowStar
 }
 
-// dstWarnings describes each zone transition in [from, until) that moves
+// dayRuleWarning spells out cron's day rule where it surprises: with both
+// day fields restricted, a day matching either runs.
+func (s *cronSchedule) dayRuleWarning(expr string) string {
+	const allDays, allWeekdays = 1<<32 - 2, 1<<7 - 1
+	if s.domStar || s.dowStar || s.dom == allDays && s.dow == allWeekdays {
+		return ""
+	}
+	return fmt.Sprintf("%q restricts both day fields: as in cron it runs when EITHER the day of month OR the day of week matches, "+
+		"not only when both do (to require both, start the day-of-month field with `*`, as in `*/2`)", expr)
+}
+
+// dstWarnings describes each change of offset in [from, until) that moves
 // or merges a fire of this fixed-time job.
 func (s *cronSchedule) dstWarnings(from, until time.Time) []string {
 	var warnings []string
-	t := from.In(s.loc)
+	t := from.UTC()
 	for i := 0; i < maxSegments; i++ {
-		_, at := t.ZoneBounds()
-		if at.IsZero() || !at.Before(until) || !at.After(t) {
+		at := boundaryAfter(s.loc, t)
+		if at.IsZero() || !at.Before(until) {
 			break
 		}
-		_, prev := at.Add(-time.Second).Zone()
-		_, off := at.Zone()
+		prev, off := offsetAt(s.loc, t), offsetAt(s.loc, at)
 		switch {
 		case prev < off:
 			if w := s.gapWarning(at, prev, off); w != "" {
@@ -123,7 +134,7 @@ func (s *cronSchedule) dstWarnings(from, until time.Time) []string {
 }
 
 // gapWarning: wall times in [old wall, new wall) of a spring-forward
-// transition do not exist; the job runs once at the transition instead.
+// transition do not exist; the job runs each of them right at the jump.
 func (s *cronSchedule) gapWarning(at time.Time, prev, off int) string {
 	lost := s.matchesIn(civil(at, prev), civil(at, off))
 	if len(lost) == 0 {
@@ -133,7 +144,7 @@ func (s *cronSchedule) gapWarning(at time.Time, prev, off int) string {
 		return fmt.Sprintf("%s does not exist on %s in %s; runs at %s instead",
 			clock(lost[0]), lost[0].Format(time.DateOnly), s.loc, clock(civil(at, off)))
 	}
-	return fmt.Sprintf("%s do not exist on %s in %s; runs once at %s instead",
+	return fmt.Sprintf("%s do not exist on %s in %s; each runs at %s instead, one after the other (as cron runs them)",
 		clockList(lost), lost[0].Format(time.DateOnly), s.loc, clock(civil(at, off)))
 }
 

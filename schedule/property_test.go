@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,95 +80,108 @@ func TestNextProperties(t *testing.T) {
 	}
 }
 
-// TestNextAgainstBruteForce compares Next, around real DST transitions,
-// with a reference that steps minute by minute through real instants and
-// applies the Vixie rules directly.
-func TestNextAgainstBruteForce(t *testing.T) {
-	windows := []struct{ zone, from string }{
-		{"America/New_York", "2026-03-07T20:00:00-05:00"},
-		{"America/New_York", "2026-10-31T20:00:00-04:00"},
-		{"Europe/London", "2026-03-28T20:00:00Z"},
-		{"Australia/Lord_Howe", "2026-04-04T20:00:00+11:00"},
-		{"Australia/Lord_Howe", "2026-10-03T20:00:00+10:30"},
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	for i := range 60 {
-		expr := randomExpr(r, false)
-		if i%4 != 0 { // mostly every day, so the transition day is in play
-			f := strings.Fields(expr)
-			expr = strings.Join(append(f[:2], "*", "*", "*"), " ")
-		}
-		w := windows[i%len(windows)]
-		t.Run(fmt.Sprintf("%s in %s", expr, w.zone), func(t *testing.T) {
-			s, err := Parse(expr, mustZone(t, w.zone))
-			if err != nil {
-				t.Fatalf("Parse: %v", err)
+// propertyZones are the zones the reference comparison covers: the usual
+// one-hour DST on both hemispheres, negative DST (Dublin), a 30-minute
+// shift (Lord Howe), a 45-minute zone with DST (Chatham), a zone whose DST
+// rules moved often (Santiago), a half-hour zone without DST and UTC.
+var propertyZones = []string{
+	"America/New_York", "Europe/London", "Europe/Dublin", "Australia/Lord_Howe",
+	"Pacific/Chatham", "America/Santiago", "Asia/Kolkata", "UTC",
+}
+
+// TestNextAgainstCrond holds Next against crond's main loop, replayed
+// minute by minute (crond), for random expressions started a few hours
+// before each change of offset of random years from 1970 to 2100, in both
+// zone databases.
+func TestNextAgainstCrond(t *testing.T) {
+	for _, db := range zoneDBs(t) {
+		r := rand.New(rand.NewPCG(3, 4))
+		for _, zone := range propertyZones {
+			loc := mustLoad(t, db, zone)
+			var changes []time.Time
+			for range 8 {
+				changes = append(changes, changesIn(loc, 1970+r.IntN(131), 2)...)
 			}
-			from := mustTime(t, w.from)
-			until := from.Add(30 * time.Hour)
-			want := bruteForce(s.(*cronSchedule), from, until)
-			var got []time.Time
-			for f := s.Next(from); !f.IsZero() && f.Before(until); f = s.Next(f) {
-				got = append(got, f)
+			for len(changes) < 8 { // UTC, Kolkata: random days instead
+				changes = append(changes, time.Date(1970+r.IntN(130), time.Month(1+r.IntN(12)), 1+r.IntN(28), 0, 0, 0, 0, time.UTC))
 			}
-			if len(got) != len(want) {
-				t.Fatalf("got %d fires, reference %d\n got %v\nwant %v", len(got), len(want), got, want)
+			var starts []time.Time
+			for _, c := range changes {
+				starts = append(starts, c, c, c)
 			}
-			for j := range want {
-				if !got[j].Equal(want[j]) {
-					t.Fatalf("fire %d: got %s, reference %s", j, got[j], want[j])
+			for i, at := range starts {
+				expr := randomExpr(r, false)
+				if i%4 != 0 { // mostly every day, so the change of offset is in play
+					f := strings.Fields(expr)
+					expr = strings.Join(append(f[:2], "*", "*", "*"), " ")
 				}
+				from := at.Add(-time.Duration(1+r.IntN(180)) * time.Minute).Truncate(time.Minute)
+				t.Run(fmt.Sprintf("%s/%s/%s/%s", db.name, zone, from.Format(time.DateOnly), expr), func(t *testing.T) {
+					compareWithCrond(t, expr, loc, from, 40, from.Add(12*time.Hour))
+				})
 			}
+		}
+	}
+}
+
+// TestNextAgainstCrondAnywhere does the same from random instants of random
+// zones, for expressions that restrict the day fields in every way.
+func TestNextAgainstCrondAnywhere(t *testing.T) {
+	dbs := zoneDBs(t)
+	files, err := goZoneFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zones []string
+	for name := range files {
+		zones = append(zones, name)
+	}
+	slices.Sort(zones)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 120 {
+		db := dbs[i%len(dbs)]
+		zone := zones[r.IntN(len(zones))]
+		loc, err := db.load(zone)
+		if err != nil {
+			continue // a zone only the other database has
+		}
+		expr := randomExpr(r, false)
+		from := time.Unix(r.Int64N(4102444800), 0).UTC().Truncate(time.Minute) // 1970 to 2100
+		t.Run(fmt.Sprintf("%s/%s/%s/%s", db.name, zone, from.Format(time.DateOnly), expr), func(t *testing.T) {
+			compareWithCrond(t, expr, loc, from, 6, from.AddDate(0, 0, 31))
 		})
 	}
 }
 
-// bruteForce lists the fires of a 5-field schedule in (from, until).
-func bruteForce(s *cronSchedule, from, until time.Time) []time.Time {
-	var fires []time.Time
-	for m := from.Truncate(time.Minute).Add(time.Minute); m.Before(until); m = m.Add(time.Minute) {
-		_, off := m.In(s.loc).Zone()
-		_, before := m.Add(-time.Minute).In(s.loc).Zone()
-		if s.fixed && before < off && gapMatches(s, m, before, off) {
-			fires = append(fires, m) // the jump stands in for the lost times
-			continue
-		}
-		if !refMatches(s, civil(m, off)) {
-			continue
-		}
-		// A fixed-time job skips a wall time it already had at the
-		// offset in force three hours earlier.
-		_, earlier := m.Add(-3 * time.Hour).In(s.loc).Zone()
-		if s.fixed && earlier > off {
-			first := m.Add(-time.Duration(earlier-off) * time.Second)
-			if _, o := first.In(s.loc).Zone(); o == earlier {
-				continue
-			}
-		}
-		fires = append(fires, m)
+// compareWithCrond checks that Next's first n fires after from, up to
+// until, are crond's, at second precision and in number.
+func compareWithCrond(t *testing.T, expr string, loc *time.Location, from time.Time, n int, until time.Time) {
+	t.Helper()
+	s, err := Parse(expr, loc)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
 	}
-	return fires
+	want := crond(s.(*cronSchedule), from, n, until)
+	var got []time.Time
+	for f := s.Next(from); !f.IsZero() && f.Before(until) && len(got) < n; f = s.Next(f) {
+		got = append(got, f.UTC().Truncate(time.Second))
+	}
+	if !slices.EqualFunc(got, want, time.Time.Equal) {
+		t.Fatalf("%q in %s from %s:\n got %v\nwant %v (crond)", expr, loc, from.Format(time.RFC3339), got, want)
+	}
 }
 
-// gapMatches reports whether any minute of the wall times skipped at m
-// matches.
-func gapMatches(s *cronSchedule, m time.Time, before, off int) bool {
-	for c := civil(m, before); c.Before(civil(m, off)); c = c.Add(time.Minute) {
-		if refMatches(s, c) {
-			return true
+// changesIn returns up to max instants in year at which loc's offset
+// changes, found by probing every six hours and bisecting.
+func changesIn(loc *time.Location, year, max int) []time.Time {
+	var out []time.Time
+	t := time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC)
+	endYear := t.AddDate(1, 0, 0)
+	for ; t.Before(endYear) && len(out) < max; t = t.Add(6 * time.Hour) {
+		next := t.Add(6 * time.Hour)
+		if off := offsetAt(loc, next); off != offsetAt(loc, t) {
+			out = append(out, firstWith(loc, t, next, off))
 		}
 	}
-	return false
-}
-
-// refMatches matches a wall time against the masks field by field.
-func refMatches(s *cronSchedule, c time.Time) bool {
-	bit := func(mask uint64, v int) bool { return mask>>v&1 == 1 }
-	dom, dow := bit(s.dom, c.Day()), bit(s.dow, int(c.Weekday()))
-	day := dom || dow
-	if s.dom&starBit != 0 || s.dow&starBit != 0 {
-		day = dom && dow
-	}
-	return c.Second() == 0 && bit(s.minute, c.Minute()) && bit(s.hour, c.Hour()) &&
-		bit(s.month, int(c.Month())) && day
+	return out
 }

@@ -10,21 +10,20 @@
 //	@every DURATION                    Go duration, >= 1s, whole seconds
 //	CRON_TZ=Zone EXPR, TZ=Zone EXPR    evaluate EXPR in Zone instead
 //
-// Field syntax (lists, ranges, steps, month and weekday names, `?`) is
-// robfig/cron/v3's, including its day rule: when both day-of-month and
-// day-of-week are restricted a day matching either fires; when one of them
-// is `*` or `?` both must match.
+// Five fields mean exactly what they mean to Vixie cron (cronie, Debian's
+// cron): the field syntax of crontab(5), Sunday as 0 or 7, and its day
+// rule: a day field whose text begins with `*` is unrestricted, and then
+// both day fields must match; when both are restricted, either may. `?`
+// is accepted as `*` (Quartz users write it), seconds as a sixth, leading
+// field. DST follows crond's main loop (see cronSchedule).
 package schedule
 
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/robfig/cron/v3"
 )
 
 // ErrBadSchedule is wrapped by every error Parse returns.
@@ -38,26 +37,10 @@ type Schedule interface {
 	Next(t time.Time) time.Time
 }
 
-// cronOptions is the syntax robfig's parser accepts for us. The @every
-// descriptor and the zone prefix never reach it: we handle both ourselves.
-const cronOptions = cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom |
-	cron.Month | cron.Dow | cron.Descriptor
-
-// starBit is the bit robfig sets in a field mask written as `*` or `?`; the
-// day rule depends on it. It is unexported there, so it is mirrored here.
-const starBit = 1 << 63
-
 // Parse parses a schedule expression evaluated in loc (time.Local if nil)
 // unless a CRON_TZ= or TZ= prefix names another zone. Errors wrap
 // ErrBadSchedule and quote the expression.
-func Parse(expr string, loc *time.Location) (sched Schedule, err error) {
-	defer func() {
-		// A schedule comes from a config file; whatever robfig's parser does
-		// with odd input, it must become an error, never a crash.
-		if r := recover(); r != nil {
-			sched, err = nil, bad(expr, "%v", r)
-		}
-	}()
+func Parse(expr string, loc *time.Location) (Schedule, error) {
 	if loc == nil {
 		loc = time.Local
 	}
@@ -67,18 +50,16 @@ func Parse(expr string, loc *time.Location) (sched Schedule, err error) {
 	}
 	zone, body, hasZone := splitZone(s)
 	if hasZone {
+		var err error
 		if loc, err = loadZone(expr, zone, body); err != nil {
 			return nil, err
 		}
 	}
 	fields := strings.Fields(body)
-	switch {
-	case fields[0] == "@every":
+	if fields[0] == "@every" {
 		return parseEvery(expr, fields, loc)
-	case len(fields) == 7:
-		return nil, bad(expr, "7 fields: a year field is not supported; use 5 fields (minute hour dom month dow) or 6 with leading seconds")
 	}
-	return parseCron(expr, body, fields, loc)
+	return parseCron(expr, fields, loc)
 }
 
 // splitZone splits a leading CRON_TZ=Zone or TZ=Zone off s.
@@ -134,81 +115,107 @@ func parseEvery(expr string, fields []string, loc *time.Location) (Schedule, err
 	return &everySchedule{period: int64(d / time.Second), loc: loc}, nil
 }
 
-// parseCron parses cron fields and descriptors with robfig's parser and keeps
-// only its field bitmasks.
-func parseCron(expr, body string, fields []string, loc *time.Location) (Schedule, error) {
-	if n := len(fields); n == 5 || n == 6 {
-		fields = slices.Clone(fields)
-		fields[n-1] = sundaySeven(fields[n-1])
-		body = strings.Join(fields, " ")
+// descriptors are the @ forms crontab(5) has, as the fields they stand
+// for; their star flags follow from the text exactly as cronie sets them
+// (@hourly is a wildcard job, @weekly restricts only the day of week).
+var descriptors = map[string]string{
+	"@yearly":   "0 0 1 1 *",
+	"@annually": "0 0 1 1 *",
+	"@monthly":  "0 0 1 * *",
+	"@weekly":   "0 0 * * 0",
+	"@daily":    "0 0 * * *",
+	"@midnight": "0 0 * * *",
+	"@hourly":   "0 * * * *",
+}
+
+// parseCron parses 5 or 6 cron fields, or a descriptor.
+func parseCron(expr string, fields []string, loc *time.Location) (Schedule, error) {
+	if strings.HasPrefix(fields[0], "@") {
+		return parseDescriptor(expr, fields, loc)
 	}
-	parsed, err := cron.NewParser(cronOptions).Parse(body)
-	if err != nil {
-		return nil, bad(expr, "%v", err)
+	if n := len(fields); n != 5 && n != 6 {
+		return nil, bad(expr, "%s", fieldCountMessage(n))
 	}
-	spec, ok := parsed.(*cron.SpecSchedule)
-	if !ok {
-		return nil, bad(expr, "unsupported schedule")
+	specs := []fieldSpec{minuteField, hourField, domField, monthField, dowField}
+	secs := parsedField{mask: 1} // 5 fields: second 0
+	if len(fields) == 6 {
+		specs = append([]fieldSpec{secondField}, specs...)
 	}
-	s := &cronSchedule{
-		second: spec.Second, minute: spec.Minute, hour: spec.Hour,
-		dom: spec.Dom, month: spec.Month, dow: spec.Dow, loc: loc,
-	}
-	for _, f := range []struct {
-		name string
-		mask uint64
-	}{
-		{"second", s.second}, {"minute", s.minute}, {"hour", s.hour},
-		{"day-of-month", s.dom}, {"month", s.month}, {"day-of-week", s.dow},
-	} {
-		// An empty list such as "," parses to no bits at all.
-		if f.mask&^starBit == 0 {
-			return nil, bad(expr, "the %s field matches no value", f.name)
+	parsed := make([]parsedField, len(fields))
+	for i, text := range fields {
+		p, err := parseField(specs[i], text)
+		if err != nil {
+			if hint := yearHint(fields); hint != "" && i == len(fields)-1 {
+				return nil, bad(expr, "%s", hint)
+			}
+			return nil, bad(expr, "%v", err)
 		}
+		parsed[i] = p
 	}
-	s.fixed = fixedTime(s, fields)
+	if len(fields) == 6 {
+		secs, parsed = parsed[0], parsed[1:]
+	}
+	minute, hour, dom, month, dow := parsed[0], parsed[1], parsed[2], parsed[3], parsed[4]
+	return &cronSchedule{
+		second: secs.mask, minute: minute.mask, hour: hour.mask,
+		dom: dom.mask, month: month.mask, dow: dow.mask,
+		domStar: dom.star, dowStar: dow.star,
+		// cron's DST classes: a job is "fixed-time" unless its minute or
+		// hour field begins with `*` (crond's MIN_STAR and HR_STAR).
+		fixed: !minute.star && !hour.star,
+		loc:   loc,
+	}, nil
+}
+
+// parseDescriptor parses @yearly ... @hourly and explains the ones cron has
+// that a scheduler cannot honour.
+func parseDescriptor(expr string, fields []string, loc *time.Location) (Schedule, error) {
+	d := fields[0]
+	if lower := strings.ToLower(d); lower != d && descriptors[lower] != "" {
+		return nil, bad(expr, "descriptors are lower case, as in cron: %s", lower)
+	}
+	if d == "@reboot" {
+		return nil, bad(expr, "@reboot is not supported: cronvisor fires on schedules (run it from your service manager)")
+	}
+	body, ok := descriptors[d]
+	if !ok {
+		return nil, bad(expr, "unknown descriptor %s (known: @yearly @annually @monthly @weekly @daily @midnight @hourly @every)", fields[0])
+	}
+	if len(fields) != 1 {
+		return nil, bad(expr, "%s takes nothing after it", fields[0])
+	}
+	s, err := parseCron(expr, strings.Fields(body), loc)
+	if err != nil {
+		panic("schedule: descriptor " + d + ": " + err.Error()) // the table above is wrong
+	}
+	if cs := s.(*cronSchedule); d == "@daily" || d == "@midnight" || d == "@hourly" {
+		// cronie sets no day flag for these; with both day fields full
+		// the day rule gives every day either way.
+		cs.domStar, cs.dowStar = false, false
+	}
 	return s, nil
 }
 
-// sundaySeven accepts 7 for Sunday in the day-of-week field, as Vixie cron
-// and crontab(5) do; robfig's parser knows only 0. "7" becomes "0" and a
-// range ending at 7 ("5-7") becomes "5-6,0". Anything else is left for the
-// parser to judge.
-func sundaySeven(dow string) string {
-	parts := strings.Split(dow, ",")
-	for i, p := range parts {
-		switch {
-		case p == "7":
-			parts[i] = "0"
-		case strings.HasSuffix(p, "-7") && !strings.Contains(p, "/"):
-			from := strings.TrimSuffix(p, "-7")
-			if from == "7" {
-				parts[i] = "0"
-			} else if from == "6" {
-				parts[i] = "6,0"
-			} else {
-				parts[i] = from + "-6,0"
-			}
-		}
+// fieldCountMessage explains a wrong number of fields.
+func fieldCountMessage(n int) string {
+	const want = "expected 5 fields (MIN HOUR DOM MON DOW) or 6 with leading SECONDS"
+	switch {
+	case n == 7:
+		return "7 fields: a year field is not supported; use 5 fields (minute hour dom month dow) or 6 with leading seconds"
+	case n > 7:
+		return fmt.Sprintf("%s, found %d: is this a whole crontab line? The schedule is its first 5 fields; the command goes in `command:`", want, n)
 	}
-	return strings.Join(parts, ",")
+	return fmt.Sprintf("%s, found %d", want, n)
 }
 
-// fixedTime reports whether a job runs at fixed wall-clock times, which
-// changes its DST handling (see cronSchedule). As in Vixie cron, a minute or
-// hour field written with `*` or `?` (including `*/15`) makes the job a
-// wildcard job; so does a field that covers its whole range (`0-23`).
-// Descriptors other than @hourly are fixed-time.
-func fixedTime(s *cronSchedule, fields []string) bool {
-	const allMinutes, allHours = 1<<60 - 1, 1<<24 - 1
-	if s.minute&allMinutes == allMinutes || s.hour&allHours == allHours {
-		return false
+// yearHint explains a 6-field expression whose last field fails as a day of
+// week but reads as a year: the author counted minute-first with a year.
+func yearHint(fields []string) string {
+	last := fields[len(fields)-1]
+	if len(fields) != 6 || len(last) != 4 || strings.Trim(last, "0123456789") != "" || last < "1970" {
+		return ""
 	}
-	if len(fields) < 5 { // a descriptor
-		return true
-	}
-	minute, hour := fields[len(fields)-5], fields[len(fields)-4]
-	return !strings.ContainsAny(minute, "*?") && !strings.ContainsAny(hour, "*?")
+	return fmt.Sprintf("6 fields read as SECONDS MIN HOUR DOM MON DOW; %q looks like a year: a year field is not supported", last)
 }
 
 // bad builds a Parse error naming the expression.
