@@ -114,6 +114,9 @@ func logEvents(log *slog.Logger) func(runner.Event) {
 			log.Warn("run skipped", attrs...)
 		case runner.ConfigReloaded:
 			log.Info("config reloaded", "jobs", e.Jobs)
+		case runner.ScheduleStalled:
+			log.Error("no next fire: the job is not scheduled until one is found", "job", e.Job,
+				"after", e.After.Format(time.RFC3339Nano), "retry", e.Retry.Format(time.RFC3339Nano))
 		default:
 			log.Debug(fmt.Sprintf("event %T", ev))
 		}

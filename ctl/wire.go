@@ -75,6 +75,9 @@ const (
 	StateQueued   JobState = "queued"
 	StatePaused   JobState = "paused"
 	StateDisabled JobState = "disabled"
+	// StateUnschedulable: no next fire could be computed; Problem says
+	// after when, and the daemon keeps trying.
+	StateUnschedulable JobState = "unschedulable"
 )
 
 // JobStatus is one job as the daemon sees it.
@@ -101,6 +104,8 @@ type JobStatus struct {
 	Holder  *Holder `json:"holder"`
 	Enabled bool    `json:"enabled"`
 	Counts  Counts  `json:"counts"`
+	// Problem says what keeps the job from being scheduled, "" if nothing.
+	Problem string `json:"problem,omitempty"`
 }
 
 // Counts are a job's history records since a point in time.

@@ -115,3 +115,20 @@ func (e ConfigReloaded) JobName() string { return "" }
 
 // At implements Event.
 func (e ConfigReloaded) At() time.Time { return e.Time }
+
+// ScheduleStalled: the job's next fire after After could not be computed
+// (no instant within the schedule's search horizon matches). The job is
+// not dropped: the scheduler tries again at Retry and lists it as
+// unschedulable until a fire is found.
+type ScheduleStalled struct {
+	Job   string
+	Time  time.Time
+	After time.Time
+	Retry time.Time
+}
+
+// JobName implements Event.
+func (e ScheduleStalled) JobName() string { return e.Job }
+
+// At implements Event.
+func (e ScheduleStalled) At() time.Time { return e.Time }

@@ -67,8 +67,9 @@ type Scheduler struct {
 	reload   chan []config.Job
 	runs     sync.WaitGroup
 
-	mu   sync.Mutex
-	next map[string]time.Time // job -> next due fire, for status
+	mu     sync.Mutex
+	next   map[string]time.Time       // job -> next due fire, for status
+	stalls map[string]ScheduleStalled // job -> why it has no next fire
 }
 
 // SchedulerOption configures a Scheduler.
@@ -107,6 +108,7 @@ func NewScheduler(f Firer, c clock.Clock, emit func(Event), opts ...SchedulerOpt
 		reload:   make(chan []config.Job),
 		maxSleep: maxSleep,
 		next:     map[string]time.Time{},
+		stalls:   map[string]ScheduleStalled{},
 		jitter: func(max time.Duration) time.Duration {
 			if max <= 0 {
 				return 0
@@ -253,7 +255,7 @@ func (s *Scheduler) NextFires() map[string]time.Time {
 func (s *Scheduler) publish(e *entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.job.Enabled {
+	if e.job.Enabled && !e.slot.IsZero() {
 		s.next[e.job.Name] = e.due
 	} else {
 		delete(s.next, e.job.Name)
@@ -265,6 +267,7 @@ func (s *Scheduler) unpublish(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.next, name)
+	delete(s.stalls, name)
 }
 
 func (s *Scheduler) apply(ctx context.Context, h *entryHeap, byName map[string]*entry, jobs []config.Job) {
@@ -308,14 +311,10 @@ func (s *Scheduler) add(ctx context.Context, h *entryHeap, byName map[string]*en
 		return
 	}
 	e := &entry{job: j}
-	e.slot = j.Sched.Next(now)
 	if t, ok := last[j.Name]; ok {
 		s.catchUp(ctx, *j, now, t)
 	}
-	if e.slot.IsZero() {
-		return // never fires; validate warns about it
-	}
-	e.due = e.slot.Add(s.jitter(j.Jitter))
+	s.advance(e, now, now)
 	byName[j.Name] = e
 	heap.Push(h, e)
 	s.publish(e)
@@ -344,12 +343,18 @@ func (s *Scheduler) catchUp(ctx context.Context, j config.Job, now, last time.Ti
 
 // fire handles a due entry and advances it to its next slot.
 func (s *Scheduler) fire(ctx context.Context, e *entry, now time.Time) {
+	if e.slot.IsZero() { // stalled: ask the schedule again
+		s.advance(e, now, now)
+		return
+	}
 	j := *e.job
 	first := e.slot
 	newest, n := e.slot, 1
-	if next := j.Sched.Next(e.slot); !next.IsZero() && !next.After(now) {
+	next := j.Sched.Next(e.slot)
+	if !next.IsZero() && !next.After(now) && next.Sub(e.slot) >= burstGap {
 		// Woke late (suspend, clock step): walk the slots that passed.
 		_, newest, n = missedSlots(j, first.Add(-time.Nanosecond), now)
+		next = j.Sched.Next(newest)
 	}
 	tolerance := max(LateTolerance, j.CatchUp)
 	switch {
@@ -365,15 +370,8 @@ func (s *Scheduler) fire(ctx context.Context, e *entry, now time.Time) {
 			s.dispatch(ctx, j, newest)
 		}
 	}
-	e.slot = j.Sched.Next(maxTime(newest, now))
-	if e.slot.IsZero() {
-		e.due = farFuture
-		return
-	}
-	e.due = e.slot.Add(s.jitter(j.Jitter))
+	s.advance(e, afterFire(next, newest, now), now)
 }
-
-var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func (s *Scheduler) dispatch(ctx context.Context, j config.Job, slot time.Time) {
 	s.runs.Go(func() { s.firer.Fire(ctx, j, slot, false) })

@@ -15,9 +15,10 @@ import (
 
 // recorder is a Firer and event sink that remembers what happened.
 type recorder struct {
-	mu    sync.Mutex
-	fires map[string][]time.Time
-	skips []RunSkipped
+	mu     sync.Mutex
+	fires  map[string][]time.Time
+	skips  []RunSkipped
+	stalls []ScheduleStalled
 }
 
 func newRecorder() *recorder { return &recorder{fires: map[string][]time.Time{}} }
@@ -30,11 +31,26 @@ func (r *recorder) Fire(_ context.Context, j config.Job, slot time.Time, _ bool)
 }
 
 func (r *recorder) emit(ev Event) {
-	if s, ok := ev.(RunSkipped); ok {
-		r.mu.Lock()
-		r.skips = append(r.skips, s)
-		r.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch e := ev.(type) {
+	case RunSkipped:
+		r.skips = append(r.skips, e)
+	case ScheduleStalled:
+		r.stalls = append(r.stalls, e)
 	}
+}
+
+func (r *recorder) stallsOf(name string) []ScheduleStalled {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []ScheduleStalled
+	for _, s := range r.stalls {
+		if s.Job == name {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (r *recorder) firesOf(name string) []time.Time {

@@ -173,8 +173,9 @@ func (s *Service) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
 		}
 	}
 	next := map[string]time.Time{}
+	stalls := map[string]runner.ScheduleStalled{}
 	if s.sched != nil {
-		next = s.sched.NextFires()
+		next, stalls = s.sched.NextFires(), s.sched.Stalls()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -191,6 +192,9 @@ func (s *Service) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
 			js.Holder = ctl.HolderOf(l.Holder)
 		}
 		js.State = s.stateOf(j, st, &js)
+		if stall, ok := stalls[j.Name]; ok && js.State == ctl.StateIdle {
+			js.State, js.Problem = ctl.StateUnschedulable, stallProblem(stall)
+		}
 		out = append(out, js)
 	}
 	return out, nil
@@ -216,6 +220,11 @@ func (s *Service) stateOf(j config.Job, st *jobState, js *ctl.JobStatus) ctl.Job
 		return ctl.StateDisabled
 	}
 	return ctl.StateIdle
+}
+
+// stallProblem says why a job has no next fire, for status and the console.
+func stallProblem(st runner.ScheduleStalled) string {
+	return "no next fire after " + st.After.Format(time.RFC3339) + " could be computed; retrying at " + st.Retry.Format(time.RFC3339)
 }
 
 func zoneName(j config.Job) string {

@@ -99,6 +99,8 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 		return "paused: no scheduled fires until resumed (p)"
 	case ctl.StateDisabled:
 		return "disabled in jobs.yaml"
+	case ctl.StateUnschedulable:
+		return "unschedulable: " + j.Problem
 	}
 	if j.NextRun.IsZero() {
 		return "idle"

@@ -179,7 +179,7 @@ func compareJobs(a, b ctl.JobStatus, by sortKey) int {
 }
 
 func stateRank(s ctl.JobState) int {
-	return slices.Index([]ctl.JobState{ctl.StateRunning, ctl.StateQueued, ctl.StatePaused, ctl.StateIdle, ctl.StateDisabled}, s)
+	return slices.Index([]ctl.JobState{ctl.StateUnschedulable, ctl.StateRunning, ctl.StateQueued, ctl.StatePaused, ctl.StateIdle, ctl.StateDisabled}, s)
 }
 
 // name is the selected job's name, "" for an empty table.

@@ -166,6 +166,8 @@ func stateGlyph(st ctl.JobState) string {
 		return "‖"
 	case ctl.StateDisabled:
 		return "–"
+	case ctl.StateUnschedulable:
+		return "!"
 	}
 	return "·"
 }
