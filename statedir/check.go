@@ -23,7 +23,7 @@ import (
 	"syscall"
 )
 
-// Names inside the state dir that the check covers.
+// Names inside the state dir that matter most; every entry is checked.
 const (
 	LocksDir   = "locks"
 	Socket     = "cronvisor.sock"
@@ -34,8 +34,8 @@ const (
 type UnsafeError struct {
 	Path string
 	UID  uint32      // the path's owner
-	Mode fs.FileMode // its mode, as Lstat (or Stat, for a symlinked dir) gave it
-	Why  string      // what is wrong: "owned by another user", "writable by group", ...
+	Mode fs.FileMode // its mode (for a symlink followed, its target's)
+	Why  string      // what is wrong: "owned by another user", "writable by others", ...
 	Self int         // the effective uid that refused it
 }
 
@@ -58,67 +58,74 @@ func UserName(uid uint32) string {
 	return "uid " + id
 }
 
-// Check checks dir for the effective uid of this process. A path that does
-// not exist yet passes: cronvisor creates what it needs 0700 (dirs) and
-// 0600 (files). Every unsafe path is reported, joined; a path that cannot
-// be examined is an error too.
+// Check checks, for the effective uid of this process, the state dir, every
+// entry in it (locks/, the history, the socket and its lock, logs/) and
+// every entry in locks/. A state dir that does not exist yet passes:
+// cronvisor creates what it needs, dirs 0700 and files 0600. Every unsafe
+// path is reported, joined; a path that cannot be examined is an error
+// too.
 func Check(dir string) error { return check(dir, os.Geteuid()) }
 
 func check(dir string, self int) error {
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
+	fi, err := examine(dir, true, self)
+	if err != nil || fi == nil {
+		return err
 	}
-	add(checkDir(dir, self))
-	locks := filepath.Join(dir, LocksDir)
-	add(checkDir(locks, self))
-	lockFiles, err := filepath.Glob(filepath.Join(locks, "*.lock"))
-	add(err) // only a bad pattern, which this one is not
-	for _, f := range append(lockFiles, filepath.Join(dir, Socket), filepath.Join(dir, SocketLock)) {
-		add(checkFile(f, self))
+	if !fi.IsDir() {
+		return fmt.Errorf("state dir %s is not a directory (%s)", dir, fi.Mode().Type())
+	}
+	var errs []error
+	// Entries of the state dir are followed when they are symlinks (a
+	// history.db kept elsewhere): what they point to is what gets written.
+	errs = append(errs, checkEntries(dir, true, self)...)
+	// A symlink in locks/ is refused at each fire (O_NOFOLLOW); here only
+	// who planted it matters.
+	if fi, err := os.Stat(filepath.Join(dir, LocksDir)); err == nil && fi.IsDir() {
+		errs = append(errs, checkEntries(filepath.Join(dir, LocksDir), false, self)...)
 	}
 	return errors.Join(errs...)
 }
 
-// checkDir checks a directory and, when it is a symlink (a state dir
-// placed elsewhere), the link and what it points to.
-func checkDir(path string, self int) error {
+// checkEntries checks every entry of dir.
+func checkEntries(dir string, follow bool, self int) []error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return []error{fmt.Errorf("unsafe state dir: cannot list %s: %w", dir, err)}
+	}
+	var errs []error
+	for _, e := range entries {
+		if _, err := examine(filepath.Join(dir, e.Name()), follow, self); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// examine applies the rule to path and, when it is a symlink and follow is
+// set, to what it points to; it returns what path resolves to, nil when
+// there is nothing there. A symlink's own mode is always 0777 and never
+// consulted, so only its owner is judged.
+func examine(path string, follow bool, self int) (fs.FileInfo, error) {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("unsafe state dir: cannot examine %s: %w", path, err)
+		return nil, fmt.Errorf("unsafe state dir: cannot examine %s: %w", path, err)
 	}
 	if fi.Mode().Type() != fs.ModeSymlink {
-		return judge(path, fi, self, true)
+		return fi, judge(path, fi, self, true)
 	}
-	if err := judge(path, fi, self, false); err != nil {
-		return err
+	if err := judge(path, fi, self, false); err != nil || !follow {
+		return nil, err
 	}
 	if fi, err = os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("unsafe state dir: %s is a dangling symlink", path)
+			return nil, nil // dangling: nothing to write through
 		}
-		return fmt.Errorf("unsafe state dir: cannot examine %s: %w", path, err)
+		return nil, fmt.Errorf("unsafe state dir: cannot examine %s: %w", path, err)
 	}
-	return judge(path, fi, self, true)
-}
-
-// checkFile checks a file without following a symlink: the lock package
-// opens lock files with O_NOFOLLOW and refuses a symlink at each fire, so
-// only who planted it matters here; a symlink's own mode means nothing.
-func checkFile(path string, self int) error {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("unsafe state dir: cannot examine %s: %w", path, err)
-	}
-	return judge(path, fi, self, fi.Mode().Type() != fs.ModeSymlink)
+	return fi, judge(path, fi, self, true)
 }
 
 // judge applies the rule to one path's metadata; withMode is false for a

@@ -77,6 +77,12 @@ func TestCheck(t *testing.T) {
 		{"socket of another user", chown(Socket), "owned by another user", "Srw-------"},
 		{"socket lock of another user", chown(SocketLock), "owned by another user", "-rw-------"},
 		{"socket lock writable by its group", chmod(SocketLock, 0o660), "writable by its group", "-rw-rw----"},
+		{"history of another user", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "history.db")
+			mustDo(t, os.WriteFile(p, nil, 0o600))
+			mustDo(t, os.Chown(p, nobody, nobody))
+			return p
+		}, "owned by another user", "-rw-------"},
 		{"symlink planted by another user", func(t *testing.T, dir string) string {
 			p := filepath.Join(dir, LocksDir, "b.lock")
 			mustDo(t, os.Symlink("/etc/passwd", p))
@@ -130,8 +136,29 @@ func TestCheckSymlinkedStateDir(t *testing.T) {
 		t.Fatalf("symlinked state dir of another user: %v, want it refused", err)
 	}
 	mustDo(t, os.Remove(target))
-	if err := Check(link); err == nil || !strings.Contains(err.Error(), "dangling") {
-		t.Fatalf("dangling state dir symlink: %v", err)
+	if err := Check(link); err != nil {
+		t.Fatalf("dangling state dir symlink: %v, want nil (nothing there yet)", err)
+	}
+}
+
+func TestCheckFollowsEntriesOfTheStateDir(t *testing.T) {
+	needRoot(t)
+	dir := tree(t)
+	elsewhere := filepath.Join(t.TempDir(), "history.db")
+	mustDo(t, os.WriteFile(elsewhere, nil, 0o666))
+	mustDo(t, os.Chmod(elsewhere, 0o666))
+	mustDo(t, os.Symlink(elsewhere, filepath.Join(dir, "history.db")))
+	var bad *UnsafeError
+	if err := Check(dir); !errors.As(err, &bad) || bad.Why != "writable by others" {
+		t.Fatalf("history.db symlinked to a world-writable file: %v, want refused", err)
+	}
+}
+
+func TestCheckStateDirThatIsAFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "state")
+	mustDo(t, os.WriteFile(f, nil, 0o600))
+	if err := Check(f); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("Check on a file: %v", err)
 	}
 }
 
