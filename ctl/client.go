@@ -93,7 +93,7 @@ func dialError(path string, err error) error {
 // another user's. When the kernel lists the path as listening, a daemon
 // runs there and this is its refusal (ErrRefused).
 func deniedError(path string, err error) error {
-	who := "socket owner unknown"
+	who := "its directory is closed to you"
 	if fi, serr := os.Lstat(path); serr == nil {
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 			who = fmt.Sprintf("socket owner %s, mode %s", statedir.UserName(st.Uid), fi.Mode())
@@ -101,8 +101,8 @@ func deniedError(path string, err error) error {
 	}
 	self := statedir.UserName(uint32(os.Geteuid()))
 	if listening(path) {
-		return fmt.Errorf("%w: a cronvisor daemon serves %s but refused you (%s): %v (%s); it serves only its own user and root",
-			ErrRefused, path, self, err, who)
+		return &refusedError{fmt.Sprintf("a cronvisor daemon serves %s but refused you (%s): permission denied (%s); it serves only its own user and root",
+			path, self, who)}
 	}
 	return fmt.Errorf("control socket %s: %w for you (%s; %s): a daemon of another user may serve it", path, err, self, who)
 }

@@ -82,12 +82,23 @@ type UntrustedError struct {
 
 // Error names the socket, who serves it and who asked.
 func (e *UntrustedError) Error() string {
-	return fmt.Sprintf("control socket %s is served by pid %d running as %s, neither you (%s) nor root: not trusting its answers (another user may have planted it; see who can write %s)",
-		e.Path, e.ServerPID, statedir.UserName(e.ServerUID), statedir.UserName(uint32(e.Self)), filepath.Dir(e.Path))
+	trusted := "root"
+	if e.Self != 0 {
+		trusted = "you (" + statedir.UserName(uint32(e.Self)) + ") or root"
+	}
+	return fmt.Sprintf("control socket %s is served by pid %d running as %s, not by %s: not trusting its answers (another user may have planted it; see who can write %s)",
+		e.Path, e.ServerPID, statedir.UserName(e.ServerUID), trusted, filepath.Dir(e.Path))
 }
 
 // Unwrap makes it match ErrUntrusted.
 func (e *UntrustedError) Unwrap() error { return ErrUntrusted }
+
+// refusedError is a refusal the client worked out itself (EACCES on a
+// listening socket); it matches ErrRefused.
+type refusedError struct{ msg string }
+
+func (e *refusedError) Error() string { return e.msg }
+func (e *refusedError) Unwrap() error { return ErrRefused }
 
 // checkServer returns an error unless c's server runs as this process's
 // effective user or root.

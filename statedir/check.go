@@ -45,7 +45,7 @@ func (e *UnsafeError) Error() string {
 	if e.Self != 0 {
 		owners = UserName(uint32(e.Self)) + " or root"
 	}
-	return fmt.Sprintf("unsafe state dir: %s is %s (owner %s, mode %s); cronvisor trusts only paths owned by %s and writable by their owner alone",
+	return fmt.Sprintf("unsafe state dir: %s is %s (owner %s, mode %s); cronvisor trusts only paths owned by %s and writable by their owner alone: chown or chmod go-w it, or use another state_dir",
 		e.Path, e.Why, UserName(e.UID), e.Mode, owners)
 }
 
