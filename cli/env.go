@@ -53,8 +53,9 @@ func newLocker(cfg *config.Config) (lock.Locker, error) {
 // this process (subreaper) so that no descendant escapes its run's deadline.
 // A state dir another user could tamper with is refused first: the daemon,
 // the in-process console and `run NAME` all start here, before any lock.
-func openEnv(cfg *config.Config, stderr io.Writer) (*env, error) {
-	if err := statedir.Check(cfg.StateDir); err != nil {
+// With locks named, only those of locks/ are checked (see statedir.Check).
+func openEnv(cfg *config.Config, stderr io.Writer, locks ...string) (*env, error) {
+	if err := statedir.Check(cfg.StateDir, locks...); err != nil {
 		return nil, err
 	}
 	if err := proc.EnableSubreaper(); err != nil {

@@ -60,13 +60,14 @@ func UserName(uid uint32) string {
 
 // Check checks, for the effective uid of this process, the state dir, every
 // entry in it (locks/, the history, the socket and its lock, logs/) and
-// every entry in locks/. A state dir that does not exist yet passes:
-// cronvisor creates what it needs, dirs 0700 and files 0600. Every unsafe
-// path is reported, joined; a path that cannot be examined is an error
-// too.
-func Check(dir string) error { return check(dir, os.Geteuid()) }
+// the entries of locks/: all of them, or with locks given only those
+// locks' files (`run NAME` needs its own lock only, and a state dir may
+// hold thousands). A state dir that does not exist yet passes: cronvisor
+// creates what it needs, dirs 0700 and files 0600. Every unsafe path is
+// reported, joined; a path that cannot be examined is an error too.
+func Check(dir string, locks ...string) error { return check(dir, os.Geteuid(), locks) }
 
-func check(dir string, self int) error {
+func check(dir string, self int, locks []string) error {
 	fi, err := examine(dir, true, self)
 	if err != nil || fi == nil {
 		return err
@@ -78,10 +79,19 @@ func check(dir string, self int) error {
 	// Entries of the state dir are followed when they are symlinks (a
 	// history.db kept elsewhere): what they point to is what gets written.
 	errs = append(errs, checkEntries(dir, true, self)...)
+	lockDir := filepath.Join(dir, LocksDir)
+	if fi, err := os.Stat(lockDir); err != nil || !fi.IsDir() {
+		return errors.Join(errs...)
+	}
 	// A symlink in locks/ is refused at each fire (O_NOFOLLOW); here only
 	// who planted it matters.
-	if fi, err := os.Stat(filepath.Join(dir, LocksDir)); err == nil && fi.IsDir() {
-		errs = append(errs, checkEntries(filepath.Join(dir, LocksDir), false, self)...)
+	if len(locks) == 0 {
+		errs = append(errs, checkEntries(lockDir, false, self)...)
+	}
+	for _, name := range locks {
+		if _, err := examine(filepath.Join(lockDir, name+".lock"), false, self); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -175,6 +175,23 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 	}
 }
 
+func TestCheckOnlyNamedLocks(t *testing.T) {
+	needRoot(t)
+	dir := tree(t)
+	other := filepath.Join(dir, LocksDir, "other.lock")
+	mustDo(t, os.WriteFile(other, nil, 0o666))
+	mustDo(t, os.Chmod(other, 0o666))
+	if err := Check(dir, "a"); err != nil {
+		t.Errorf("Check for lock a: %v; want other.lock left to its own run", err)
+	}
+	if err := Check(dir, "a", "other"); err == nil || !strings.Contains(err.Error(), other) {
+		t.Errorf("Check for locks a and other: %v; want other.lock refused", err)
+	}
+	if err := Check(dir); err == nil {
+		t.Error("Check of every lock passed a world-writable lock file")
+	}
+}
+
 func TestCheckMissingIsFine(t *testing.T) {
 	if err := Check(filepath.Join(t.TempDir(), "not-yet")); err != nil {
 		t.Fatalf("a state dir not created yet: %v", err)
@@ -185,7 +202,7 @@ func TestCheckMissingIsFine(t *testing.T) {
 // nothing here, which needs no root: root's own paths still pass.
 func TestCheckAsAnotherUser(t *testing.T) {
 	dir := tree(t)
-	err := check(dir, os.Geteuid()+1)
+	err := check(dir, os.Geteuid()+1, nil)
 	if os.Geteuid() == 0 {
 		if err != nil {
 			t.Fatalf("root-owned tree for uid 1: %v, want trusted (root excepted)", err)
