@@ -229,7 +229,8 @@ func TestE2EStrictModesRefuseStart(t *testing.T) {
 
 // TestE2EClientRefusesASocketOfAnotherUser: with the state dir writable by
 // another user, that user serves a fake control socket; root's `status`
-// must refuse it, saying who serves it, and print none of its answer.
+// and `ui` must refuse it, saying who serves it, and print none of its
+// answer.
 func TestE2EClientRefusesASocketOfAnotherUser(t *testing.T) {
 	cred := throwawayUser(t, "cvstrict-sock")
 	s := newSandbox(t, strictJobs)
@@ -252,7 +253,7 @@ func TestE2EClientRefusesASocketOfAnotherUser(t *testing.T) {
 		return strings.Contains(answer, fakeAnswer)
 	})
 
-	for _, args := range [][]string{{"status"}, {"status", "--json"}} {
+	for _, args := range [][]string{{"status"}, {"status", "--json"}, {"ui"}} {
 		code, stdout, stderr := s.runCV(15*time.Second, args...)
 		t.Logf("%v said: %s", args, stderr)
 		if code != 1 {
@@ -329,4 +330,34 @@ func (s *sandbox) runUser(bin string, args ...string) (int, string, string) {
 	p := s.startEnv(nil, bin, append([]string{"--config", s.config}, args...)...)
 	code := p.wait(15 * time.Second)
 	return code, p.stdout(), p.stderr()
+}
+
+// TestE2EConsoleRefusesAnUnsafeStateDir: `cronvisor` on a terminal, which
+// would schedule in-process, refuses a world-writable state dir before it
+// opens cronvisor.log there.
+func TestE2EConsoleRefusesAnUnsafeStateDir(t *testing.T) {
+	s := newSandbox(t, strictJobs)
+	if err := os.Mkdir(s.state, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	mustChmod(t, s.state, 0o777)
+	tm := startTmux(t, s, 200, 20, cvBin, "--config", s.config)
+	tm.await(10*time.Second, "the console to refuse and exit", func(string) bool { return tm.dead() })
+	// With the scrollback, wrapped lines joined: the message is long.
+	screen, err := tm.run("capture-pane", "-p", "-J", "-S", "-", "-t", "cv")
+	if err != nil {
+		t.Fatalf("tmux capture-pane: %v: %s", err, screen)
+	}
+	flat := strings.Join(strings.Fields(screen), " ")
+	for _, w := range []string{"unsafe state dir", "is writable by others", "owner root (uid 0)", "mode drwxrwxrwx"} {
+		if !strings.Contains(flat, w) {
+			t.Errorf("console's refusal does not say %q; the screen:\n%s", w, screen)
+		}
+	}
+	if out, err := tm.run("display-message", "-p", "-t", "cv", "#{pane_dead_status}"); err != nil || strings.TrimSpace(out) != "1" {
+		t.Errorf("console exit status %q (%v), want 1", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.state, "cronvisor.log")); err == nil {
+		t.Error("the console opened cronvisor.log in the unsafe state dir")
+	}
 }
