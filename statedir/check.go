@@ -3,13 +3,15 @@
 //
 // Whoever can write the state dir can swap a lock file (two copies of a
 // job run at once) or plant a control socket that answers for the daemon.
-// So a supervisor refuses to start when the state dir, its locks/, a lock
-// file, the control socket or the socket's lock file is owned by another
-// user (root excepted) or writable by group or others. There is no
-// exception for a sticky directory: it keeps others from renaming our
-// files, but not from creating the lock file of a job before its first
-// run. Nothing is repaired: the error names each path, its owner and mode,
-// and the operator decides.
+// So a supervisor refuses to start when the state dir, an entry in it
+// (locks/, the history, the control socket and its lock file ...) or an
+// entry in locks/ is owned by another user (root excepted) or writable by
+// group or others. A group-writable path of our own is refused as sshd
+// refuses it: the group's other members could write it. There is no
+// exception for a sticky directory either: it keeps others from renaming
+// our files, but not from creating the lock file of a job before its
+// first run. Nothing is repaired: the error names each path, its owner
+// and mode, and the operator decides.
 package statedir
 
 import (
