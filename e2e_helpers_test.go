@@ -34,6 +34,9 @@ var cvBin string
 const markerVar = "CRONVISOR_E2E_MARK"
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(fakeSocketVar); path != "" {
+		os.Exit(serveFakeSocket(path)) // the test binary as another user's fake daemon
+	}
 	os.Exit(buildAndRun(m))
 }
 
@@ -63,6 +66,8 @@ type sandbox struct {
 	config string // absolute path of jobs.yaml
 	state  string // absolute state_dir (jobs.yaml says "state")
 	marker string // value of markerVar for this sandbox
+	// cred, when set, is the user the sandbox's processes run as.
+	cred *syscall.Credential
 }
 
 // newSandbox writes jobs.yaml with `state_dir: state` followed by body, and
@@ -144,7 +149,7 @@ func (s *sandbox) startEnv(extraEnv []string, name string, args ...string) *proc
 	cmd.Dir = s.dir
 	cmd.Env = s.env(extraEnv...)
 	cmd.Stdout, cmd.Stderr = outF, errF
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cred}
 	p := &proc{t: t, cmd: cmd, outF: outF.Name(), errF: errF.Name(), done: make(chan struct{}), start: time.Now()}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)

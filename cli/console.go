@@ -15,6 +15,7 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/ctl"
+	"cronvisor/statedir"
 	"cronvisor/ui"
 )
 
@@ -34,9 +35,15 @@ func runConsole(_ *cobra.Command, g *globals) error {
 	if err != nil {
 		return err
 	}
-	if client, err := dialDaemon(socketPath(cfg)); err == nil {
+	client, err := dialDaemon(socketPath(cfg))
+	if err == nil {
 		defer client.Close()
 		return attach(client, socketPath(cfg))
+	}
+	if !errors.Is(err, ctl.ErrNoDaemon) {
+		// A daemon that refused us, or a socket we refuse: scheduling
+		// beside it in-process would be the wrong answer to either.
+		return exitCode(1, err)
 	}
 	return runEmbedded(g, cfg)
 }
@@ -59,6 +66,11 @@ func dialDaemon(path string) (*ctl.Client, error) {
 // runEmbedded runs the scheduler in this process with the console on top.
 // Logs go to STATE_DIR/cronvisor.log: the terminal belongs to the console.
 func runEmbedded(g *globals, cfg *config.Config) error {
+	// Checked before cronvisor.log is opened, not only in openEnv: another
+	// user's symlink there would have root append to any file.
+	if err := statedir.Check(cfg.StateDir); err != nil {
+		return exitCode(1, err)
+	}
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return exitCode(1, err)
 	}
@@ -131,8 +143,11 @@ or run 'cronvisor' alone to schedule in-process with the console on top).`,
 			}
 			path := socketPath(cfg)
 			client, err := dialDaemon(path)
-			if err != nil {
+			if errors.Is(err, ctl.ErrNoDaemon) {
 				return exitCode(1, fmt.Errorf("%w; start one with `cronvisor daemon`", err))
+			}
+			if err != nil {
+				return exitCode(1, err)
 			}
 			defer client.Close()
 			return attach(client, path)

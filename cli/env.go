@@ -14,6 +14,7 @@ import (
 	"cronvisor/lock"
 	"cronvisor/proc"
 	"cronvisor/runner"
+	"cronvisor/statedir"
 )
 
 // env is what running jobs needs: the lock backend, the event fan-out and
@@ -50,7 +51,13 @@ func newLocker(cfg *config.Config) (lock.Locker, error) {
 
 // openEnv prepares a supervisor for cfg. Orphans of runs are reparented to
 // this process (subreaper) so that no descendant escapes its run's deadline.
-func openEnv(cfg *config.Config, stderr io.Writer) (*env, error) {
+// A state dir another user could tamper with is refused first: the daemon,
+// the in-process console and `run NAME` all start here, before any lock.
+// With locks named, only those of locks/ are checked (see statedir.Check).
+func openEnv(cfg *config.Config, stderr io.Writer, locks ...string) (*env, error) {
+	if err := statedir.Check(cfg.StateDir, locks...); err != nil {
+		return nil, err
+	}
 	if err := proc.EnableSubreaper(); err != nil {
 		fmt.Fprintln(stderr, "cronvisor: warning: cannot become a child subreaper:", err)
 	}

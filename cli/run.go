@@ -47,7 +47,7 @@ func runOnce(g *globals, name string, conflictCode int) error {
 	if !ok {
 		return usageError("no job %q in %s", name, g.configPath)
 	}
-	env, err := openEnv(cfg, g.stderr)
+	env, err := openEnv(cfg, g.stderr, job.Lock)
 	if err != nil {
 		return exitCode(125, err)
 	}

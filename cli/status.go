@@ -55,6 +55,8 @@ reads the lock files and the history store directly.`,
 
 // jobStatuses asks the daemon, or works it out from the state dir.
 func jobStatuses(ctx context.Context, cfg *config.Config) ([]ctl.JobStatus, string, error) {
+	// Only "no daemon" falls back to the state dir: a daemon that refused
+	// us, or a socket of another user that we refuse, is said as it is.
 	client, err := ctl.Dial(socketPath(cfg))
 	if err == nil {
 		defer client.Close()
@@ -65,6 +67,8 @@ func jobStatuses(ctx context.Context, cfg *config.Config) ([]ctl.JobStatus, stri
 		if !errors.Is(err, ctl.ErrNoDaemon) {
 			return nil, "", err
 		}
+	} else if !errors.Is(err, ctl.ErrNoDaemon) {
+		return nil, "", err
 	}
 	jobs, err := offlineStatuses(ctx, cfg, time.Now())
 	return jobs, "no daemon running; read from " + cfg.StateDir, err

@@ -9,9 +9,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"syscall"
 	"time"
+
+	"cronvisor/statedir"
 )
 
 // DefaultTimeout bounds each request/response call of a Client, and the
@@ -20,8 +23,8 @@ const DefaultTimeout = 5 * time.Second
 
 // Client talks to a daemon's control socket. Its methods mirror Backend
 // and are safe for concurrent use. Errors the daemon answered with keep
-// its message; a 404 for a job matches ErrUnknownJob and a 400
-// ErrBadRequest.
+// its message; a 404 for a job matches ErrUnknownJob, a 400
+// ErrBadRequest and a 403 ErrRefused.
 type Client struct {
 	path string
 	hc   *http.Client
@@ -37,20 +40,36 @@ func (c *Client) timeout() time.Duration {
 	return c.Timeout
 }
 
-// Dial checks that a daemon listens on the socket at path and returns a
-// client for it. Nothing there (no file, or a stale one) is ErrNoDaemon,
-// wrapped with the path; other failures, such as EACCES on another user's
-// socket, are returned as they are, wrapped with the path.
+// Dial checks that a daemon listens on the socket at path and that it runs
+// as this user or root, and returns a client for it. Nothing there (no
+// file, or a stale one) is ErrNoDaemon, wrapped with the path; a server of
+// another user is an *UntrustedError (ErrUntrusted), for this and every
+// later connection; other failures, such as EACCES on another user's
+// socket, are returned wrapped with the path.
 func Dial(path string) (*Client, error) {
 	conn, err := net.DialTimeout("unix", path, probeTimeout)
 	if err != nil {
 		return nil, dialError(path, err)
 	}
+	err = checkServer(conn, path)
 	conn.Close()
+	if err != nil {
+		return nil, err
+	}
 	tr := &http.Transport{
+		// Each connection is checked: the socket may be replaced between
+		// two calls.
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
+			c, err := d.DialContext(ctx, "unix", path)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkServer(c, path); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return c, nil
 		},
 		MaxIdleConns:       4,
 		IdleConnTimeout:    30 * time.Second,
@@ -64,7 +83,47 @@ func dialError(path string, err error) error {
 	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
 		return fmt.Errorf("%w on %s", ErrNoDaemon, path)
 	}
+	if errors.Is(err, syscall.EACCES) {
+		return deniedError(path, err)
+	}
 	return fmt.Errorf("control socket %s: %w", path, err)
+}
+
+// deniedError explains an EACCES on connect: the socket (or its dir) is
+// another user's. When the kernel lists the path as listening, a daemon
+// runs there and this is its refusal (ErrRefused).
+func deniedError(path string, err error) error {
+	who := "its directory is closed to you"
+	if fi, serr := os.Lstat(path); serr == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			who = fmt.Sprintf("socket owner %s, mode %s", statedir.UserName(st.Uid), fi.Mode())
+		}
+	}
+	self := statedir.UserName(uint32(os.Geteuid()))
+	if listening(path) {
+		return &refusedError{fmt.Sprintf("a cronvisor daemon serves %s but refused you (%s): permission denied (%s); it serves only its own user and root",
+			path, self, who)}
+	}
+	return fmt.Errorf("control socket %s: %w for you (%s; %s): a daemon of another user may serve it", path, err, self, who)
+}
+
+// listening reports whether /proc/net/unix lists a listening socket bound
+// at path. Any user may read it; it names the bound path, not the file's
+// current owner, so it says only that someone listens there.
+func listening(path string) bool {
+	data, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return false
+	}
+	// Num RefCount Protocol Flags Type St Inode Path; flag 00010000 is
+	// __SO_ACCEPTCON, a listening socket.
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 8 && f[7] == path && f[3] == "00010000" {
+			return true
+		}
+	}
+	return false
 }
 
 // Close drops the client's idle connections.
@@ -196,6 +255,10 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values) (*
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		var untrusted *UntrustedError
+		if errors.As(err, &untrusted) {
+			return nil, untrusted
+		}
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, fmt.Errorf("%w on %s (it went away)", ErrNoDaemon, c.path)
 		}
@@ -228,6 +291,8 @@ func (e *RemoteError) Unwrap() error {
 		return ErrUnknownJob
 	case codeBadRequest:
 		return ErrBadRequest
+	case codeRefused:
+		return ErrRefused
 	}
 	return nil
 }

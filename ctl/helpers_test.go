@@ -25,9 +25,19 @@ const (
 	peerNoDial  = 4
 )
 
+// serveEnv makes the test binary a server on the socket at its value: the
+// untrusted-server test runs it as another user.
+const serveEnv = "CTL_TEST_SERVE_SOCKET"
+
+// serveHelperLife bounds the server helper, should its test not kill it.
+const serveHelperLife = 30 * time.Second
+
 func TestMain(m *testing.M) {
 	if path := os.Getenv(peerEnv); path != "" {
 		os.Exit(peerHelper(path))
+	}
+	if path := os.Getenv(serveEnv); path != "" {
+		os.Exit(serveHelper(path))
 	}
 	os.Exit(m.Run())
 }
@@ -46,6 +56,23 @@ func peerHelper(path string) int {
 		return peerRefused
 	}
 	return peerOK
+}
+
+// serveHelper answers with the fake backend, to any uid, until killed or
+// serveHelperLife has passed.
+func serveHelper(path string) int {
+	ln, err := Listen(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), serveHelperLife)
+	defer cancel()
+	if err := serve(ctx, ln, newFakeBackend(), nil, func(uint32) bool { return true }); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // ref is the fixed reference time of the fixtures, in UTC so that it

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"net"
 	"os"
 	"sync"
@@ -37,7 +36,8 @@ const probeTimeout = time.Second
 // The mode is set by chmod right after bind, not through the umask, which
 // is process-wide and would race with jobs being started. In the moment
 // between the two the socket may be reachable by others when the state
-// dir is not private, but Serve refuses every peer of another uid anyway.
+// dir is not private, but Serve refuses every peer of another uid anyway
+// (and a supervisor refuses to start in a state dir others may write).
 //
 // Closing the listener removes the socket file, then releases the flock.
 func Listen(path string) (net.Listener, error) {
@@ -142,68 +142,4 @@ func clearStale(path string) error {
 		return fmt.Errorf("control socket: removing stale socket: %w", err)
 	}
 	return nil
-}
-
-// peerFilter refuses, at accept time, connections whose peer's uid allow
-// refuses. The mode 0600 already keeps other users out
-// of a socket in a proper state dir; this holds also when it does not (a
-// socket chmod'ed by hand, the moment before chmod, a shared dir).
-type peerFilter struct {
-	net.Listener
-	allow func(uid uint32) bool
-	log   *slog.Logger
-}
-
-// Accept returns the next allowed connection and closes refused ones.
-// Refusing must not return an error: http.Server would back off and log
-// it as a failing listener.
-func (f *peerFilter) Accept() (net.Conn, error) {
-	for {
-		c, err := f.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		cred, err := peerCred(c)
-		if err == nil && f.allow(cred.Uid) {
-			return c, nil
-		}
-		c.Close()
-		if err != nil {
-			f.log.Warn("control socket: refused a connection whose peer is unknown", "err", err)
-		} else {
-			f.log.Warn("control socket: refused a connection from another user",
-				"uid", cred.Uid, "pid", cred.Pid)
-		}
-	}
-}
-
-// allowUser allows peers running as uid, and root, who could read the
-// state dir anyway.
-func allowUser(uid int) func(uint32) bool {
-	return func(peer uint32) bool { return peer == 0 || int(peer) == uid }
-}
-
-// peerCred reads SO_PEERCRED: the uid and pid of the process that
-// connected, as the kernel recorded them at connect time.
-func peerCred(c net.Conn) (*unix.Ucred, error) {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return nil, fmt.Errorf("peer credentials: %T is not a unix socket connection", c)
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("peer credentials: %w", err)
-	}
-	var cred *unix.Ucred
-	var credErr error
-	err = raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	})
-	if err == nil {
-		err = credErr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("peer credentials: %w", err)
-	}
-	return cred, nil
 }

@@ -202,8 +202,8 @@ func TestDaemonGoneAfterDial(t *testing.T) {
 func TestPeerRefusedByUID(t *testing.T) {
 	s := startServer(t, newFakeBackend(), func(uint32) bool { return false })
 	_, err := s.client.Jobs(within(t, 5*time.Second))
-	if err == nil {
-		t.Fatal("a refused peer got an answer")
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "refused you") {
+		t.Fatalf("a refused peer got %v, want ErrRefused saying the daemon refused it", err)
 	}
 	if log := s.log.String(); !strings.Contains(log, "refused a connection from another user") {
 		t.Errorf("refusal not logged; log:\n%s", log)

@@ -32,10 +32,11 @@ func TestOtherUser(t *testing.T) {
 		open    bool // chmod the socket 0666, so that only the uid check stands
 		want    int
 		wantLog string
+		wantOut string // what the refused client is told
 	}{
-		{"mode 0600 keeps another user out", allowUser(os.Geteuid()), false, peerNoDial, ""},
-		{"another user is refused by its uid", allowUser(os.Geteuid()), true, peerRefused, "uid=65534"},
-		{"the daemon's own user is served", allowUser(nobody), true, peerOK, ""},
+		{"mode 0600 keeps another user out", allowUser(os.Geteuid()), false, peerNoDial, "", "daemon serves"},
+		{"another user is refused by its uid", allowUser(os.Geteuid()), true, peerRefused, "uid=65534", "refused you (nobody (uid 65534))"},
+		{"the daemon's own user is served", allowUser(nobody), true, peerOK, "", ""},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,8 +54,98 @@ func TestOtherUser(t *testing.T) {
 			if !strings.Contains(s.log.String(), tt.wantLog) {
 				t.Errorf("log does not contain %q:\n%s", tt.wantLog, s.log)
 			}
+			if !strings.Contains(out, tt.wantOut) || (tt.wantOut != "" && !strings.Contains(out, "refused")) {
+				t.Errorf("the client was told %q, want it to say it was refused (%q)", out, tt.wantOut)
+			}
 		})
 	}
+}
+
+// TestServerOfAnotherUserIsNotTrusted serves a socket as another user, the
+// way someone who can write a state dir would plant one, and checks that
+// the client refuses it before asking anything, on Dial and on a later
+// connection of a client dialled before the swap.
+func TestServerOfAnotherUserIsNotTrusted(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("serving a socket as another user needs root (CI runs as root); TestUntrustedErrorNamesWhoServes covers the message")
+	}
+	dir := publicDir(t)
+	bin := copyTestBinary(t, dir)
+	sockDir := filepath.Join(dir, "state")
+	if err := os.Mkdir(sockDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(sockDir, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(sockDir, "cronvisor.sock")
+	startAs(t, bin, serveEnv+"="+path, nobody)
+	deadline := time.Now().Add(10 * time.Second)
+	var err error
+	for {
+		var c *Client
+		c, err = Dial(path)
+		if c != nil {
+			c.Close()
+			t.Fatal("Dial trusted a socket served by another user")
+		}
+		if !errors.Is(err, ErrNoDaemon) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var untrusted *UntrustedError
+	if !errors.As(err, &untrusted) || !errors.Is(err, ErrUntrusted) {
+		t.Fatalf("Dial: %v, want an UntrustedError", err)
+	}
+	if untrusted.ServerUID != nobody || untrusted.ServerPID <= 0 {
+		t.Errorf("UntrustedError names uid %d pid %d, want uid %d and its pid", untrusted.ServerUID, untrusted.ServerPID, nobody)
+	}
+	for _, want := range []string{path, "nobody (uid 65534)", "not by root", "not trusting"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q does not say %q", err, want)
+		}
+	}
+}
+
+// TestUntrustedErrorNamesWhoServes needs no second user.
+func TestUntrustedErrorNamesWhoServes(t *testing.T) {
+	err := error(&UntrustedError{Path: "/s/cronvisor.sock", ServerUID: 4242, ServerPID: 77, Self: 0})
+	want := "control socket /s/cronvisor.sock is served by pid 77 running as uid 4242, not by root: not trusting"
+	if !strings.Contains(err.Error(), want) || !errors.Is(err, ErrUntrusted) {
+		t.Errorf("got %q, want it to contain %q and match ErrUntrusted", err, want)
+	}
+}
+
+// startAs starts the test binary as uid with env set, in its own process
+// group, killed as a group when the test ends.
+func startAs(t *testing.T, bin, env string, uid uint32) {
+	t.Helper()
+	cmd := exec.Command(bin)
+	cmd.Dir = "/"
+	cmd.Env = append(os.Environ(), env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:    true,
+		Credential: &syscall.Credential{Uid: uid, Gid: uid},
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("helper as uid %d (pid %d) did not exit after SIGKILL", uid, cmd.Process.Pid)
+		}
+		if s := stderr.String(); s != "" {
+			t.Logf("helper as uid %d said: %s", uid, s)
+		}
+	})
 }
 
 // publicDir is a directory every user may enter: the other-user client

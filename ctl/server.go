@@ -29,8 +29,8 @@ const (
 
 // Serve answers the control API on ln until ctx is done, then shuts down:
 // event streams end at once, other requests get shutdownTimeout to finish.
-// Connections from a uid other than the daemon's own or root are closed as
-// soon as they are accepted. Serve closes ln (for a Listen listener, that
+// Requests from a uid other than the daemon's own or root are answered
+// 403, saying that a daemon runs and refused them (see guard). Serve closes ln (for a Listen listener, that
 // removes the socket file and releases its flock) and returns nil after a
 // shutdown, or the error that stopped it serving.
 func Serve(ctx context.Context, ln net.Listener, b Backend, log *slog.Logger) error {
@@ -46,13 +46,14 @@ func serve(ctx context.Context, ln net.Listener, b Backend, log *slog.Logger, al
 	stop := make(chan struct{})
 	s := &server{b: b, log: log, stop: stop}
 	hs := &http.Server{
-		Handler:           s.routes(),
+		Handler:           guard(allow, log, s.routes()),
+		ConnContext:       connPeer,
 		ReadHeaderTimeout: 5 * time.Second,
 		IdleTimeout:       time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(&peerFilter{Listener: ln, allow: allow, log: log}) }()
+	go func() { served <- hs.Serve(ln) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("control socket: %w", err)

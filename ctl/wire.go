@@ -41,6 +41,15 @@ var ErrBadRequest = errors.New("bad request")
 // returns it without touching that daemon's socket.
 var ErrInUse = errors.New("control socket in use by another daemon")
 
+// ErrRefused means a daemon serves the socket but refused this client: it
+// serves only its own user and root. The server answers it with 403.
+var ErrRefused = errors.New("refused by the daemon")
+
+// ErrUntrusted means the socket is served by a process of a user other
+// than this client's own or root, whose answers the client will not
+// trust: whoever could plant the socket could answer anything.
+var ErrUntrusted = errors.New("control socket served by another user")
+
 // ErrNoDaemon means nothing listens on the socket: no file, or a stale file
 // left by a daemon that died.
 var ErrNoDaemon = errors.New("no daemon listening")
@@ -205,6 +214,7 @@ type errorBody struct {
 const (
 	codeUnknownJob = "unknown_job"
 	codeBadRequest = "bad_request"
+	codeRefused    = "refused"
 )
 
 // runAnswer and killAnswer are the bodies of POST .../run and .../kill.
