@@ -71,6 +71,11 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	if lease != nil && lease.File() != nil {
 		spec.ExtraFiles = []*os.File{lease.File()}
 	}
+	if t, ok := lease.(lock.Tethered); ok {
+		// No process of the run holds such a lease: if this supervisor
+		// dies, the guard ends the run before the lease can expire.
+		spec.Guard = &proc.Guard{Within: t.MinLifeLeft()}
+	}
 	var lostLease atomic.Bool
 	if lease != nil && lease.Lost() != nil {
 		go func() {
