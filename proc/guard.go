@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -38,6 +39,33 @@ type Guard struct {
 	Within time.Duration
 }
 
+// Urgent is a cancellation cause (context.CancelCauseFunc) for a run that
+// must be gone within Within, its lock about to expire (a lost lease): it
+// is ended as its guard would end it, SIGKILL after min(Spec.KillGrace,
+// Within/2). It reads and matches (errors.Is) as Err.
+type Urgent struct {
+	Err    error
+	Within time.Duration
+}
+
+func (u *Urgent) Error() string { return u.Err.Error() }
+
+// Unwrap returns Err.
+func (u *Urgent) Unwrap() error { return u.Err }
+
+// guardGrace is the grace of a run that must be gone within d: half of
+// it, the other half for SIGKILL to take effect.
+func guardGrace(killGrace, d time.Duration) time.Duration { return min(killGrace, d/2) }
+
+// endGrace is the grace for ending a run whose end was caused by cause.
+func endGrace(killGrace time.Duration, cause error) time.Duration {
+	var u *Urgent
+	if errors.As(cause, &u) {
+		return guardGrace(killGrace, u.Within)
+	}
+	return killGrace
+}
+
 // guardExe works even once the binary was replaced or deleted (an upgrade
 // in place): it names this process's own executable.
 const guardExe = "/proc/self/exe"
@@ -51,8 +79,9 @@ type guard struct {
 
 // startGuard starts the guard of a run tagged tag, before the run itself,
 // so that no instant of the run is unguarded. The guard reads the tether
-// (a pipe on its fd 3): "pgid N" once the run started, "done" when it is
-// over; end of file without "done" means the supervisor died.
+// (a pipe on its fd 3): "pgid N" once the run started. Its end of file
+// means the supervisor died: the supervisor never closes it while the
+// guard lives (stop kills the guard first).
 func startGuard(g Guard, tag string, grace time.Duration) (*guard, error) {
 	r, w, err := os.Pipe() // O_CLOEXEC: no run inherits the write end
 	if err != nil {
@@ -68,7 +97,7 @@ func startGuard(g Guard, tag string, grace time.Duration) (*guard, error) {
 		Path: guardExe,
 		// Flags, not positional words: a test binary without IsGuard in
 		// its TestMain refuses them and exits, rather than run its tests.
-		Args:       []string{GuardName, "-tag", tag, "-grace", min(grace, g.Within/2).String()},
+		Args:       []string{GuardName, "-tag", tag, "-grace", guardGrace(grace, g.Within).String()},
 		Stdin:      stdin,
 		ExtraFiles: []*os.File{r},
 		// Its own group, outside the run's and the supervisor's: a kill
@@ -112,45 +141,35 @@ func (g *guard) exitErr() error {
 	return fmt.Errorf("%w (%v)", ErrGuardExited, g.cmd.ProcessState)
 }
 
-// stopWait bounds the wait for a guard told "done": it exits at once
-// unless stopped or stuck, and is then killed.
-const stopWait = time.Second
-
-// stop tells the guard the run is over and waits for it to exit.
+// stop ends the guard once the run is over. SIGKILL, not a message: it
+// has nothing to clean up, and is gone at once and for sure, never left
+// to act on the tether's end later.
 func (g *guard) stop() {
 	if g == nil {
 		return
 	}
-	_, _ = g.w.WriteString("done\n")
+	_ = g.cmd.Process.Kill() // not reaped yet, so the pid is still its own
+	<-g.gone
 	g.w.Close()
-	select {
-	case <-g.gone:
-	case <-time.After(stopWait):
-		_ = g.cmd.Process.Kill() // not reaped yet, so the pid is still its own
-		<-g.gone
-	}
 }
 
 // GuardMain is the body of a guard process, given its arguments after
-// argv[0]; it returns the exit code. It waits on the tether (fd 3) and, if
-// the supervisor dies before saying "done", ends the run as Run would at
-// a deadline: every process of the group or carrying the tag gets SIGTERM,
+// argv[0]; it returns the exit code. It reads the tether (fd 3) to its
+// end, the supervisor's death, and then ends the run as Run would at a
+// deadline: every process of the group or carrying the tag gets SIGTERM,
 // SIGKILL after the grace.
 func GuardMain(args []string) int {
 	fs := flag.NewFlagSet(GuardName, flag.ContinueOnError)
 	tag := fs.String("tag", "", "the run's KEY=VALUE environment tag")
 	grace := fs.Duration("grace", 0, "delay between SIGTERM and SIGKILL")
+	fs.SetOutput(io.Discard) // a guard has no stderr; the supervisor sees the exit
 	if fs.Parse(args) != nil || fs.NArg() > 0 {
 		return 2
 	}
 	// Its lifetime is the run's, told by the tether: a terminal's or a
 	// service manager's signals for the supervisor are not for it.
 	signal.Ignore(unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
-	pgid, done := readTether(os.NewFile(3, "tether"))
-	if done {
-		return 0
-	}
-	t := &tree{self: os.Getpid(), pgid: pgid}
+	t := &tree{self: os.Getpid(), pgid: readTether(os.NewFile(3, "tether"))}
 	if *tag != "" {
 		t.tag = []byte(*tag)
 	}
@@ -162,20 +181,18 @@ func GuardMain(args []string) int {
 	return 0
 }
 
-// readTether reads the tether until "done" or its end, and returns the
-// run's process group (-1, which matches no process, if never told).
-func readTether(f *os.File) (pgid int, done bool) {
-	pgid = -1
+// readTether reads the tether to its end and returns the run's process
+// group: -1, which matches no process, if it was never told (the
+// supervisor died before the run started, or while starting it: the tag
+// still finds the run then).
+func readTether(f *os.File) int {
+	pgid := -1
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		switch word, arg, _ := strings.Cut(sc.Text(), " "); word {
-		case "pgid":
-			if n, err := strconv.Atoi(arg); err == nil && n > 0 {
-				pgid = n
-			}
-		case "done":
-			return pgid, true
+		word, arg, _ := strings.Cut(sc.Text(), " ")
+		if n, err := strconv.Atoi(arg); word == "pgid" && err == nil && n > 0 {
+			pgid = n
 		}
 	}
-	return pgid, false
+	return pgid
 }

@@ -163,7 +163,7 @@ func Run(ctx context.Context, spec Spec) Result {
 			res.Outcome, res.Err = Exited, nil
 		}
 	}
-	if err := t.end(waited, spec.KillGrace); err != nil {
+	if err := t.end(waited, endGrace(spec.KillGrace, res.Err)); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
 	out.finish()

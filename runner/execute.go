@@ -83,7 +83,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 			case <-lease.Lost():
 				lostLease.Store(true)
 				if job.OnLockLost != config.LockLostContinue {
-					cancel(ErrLockLost)
+					cancel(lockLost(lease))
 				}
 			case <-runCtx.Done():
 			}
@@ -102,6 +102,16 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	s.rememberLastOK(job.Name, runID, lastOK, knownLastOK && vouched)
 	s.emit(f)
 	return f
+}
+
+// lockLost is the cause that ends a run whose lease was lost. A Tethered
+// lease is declared lost with MinLifeLeft still to go: the run must be
+// gone by then, as its guard would make it if this supervisor had died.
+func lockLost(lease lock.Lease) error {
+	if t, ok := lease.(lock.Tethered); ok {
+		return &proc.Urgent{Err: ErrLockLost, Within: t.MinLifeLeft()}
+	}
+	return ErrLockLost
 }
 
 // lastOKSlot is the job's last-ok slot for CRONVISOR_LAST_OK_SLOT (zero if
