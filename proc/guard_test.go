@@ -244,3 +244,21 @@ func TestUrgentCauseShortensTheGrace(t *testing.T) {
 		t.Errorf("ended after %v, want SIGKILL after 200 ms", took)
 	}
 }
+
+// BenchmarkRunGuarded is the cost of a guard on a short run: one more
+// fork and exec before the run's own, and a kill and reap after it.
+func BenchmarkRunGuarded(b *testing.B) {
+	for _, guarded := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "guarded"}[guarded], func(b *testing.B) {
+			spec := Spec{Argv: []string{"/bin/true"}, Tag: "CRONVISOR_RUN_ID=bench-" + strconv.Itoa(os.Getpid())}
+			if guarded {
+				spec.Guard = &Guard{Within: time.Second}
+			}
+			for b.Loop() {
+				if res := Run(context.Background(), spec); res.ExitCode != 0 {
+					b.Fatalf("%+v", res)
+				}
+			}
+		})
+	}
+}
