@@ -129,8 +129,8 @@ func Run(ctx context.Context, spec Spec) Result {
 			return startFailed(res, fmt.Errorf("start the run's guard: %w", err))
 		}
 	}
-	defer g.stop() // once the run is over: Run returns after its tree is gone
 	if err := startRegistered(cmd); err != nil {
+		g.stop()
 		out.abort()
 		return startFailed(res, err)
 	}
@@ -166,6 +166,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	if err := t.end(waited, endGrace(spec.KillGrace, res.Err)); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
+	g.stop() // the run is over: nothing is left for the guard to end
 	out.finish()
 	res.Ended = time.Now()
 	setExit(&res, cmd, waited)
