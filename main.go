@@ -13,8 +13,12 @@ import (
 	_ "time/tzdata" // zone names work on machines without a zone database
 
 	"cronvisor/cli"
+	runproc "cronvisor/proc" // "proc" is a test helper type of this package
 )
 
 func main() {
+	if runproc.IsGuard(os.Args) { // a run's guard: this binary re-executed
+		os.Exit(runproc.GuardMain(os.Args[1:]))
+	}
 	os.Exit(cli.Execute(os.Args[1:], os.Stdout, os.Stderr))
 }

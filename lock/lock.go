@@ -182,6 +182,15 @@ type Lease interface {
 	Release() error
 }
 
+// Tethered is implemented by leases that nothing of the run holds (Redis):
+// a dead supervisor's lease expires while its run's processes may go on,
+// so the run must end first. MinLifeLeft is the least time the lease has
+// left before it can expire, at any moment while it is not lost: a run
+// gone within that long of its supervisor's death never outlives it.
+type Tethered interface {
+	MinLifeLeft() time.Duration
+}
+
 // Preceded is implemented by leases that read the record of the lock's
 // previous holder when they took it (file leases): every holder rewrites
 // the record, so a previous holder that is a run of this process proves

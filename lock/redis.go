@@ -72,13 +72,14 @@ type Fenced interface {
 // Redis restart that loses the data (no persistence: this also forgets the
 // slot cursors) and an eviction policy other than the default noeviction
 // (volatile-* and allkeys-* may drop a lock key early). Unlike a flock, the
-// lock is not held by the run's processes: if the supervisor dies, or
-// stalls longer than the TTL (SIGSTOP, GC, a suspended VM), renewal stops
-// while the run may go on, and another supervisor can start the job next
-// to it; a stalled supervisor learns it on waking (Lost). For work that
-// must never overlap, end the run when the lease is lost and pass the
-// fencing token (see Fenced) to the database the job writes, so that it
-// can reject a stale holder.
+// lock is not held by the run's processes: its leases are Tethered, and
+// the runner has a guard end a dead supervisor's run before the lease can
+// expire (see proc.Spec.Guard). A supervisor that stalls longer than the
+// TTL (SIGSTOP, GC, a suspended VM) stops renewing while its run may go
+// on, and another supervisor can start the job next to it; the stalled
+// one learns it on waking (Lost). For work that must never overlap, end
+// the run when the lease is lost and pass the fencing token (see Fenced)
+// to the database the job writes, so that it can reject a stale holder.
 type RedisLocker struct {
 	client    *redis.Client
 	addr      string // for messages; never the password

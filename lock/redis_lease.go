@@ -29,7 +29,10 @@ type redisLease struct {
 	done     chan struct{}      // closed when it has ended
 }
 
-var _ Fenced = (*redisLease)(nil)
+var (
+	_ Fenced   = (*redisLease)(nil)
+	_ Tethered = (*redisLease)(nil)
+)
 
 // newLease starts renewing a lock taken at boot time start.
 func (l *RedisLocker) newLease(name, token, slot string, r redisRecord, start time.Duration) *redisLease {
@@ -119,6 +122,12 @@ func (le *redisLease) Holder() Holder {
 	defer le.mu.Unlock()
 	return le.holder.clone()
 }
+
+// MinLifeLeft is the margin (see Tethered): renewals keep about 2/3 of
+// the TTL left while Redis answers; while it does not, the lease is
+// declared lost, and its run ended, only once the margin is all that is
+// left.
+func (le *redisLease) MinLifeLeft() time.Duration { return le.locker.margin() }
 
 // FencingToken is the lock's acquisition count when this lease took it;
 // see Fenced.

@@ -251,3 +251,39 @@ func TestRedisClockSkew(t *testing.T) {
 		t.Fatalf("ClockSkew = %s against a local Redis, want about 0", skew)
 	}
 }
+
+// TestRedisLeaseMinLifeLeft checks the promise the guard relies on: while
+// a Redis lease is renewed, its key always has at least MinLifeLeft to
+// live; file leases, which the run's processes hold, are not Tethered.
+func TestRedisLeaseMinLifeLeft(t *testing.T) {
+	srv := redistest.New(t)
+	ctx := context.Background()
+	const ttl = time.Second
+	lease := mustAcquire(ctx, t, newRedisLocker(t, srv.URL(), ttl), redisReq("sync", "r1", "a", time.Time{}))
+	tethered, ok := Lease(lease).(Tethered)
+	if !ok || tethered.MinLifeLeft() != ttl/5 {
+		t.Fatalf("redis lease: Tethered %v, MinLifeLeft %v; want ttl/5", ok, tethered.MinLifeLeft())
+	}
+	raw := rawRedis(t, srv.URL())
+	least := ttl
+	for end := time.Now().Add(2 * ttl); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		left, err := raw.PTTL(ctx, DefaultKeyPrefix+"lock:orders").Result()
+		if err != nil || left <= 0 {
+			t.Fatalf("PTTL: %v, %v: the renewed lease's key is gone", left, err)
+		}
+		least = min(least, left)
+	}
+	t.Logf("least time left seen: %v (ttl %v)", least, ttl)
+	if least < tethered.MinLifeLeft() {
+		t.Errorf("the renewed key had %v left, less than MinLifeLeft %v", least, tethered.MinLifeLeft())
+	}
+
+	fl, err := NewFileLocker(t.TempDir()).Acquire(ctx, Request{Name: "orders", Holder: Holder{Job: "sync", RunID: "r2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Release()
+	if _, ok := fl.(Tethered); ok {
+		t.Error("a file lease is Tethered: its runs would be guarded")
+	}
+}

@@ -26,6 +26,30 @@
 // run at its deadline or on cancellation. This is what makes "the lock is
 // free" mean "no process of the run is left", as the contract requires.
 //
+// # Guarded runs
+//
+// A run's processes inherit its lock file, so a flock outlives a dead
+// supervisor exactly as long as the run does. A lock that nothing of the
+// run holds (a Redis lease) instead expires while the run goes on, unless
+// the run ends first. Spec.Guard does that: before the run, Run starts a
+// guard, this executable again under argv[0] GuardName, in a process
+// group of its own and holding the read end of a pipe (the tether) whose
+// write end only the supervisor has. The supervisor's death, however it
+// comes (SIGKILL, a crash), closes the pipe; the guard reads its end and
+// ends the run as a deadline would, with a grace short enough
+// (Guard.Within) to finish before the lease can expire. The run itself is
+// started as without a guard: same process, group, environment,
+// descriptors, output and exit status. If the guard dies first, Run ends
+// the run (ErrGuardExited) rather than leave it unguarded; when the run is
+// over, Run kills the guard.
+//
+// What the guard covers is what the package finds as the run: its
+// process group and the processes carrying its tag (setsid'd or
+// double-forked descendants included). A descendant that cleared its
+// environment and left the group escapes it, as it escapes a deadline.
+// PR_SET_PDEATHSIG would not do: it reaches the main process only, not its
+// group, and fires when the forking thread ends, not the process.
+//
 // # Reaping
 //
 // With EnableSubreaper, orphans of runs are reparented to this process

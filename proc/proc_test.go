@@ -24,6 +24,14 @@ var sessionTag = "PROCTEST_SESSION=" + strconv.Itoa(os.Getpid())
 var runSeq atomic.Int64
 
 func TestMain(m *testing.M) {
+	// This binary is also the guard of guarded runs, and the supervisor
+	// that the guard tests kill.
+	if IsGuard(os.Args) {
+		os.Exit(GuardMain(os.Args[1:]))
+	}
+	if script := os.Getenv(supervisorEnv); script != "" {
+		os.Exit(guardedSupervisor(script))
+	}
 	// Subreaper is per process: without it orphans go to init and the
 	// reaper tests have nothing to reap.
 	if err := EnableSubreaper(); err != nil {

@@ -35,15 +35,21 @@ var children = struct {
 // ending.)
 var starting atomic.Int64
 
-// startRegistered starts cmd and registers its pid.
-func startRegistered(cmd *exec.Cmd) error {
+// startRegistered starts a run's main process and registers its pid.
+func startRegistered(cmd *exec.Cmd) error { return startChild(cmd, true) }
+
+// startChild starts cmd and registers its pid; runMain says it is a run's
+// main process (rather than a guard).
+func startChild(cmd *exec.Cmd, runMain bool) error {
 	starting.Add(1)
 	defer starting.Add(-1)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
 	pid := cmd.Process.Pid
-	runMains.Store(pid, struct{}{})
+	if runMain {
+		runMains.Store(pid, struct{}{})
+	}
 	children.Lock()
 	children.pids[pid] = struct{}{}
 	children.Unlock()

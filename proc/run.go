@@ -72,6 +72,11 @@ type Spec struct {
 	// Calls are serialized and all happen before Run returns. It must be
 	// fast: while it blocks, the pipe fills and the job blocks writing.
 	OnLine func(stream, line string)
+	// Guard, if set, starts the run under a guard process that ends it
+	// if this process dies first (see the package doc): for locks that
+	// nothing of the run holds, such as a Redis lease. The run itself is
+	// started exactly as without it.
+	Guard *Guard
 }
 
 // Result is what Run reports about a run.
@@ -117,12 +122,21 @@ func Run(ctx context.Context, spec Spec) Result {
 		return startFailed(res, err)
 	}
 	cmd.Stdout, cmd.Stderr = out.stdoutW, out.stderrW
+	var g *guard
+	if spec.Guard != nil {
+		if g, err = startGuard(*spec.Guard, spec.Tag, spec.KillGrace); err != nil {
+			out.abort()
+			return startFailed(res, fmt.Errorf("start the run's guard: %w", err))
+		}
+	}
 	if err := startRegistered(cmd); err != nil {
+		g.stop()
 		out.abort()
 		return startFailed(res, err)
 	}
 	res.PID, res.Started = cmd.Process.Pid, time.Now()
 	t.pgid = res.PID
+	g.watch(res.PID)
 	// OnStart runs before the readers start, so that listeners see the
 	// start before the run's first output line (the pipes buffer meanwhile).
 	if spec.OnStart != nil {
@@ -143,10 +157,16 @@ func Run(ctx context.Context, spec Spec) Result {
 		if isClosed(waited) { // it exited by itself just as ctx ended
 			res.Outcome, res.Err = Exited, nil
 		}
+	case <-g.lost():
+		res.Outcome, res.Err = Canceled, g.exitErr()
+		if isClosed(waited) {
+			res.Outcome, res.Err = Exited, nil
+		}
 	}
-	if err := t.end(waited, spec.KillGrace); err != nil {
+	if err := t.end(waited, endGrace(spec.KillGrace, res.Err)); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
+	g.stop() // the run is over: nothing is left for the guard to end
 	out.finish()
 	res.Ended = time.Now()
 	setExit(&res, cmd, waited)

@@ -71,6 +71,11 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	if lease != nil && lease.File() != nil {
 		spec.ExtraFiles = []*os.File{lease.File()}
 	}
+	if t, ok := lease.(lock.Tethered); ok {
+		// No process of the run holds such a lease: if this supervisor
+		// dies, the guard ends the run before the lease can expire.
+		spec.Guard = &proc.Guard{Within: t.MinLifeLeft()}
+	}
 	var lostLease atomic.Bool
 	if lease != nil && lease.Lost() != nil {
 		go func() {
@@ -78,7 +83,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 			case <-lease.Lost():
 				lostLease.Store(true)
 				if job.OnLockLost != config.LockLostContinue {
-					cancel(ErrLockLost)
+					cancel(lockLost(lease))
 				}
 			case <-runCtx.Done():
 			}
@@ -97,6 +102,16 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	s.rememberLastOK(job.Name, runID, lastOK, knownLastOK && vouched)
 	s.emit(f)
 	return f
+}
+
+// lockLost is the cause that ends a run whose lease was lost. A Tethered
+// lease is declared lost with MinLifeLeft still to go: the run must be
+// gone by then, as its guard would make it if this supervisor had died.
+func lockLost(lease lock.Lease) error {
+	if t, ok := lease.(lock.Tethered); ok {
+		return &proc.Urgent{Err: ErrLockLost, Within: t.MinLifeLeft()}
+	}
+	return ErrLockLost
 }
 
 // lastOKSlot is the job's last-ok slot for CRONVISOR_LAST_OK_SLOT (zero if

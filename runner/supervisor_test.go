@@ -15,6 +15,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if proc.IsGuard(os.Args) { // the guard of a Tethered lease's run
+		os.Exit(proc.GuardMain(os.Args[1:]))
+	}
 	// Orphans of the runs under test come back to this process.
 	_ = proc.EnableSubreaper()
 	ctx, cancel := context.WithCancel(context.Background())

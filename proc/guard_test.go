@@ -1,0 +1,264 @@
+package proc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// supervisorEnv makes the test binary a supervisor of one guarded run (see
+// TestMain): it runs the shell script in the variable, prints the run's
+// pid, and waits to be killed.
+const supervisorEnv = "PROCTEST_GUARDED_SUPERVISOR"
+
+// guardedSupervisor is the body of such a helper process.
+func guardedSupervisor(script string) int {
+	if err := EnableSubreaper(); err != nil { // as the daemon is
+		return 1
+	}
+	res := Run(context.Background(), Spec{
+		Argv:      []string{"/bin/sh", "-c", script},
+		Tag:       os.Getenv("PROCTEST_TAG"),
+		KillGrace: 10 * time.Second, // longer than the guard may wait
+		Guard:     &Guard{Within: time.Second},
+		OnStart:   func(pid int) { fmt.Printf("pid %d\n", pid) },
+	})
+	fmt.Printf("run ended: %+v\n", res) // only if the test's kill failed
+	return 1
+}
+
+// guards lists the live guard processes of the run tagged tag.
+func guards(tag string) []int {
+	all, _ := pids()
+	var out []int
+	for _, pid := range all {
+		b, err := readProcFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err == nil && strings.HasPrefix(string(b), GuardName+"\x00") && strings.Contains(string(b), tag) && !gone(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestGuardEndsTheRunWhenItsSupervisorDies SIGKILLs a supervisor in the
+// middle of a guarded run: its guard must end the run's process group and
+// its setsid'd descendant (found by the tag), politely first, and by
+// SIGKILL within Guard.Within for a process that ignores SIGTERM.
+func TestGuardEndsTheRunWhenItsSupervisorDies(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	script := fmt.Sprintf(`trap 'echo term > %[1]s; exit 143' TERM
+setsid /bin/sh -c 'echo $$ > %[2]s; exec sleep 30' &
+/bin/sh -c 'trap "" TERM; echo $$ > %[3]s; while :; do sleep 0.05; done' &
+sleep 30 & wait`, p("term"), p("escapee"), p("stubborn"))
+	tag := fmt.Sprintf("CRONVISOR_RUN_ID=test-%d-%d", os.Getpid(), runSeq.Add(1))
+	sup := exec.Command("/proc/self/exe")
+	sup.Env = append(os.Environ(), sessionTag, supervisorEnv+"="+script, "PROCTEST_TAG="+tag)
+	stdout, err := sup.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startOutside(t, sup)
+	t.Cleanup(func() {
+		for _, pid := range slices.Concat(tagged(tag), guards(tag)) {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	})
+	var main int
+	if _, err := fmt.Fscanf(bufio.NewReader(stdout), "pid %d\n", &main); err != nil {
+		t.Fatalf("supervisor: %v", err)
+	}
+	escapee, stubborn := readPID(t, p("escapee")), readPID(t, p("stubborn"))
+	if g := guards(tag); len(g) != 1 {
+		t.Fatalf("guards of the run: %v, want one", g)
+	}
+
+	if err := sup.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	run := []int{main, escapee, stubborn}
+	ended := waitFor(5*time.Second, func() bool { return len(tagged(tag)) == 0 })
+	took := time.Since(killed)
+	t.Logf("run ended %v after its supervisor's SIGKILL (Within 1s)", took.Round(time.Millisecond))
+	if !ended {
+		t.Fatalf("run %v still alive 5 s after its supervisor died: %v", run, tagged(tag))
+	}
+	// 1 s of budget, 2 on a loaded machine: well short of the 10 s KillGrace.
+	if took > 2*time.Second {
+		t.Errorf("the run took %v to end, want about Guard.Within (1 s)", took)
+	}
+	if b, _ := os.ReadFile(p("term")); strings.TrimSpace(string(b)) != "term" {
+		t.Errorf("the main process was not sent SIGTERM before SIGKILL")
+	}
+	if !waitFor(2*time.Second, func() bool { return len(guards(tag)) == 0 }) {
+		t.Errorf("guard still alive after ending the run: %v", guards(tag))
+	}
+}
+
+// TestGuardKeepsTheRunAsItIs compares a guarded run with an unguarded one:
+// same exit, signal, output, environment and descriptors (the tether does
+// not leak into the run), and no guard is left once Run returns.
+func TestGuardKeepsTheRunAsItIs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		script string
+	}{
+		{"exit code and output", `test -n "$CRONVISOR_RUN_ID" && echo tagged; echo err >&2; cat; exit 7`},
+		{"descriptors and group", `cd /proc/$$/fd && echo *; test "$(ps -o pgid= $$)" -eq $$ && echo own group`},
+		{"killed by a signal", `kill -TERM $$`},
+		{"not found", `exec /nonexistent/cmd`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var results [2]Result
+			var outs [2]*recorder
+			for i, guarded := range []bool{false, true} {
+				spec := testSpec(t, tt.script)
+				spec.ExtraFiles = []*os.File{lockFile(t)}
+				outs[i] = &recorder{}
+				spec.OnLine = outs[i].onLine
+				if guarded {
+					spec.Guard = &Guard{Within: time.Second}
+				}
+				results[i] = Run(within(t, 5*time.Second), spec)
+				if g := guards(spec.Tag); len(g) > 0 {
+					t.Errorf("guards left after Run returned: %v", g)
+				}
+			}
+			plain, guarded := results[0], results[1]
+			if guarded.Outcome != plain.Outcome || guarded.ExitCode != plain.ExitCode || guarded.Signal != plain.Signal || (guarded.Err == nil) != (plain.Err == nil) {
+				t.Errorf("guarded run %+v, unguarded %+v", guarded, plain)
+			}
+			for _, stream := range []string{"stdout", "stderr"} {
+				if g, p := outs[1].get(stream), outs[0].get(stream); !slices.Equal(g, p) {
+					t.Errorf("%s: guarded %q, unguarded %q", stream, g, p)
+				}
+			}
+			t.Logf("%s: %+v, stdout %q", tt.name, guarded, outs[1].get("stdout"))
+		})
+	}
+}
+
+// TestGuardExitEndsTheRun kills a run's guard: the run is ended, reported
+// as Canceled with ErrGuardExited, rather than go on unguarded.
+func TestGuardExitEndsTheRun(t *testing.T) {
+	t.Parallel()
+	spec := testSpec(t, "sleep 30")
+	spec.Guard = &Guard{Within: time.Second}
+	spec.KillGrace = 100 * time.Millisecond
+	onStart := spec.OnStart
+	spec.OnStart = func(pid int) {
+		onStart(pid)
+		for _, g := range guards(spec.Tag) { // it started before the run
+			_ = unix.Kill(g, unix.SIGKILL)
+		}
+	}
+	start := time.Now()
+	res := Run(within(t, 10*time.Second), spec)
+	if res.Outcome != Canceled || !errors.Is(res.Err, ErrGuardExited) || time.Since(start) > 3*time.Second {
+		t.Fatalf("got %+v after %v, want Canceled with ErrGuardExited at once", res, time.Since(start))
+	}
+	if !strings.Contains(res.Err.Error(), "signal: killed") {
+		t.Errorf("reason %q does not say how the guard ended", res.Err)
+	}
+}
+
+func TestReadTether(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		sent string
+		pgid int
+	}{
+		{"supervisor died during the run", "pgid 42\n", 42},
+		{"supervisor died before the run started", "", -1},
+		{"unterminated line", "pgid 42", 42},
+		{"garbage is ignored", "pgid x\npgid -3\nhello\n", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			_, _ = w.WriteString(tt.sent)
+			w.Close()
+			if pgid := readTether(r); pgid != tt.pgid {
+				t.Errorf("readTether(%q) = %d, want %d", tt.sent, pgid, tt.pgid)
+			}
+		})
+	}
+}
+
+// TestGuardMainRefusesBadArguments: a guard started wrongly exits at once
+// rather than wait on a descriptor it was not given.
+func TestGuardMainRefusesBadArguments(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"-grace", "soon"}, {"-tag", "X=1", "extra"}, {"-unknown"}} {
+		if code := GuardMain(args); code != 2 {
+			t.Errorf("GuardMain(%q) = %d, want 2", args, code)
+		}
+	}
+}
+
+// TestUrgentCauseShortensTheGrace cancels a run that ignores SIGTERM with
+// an Urgent cause: SIGKILL comes after Within/2, not after KillGrace.
+func TestUrgentCauseShortensTheGrace(t *testing.T) {
+	t.Parallel()
+	errLost := errors.New("lock lost")
+	ready := filepath.Join(t.TempDir(), "ready")
+	spec := testSpec(t, "trap '' TERM; touch "+ready+"; sleep 30")
+	spec.KillGrace = 10 * time.Second
+	ctx, cancel := context.WithCancelCause(within(t, 20*time.Second))
+	done := make(chan Result, 1)
+	go func() { done <- Run(ctx, spec) }()
+	if !waitFor(5*time.Second, func() bool { _, err := os.Stat(ready); return err == nil }) {
+		t.Fatal("the run did not start")
+	}
+	cancel(&Urgent{Err: errLost, Within: 400 * time.Millisecond})
+	start := time.Now()
+	res := <-done
+	took := time.Since(start)
+	t.Logf("ended %v after the cancellation", took.Round(time.Millisecond))
+	if res.Outcome != Canceled || !errors.Is(res.Err, errLost) || res.Err.Error() != "lock lost" {
+		t.Fatalf("got %+v, want Canceled by the lost lock", res)
+	}
+	if took < 150*time.Millisecond || took > 2*time.Second { // 200 ms, generously on a loaded machine
+		t.Errorf("ended after %v, want SIGKILL after 200 ms", took)
+	}
+}
+
+// BenchmarkRunGuarded is the cost of a guard on a short run: one more
+// fork and exec before the run's own, and a kill and reap after it.
+func BenchmarkRunGuarded(b *testing.B) {
+	for _, guarded := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "guarded"}[guarded], func(b *testing.B) {
+			spec := Spec{Argv: []string{"/bin/true"}, Tag: "CRONVISOR_RUN_ID=bench-" + strconv.Itoa(os.Getpid())}
+			if guarded {
+				spec.Guard = &Guard{Within: time.Second}
+			}
+			for b.Loop() {
+				if res := Run(context.Background(), spec); res.ExitCode != 0 {
+					b.Fatalf("%+v", res)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,111 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/lock"
+	"cronvisor/proc"
+)
+
+// tetheredLocker hands out leases that nothing of the run holds, as Redis
+// does: no file, MinLifeLeft of life left at worst, lost when the test
+// closes lost.
+type tetheredLocker struct {
+	lock.Locker
+	lost chan struct{}
+}
+
+type tetheredLease struct {
+	lock.Lease
+	lost chan struct{}
+}
+
+func (l tetheredLease) File() *os.File             { return nil }
+func (l tetheredLease) Lost() <-chan struct{}      { return l.lost }
+func (l tetheredLease) MinLifeLeft() time.Duration { return 400 * time.Millisecond }
+
+func (l *tetheredLocker) Acquire(ctx context.Context, req lock.Request) (lock.Lease, error) {
+	lease, err := l.Locker.Acquire(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return tetheredLease{lease, l.lost}, nil
+}
+
+func newTetheredSupervisor(t *testing.T) (*Supervisor, *events, *tetheredLocker) {
+	tl := &tetheredLocker{Locker: lock.NewFileLocker(filepath.Join(t.TempDir(), "locks")), lost: make(chan struct{})}
+	ev := &events{}
+	return NewSupervisor(tl, ev.emit), ev, tl
+}
+
+// guardsOf lists the live guard processes of run id.
+func guardsOf(runID string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if strings.HasPrefix(string(b), proc.GuardName+"\x00") && strings.Contains(string(b), runID) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func TestTetheredLeaseRunsUnderAGuard(t *testing.T) {
+	s, ev, _ := newTetheredSupervisor(t)
+	j := shJob("tethered", `echo "job=$CRONVISOR_JOB fd=${CRONVISOR_LOCK_FD:-none} test=$CRONVISOR_TEST"; sleep 0.3; exit 4`)
+	done := fireAsync(s, j, slotAt(0))
+	run := waitRunning(t, s, ev, "tethered")
+	if g := guardsOf(run.RunID); len(g) != 1 {
+		t.Errorf("guards of run %s: %v, want one", run.RunID, g)
+	}
+	f := recv(t, done)
+	if f.Outcome != OutcomeFailed || f.ExitCode == nil || *f.ExitCode != 4 {
+		t.Errorf("outcome %s code %v, want failed with the job's exit code 4", f.Outcome, f.ExitCode)
+	}
+	if out := ev.output(run.RunID); len(out) != 1 || out[0] != "job=tethered fd=none test=runner" {
+		t.Errorf("output %q, want the job's environment as without a guard", out)
+	}
+	if g := guardsOf(run.RunID); len(g) > 0 {
+		t.Errorf("guard %v still alive after the run", g)
+	}
+}
+
+// A lost Tethered lease had MinLifeLeft (400 ms) left: a run that ignores
+// SIGTERM is ended within it, SIGKILL after 200 ms, not after its 10 s
+// kill_grace.
+func TestLockLostTetheredEndsWithinTheLeasesLife(t *testing.T) {
+	s, ev, tl := newTetheredSupervisor(t)
+	j := shJob("lost", `trap '' TERM; echo up; sleep 30`)
+	j.KillGrace = 10 * time.Second
+	j.OnLockLost = config.LockLostEnd
+	done := fireAsync(s, j, slotAt(0))
+	run := waitRunning(t, s, ev, "lost")
+	for deadline := time.Now().Add(5 * time.Second); len(ev.output(run.RunID)) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the job did not set its trap")
+		}
+	}
+	close(tl.lost)
+	lost := time.Now()
+	f := recv(t, done)
+	took := time.Since(lost)
+	t.Logf("ended %v after the lease was lost", took.Round(time.Millisecond))
+	if f.Outcome != OutcomeInterrupted || f.Reason != "lock lost" {
+		t.Errorf("outcome %s %q, want interrupted with \"lock lost\"", f.Outcome, f.Reason)
+	}
+	if took < 150*time.Millisecond || took > 2*time.Second { // 200 ms, generously on a loaded machine
+		t.Errorf("the run took %v to end after its lease was lost, want within about 400 ms", took)
+	}
+}
