@@ -374,6 +374,13 @@ func TestLockLost(t *testing.T) {
 			j.OnLockLost = tc.policy
 			done := fireAsync(s, j, slotAt(0))
 			run := waitRunning(t, s, ev, "lease")
+			// Lose the lease only once the job has printed: cancelled
+			// before its echo, it would have nothing to show.
+			for deadline := time.Now().Add(5 * time.Second); len(ev.output(run.RunID)) == 0; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the job printed nothing")
+				}
+			}
 			close(ll.lost)
 			f := recv(t, done)
 			if f.Outcome != tc.want || !strings.Contains(f.Reason, tc.wantReason) {
