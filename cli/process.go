@@ -64,7 +64,7 @@ func pauseGC() (resume func()) {
 // startProcess starts scheduling cfg's jobs.
 func startProcess(g *globals, log *slog.Logger, cfg *config.Config) (*process, error) {
 	redis.SetLogger(redisLog{log})
-	e, err := openEnv(cfg, g.stderr)
+	e, err := openEnv(cfg, log, g.stderr)
 	if err != nil {
 		return nil, err
 	}

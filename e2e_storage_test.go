@@ -1,0 +1,190 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// firingJob is a job that fires every second and appends its run id to
+// fires, outside the state dir: the fires counted from the job's side.
+func firingJob(fires string) string {
+	return `jobs:
+  - {name: tick, schedule: "* * * * * *", timeout: 10s, command: 'printf "%s\n" "$CRONVISOR_RUN_ID" >> ` + fires + `'}
+`
+}
+
+// fired returns the run ids in the fires file, in order.
+func fired(t *testing.T, fires string) []string {
+	t.Helper()
+	b, err := os.ReadFile(fires)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return lines(string(b))
+}
+
+// recordCounts returns how many history records each run id has.
+func (s *sandbox) recordCounts() map[string]int {
+	n := map[string]int{}
+	for _, r := range s.historyJSON() {
+		n[r.RunID]++
+	}
+	return n
+}
+
+// recordCountsSoFar is recordCounts for polling: a history that cannot be
+// read yet (the daemon is creating it) counts as empty.
+func (s *sandbox) recordCountsSoFar() map[string]int {
+	n := map[string]int{}
+	code, stdout, _ := s.runCV(20*time.Second, "history", "--json", "--limit", "0")
+	if code != 0 {
+		return n
+	}
+	for _, l := range lines(stdout) {
+		var r struct {
+			RunID string `json:"run_id"`
+		}
+		if json.Unmarshal([]byte(l), &r) == nil {
+			n[r.RunID]++
+		}
+	}
+	return n
+}
+
+// checkOneRecordEach fails for every run in runs without exactly one
+// record; it returns how many have one.
+func checkOneRecordEach(t *testing.T, s *sandbox, runs []string) {
+	t.Helper()
+	counts := s.recordCounts()
+	missing := 0
+	for _, id := range runs {
+		if counts[id] != 1 {
+			missing++
+			t.Errorf("run %s has %d records, want 1", id, counts[id])
+		}
+	}
+	t.Logf("%d runs checked, %d without exactly one record", len(runs), missing)
+}
+
+// stopDaemon sends SIGTERM and waits for a clean exit.
+func stopDaemon(t *testing.T, d *proc) {
+	t.Helper()
+	_ = syscall.Kill(d.pid(), syscall.SIGTERM)
+	if code := d.wait(20 * time.Second); code != 0 {
+		t.Errorf("daemon exit %d; stderr:\n%s", code, d.stderr())
+	}
+}
+
+// historyLogLines counts the daemon's log lines about history, and fails
+// the test for any line that is not JSON.
+func historyLogLines(t *testing.T, d *proc) int {
+	t.Helper()
+	n := 0
+	for _, l := range lines(d.stderr()) {
+		if !strings.HasPrefix(l, "{") {
+			t.Errorf("daemon log line is not JSON: %q", l)
+		}
+		if strings.Contains(l, `"msg":"history`) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root (CI runs as root)")
+	}
+	t.Parallel()
+	outside := t.TempDir()
+	fires := filepath.Join(outside, "fires")
+	s := newSandbox(t, firingJob(fires))
+	if err := os.MkdirAll(s.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", s.state).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs: %v: %s", err, out)
+	}
+	// Registered before the daemon starts, so it runs after the daemon's
+	// kill: nothing holds the mount open then.
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", "-l", s.state).CombinedOutput(); err != nil {
+			t.Errorf("umount: %v: %s", err, out)
+		}
+	})
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 15*time.Second, "two recorded runs", func() bool { return len(s.recordCountsSoFar()) >= 2 })
+
+	filler := filepath.Join(s.state, "filler")
+	fillDisk(t, filler)
+	before := len(fired(t, fires))
+	waitFor(t, 20*time.Second, "five fires on the full disk", func() bool { return len(fired(t, fires)) >= before+5 })
+	if n := historyLogLines(t, d); n > 10 {
+		t.Errorf("%d history log lines while the disk was full, want a few (rate-limited)", n)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "every fire recorded once space returned", func() bool {
+		counts := s.recordCountsSoFar()
+		for _, id := range fired(t, fires) {
+			if counts[id] != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	stopDaemon(t, d)
+	checkOneRecordEach(t, s, fired(t, fires))
+	if !strings.Contains(d.stderr(), `"msg":"history degraded`) || !strings.Contains(d.stderr(), `"msg":"history recovered`) {
+		t.Errorf("no degraded and recovered log records; stderr:\n%s", d.stderr())
+	}
+}
+
+// fillDisk writes path until the file system is full.
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("fill: %v", err)
+			}
+			return
+		}
+	}
+}
+
+func TestE2EHistoryDeletedMidRunLosesNoLaterRecord(t *testing.T) {
+	t.Parallel()
+	fires := filepath.Join(t.TempDir(), "fires")
+	s := newSandbox(t, firingJob(fires))
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 15*time.Second, "two recorded runs", func() bool { return len(s.recordCountsSoFar()) >= 2 })
+
+	if err := os.Remove(filepath.Join(s.state, "history.db")); err != nil {
+		t.Fatal(err)
+	}
+	// A run that started before the deletion may have been recorded in the
+	// deleted file only; every later one must be in the new file.
+	after := len(fired(t, fires))
+	waitFor(t, 20*time.Second, "four fires after the deletion", func() bool { return len(fired(t, fires)) >= after+4 })
+	stopDaemon(t, d)
+	checkOneRecordEach(t, s, fired(t, fires)[after:])
+	if !strings.Contains(d.stderr(), "deleted or replaced") {
+		t.Errorf("no log record of the reopened database; stderr:\n%s", d.stderr())
+	}
+	historyLogLines(t, d)
+}
