@@ -126,6 +126,10 @@ func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
 	fillDisk(t, filler)
 	before := len(fired(t, fires))
 	waitFor(t, 20*time.Second, "five fires on the full disk", func() bool { return len(fired(t, fires)) >= before+5 })
+	waitFor(t, 10*time.Second, "status saying history is degraded", func() bool {
+		_, _, stderr := s.runCV(10*time.Second, "status")
+		return strings.Contains(stderr, "history degraded since ")
+	})
 	if n := historyLogLines(t, d); n > 10 {
 		t.Errorf("%d history log lines while the disk was full, want a few (rate-limited)", n)
 	}
