@@ -149,7 +149,11 @@ func (e *env) recoverRuns(ctx context.Context, cfg *config.Config) (int, error) 
 	if e.Store == nil {
 		return 0, nil
 	}
-	return journal.Recover(ctx, e.Store, e.Locker, lockOf(cfg), time.Now())
+	n, err := journal.Recover(ctx, e.Store, e.Locker, lockOf(cfg), time.Now())
+	if errors.Is(err, history.ErrUnavailable) {
+		return 0, nil // history is degraded, and that is logged once already
+	}
+	return n, err
 }
 
 // schedulerOptions wires the history store into the scheduler (catch_up).

@@ -105,27 +105,31 @@ func (s *Store) writer() (*handle, error) {
 
 // reopen closes the current database, if any, and opens the file at the
 // path, creating a new one if it is gone. The old handle is closed first:
-// its connections still use the -wal and -shm files at the path, which the
-// new one must not share. Those two files, left behind by a deleted
-// database, belong to no database any more and are removed before a new
-// one is created, so that SQLite cannot replay a stranger's WAL into it.
+// its connections use the -wal and -shm files at the path, which the new
+// one must not share. Those two files belong to the old database (SQLite
+// keeps them when it sees its file moved), or, with no database at the
+// path, to none; they are removed before the file at the path is opened,
+// so that SQLite cannot replay a stranger's WAL into it.
 func (s *Store) reopen() (*handle, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Load() {
 		return nil, fmt.Errorf("%w at %s (closed)", ErrUnavailable, s.path)
 	}
+	_, err := os.Stat(s.path)
+	stale := errors.Is(err, os.ErrNotExist)
 	if h := s.h.Load(); h != nil {
 		if !s.moved(h) { // another writer reopened it meanwhile
 			return h, nil
 		}
 		s.h.Store(nil)
 		_ = h.close()
+		stale = true
 		if s.onReopen != nil {
 			s.onReopen(s.path)
 		}
 	}
-	if _, err := os.Stat(s.path); errors.Is(err, os.ErrNotExist) {
+	if stale {
 		_ = os.Remove(s.path + "-wal")
 		_ = os.Remove(s.path + "-shm")
 	}
