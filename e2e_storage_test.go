@@ -130,7 +130,9 @@ func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
 		_, _, stderr := s.runCV(10*time.Second, "status")
 		return strings.Contains(stderr, "history degraded since ")
 	})
-	if n := historyLogLines(t, d); n > 10 {
+	n := historyLogLines(t, d)
+	t.Logf("%d history log lines while the disk was full", n)
+	if n > 10 {
 		t.Errorf("%d history log lines while the disk was full, want a few (rate-limited)", n)
 	}
 	if err := os.Remove(filler); err != nil {
@@ -147,6 +149,11 @@ func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
 	})
 	stopDaemon(t, d)
 	checkOneRecordEach(t, s, fired(t, fires))
+	for _, l := range lines(d.stderr()) {
+		if strings.Contains(l, `"msg":"history`) {
+			t.Log(l)
+		}
+	}
 	if !strings.Contains(d.stderr(), `"msg":"history degraded`) || !strings.Contains(d.stderr(), `"msg":"history recovered`) {
 		t.Errorf("no degraded and recovered log records; stderr:\n%s", d.stderr())
 	}
