@@ -109,16 +109,7 @@ func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
 	if err := os.MkdirAll(s.state, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", s.state).CombinedOutput(); err != nil {
-		t.Fatalf("mount tmpfs: %v: %s", err, out)
-	}
-	// Registered before the daemon starts, so it runs after the daemon's
-	// kill: nothing holds the mount open then.
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", "-l", s.state).CombinedOutput(); err != nil {
-			t.Errorf("umount: %v: %s", err, out)
-		}
-	})
+	mount(t, s.state, "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs")
 	d := s.cv("daemon", "--log-format", "json")
 	waitFor(t, 15*time.Second, "two recorded runs", func() bool { return len(s.recordCountsSoFar()) >= 2 })
 
@@ -198,4 +189,104 @@ func TestE2EHistoryDeletedMidRunLosesNoLaterRecord(t *testing.T) {
 		t.Errorf("no log record of the reopened database; stderr:\n%s", d.stderr())
 	}
 	historyLogLines(t, d)
+}
+
+// mount runs mount(8) with args, unmounting target (lazily) at cleanup.
+// Register it before starting a daemon on target, so that the cleanup runs
+// after the daemon's kill.
+func mount(t *testing.T, target string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("mount", append(args, target)...).CombinedOutput(); err != nil {
+		t.Fatalf("mount %v %s: %v: %s", args, target, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", "-l", target).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", target, err, out)
+		}
+	})
+}
+
+// remount changes the options of the mount at target.
+func remount(t *testing.T, target, opts string) {
+	t.Helper()
+	if out, err := exec.Command("mount", "-o", "remount,"+opts, target).CombinedOutput(); err != nil {
+		t.Fatalf("remount %s %s: %v: %s", opts, target, err, out)
+	}
+}
+
+func TestE2EReadOnlyStateDirKeepsJobsRunning(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root (CI runs as root)")
+	}
+	t.Parallel()
+	outside := t.TempDir()
+	fires := filepath.Join(outside, "fires")
+	s := newSandbox(t, firingJob(fires))
+	locks := filepath.Join(s.state, "locks")
+	if err := os.MkdirAll(s.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mount(t, s.state, "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs")
+	if err := os.Mkdir(locks, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lockSrc := filepath.Join(outside, "locks")
+	if err := os.Mkdir(lockSrc, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// The state dir read-only, its locks/ writable (a bind mount of
+	// another directory): history cannot even be created.
+	mount(t, locks, "--bind", lockSrc)
+	remount(t, s.state, "ro")
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 20*time.Second, "three fires with history read-only", func() bool { return len(fired(t, fires)) >= 3 })
+	if !strings.Contains(d.stderr(), `"msg":"history degraded`) {
+		t.Errorf("no history degraded record; stderr:\n%s", d.stderr())
+	}
+	remount(t, s.state, "rw")
+	waitFor(t, 15*time.Second, "every fire recorded once the state dir is writable", func() bool {
+		counts := s.recordCountsSoFar()
+		for _, id := range fired(t, fires) {
+			if counts[id] != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	stopDaemon(t, d)
+	checkOneRecordEach(t, s, fired(t, fires))
+	for _, r := range s.historyJSON() {
+		if r.Outcome != "ok" {
+			t.Errorf("run %s: %s %q, want ok", r.RunID, r.Outcome, r.Reason)
+		}
+	}
+}
+
+func TestE2EReadOnlyLocksFailClosed(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root (CI runs as root)")
+	}
+	t.Parallel()
+	fires := filepath.Join(t.TempDir(), "fires")
+	s := newSandbox(t, firingJob(fires))
+	locks := filepath.Join(s.state, "locks")
+	if err := os.MkdirAll(locks, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mount(t, locks, "--bind", locks)
+	remount(t, locks, "ro,bind")
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 20*time.Second, "three refused fires", func() bool { return len(s.recordCountsSoFar()) >= 3 })
+	stopDaemon(t, d)
+	if runs := fired(t, fires); len(runs) != 0 {
+		t.Errorf("%d runs without their lock", len(runs))
+	}
+	for _, r := range s.historyJSON() {
+		if r.Outcome != "error" || !strings.HasPrefix(r.Reason, "cannot take lock: ") {
+			t.Errorf("record %s: %s %q, want error \"cannot take lock: ...\"", r.RunID, r.Outcome, r.Reason)
+		}
+	}
+	if !strings.Contains(d.stderr(), `"reason":"cannot take lock: `) {
+		t.Errorf("no log record with the reason; stderr:\n%s", d.stderr())
+	}
 }

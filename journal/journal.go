@@ -51,6 +51,7 @@ type Journal struct {
 	admitted   map[string]struct{} // runs whose records are reserved
 	maxWaiting int
 	retryEvery time.Duration
+	kick       chan struct{} // degraded began: the retry loop starts ticking
 	stop       chan struct{}
 	loopDone   chan struct{}
 	closeOnce  sync.Once
@@ -96,7 +97,7 @@ func New(store *history.Store, stateDir string, logLimit int64, log *slog.Logger
 	j := &Journal{store: store, stateDir: stateDir, logLimit: logLimit, rep: newReporter(log),
 		host: host, pid: os.Getpid(), logs: map[string]*runLog{},
 		admitted: map[string]struct{}{}, maxWaiting: DefaultMaxWaiting, retryEvery: retryEvery,
-		stop: make(chan struct{}), loopDone: make(chan struct{})}
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{})}
 	for _, o := range opts {
 		o(j)
 	}

@@ -106,6 +106,10 @@ func (j *Journal) Degrade(cause error) {
 func (j *Journal) degradeLocked(cause error) {
 	if !j.degraded {
 		j.degraded, j.since = true, time.Now()
+		select { // wake the retry loop
+		case j.kick <- struct{}{}:
+		default:
+		}
 	}
 	j.reason = cause.Error()
 	j.rep.degraded(cause, len(j.held)+len(j.queue))
@@ -247,18 +251,27 @@ func (j *Journal) recoveredLocked() {
 // store costs nothing.
 const retryEvery = time.Second
 
-// retryLoop writes held records whenever the store takes them again.
+// retryLoop writes held records whenever the store takes them again. It
+// sleeps on kick while the store works: an idle daemon wakes for nothing.
 func (j *Journal) retryLoop() {
 	defer close(j.loopDone)
-	t := time.NewTicker(j.retryEvery)
-	defer t.Stop()
 	for {
 		select {
 		case <-j.stop:
 			return
-		case <-t.C:
-			j.retry()
+		case <-j.kick:
 		}
+		t := time.NewTicker(j.retryEvery)
+		for j.Health().Degraded {
+			select {
+			case <-j.stop:
+				t.Stop()
+				return
+			case <-t.C:
+				j.retry()
+			}
+		}
+		t.Stop()
 	}
 }
 
