@@ -47,7 +47,7 @@ type Journal struct {
 	degraded   bool
 	since      time.Time
 	reason     string
-	lost       int                 // skips dropped: the bound was reached
+	lost       int                 // records without a reservation dropped at the bound
 	admitted   map[string]struct{} // runs whose records are reserved
 	maxWaiting int
 	retryEvery time.Duration
