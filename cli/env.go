@@ -85,8 +85,12 @@ func openEnv(cfg *config.Config, log *slog.Logger, stderr io.Writer, locks ...st
 		return nil, openErr
 	}
 	e.Store = store
-	store.OnReopen(func(path string) {
-		log.Warn("history: the database file was deleted or replaced; writing to a new one at its path", "path", path)
+	store.OnReopen(func(path, setAside string) {
+		if setAside != "" {
+			log.Warn("history: the database file was replaced by one that is no database; moved it aside and started a new one", "path", path, "moved_to", setAside)
+			return
+		}
+		log.Warn("history: the database file was deleted or replaced; writing to the one now at its path", "path", path)
 	})
 	e.closers = append(e.closers, store.Close)
 	jour := journal.New(store, cfg.StateDir, cfg.History.LogLimit, log)

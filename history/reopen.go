@@ -125,17 +125,24 @@ func (s *Store) reopen() (*handle, error) {
 		s.h.Store(nil)
 		_ = h.close()
 		stale = true
-		if s.onReopen != nil {
-			s.onReopen(s.path)
-		}
 	}
 	if stale {
 		_ = os.Remove(s.path + "-wal")
 		_ = os.Remove(s.path + "-shm")
 	}
 	h, err := openWritable(s.path)
+	var to string
+	if errors.Is(err, ErrNotDatabase) {
+		// Put there while we ran: set it aside as at start-up.
+		if to, err = SetAside(s.path, time.Now()); err == nil {
+			h, err = openWritable(s.path)
+		}
+	}
 	if err != nil {
 		return nil, err
+	}
+	if s.onReopen != nil && (stale || to != "") {
+		s.onReopen(s.path, to)
 	}
 	s.h.Store(h)
 	return h, nil
@@ -164,5 +171,7 @@ func (s *Store) Writable() error {
 }
 
 // OnReopen has f told whenever the store found its file deleted or
-// replaced and reopens the path. Call it before the first write.
-func (s *Store) OnReopen(f func(path string)) { s.onReopen = f }
+// replaced and opened the file now at the path; setAside is where a file
+// there that was no database went ("" if none). Call it before the first
+// write.
+func (s *Store) OnReopen(f func(path, setAside string)) { s.onReopen = f }

@@ -30,13 +30,22 @@ func TestDeletedOrReplacedFileIsReopened(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"replaced by garbage", func(t *testing.T, p string) {
+			tmp := p + ".tmp"
+			if err := os.WriteFile(tmp, []byte("not a database, not at all, but long enough to be read as a header..........."), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, p); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			s, p := openTemp(t)
-			reopened := 0
-			s.OnReopen(func(string) { reopened++ })
+			reopened, setAside := 0, ""
+			s.OnReopen(func(_, to string) { reopened++; setAside = to })
 			mustRun(t, s, Record{Job: "a", RunID: "before", Outcome: OutcomeOK, ScheduledAt: minute(0)})
 			tc.break_(t, p)
 			mustRun(t, s, Record{Job: "a", RunID: "after", Outcome: OutcomeOK, ScheduledAt: minute(1)})
@@ -51,6 +60,9 @@ func TestDeletedOrReplacedFileIsReopened(t *testing.T) {
 			}
 			if len(recs) != 1 || recs[0].RunID != "after" || reopened != 1 {
 				t.Errorf("file at the path holds %+v after %d reopens; want the later run only, 1 reopen", recs, reopened)
+			}
+			if _, err := os.Stat(setAside); (tc.name == "replaced by garbage") != (err == nil) {
+				t.Errorf("set aside as %q (%v)", setAside, err)
 			}
 		})
 	}

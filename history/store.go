@@ -83,7 +83,7 @@ type Store struct {
 	h        atomic.Pointer[handle] // nil: not open (Unopened, or a reopen failed)
 	closed   atomic.Bool
 	mu       sync.Mutex // serialises opening and reopening
-	onReopen func(path string)
+	onReopen func(path, setAside string)
 }
 
 // handle is one open database file.
