@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -38,7 +39,8 @@ func newRig(b *testing.B, withStarts bool) *rig {
 	b.Cleanup(func() { store.Close() })
 	r := &rig{}
 	fan := &runner.Fanout{}
-	jour := journal.New(store, dir, 1<<20, func(op string, err error) { b.Errorf("%s: %v", op, err) })
+	jour := journal.New(store, dir, 1<<20, slog.New(failHandler{b}))
+	b.Cleanup(func() { jour.Close() })
 	fan.Listen(jour.Handle)
 	if withStarts {
 		r.started = make(chan time.Time, 1)
@@ -185,3 +187,16 @@ func medianOf(ds []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// failHandler fails the benchmark at every Error record (a failed write).
+type failHandler struct{ tb testing.TB }
+
+func (h failHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h failHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		h.tb.Errorf("logged: %s", r.Message)
+	}
+	return nil
+}
+func (h failHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h failHandler) WithGroup(string) slog.Handler      { return h }

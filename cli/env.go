@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,6 +25,7 @@ type env struct {
 	Supervisor *runner.Supervisor
 	Locker     lock.Locker
 	Store      *history.Store // nil when the history store could not be opened
+	Journal    *journal.Journal
 	closers    []func() error
 	schedOpts  []runner.SchedulerOption
 }
@@ -54,7 +56,8 @@ func newLocker(cfg *config.Config) (lock.Locker, error) {
 // A state dir another user could tamper with is refused first: the daemon,
 // the in-process console and `run NAME` all start here, before any lock.
 // With locks named, only those of locks/ are checked (see statedir.Check).
-func openEnv(cfg *config.Config, stderr io.Writer, locks ...string) (*env, error) {
+// History problems go to log.
+func openEnv(cfg *config.Config, log *slog.Logger, stderr io.Writer, locks ...string) (*env, error) {
 	if err := statedir.Check(cfg.StateDir, locks...); err != nil {
 		return nil, err
 	}
@@ -76,28 +79,61 @@ func openEnv(cfg *config.Config, stderr io.Writer, locks ...string) (*env, error
 	}
 	e.closers = append(e.closers, func() error { stopReaper(); return nil })
 
-	var opts []runner.Option
-	var jour *journal.Journal
-	store, err := history.Open(historyPath(cfg))
-	if err != nil {
-		// Jobs still run without history: a broken store must not stop them.
-		fmt.Fprintln(stderr, "cronvisor: warning: history disabled:", err)
-	} else {
-		e.Store = store
-		e.closers = append(e.closers, store.Close)
-		onErr := func(op string, err error) {
-			fmt.Fprintf(stderr, "cronvisor: history: %s: %v\n", op, err)
+	store, openErr := openHistory(historyPath(cfg), log)
+	if store == nil {
+		e.Close()
+		return nil, openErr
+	}
+	e.Store = store
+	store.OnReopen(func(path, setAside string) {
+		if setAside != "" {
+			log.Warn("history: the database file was replaced by one that is no database; moved it aside and started a new one", "path", path, "moved_to", setAside)
+			return
 		}
-		jour = journal.New(store, cfg.StateDir, cfg.History.LogLimit, onErr)
-		e.Listen(jour.Handle)
-		opts = append(opts, runner.WithLastOK(store.LastOKSlot))
-		e.schedOpts = append(e.schedOpts, runner.WithLastSlots(store.LastSlots))
+		log.Warn("history: the database file was deleted or replaced; writing to the one now at its path", "path", path)
+	})
+	e.closers = append(e.closers, store.Close)
+	jour := journal.New(store, cfg.StateDir, cfg.History.LogLimit, log)
+	if openErr != nil {
+		// Jobs still run: their records wait until the store opens.
+		jour.Degrade(openErr)
 	}
+	e.Journal = jour
+	e.closers = append(e.closers, jour.Close)
+	e.Listen(jour.Handle)
+	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithAdmission(jour.Admit)}
+	e.schedOpts = append(e.schedOpts, runner.WithLastSlots(store.LastSlots))
 	e.Supervisor = runner.NewSupervisor(locker, e.Emit, opts...)
-	if jour != nil {
-		jour.GatherDuring(e.Supervisor.Starting)
-	}
+	jour.GatherDuring(e.Supervisor.Starting)
 	return e, nil
+}
+
+// openHistory opens the history store at path. A file there that is not a
+// database is moved aside (history.db.corrupt-TIMESTAMP) and a new one
+// started: what an operator wants at 3 a.m. is jobs recorded again, with the
+// old file kept for a post-mortem. A store that cannot be opened at all
+// (a read-only or full state dir) is returned unopened with the error; its
+// first write that succeeds opens it.
+func openHistory(path string, log *slog.Logger) (*history.Store, error) {
+	store, err := history.Open(path)
+	if errors.Is(err, history.ErrNotDatabase) {
+		to, aerr := history.SetAside(path, time.Now())
+		if aerr != nil {
+			log.Error("history: the database is unusable and cannot be moved aside", "path", path, "err", err, "move_err", aerr)
+		} else {
+			log.Warn("history: the database was unusable; moved it aside and started a new one", "path", path, "moved_to", to, "err", err)
+			store, err = history.Open(path)
+		}
+	}
+	if err == nil {
+		return store, nil
+	}
+	log.Error("history degraded: cannot open the database; jobs keep running and their records wait in memory", "path", path, "err", err)
+	store, uerr := history.Unopened(path)
+	if uerr != nil {
+		return nil, uerr
+	}
+	return store, err
 }
 
 func historyPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "history.db") }
@@ -117,7 +153,11 @@ func (e *env) recoverRuns(ctx context.Context, cfg *config.Config) (int, error) 
 	if e.Store == nil {
 		return 0, nil
 	}
-	return journal.Recover(ctx, e.Store, e.Locker, lockOf(cfg), time.Now())
+	n, err := journal.Recover(ctx, e.Store, e.Locker, lockOf(cfg), time.Now())
+	if errors.Is(err, history.ErrUnavailable) {
+		return 0, nil // history is degraded, and that is logged once already
+	}
+	return n, err
 }
 
 // schedulerOptions wires the history store into the scheduler (catch_up).

@@ -64,7 +64,7 @@ func pauseGC() (resume func()) {
 // startProcess starts scheduling cfg's jobs.
 func startProcess(g *globals, log *slog.Logger, cfg *config.Config) (*process, error) {
 	redis.SetLogger(redisLog{log})
-	e, err := openEnv(cfg, g.stderr)
+	e, err := openEnv(cfg, log, g.stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +79,7 @@ func startProcess(g *globals, log *slog.Logger, cfg *config.Config) (*process, e
 	}
 	p.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, e.schedulerOptions()...)
 	p.svc = service.New(e.Supervisor, p.sched, e.Locker, e.Store, cfg, p.requestReload)
+	p.svc.SetHistoryHealth(func() string { return e.Journal.Health().String() })
 	e.Listen(p.svc.Handle)
 	p.ctx, p.stop = context.WithCancel(context.Background())
 	go func() { p.sched.Run(p.ctx, cfg.Jobs); close(p.schedDone) }()

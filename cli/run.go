@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -47,7 +48,7 @@ func runOnce(g *globals, name string, conflictCode int) error {
 	if !ok {
 		return usageError("no job %q in %s", name, g.configPath)
 	}
-	env, err := openEnv(cfg, g.stderr, job.Lock)
+	env, err := openEnv(cfg, slog.New(slog.NewTextHandler(g.stderr, nil)), g.stderr, job.Lock)
 	if err != nil {
 		return exitCode(125, err)
 	}

@@ -45,6 +45,9 @@ reads the lock files and the history store directly.`,
 				return nil
 			}
 			printStatusTable(g, jobs)
+			if len(jobs) > 0 && jobs[0].History != "" {
+				fmt.Fprintln(g.stderr, "cronvisor: "+jobs[0].History)
+			}
 			fmt.Fprintln(g.stderr, "("+source+")")
 			return nil
 		},

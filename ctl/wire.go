@@ -115,6 +115,10 @@ type JobStatus struct {
 	Counts  Counts  `json:"counts"`
 	// Problem says what keeps the job from being scheduled, "" if nothing.
 	Problem string `json:"problem,omitempty"`
+	// History is "history degraded since T: reason (N records waiting)"
+	// while the daemon's history store fails (the same for every job:
+	// their records wait in memory), "" while it works.
+	History string `json:"history,omitempty"`
 }
 
 // Counts are a job's history records since a point in time.

@@ -28,16 +28,25 @@ func benchRows(b *testing.B) int {
 // compare FULL (the choice) with NORMAL.
 func openSync(b *testing.B, sync string) *Store {
 	p := filepath.Join(b.TempDir(), "history.db")
-	s, err := openDSN(dsn(p, sync, false))
+	h, err := openDSN(dsn(p, sync, false))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.setup(context.Background()); err != nil {
+	if err := h.setup(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	if err := s.prepare(); err != nil {
+	if err := h.prepare(); err != nil {
 		b.Fatal(err)
 	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if h.id, err = statID(fi); err != nil {
+		b.Fatal(err)
+	}
+	s := &Store{path: p}
+	s.h.Store(h)
 	b.Cleanup(func() { s.Close() })
 	return s
 }
@@ -68,7 +77,7 @@ const benchJobs = 100
 // in five skipped (with a holder), the rest mostly ok.
 func buildBig(b *testing.B, s *Store, n int, end time.Time) {
 	ctx := context.Background()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.h.Load().db.BeginTx(ctx, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -28,7 +28,11 @@ const overlapChunk = 500
 func (s *Store) Overlaps(ctx context.Context, f Filter) ([]Overlap, error) {
 	f.Outcomes = []string{OutcomeSkipped}
 	q, a := buildQuery(f, "holder_pid IS NOT NULL")
-	rows, err := s.db.QueryContext(ctx, q, a...)
+	db, err := s.reader()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, q, a...)
 	if err != nil {
 		return nil, fmt.Errorf("history: overlaps: %w", err)
 	}
@@ -91,7 +95,11 @@ func (s *Store) byRunID(ctx context.Context, ids []string) (map[string]Record, e
 			a[i] = id
 		}
 		ids = ids[n:]
-		rows, err := s.db.QueryContext(ctx, "SELECT id, "+columns+
+		db, err := s.reader()
+		if err != nil {
+			return nil, err
+		}
+		rows, err := db.QueryContext(ctx, "SELECT id, "+columns+
 			" FROM runs WHERE run_id IN (?"+strings.Repeat(",?", n-1)+")", a...)
 		if err != nil {
 			return nil, fmt.Errorf("history: overlaps: %w", err)

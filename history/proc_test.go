@@ -119,7 +119,7 @@ func TestFinishSurvivesSIGKILL(t *testing.T) {
 			}
 			defer s.Close()
 			var check string
-			if err := s.db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+			if err := s.h.Load().db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
 				t.Errorf("integrity_check = %q, %v", check, err)
 			}
 			got, err := s.Query(ctx, Filter{Outcomes: []string{OutcomeOK}})

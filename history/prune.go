@@ -80,7 +80,11 @@ func (s *Store) Prune(ctx context.Context, keepRuns int, keepAge time.Duration, 
 }
 
 func (s *Store) prunable(ctx context.Context, keepRuns int, cutoff int64) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, pruneSQL, keepRuns, cutoff)
+	db, err := s.reader()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, pruneSQL, keepRuns, cutoff)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +107,11 @@ func (s *Store) deleteRows(ctx context.Context, ids []int64) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	db, err := s.reader()
+	if err != nil {
+		return nil, err
+	}
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}

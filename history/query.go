@@ -27,7 +27,11 @@ type Filter struct {
 // newest-inserted first.
 func (s *Store) Query(ctx context.Context, f Filter) ([]Record, error) {
 	q, a := buildQuery(f)
-	rows, err := s.db.QueryContext(ctx, q, a...)
+	db, err := s.reader()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, q, a...)
 	if err != nil {
 		return nil, fmt.Errorf("history: query: %w", err)
 	}
@@ -109,7 +113,11 @@ func (s *Store) LastSlots(ctx context.Context, jobs []string) (map[string]time.T
 	if err != nil {
 		return nil, fmt.Errorf("history: last slots: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, lastSlotsSQL, string(list))
+	db, err := s.reader()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, lastSlotsSQL, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("history: last slots: %w", err)
 	}
@@ -149,7 +157,11 @@ func (s *Store) Latest(ctx context.Context, jobs []string) (map[string]Record, e
 	if err != nil {
 		return nil, fmt.Errorf("history: latest: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, latestSQL, string(list))
+	db, err := s.reader()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, latestSQL, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("history: latest: %w", err)
 	}
@@ -171,7 +183,11 @@ const latestSQL = `SELECT id, ` + columns + ` FROM runs WHERE id IN (
 
 func (s *Store) slot(ctx context.Context, q, job string) (time.Time, error) {
 	var n int64
-	err := s.db.QueryRowContext(ctx, q, job).Scan(&n)
+	db, err := s.reader()
+	if err != nil {
+		return time.Time{}, err
+	}
+	err = db.QueryRowContext(ctx, q, job).Scan(&n)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return time.Time{}, nil

@@ -69,7 +69,7 @@ func BenchmarkStartupQueries(b *testing.B) {
 // returns the job names.
 func fillJobs(b *testing.B, s *Store, n, rows int) []string {
 	ctx := context.Background()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.h.Load().db.BeginTx(ctx, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

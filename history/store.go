@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite" // also registers the "sqlite" driver
@@ -69,20 +71,61 @@ var migrations = []string{
 // Store is the run history of one state dir. It is safe for concurrent use,
 // and several processes may share one database file on the same host (WAL
 // needs shared memory, so not over a network file system).
+//
+// A writable store heals itself: before and after each write it checks
+// that the file it has open is still the one at its path, and reopens it
+// when the file was deleted or replaced (every later write would go into
+// an unlinked file otherwise); a store that could not be opened at all
+// (Unopened) tries again at each write.
 type Store struct {
+	path     string // absolute
+	readOnly bool
+	h        atomic.Pointer[handle] // nil: not open (Unopened, or a reopen failed)
+	closed   atomic.Bool
+	mu       sync.Mutex // serialises opening and reopening
+	onReopen func(path, setAside string)
+}
+
+// handle is one open database file.
+type handle struct {
 	db *sql.DB
 	// Prepared once for the writer: preparing them per statement was a
 	// third of a history write's CPU. Nil in a read-only store.
 	insert, update, selectRun *sql.Stmt
+	id                        fileID // the file opened, to notice its replacement
 }
 
 // Open opens or creates the history database at path, creating its
-// directory, and brings its schema up to date.
+// directory, and brings its schema up to date. A file that is not a
+// SQLite database is ErrNotDatabase.
 func Open(path string) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("history: %s: %w", path, err)
 	}
+	s := &Store{path: abs}
+	h, err := openWritable(abs)
+	if err != nil {
+		return nil, err
+	}
+	s.h.Store(h)
+	return s, nil
+}
+
+// Unopened returns a store on path that is not open yet: reads fail with
+// ErrUnavailable and every write tries to open the file first. For a
+// supervisor whose state dir cannot take the database now (read-only, full)
+// and may later.
+func Unopened(path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("history: %s: %w", path, err)
+	}
+	return &Store{path: abs}, nil
+}
+
+// openWritable opens (creating and migrating) the database at abs.
+func openWritable(abs string) (*handle, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
@@ -92,29 +135,34 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
+	id, err := idOf(f)
 	f.Close()
-	s, err := openDSN(dsn(abs, synchronousMode, false))
 	if err != nil {
-		return nil, fmt.Errorf("history: open %s: %w", abs, err)
+		return nil, fmt.Errorf("history: %w", err)
 	}
-	if err := s.setup(context.Background()); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("history: open %s: %w", abs, err)
+	h, err := openDSN(dsn(abs, synchronousMode, false))
+	if err != nil {
+		return nil, fmt.Errorf("history: open %s: %w", abs, classify(err))
 	}
-	if err := s.prepare(); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("history: open %s: %w", abs, err)
+	h.id = id
+	if err := h.setup(context.Background()); err != nil {
+		h.close()
+		return nil, fmt.Errorf("history: open %s: %w", abs, classify(err))
 	}
-	return s, nil
+	if err := h.prepare(); err != nil {
+		h.close()
+		return nil, fmt.Errorf("history: open %s: %w", abs, classify(err))
+	}
+	return h, nil
 }
 
 // prepare prepares the write statements.
-func (s *Store) prepare() error {
+func (h *handle) prepare() error {
 	for _, p := range []struct {
 		stmt  **sql.Stmt
 		query string
-	}{{&s.insert, insertSQL}, {&s.update, updateSQL}, {&s.selectRun, selectRunSQL}} {
-		st, err := s.db.Prepare(p.query)
+	}{{&h.insert, insertSQL}, {&h.update, updateSQL}, {&h.selectRun, selectRunSQL}} {
+		st, err := h.db.Prepare(p.query)
 		if err != nil {
 			return err
 		}
@@ -127,12 +175,12 @@ func (s *Store) prepare() error {
 // WAL while another supervisor does the same can fail with SQLITE_BUSY
 // without waiting (SQLite refuses to wait where two lock upgrades could
 // deadlock), so both steps are retried until busyTimeoutMS has passed.
-func (s *Store) setup(ctx context.Context) error {
+func (h *handle) setup(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, busyTimeoutMS*time.Millisecond)
 	defer cancel()
 	wal := func() error {
 		var mode string
-		if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		if err := h.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
 			return err
 		}
 		if !strings.EqualFold(mode, "wal") {
@@ -143,7 +191,7 @@ func (s *Store) setup(ctx context.Context) error {
 	if err := retryBusy(ctx, wal); err != nil {
 		return fmt.Errorf("WAL mode: %w", err)
 	}
-	if err := retryBusy(ctx, func() error { return s.migrate(ctx) }); err != nil {
+	if err := retryBusy(ctx, func() error { return h.migrate(ctx) }); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
@@ -186,19 +234,21 @@ func OpenReadOnly(path string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	s, err := openDSN(dsn(abs, synchronousMode, true))
+	h, err := openDSN(dsn(abs, synchronousMode, true))
 	if err != nil {
-		return nil, fmt.Errorf("history: open %s: %w", abs, err)
+		return nil, fmt.Errorf("history: open %s: %w", abs, classify(err))
 	}
-	v, err := s.version(context.Background())
+	v, err := h.version(context.Background())
 	if err == nil && v != len(migrations) {
 		err = fmt.Errorf("%w: version %d, this cronvisor reads %d (start the daemon to migrate)",
 			ErrSchema, v, len(migrations))
 	}
 	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("history: %s: %w", abs, err)
+		h.close()
+		return nil, fmt.Errorf("history: %s: %w", abs, classify(err))
 	}
+	s := &Store{path: abs, readOnly: true}
+	s.h.Store(h)
 	return s, nil
 }
 
@@ -221,7 +271,7 @@ func dsn(abs, sync string, readOnly bool) string {
 	return u.String()
 }
 
-func openDSN(dsn string) (*Store, error) {
+func openDSN(dsn string) (*handle, error) {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
@@ -233,30 +283,42 @@ func openDSN(dsn string) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Store{db: db}, nil
+	return &handle{db: db}, nil
 }
 
-// Close releases the database; a store must not be used afterwards.
+// Close releases the database; a store must not be used afterwards (its
+// writes fail instead of reopening it).
 func (s *Store) Close() error {
-	for _, st := range []*sql.Stmt{s.insert, s.update, s.selectRun} {
+	s.closed.Store(true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.h.Swap(nil)
+	if h == nil {
+		return nil
+	}
+	return h.close()
+}
+
+func (h *handle) close() error {
+	for _, st := range []*sql.Stmt{h.insert, h.update, h.selectRun} {
 		if st != nil {
 			st.Close()
 		}
 	}
-	return s.db.Close()
+	return h.db.Close()
 }
 
-func (s *Store) version(ctx context.Context) (int, error) {
+func (h *handle) version(ctx context.Context) (int, error) {
 	var v int
-	err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	err := h.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
 	return v, err
 }
 
 // migrate applies the missing migrations in one write transaction, reading
 // the version inside it, so that two supervisors starting at once on a new
 // state dir do not both create the schema.
-func (s *Store) migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+func (h *handle) migrate(ctx context.Context) error {
+	tx, err := h.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -242,7 +242,7 @@ func TestOpenReadOnly(t *testing.T) {
 
 func TestSchemaTooNew(t *testing.T) {
 	s, p := openTemp(t)
-	if _, err := s.db.Exec("PRAGMA user_version = 99"); err != nil {
+	if _, err := s.h.Load().db.Exec("PRAGMA user_version = 99"); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -297,7 +297,7 @@ func TestSkipsQueryUsesIndex(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			q, a := tc.query()
-			rows, err := s.db.Query("EXPLAIN QUERY PLAN "+q, a...)
+			rows, err := s.h.Load().db.Query("EXPLAIN QUERY PLAN "+q, a...)
 			if err != nil {
 				t.Fatal(err)
 			}

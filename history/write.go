@@ -43,39 +43,75 @@ type Write struct {
 // Apply makes the writes in one transaction: one commit (and, with
 // synchronous=FULL, one fsync) for all of them, which is what lets the
 // journal record a burst of concurrent runs without paying a commit per
-// run. errs[i] is the i-th write's error: a write that fails (a bad record,
-// a run id already recorded) is left out and the others are committed;
-// when the commit itself fails every write reports it.
-func (s *Store) Apply(ctx context.Context, writes []Write) (errs []error) {
-	errs = make([]error, len(writes))
-	fail := func(err error) []error {
-		for i := range errs {
-			errs[i] = err
-		}
+// run. errs[i] is the i-th write's error: a write that is wrong in itself
+// (ErrBadRecord, ErrDuplicate) is left out and the others are committed;
+// any other failure (the disk is full, the file cannot be opened) fails
+// the whole batch with that error, and the batch can be applied again
+// later: a Finish inserts its row when the Start is missing, and a retried
+// Start or Skip that did commit is ErrDuplicate.
+//
+// A batch committed into a file that was deleted or replaced meanwhile is
+// applied again to the file now at the path (see Store).
+func (s *Store) Apply(ctx context.Context, writes []Write) []error {
+	h, err := s.writer()
+	if err != nil {
+		return failAll(len(writes), err)
+	}
+	errs := s.applyTo(ctx, h, writes)
+	if !s.moved(h) {
 		return errs
 	}
-	if s.insert == nil {
-		return fail(fmt.Errorf("history: the store is read-only"))
+	if h, err = s.writer(); err != nil {
+		return failAll(len(writes), err)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	again := s.applyTo(ctx, h, writes)
+	for i, err := range again {
+		if errors.Is(err, ErrDuplicate) && errs[i] == nil {
+			again[i] = nil // it made it into the new file too
+		}
+	}
+	return again
+}
+
+func failAll(n int, err error) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
+}
+
+// permanent tells whether a write's error is about the write itself, so
+// that applying it again cannot succeed.
+func permanent(err error) bool {
+	return errors.Is(err, ErrBadRecord) || errors.Is(err, ErrDuplicate)
+}
+
+// applyTo makes the writes in one transaction on h.
+func (s *Store) applyTo(ctx context.Context, h *handle, writes []Write) []error {
+	tx, err := h.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fail(fmt.Errorf("history: %w", err))
+		return failAll(len(writes), fmt.Errorf("history: %w", err))
 	}
 	defer tx.Rollback()
-	insert := tx.StmtContext(ctx, s.insert)
+	insert := tx.StmtContext(ctx, h.insert)
+	errs := make([]error, len(writes))
 	for i, w := range writes {
 		// A failed statement rolls back only itself in SQLite; the
-		// transaction goes on with the others.
-		errs[i] = s.apply(ctx, tx, insert, w)
+		// transaction goes on with the others, unless the failure is
+		// the store's (SQLite may have rolled back the transaction).
+		if errs[i] = s.apply(ctx, tx, h, insert, w); errs[i] != nil && !permanent(errs[i]) {
+			return failAll(len(writes), errs[i])
+		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fail(fmt.Errorf("history: commit: %w", err))
+		return failAll(len(writes), fmt.Errorf("history: commit: %w", err))
 	}
 	return errs
 }
 
 // apply makes one write within tx; insert is the insert statement of tx.
-func (s *Store) apply(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, w Write) error {
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.Stmt, w Write) error {
 	r := w.Record
 	// insertRow records r as a new row; verb names the write in errors.
 	insertRow := func(verb string) error {
@@ -83,6 +119,9 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, w Write
 			return err
 		}
 		if _, err := insert.ExecContext(ctx, args(r)...); err != nil {
+			if duplicate(err) {
+				return fmt.Errorf("%w: %s %s/%s: %w", ErrDuplicate, verb, r.Job, r.RunID, err)
+			}
 			return fmt.Errorf("history: %s %s/%s: %w", verb, r.Job, r.RunID, err)
 		}
 		return nil
@@ -95,7 +134,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, w Write
 		if !final(r.Outcome) {
 			return fmt.Errorf("%w: finish %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
 		}
-		switch err := s.finish(ctx, tx, insert, r); {
+		switch err := finish(ctx, tx, h, insert, r); {
 		case errors.Is(err, ErrBadRecord):
 			return err
 		case err != nil:
@@ -137,9 +176,9 @@ func (s *Store) Skip(ctx context.Context, r Record) error {
 }
 
 // finish updates the run's row within tx, or inserts it.
-func (s *Store) finish(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, r Record) error {
+func finish(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.Stmt, r Record) error {
 	var id int64
-	old, err := scanRecord(tx.StmtContext(ctx, s.selectRun).QueryRowContext(ctx, r.RunID), &id)
+	old, err := scanRecord(tx.StmtContext(ctx, h.selectRun).QueryRowContext(ctx, r.RunID), &id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if err := check(r); err != nil {
@@ -154,7 +193,7 @@ func (s *Store) finish(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, r Reco
 	if err := check(r); err != nil {
 		return err
 	}
-	_, err = tx.StmtContext(ctx, s.update).ExecContext(ctx, append(args(r), id)...)
+	_, err = tx.StmtContext(ctx, h.update).ExecContext(ctx, append(args(r), id)...)
 	return err
 }
 

@@ -1,11 +1,13 @@
 // Package journal turns the runner's events into history: a row per run and
 // per skip in the store, and each run's output in its log file. It is the
-// lossless listener of the event fan-out; a failing store degrades to
-// reporting the error while jobs keep running.
+// lossless listener of the event fan-out. A failing store degrades it:
+// jobs keep running, their records wait in a bounded queue in memory and
+// are written once the store takes writes again (see Health).
 package journal
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -20,7 +22,7 @@ type Journal struct {
 	store    *history.Store
 	stateDir string
 	logLimit int64
-	onErr    func(op string, err error)
+	rep      *reporter
 	host     string
 	pid      int
 
@@ -37,6 +39,22 @@ type Journal struct {
 	flushing bool // a goroutine is committing; it takes the queue after
 	// pending counts the runs about to start (see GatherDuring); nil: none.
 	pending func() int
+
+	// While the store fails (degraded), writes wait in held, oldest
+	// first, for the retry loop. held, the queue and two records per
+	// admitted run stay within maxWaiting.
+	held       []*pendingWrite
+	degraded   bool
+	since      time.Time
+	reason     string
+	lost       int                 // records without a reservation dropped at the bound
+	admitted   map[string]struct{} // runs whose records are reserved
+	maxWaiting int
+	retryEvery time.Duration
+	kick       chan struct{} // degraded began: the retry loop starts ticking
+	stop       chan struct{}
+	loopDone   chan struct{}
+	closeOnce  sync.Once
 
 	mu   sync.Mutex
 	logs map[string]*runLog // run id -> its output log
@@ -57,12 +75,34 @@ type runLog struct {
 	failed bool         // creating the file failed; the run's lines are dropped
 }
 
+// Option configures a Journal.
+type Option func(*Journal)
+
+// WithMaxWaiting bounds the records held while the store fails
+// (default DefaultMaxWaiting).
+func WithMaxWaiting(n int) Option { return func(j *Journal) { j.maxWaiting = n } }
+
+// WithRetryEvery sets how often held records are tried again (tests).
+func WithRetryEvery(d time.Duration) Option { return func(j *Journal) { j.retryEvery = d } }
+
+// DefaultMaxWaiting is the bound on held records: a few MiB of memory,
+// hours of a busy crontab's records.
+const DefaultMaxWaiting = 10000
+
 // New returns a journal writing to store and to logs under stateDir.
-// onErr is told about every failed write (and must not block).
-func New(store *history.Store, stateDir string, logLimit int64, onErr func(op string, err error)) *Journal {
+// Failures are logged to log, each kind at most once a minute. Close
+// stops its retry loop.
+func New(store *history.Store, stateDir string, logLimit int64, log *slog.Logger, opts ...Option) *Journal {
 	host, _ := os.Hostname()
-	return &Journal{store: store, stateDir: stateDir, logLimit: logLimit, onErr: onErr,
-		host: host, pid: os.Getpid(), logs: map[string]*runLog{}}
+	j := &Journal{store: store, stateDir: stateDir, logLimit: logLimit, rep: newReporter(log),
+		host: host, pid: os.Getpid(), logs: map[string]*runLog{},
+		admitted: map[string]struct{}{}, maxWaiting: DefaultMaxWaiting, retryEvery: retryEvery,
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{})}
+	for _, o := range opts {
+		o(j)
+	}
+	go j.retryLoop()
+	return j
 }
 
 // writeTimeout bounds one store write so that a wedged database cannot
@@ -96,45 +136,21 @@ func (j *Journal) Handle(ev runner.Event) {
 	}
 }
 
-// pendingWrite is a write waiting for its group's commit.
-type pendingWrite struct {
-	w    history.Write
-	done chan error // buffered: the committer never waits for the writer
-	// behind: nobody waits; the committer reports an error as op.
-	behind bool
-	op     string
-}
-
-// write makes one store write and returns once it is committed (or its
-// deadline passed): with the event recorded, a crash cannot lose it. The
-// write joins the queue; if no commit is in progress this goroutine
-// commits the queue, else the committing one takes it next.
+// write makes one store write and returns once it is committed, or held
+// for a retry while the store fails (or its deadline passed: it stays
+// queued): with the event recorded, a crash of this process is all that can
+// lose it. The write joins the queue; if no commit is in progress this
+// goroutine commits the queue, else the committing one takes it next.
 func (j *Journal) write(ctx context.Context, op string, w history.Write) {
 	p := &pendingWrite{w: w, done: make(chan error, 1)}
 	j.enqueue(p, true)
 	select {
 	case err := <-p.done:
 		if err != nil {
-			j.onErr(op, err)
+			j.rep.error(op, err)
 		}
 	case <-ctx.Done():
-		j.onErr(op, ctx.Err())
-	}
-}
-
-// enqueue queues w; if no commit is in progress, it commits the queue,
-// in this goroutine when lead is true, else in a new one.
-func (j *Journal) enqueue(p *pendingWrite, lead bool) {
-	j.qmu.Lock()
-	j.queue = append(j.queue, p)
-	first := !j.flushing
-	j.flushing = true
-	j.qmu.Unlock()
-	switch {
-	case first && lead:
-		j.flush()
-	case first:
-		go j.flush()
+		j.rep.error(op+" (still queued)", ctx.Err())
 	}
 }
 
@@ -150,26 +166,16 @@ func (j *Journal) writeBehind(op string, w history.Write) {
 
 // flush commits the queue in one transaction. Writes queued meanwhile are
 // committed by a new goroutine, so that the caller, a run's goroutine
-// whose own write is done, goes on.
+// whose own write is done, goes on. When the store fails, the batch and
+// the queue are held for the retry loop.
 func (j *Journal) flush() {
 	j.qmu.Lock()
 	batch := j.queue
 	j.queue = nil
 	j.qmu.Unlock()
-	writes := make([]history.Write, len(batch))
-	for i, p := range batch {
-		writes[i] = p.w
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	errs := j.store.Apply(ctx, writes)
-	cancel()
-	for i, p := range batch {
-		switch {
-		case !p.behind:
-			p.done <- errs[i]
-		case errs[i] != nil:
-			j.onErr(p.op, errs[i])
-		}
+	if failed, cause := j.commit(batch); len(failed) > 0 {
+		j.hold(failed, cause)
+		return
 	}
 	j.qmu.Lock()
 	defer j.qmu.Unlock()
@@ -229,7 +235,7 @@ func (j *Journal) output(l *runLog, stream, line string) {
 		log, err := history.NewLog(l.stateDir, l.job, l.runID, l.limit)
 		if err != nil {
 			l.failed = true
-			j.onErr("create run log", err)
+			j.rep.error("create run log", err)
 			return
 		}
 		l.log = log
@@ -238,7 +244,7 @@ func (j *Journal) output(l *runLog, stream, line string) {
 		return
 	}
 	if err := l.log.Write(stream, line); err != nil {
-		j.onErr("write run log", err)
+		j.rep.error("write run log", err)
 	}
 }
 
@@ -250,7 +256,7 @@ func (j *Journal) closeLog(l *runLog) string {
 		return ""
 	}
 	if err := l.log.Close(); err != nil {
-		j.onErr("close run log", err)
+		j.rep.error("close run log", err)
 	}
 	return l.log.Path()
 }
@@ -260,6 +266,7 @@ func (j *Journal) finished(ctx context.Context, e runner.RunFinished) {
 	l := j.logs[e.RunID]
 	delete(j.logs, e.RunID)
 	j.mu.Unlock()
+	defer j.release(e.RunID)
 	r := history.Record{Job: e.Job, RunID: e.RunID, Outcome: string(e.Outcome),
 		ScheduledAt: e.Slot, StartedAt: e.Started, EndedAt: e.Ended, ExitCode: e.ExitCode,
 		Reason: e.Reason, Host: j.host, SupervisorPID: j.pid, PID: e.PID, Manual: e.Manual}

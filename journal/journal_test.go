@@ -24,7 +24,9 @@ func newTestJournal(t *testing.T) (*Journal, *history.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	return New(store, dir, 1<<20, func(op string, err error) { t.Errorf("%s: %v", op, err) }), store, dir
+	j := New(store, dir, 1<<20, failOnError(t))
+	t.Cleanup(func() { j.Close() })
+	return j, store, dir
 }
 
 func record(t *testing.T, store *history.Store, runID string) history.Record {

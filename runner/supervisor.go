@@ -43,6 +43,7 @@ type Supervisor struct {
 	clock  clock.Clock
 	emit   func(Event)
 	lastOK LastOKFunc
+	admit  func(runID string) error // nil: every run is admitted
 	host   string
 	pid    int
 
@@ -86,6 +87,13 @@ func WithClock(c clock.Clock) Option { return func(s *Supervisor) { s.clock = c 
 
 // WithLastOK supplies the cursor for CRONVISOR_LAST_OK_SLOT.
 func WithLastOK(f LastOKFunc) Option { return func(s *Supervisor) { s.lastOK = f } }
+
+// WithAdmission makes every run ask admit before its exec: a run whose
+// record could not be kept (the history backlog is full) must not start.
+// A refused fire is recorded as an error with admit's reason.
+func WithAdmission(admit func(runID string) error) Option {
+	return func(s *Supervisor) { s.admit = admit }
+}
 
 // NewSupervisor returns a supervisor that takes locks from locker and
 // reports every event to emit. emit is called from run goroutines and must
@@ -142,6 +150,9 @@ func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.T
 		return s.skip(job, runID, slot, manual, "paused", nil)
 	}
 	if job.Overlap == config.OverlapAllow {
+		if err := s.admitRun(runID); err != nil {
+			return s.notAdmitted(job, runID, slot, manual, nil, err)
+		}
 		return s.execute(ctx, job, slot, runID, manual, nil, startDone)
 	}
 	lease, err := s.acquire(ctx, job, slot, runID, manual)
@@ -157,7 +168,29 @@ func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.T
 	if err != nil {
 		return s.refused(job, runID, slot, manual, err)
 	}
+	if err := s.admitRun(runID); err != nil {
+		return s.notAdmitted(job, runID, slot, manual, lease, err)
+	}
 	return s.execute(ctx, job, slot, runID, manual, lease, startDone)
+}
+
+func (s *Supervisor) admitRun(runID string) error {
+	if s.admit == nil {
+		return nil
+	}
+	return s.admit(runID)
+}
+
+// notAdmitted records a fire refused by the admission check, after
+// releasing the lock it took.
+func (s *Supervisor) notAdmitted(job config.Job, runID string, slot time.Time, manual bool, lease lock.Lease, err error) RunFinished {
+	if lease != nil {
+		_ = lease.Release()
+	}
+	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: s.clock.Now(), Outcome: OutcomeError,
+		Reason: "not started: " + err.Error(), Manual: manual, Err: err}
+	s.emit(f)
+	return f
 }
 
 // Starting is how many fires are between their call and their child's

@@ -32,6 +32,7 @@ type Service struct {
 	locker  lock.Locker
 	store   *history.Store // nil when history is unavailable
 	reload  func(ctx context.Context) error
+	health  func() string // the history path's state for JobStatus.History; nil: none
 	cfg     atomic.Pointer[config.Config]
 	started time.Time
 
@@ -58,6 +59,10 @@ func New(sup *runner.Supervisor, sched *runner.Scheduler, locker lock.Locker, st
 	s.seed(context.Background(), cfg)
 	return s
 }
+
+// SetHistoryHealth supplies JobStatus.History ("" while history works).
+// Call it before serving.
+func (s *Service) SetHistoryHealth(f func() string) { s.health = f }
 
 // SetConfig tells the service about a reloaded jobs.yaml.
 func (s *Service) SetConfig(cfg *config.Config) { s.cfg.Store(cfg) }
@@ -177,6 +182,10 @@ func (s *Service) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
 	if s.sched != nil {
 		next, stalls = s.sched.NextFires(), s.sched.Stalls()
 	}
+	var health string
+	if s.health != nil {
+		health = s.health()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]ctl.JobStatus, 0, len(cfg.Jobs))
@@ -186,7 +195,8 @@ func (s *Service) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
 			Name: j.Name, Schedule: j.Schedule, Timezone: zoneName(j), Lock: j.Lock,
 			Enabled: j.Enabled, Paused: s.sup.IsPaused(j.Name), NextRun: next[j.Name],
 			LastOutcome: st.lastOutcome, LastStartedAt: st.lastStarted, LastEndedAt: st.lastEnded,
-			Counts: ctl.Counts{Since: s.started, Runs: st.runs, Skips: st.skips, Failures: st.failures},
+			Counts:  ctl.Counts{Since: s.started, Runs: st.runs, Skips: st.skips, Failures: st.failures},
+			History: health,
 		}
 		if l, ok := locks[j.Lock]; ok && l.Held && j.Overlap != config.OverlapAllow {
 			js.Holder = ctl.HolderOf(l.Holder)

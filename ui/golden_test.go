@@ -120,6 +120,14 @@ var screens = []struct {
 			m, _ = press(m, "q")
 			return m
 		}},
+	{name: "history_degraded", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		jobs := append([]ctl.JobStatus(nil), f.jobs...)
+		for i := range jobs {
+			jobs[i].History = "history degraded since 2026-06-01T11:58:00Z: history: commit: database or disk is full (13 records waiting)"
+		}
+		m, _ = m.update(snapshotMsg{jobs: jobs})
+		return m
+	}},
 	{name: "daemon_lost", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		close(f.events)
 		m, _ = follow(t, m, waitEvents(m.events))

@@ -112,10 +112,14 @@ func (m Model) onSnapshot(msg snapshotMsg) (Model, tea.Cmd) {
 		return m.say("cannot read state: "+msg.err.Error(), true), nil
 	}
 	m.loaded, m.dirty, m.lastFetch = true, false, m.c.now()
+	hadNote := m.c.data.historyNote() != ""
 	m.c.data.setJobs(msg.jobs)
 	if msg.withLocks {
 		m.c.data.setLocks(msg.locks)
 		m.lastLocks = m.lastFetch
+	}
+	if hadNote != (m.c.data.historyNote() != "") {
+		m = m.layout() // the history banner takes a line, or gives it back
 	}
 	return m.refreshViews(), nil
 }

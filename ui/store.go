@@ -68,6 +68,14 @@ func (s *store) setJobs(jobs []ctl.JobStatus) {
 	}
 }
 
+// historyNote is the daemon's "history degraded since ..." line, or "".
+func (s *store) historyNote() string {
+	if len(s.jobs) == 0 {
+		return ""
+	}
+	return s.jobs[0].History
+}
+
 func (s *store) setLocks(locks []ctl.LockStatus) {
 	s.locks = locks
 }

@@ -18,6 +18,9 @@ func (m Model) View() string {
 	if m.conn.lost {
 		parts = append(parts, m.banner())
 	}
+	if note := m.c.data.historyNote(); note != "" {
+		parts = append(parts, m.c.st.banner.Render(fit(" ⚠ "+note, m.width)))
+	}
 	parts = append(parts, m.body(), m.statusLine(), m.helpView())
 	// Below the chrome's own height, keep the top of the screen.
 	return pad(strings.Split(strings.Join(parts, "\n"), "\n"), m.height)
@@ -27,6 +30,9 @@ func (m Model) View() string {
 func (m Model) chromeHeight() int {
 	h := 2 + lineCount(m.helpView())
 	if m.conn.lost {
+		h++
+	}
+	if m.c.data.historyNote() != "" {
 		h++
 	}
 	return h

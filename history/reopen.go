@@ -1,0 +1,177 @@
+package history
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// Errors of a store that cannot serve, returned (wrapped) by this package.
+var (
+	// ErrUnavailable: the store has no open database (Unopened, a reopen
+	// failed, or Close was called).
+	ErrUnavailable = errors.New("history: database not open")
+	// ErrNotDatabase: the file at the history path is not a SQLite
+	// database (or is corrupt); SetAside moves it out of the way.
+	ErrNotDatabase = errors.New("history: not a usable database")
+	// ErrDuplicate: a start or skip names a run id already recorded.
+	ErrDuplicate = errors.New("history: run id already recorded")
+)
+
+// SQLite's primary result codes that classify uses.
+const (
+	sqliteCorrupt    = 11
+	sqliteConstraint = 19
+	sqliteNotADB     = 26
+)
+
+// classify wraps SQLite's "this is no database" codes as ErrNotDatabase.
+func classify(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqliteCorrupt, sqliteNotADB:
+			return fmt.Errorf("%w: %w", ErrNotDatabase, err)
+		}
+	}
+	return err
+}
+
+// duplicate tells whether err is a UNIQUE violation (the run id).
+func duplicate(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqliteConstraint
+}
+
+// fileID identifies a file across renames: its device and inode.
+type fileID struct{ dev, ino uint64 }
+
+func idOf(f *os.File) (fileID, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return fileID{}, err
+	}
+	return statID(fi)
+}
+
+func statID(fi os.FileInfo) (fileID, error) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, fmt.Errorf("no inode for %s", fi.Name())
+	}
+	return fileID{dev: uint64(st.Dev), ino: st.Ino}, nil
+}
+
+// reader is the open database for queries.
+func (s *Store) reader() (*sql.DB, error) {
+	h := s.h.Load()
+	if h == nil {
+		return nil, fmt.Errorf("%w at %s", ErrUnavailable, s.path)
+	}
+	return h.db, nil
+}
+
+// moved tells whether the file at the store's path is no longer the one h
+// has open: deleted, or replaced by another file. A stat per write costs
+// microseconds beside the commit's fsync.
+func (s *Store) moved(h *handle) bool {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	id, err := statID(fi)
+	return err == nil && id != h.id
+}
+
+// writer is the open database for a write: it opens an unopened store and
+// reopens one whose file was deleted or replaced.
+func (s *Store) writer() (*handle, error) {
+	if s.readOnly {
+		return nil, fmt.Errorf("history: the store is read-only")
+	}
+	if s.closed.Load() {
+		return nil, fmt.Errorf("%w at %s (closed)", ErrUnavailable, s.path)
+	}
+	if h := s.h.Load(); h != nil && !s.moved(h) {
+		return h, nil
+	}
+	return s.reopen()
+}
+
+// reopen closes the current database, if any, and opens the file at the
+// path, creating a new one if it is gone. The old handle is closed first:
+// its connections use the -wal and -shm files at the path, which the new
+// one must not share. Those two files belong to the old database (SQLite
+// keeps them when it sees its file moved), or, with no database at the
+// path, to none; they are removed before the file at the path is opened,
+// so that SQLite cannot replay a stranger's WAL into it.
+func (s *Store) reopen() (*handle, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return nil, fmt.Errorf("%w at %s (closed)", ErrUnavailable, s.path)
+	}
+	_, err := os.Stat(s.path)
+	stale := errors.Is(err, os.ErrNotExist)
+	if h := s.h.Load(); h != nil {
+		if !s.moved(h) { // another writer reopened it meanwhile
+			return h, nil
+		}
+		s.h.Store(nil)
+		_ = h.close()
+		stale = true
+	}
+	if stale {
+		_ = os.Remove(s.path + "-wal")
+		_ = os.Remove(s.path + "-shm")
+	}
+	h, err := openWritable(s.path)
+	var to string
+	if errors.Is(err, ErrNotDatabase) {
+		// Put there while we ran: set it aside as at start-up.
+		if to, err = SetAside(s.path, time.Now()); err == nil {
+			h, err = openWritable(s.path)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.onReopen != nil && (stale || to != "") {
+		s.onReopen(s.path, to)
+	}
+	s.h.Store(h)
+	return h, nil
+}
+
+// SetAside renames the database at path and its -wal and -shm files to
+// PATH.corrupt-TIMESTAMP (UTC) so that a new one can be created there, and
+// returns the new name of the database file.
+func SetAside(path string, now time.Time) (string, error) {
+	to := path + ".corrupt-" + now.UTC().Format("20060102T150405Z")
+	if err := os.Rename(path, to); err != nil {
+		return "", fmt.Errorf("history: set aside %s: %w", path, err)
+	}
+	for _, ext := range []string{"-wal", "-shm"} {
+		if err := os.Rename(path+ext, to+ext); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return to, fmt.Errorf("history: set aside %s: %w", path+ext, err)
+		}
+	}
+	return to, nil
+}
+
+// Writable opens the store if it is not open, and reports whether it could.
+func (s *Store) Writable() error {
+	_, err := s.writer()
+	return err
+}
+
+// OnReopen has f told whenever the store found its file deleted or
+// replaced and opened the file now at the path; setAside is where a file
+// there that was no database went ("" if none). Call it before the first
+// write.
+func (s *Store) OnReopen(f func(path, setAside string)) { s.onReopen = f }
