@@ -100,7 +100,7 @@ func historyLogLines(t *testing.T, d *proc) int {
 
 func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root (CI runs as root)")
+		t.Fatal("mounting a tmpfs needs root: run the tests as root, as CI does")
 	}
 	t.Parallel()
 	outside := t.TempDir()
@@ -216,7 +216,7 @@ func remount(t *testing.T, target, opts string) {
 
 func TestE2EReadOnlyStateDirKeepsJobsRunning(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("mounting needs root (CI runs as root)")
+		t.Fatal("mounting needs root: run the tests as root, as CI does")
 	}
 	t.Parallel()
 	outside := t.TempDir()
@@ -264,7 +264,7 @@ func TestE2EReadOnlyStateDirKeepsJobsRunning(t *testing.T) {
 
 func TestE2EReadOnlyLocksFailClosed(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("mounting needs root (CI runs as root)")
+		t.Fatal("mounting needs root: run the tests as root, as CI does")
 	}
 	t.Parallel()
 	fires := filepath.Join(t.TempDir(), "fires")
