@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -41,6 +42,7 @@ type Log struct {
 	total   int64 // bytes offered after the head
 	err     error // first write error, returned by every later call
 	closed  bool
+	scratch []byte // the entry being written
 }
 
 // NewLog creates the log file of a run (directories 0700, file 0600). limit
@@ -70,24 +72,41 @@ func (l *Log) Path() string { return l.path }
 // trailing newline is dropped; a line holding newlines is written as
 // several lines, each tagged.
 func (l *Log) Write(stream, line string) error {
-	line = strings.TrimSuffix(line, "\n")
-	var b bytes.Buffer
-	for _, part := range strings.Split(line, "\n") {
-		b.WriteString(stream)
-		b.WriteString(" | ")
-		b.WriteString(part)
-		b.WriteByte('\n')
-	}
+	return l.WriteLines(stream, strings.TrimSuffix(line, "\n"))
+}
+
+// WriteLines appends lines joined by "\n" (a runner.RunOutput's Line),
+// each tagged with stream; a last empty line is one too.
+func (l *Log) WriteLines(stream, lines string) error {
+	line := lines
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrLogClosed
 	}
-	if l.err == nil {
-		l.err = l.add(b.Bytes())
+	if l.err != nil {
+		return l.err
 	}
+	// One scratch buffer for every entry: a chatty job writes millions of
+	// lines, and an allocation per line was most of the cost of one.
+	b := l.scratch[:0]
+	for {
+		part, rest, more := strings.Cut(line, "\n")
+		b = append(append(append(append(b, stream...), " | "...), part...), '\n')
+		if !more {
+			break
+		}
+		line = rest
+	}
+	if cap(b) <= maxScratch {
+		l.scratch = b
+	}
+	l.err = l.add(b)
 	return l.err
 }
+
+// maxScratch is the largest scratch buffer a Log keeps between writes.
+const maxScratch = 64 << 10
 
 // add places one entry in the head, on disk after it, or in the ring.
 func (l *Log) add(e []byte) error {
@@ -99,6 +118,14 @@ func (l *Log) add(e []byte) error {
 		if l.headLen+n <= l.limit/2 {
 			l.headLen += n
 			return l.write(e)
+		}
+		// The lines of e that still fit end the head; the rest is tail.
+		if fit := bytes.LastIndexByte(e[:l.limit/2-l.headLen], '\n') + 1; fit > 0 {
+			l.headLen += int64(fit)
+			if err := l.write(e[:fit]); err != nil {
+				return err
+			}
+			e, n = e[fit:], n-int64(fit)
 		}
 		l.headEnd = true
 		l.ring = newRing(int(l.limit - l.headLen))
@@ -156,35 +183,52 @@ func (l *Log) Close() error {
 	return err
 }
 
-// ring keeps the newest whole entries (lines) that fit in size bytes, so
-// the tail starts at a line start. An entry longer than size is kept as its
-// last size bytes. It grows as entries arrive, so a run with little output
-// never allocates the whole tail.
+// ring keeps the last bytes of the tail: size of them, and the one before,
+// which tells whether they start at a line start. bytes trims them to
+// whole lines, unless they lie in a single line longer than size, whose
+// last bytes are kept. It grows as bytes arrive, so a run with little
+// output never allocates the whole tail, and copies bytes rather than
+// keeping a slice per line, so a job printing millions of short lines
+// costs no allocation per line.
 type ring struct {
-	lines [][]byte
-	n     int // bytes held
-	size  int
+	buf  []byte // up to size+1 bytes; once full, the oldest is at pos
+	pos  int
+	size int
 }
 
 func newRing(size int) ring { return ring{size: size} }
 
 func (r *ring) add(p []byte) {
-	if len(p) >= r.size {
-		clear(r.lines)
-		r.lines = append(r.lines[:0], bytes.Clone(p[len(p)-r.size:]))
-		r.n = r.size
+	keep := r.size + 1
+	if len(p) >= keep {
+		r.buf = append(r.buf[:0], p[len(p)-keep:]...)
+		r.pos = 0
 		return
 	}
-	r.lines = append(r.lines, bytes.Clone(p))
-	r.n += len(p)
-	for r.n > r.size {
-		r.n -= len(r.lines[0])
-		r.lines[0] = nil // let the evicted line be collected
-		r.lines = r.lines[1:]
+	if room := keep - len(r.buf); room > 0 {
+		n := min(room, len(p))
+		r.buf = append(r.buf, p[:n]...)
+		p = p[n:]
+	}
+	for len(p) > 0 {
+		n := copy(r.buf[r.pos:], p)
+		p = p[n:]
+		r.pos = (r.pos + n) % keep
 	}
 }
 
-// bytes returns the kept bytes, oldest first.
+// bytes returns the kept bytes, oldest first, from a line start.
 func (r *ring) bytes() []byte {
-	return bytes.Join(r.lines, nil)
+	all := append(slices.Clone(r.buf[r.pos:]), r.buf[:r.pos]...)
+	if len(all) <= r.size {
+		return all // all of the tail: it starts with an entry
+	}
+	before, win := all[0], all[1:]
+	if before == '\n' {
+		return win
+	}
+	if i := bytes.IndexByte(win, '\n'); i >= 0 && i < len(win)-1 {
+		return win[i+1:]
+	}
+	return win // within one line longer than the tail
 }

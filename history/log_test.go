@@ -1,8 +1,10 @@
 package history
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,6 +189,82 @@ func TestLogConcurrent(t *testing.T) {
 			// Cut or not, the stream that finished last ends the file.
 			if max(last["stdout"], last["stderr"]) != 1999 || (limit == 0 && min(last["stdout"], last["stderr"]) != 1999) {
 				t.Errorf("last lines %v", last)
+			}
+		})
+	}
+}
+
+// TestRingKeepsWholeLastLines feeds the tail ring random entries (lines of
+// random lengths, some entries of several lines) and checks it against
+// the rule it implements: the longest suffix of whole lines that fits, or,
+// when the last line alone is longer, that line's last bytes.
+func TestRingKeepsWholeLastLines(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := range 500 {
+		size := 1 + rnd.IntN(80)
+		r := newRing(size)
+		var stream []byte
+		for range rnd.IntN(40) {
+			var e []byte
+			for range 1 + rnd.IntN(3) {
+				e = append(append(e, strings.Repeat("x", rnd.IntN(2*size))...), '\n')
+			}
+			r.add(e)
+			stream = append(stream, e...)
+		}
+		if got, want := r.bytes(), wantTail(stream, size); string(got) != string(want) {
+			t.Fatalf("case %d, size %d: tail %q, want %q (of %q)", i, size, got, want, stream)
+		}
+	}
+}
+
+// wantTail is the reference for ring: see TestRingKeepsWholeLastLines.
+func wantTail(stream []byte, size int) []byte {
+	if len(stream) <= size {
+		return stream
+	}
+	start := len(stream)
+	for start > 0 {
+		prev := bytes.LastIndexByte(stream[:start-1], '\n') + 1 // start of the line ending at start-1
+		if len(stream)-prev > size {
+			break
+		}
+		start = prev
+	}
+	if start == len(stream) { // the last line alone is longer than size
+		return stream[len(stream)-size:]
+	}
+	return stream[start:]
+}
+
+// TestLogWriteLines checks that lines written in one call are kept and cut
+// exactly as when written one by one, a last empty line included.
+func TestLogWriteLines(t *testing.T) {
+	var text []string
+	for i := range 100 {
+		text = append(text, fmt.Sprintf("line-%02d", i))
+	}
+	tests := []struct {
+		name  string
+		limit int64
+		lines string
+		want  string
+	}{
+		{"cut", 100, strings.Join(text, "\n"), numbered(0, 1) + "... [cronvisor: 1615 bytes cut] ...\n" + numbered(97, 98, 99)},
+		{"empty last line", 0, "a\n", "stdout | a\nstdout | \n"},
+		{"one empty line", 0, "", "stdout | \n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := NewLog(t.TempDir(), "job", "run", tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := errors.Join(l.WriteLines("stdout", tc.lines), l.Close()); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(l.Path()); string(got) != tc.want {
+				t.Errorf("file:\n%s\nwant:\n%s", got, tc.want)
 			}
 		})
 	}

@@ -111,18 +111,23 @@ const writeTimeout = 10 * time.Second
 
 // Handle records one event.
 func (j *Journal) Handle(ev runner.Event) {
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
-	switch e := ev.(type) {
-	case runner.RunStarted:
-		j.started(ctx, e)
-	case runner.RunOutput:
+	// Output lines come by the million from a chatty job and only go to
+	// its log file: no store write, so no deadline (a context with a
+	// timer per line was most of the cost of a line).
+	if e, ok := ev.(runner.RunOutput); ok {
 		j.mu.Lock()
 		l := j.logs[e.RunID]
 		j.mu.Unlock()
 		if l != nil {
 			j.output(l, e.Stream, e.Line)
 		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	switch e := ev.(type) {
+	case runner.RunStarted:
+		j.started(ctx, e)
 	case runner.RunFinished:
 		j.finished(ctx, e)
 	case runner.RunSkipped:
@@ -243,7 +248,7 @@ func (j *Journal) output(l *runLog, stream, line string) {
 	if l.log == nil {
 		return
 	}
-	if err := l.log.Write(stream, line); err != nil {
+	if err := l.log.WriteLines(stream, line); err != nil {
 		j.rep.error("write run log", err)
 	}
 }
