@@ -199,7 +199,7 @@ type WireEvent struct {
 	Reason   string  `json:"reason,omitempty"`
 	Holder   *Holder `json:"holder,omitempty"`
 	Stream   string  `json:"stream,omitempty"` // stdout or stderr
-	Line     string  `json:"line,omitempty"`
+	Line     string  `json:"line,omitempty"`   // one or more lines joined by "\n" (runner.RunOutput)
 	// Jobs and Problems are config_reloaded's: the job count in effect and,
 	// when the new file was refused, why.
 	Jobs     int      `json:"jobs,omitempty"`

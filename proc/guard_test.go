@@ -131,7 +131,7 @@ func TestGuardKeepsTheRunAsItIs(t *testing.T) {
 				spec := testSpec(t, tt.script)
 				spec.ExtraFiles = []*os.File{lockFile(t)}
 				outs[i] = &recorder{}
-				spec.OnLine = outs[i].onLine
+				spec.OnOutput = outs[i].onOutput
 				if guarded {
 					spec.Guard = &Guard{Within: time.Second}
 				}

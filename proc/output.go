@@ -1,17 +1,18 @@
 package proc
 
 import (
-	"bufio"
-	"errors"
+	"bytes"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// maxLine is the longest line handed to OnLine in one piece; longer lines are
-// split so one runaway line cannot make the supervisor buffer without bound.
+// maxLine is the longest line handed to OnOutput in one piece (and the most
+// bytes in one call); longer lines are split so one runaway line cannot
+// make the supervisor buffer without bound.
 const maxLine = 64 << 10
 
 // drainWindow is how long output may still arrive after the run's tree was
@@ -23,15 +24,15 @@ const drainWindow = 100 * time.Millisecond
 // are our own rather than exec.Cmd's so that Run, not Cmd.Wait, decides when
 // to stop reading.
 type output struct {
-	onLine           func(stream, line string)
-	mu               sync.Mutex // serializes onLine calls across both streams
+	onOutput         func(stream, lines string)
+	mu               sync.Mutex // serializes onOutput calls across both streams
 	wg               sync.WaitGroup
 	stdoutR, stdoutW *os.File
 	stderrR, stderrW *os.File
 }
 
-func newOutput(onLine func(stream, line string)) (*output, error) {
-	o := &output{onLine: onLine}
+func newOutput(onOutput func(stream, lines string)) (*output, error) {
+	o := &output{onOutput: onOutput}
 	var err error
 	if o.stdoutR, o.stdoutW, err = childPipe(); err != nil {
 		return nil, err
@@ -80,7 +81,7 @@ func (o *output) abort() {
 }
 
 // finish waits up to drainWindow for both readers to reach EOF, then cuts
-// them off, and returns once no onLine call can happen any more.
+// them off, and returns once no onOutput call can happen any more.
 func (o *output) finish() {
 	done := make(chan struct{})
 	go func() {
@@ -101,43 +102,51 @@ func (o *output) finish() {
 	o.stderrR.Close()
 }
 
-// lineReaders recycles the readers' 64 KiB buffers: a new pair per run
+// chunkBufs recycles the readers' 64 KiB buffers: a new pair per run
 // was, at 100 runs a second, 13 MB/s of zeroed garbage and most of the
 // daemon's GC work, for runs that mostly print nothing.
-var lineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, maxLine) }}
+var chunkBufs = sync.Pool{New: func() any { b := make([]byte, maxLine); return &b }}
 
+// read hands over, after every read, all the whole lines read so far in
+// one call: a job printing a million short lines costs a few hundred
+// calls, not a million (each call is an event to every listener). A
+// partial last line waits for its end, unless it fills the buffer (a line
+// over maxLine, handed over in pieces) or the stream ended.
 func (o *output) read(stream string, r *os.File) {
 	defer o.wg.Done()
-	br := lineReaders.Get().(*bufio.Reader)
-	br.Reset(r)
-	defer func() {
-		br.Reset(nil) // drop r
-		lineReaders.Put(br)
-	}()
+	bp := chunkBufs.Get().(*[]byte)
+	defer chunkBufs.Put(bp)
+	b, n := *bp, 0
 	for {
-		line, err := br.ReadSlice('\n')
-		if len(line) > 0 {
-			o.emit(stream, line)
+		m, err := r.Read(b[n:])
+		n += m
+		end := bytes.LastIndexByte(b[:n], '\n') + 1
+		if err != nil || (end == 0 && n == len(b)) {
+			end = n // EOF (or cut off by finish), or a piece of a long line
 		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-			return // EOF, or cut off by finish
+		if end > 0 {
+			o.emit(stream, b[:end])
+			n = copy(b, b[end:n])
+		}
+		if err != nil {
+			return
 		}
 	}
 }
 
-// emit strips the line ending (LF or CRLF) and calls onLine. A chunk without
-// a newline is a split long line or the unterminated last line.
+// emit strips the line endings (LF or CRLF) and calls onOutput with the
+// lines joined by LF. A chunk without a final newline is a piece of a
+// long line or the unterminated last line.
 func (o *output) emit(stream string, b []byte) {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-		if n := len(b); n > 0 && b[n-1] == '\r' {
-			b = b[:n-1]
-		}
-	}
-	if o.onLine == nil {
+	if o.onOutput == nil {
 		return
 	}
+	text := string(b)
+	if strings.IndexByte(text, '\r') >= 0 {
+		text = strings.ReplaceAll(text, "\r\n", "\n")
+	}
+	text = strings.TrimSuffix(text, "\n")
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.onLine(stream, string(b))
+	o.onOutput(stream, text)
 }

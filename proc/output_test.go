@@ -28,7 +28,7 @@ func TestOutputLines(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var rec recorder
-			o := &output{onLine: rec.onLine}
+			o := &output{onOutput: rec.onOutput}
 			r, w, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
@@ -48,12 +48,40 @@ func TestOutputLines(t *testing.T) {
 	}
 }
 
+// TestOutputChunks checks that lines read at once are handed over in one
+// call: a chatty job must not cost a call (an event) per line.
+func TestOutputChunks(t *testing.T) {
+	t.Parallel()
+	var rec recorder
+	o := &output{onOutput: rec.onOutput}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// 30,000 bytes fit in the pipe: written before the reader starts,
+	// they are there for its first read.
+	if _, err := w.WriteString(strings.Repeat("y\n", 10000) + "\nlast"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	o.wg.Add(1)
+	o.read("stdout", r)
+	want := append(slices.Repeat([]string{"y"}, 10000), "", "last")
+	if got := rec.get("stdout"); !slices.Equal(got, want) {
+		t.Errorf("got %d lines, want %d: %q", len(got), len(want), abbrev(got[len(got)-3:]))
+	}
+	if rec.calls > 2 {
+		t.Errorf("%d calls for one read's lines, want at most 2", rec.calls)
+	}
+}
+
 // TestOutputFinishCutsOff checks that finish returns although a writer
 // still holds the pipe open, and that the partial line it wrote is kept.
 func TestOutputFinishCutsOff(t *testing.T) {
 	t.Parallel()
 	var rec recorder
-	o, err := newOutput(rec.onLine)
+	o, err := newOutput(rec.onOutput)
 	if err != nil {
 		t.Fatal(err)
 	}

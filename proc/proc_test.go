@@ -103,19 +103,21 @@ func startOutside(t *testing.T, cmd *exec.Cmd) {
 	})
 }
 
-// recorder collects OnLine calls.
+// recorder collects the lines of OnOutput calls, and the calls.
 type recorder struct {
 	mu    sync.Mutex
 	lines map[string][]string
+	calls int
 }
 
-func (r *recorder) onLine(stream, line string) {
+func (r *recorder) onOutput(stream, lines string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lines == nil {
 		r.lines = map[string][]string{}
 	}
-	r.lines[stream] = append(r.lines[stream], line)
+	r.lines[stream] = append(r.lines[stream], strings.Split(lines, "\n")...)
+	r.calls++
 }
 
 func (r *recorder) get(stream string) []string {

@@ -91,7 +91,7 @@ func testReaperWithRuns(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range runs {
 		spec := testSpec(t, "sleep 30 & echo $!; exit 3")
-		spec.OnLine = func(_, line string) { orphans[i], _ = strconv.Atoi(line) }
+		spec.OnOutput = func(_, line string) { orphans[i], _ = strconv.Atoi(line) }
 		wg.Go(func() { results[i] = Run(within(t, 5*time.Second), spec) })
 	}
 	wg.Wait()

@@ -67,11 +67,13 @@ type Spec struct {
 	Tag string
 	// OnStart, if set, is called with the main pid right after it started.
 	OnStart func(pid int)
-	// OnLine, if set, gets each output line without its line ending;
-	// stream is "stdout" or "stderr". Lines over 64 KiB arrive in pieces.
-	// Calls are serialized and all happen before Run returns. It must be
-	// fast: while it blocks, the pipe fills and the job blocks writing.
-	OnLine func(stream, line string)
+	// OnOutput, if set, gets the output as it is read: one or more whole
+	// lines joined by "\n", without the last one's line ending (CRLF
+	// endings become "\n"); stream is "stdout" or "stderr". Lines over
+	// 64 KiB arrive in pieces, each in a call of its own. Calls are
+	// serialized and all happen before Run returns. It must be fast:
+	// while it blocks, the pipe fills and the job blocks writing.
+	OnOutput func(stream, lines string)
 	// Guard, if set, starts the run under a guard process that ends it
 	// if this process dies first (see the package doc): for locks that
 	// nothing of the run holds, such as a Redis lease. The run itself is
@@ -100,8 +102,8 @@ type Result struct {
 
 // Run starts spec, waits until the main process has exited or ctx is done,
 // ends every remaining process of the run and returns once none is left (or
-// 5 s after SIGKILL, with ErrSurvivors). It never returns with OnLine still
-// running.
+// 5 s after SIGKILL, with ErrSurvivors). It never returns with OnOutput
+// still running.
 func Run(ctx context.Context, spec Spec) Result {
 	res := Result{ExitCode: -1}
 	if ctx.Err() != nil {
@@ -117,7 +119,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	if err != nil {
 		return startFailed(res, err)
 	}
-	out, err := newOutput(spec.OnLine)
+	out, err := newOutput(spec.OnOutput)
 	if err != nil {
 		return startFailed(res, err)
 	}

@@ -66,7 +66,7 @@ func TestRunOutput(t *testing.T) {
 			t.Parallel()
 			var rec recorder
 			spec := testSpec(t, tt.script)
-			spec.OnLine = rec.onLine
+			spec.OnOutput = rec.onOutput
 			res := Run(within(t, 5*time.Second), spec)
 			if res.Outcome != Exited || res.ExitCode != 0 {
 				t.Fatalf("got %+v", res)
@@ -119,7 +119,7 @@ func TestRunEnvAndDir(t *testing.T) {
 			t.Parallel()
 			var rec recorder
 			spec := testSpec(t, "")
-			spec.Argv, spec.Dir, spec.OnLine = tt.argv, dir, rec.onLine
+			spec.Argv, spec.Dir, spec.OnOutput = tt.argv, dir, rec.onOutput
 			spec.Env = append(spec.Env, tt.env...)
 			res := Run(within(t, 5*time.Second), spec)
 			if res.Outcome != Exited || res.ExitCode != 0 {
@@ -255,7 +255,7 @@ func TestRunEndsLeftovers(t *testing.T) {
 			t.Parallel()
 			var rec recorder
 			spec := testSpec(t, tt.script)
-			spec.KillGrace, spec.OnLine = 300*time.Millisecond, rec.onLine
+			spec.KillGrace, spec.OnOutput = 300*time.Millisecond, rec.onOutput
 			start := time.Now()
 			res := Run(within(t, 5*time.Second), spec)
 			if res.Outcome != Exited || res.ExitCode != 0 || res.Err != nil {
@@ -273,3 +273,4 @@ func TestRunEndsLeftovers(t *testing.T) {
 		})
 	}
 }
+

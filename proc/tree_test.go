@@ -112,7 +112,7 @@ func TestRunFindsEscapees(t *testing.T) {
 				while [ ! -s PIDFILE ]; do sleep 0.01; done; echo hi`, "PIDFILE", pidFile)
 			spec := testSpec(t, script)
 			var rec recorder
-			spec.OnLine = rec.onLine
+			spec.OnOutput = rec.onOutput
 			var opened *exec.Cmd // the same file opened separately: must survive
 			if tt.withLock {
 				f := lockFile(t)

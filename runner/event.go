@@ -4,6 +4,8 @@
 package runner
 
 import (
+	"iter"
+	"strings"
 	"time"
 
 	"cronvisor/lock"
@@ -43,14 +45,19 @@ type RunStarted struct {
 	Manual   bool
 }
 
-// RunOutput is one line the run printed.
+// RunOutput is output the run printed: one line, or the several lines
+// read at once (joined by "\n", the last without its line ending). A job
+// printing fast gets a few hundred events for a million lines.
 type RunOutput struct {
 	Job    string
 	RunID  string
 	Time   time.Time
 	Stream string // "stdout" or "stderr"
-	Line   string
+	Line   string // one or more lines; see Lines
 }
+
+// Lines yields each line of the event.
+func (e RunOutput) Lines() iter.Seq[string] { return strings.SplitSeq(e.Line, "\n") }
 
 // RunFinished: the run ended (also when it could not start).
 type RunFinished struct {

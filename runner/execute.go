@@ -64,8 +64,8 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 			s.emit(RunStarted{Job: job.Name, RunID: runID, Slot: slot, Started: startedAt,
 				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual})
 		},
-		OnLine: func(stream, line string) {
-			s.emit(RunOutput{Job: job.Name, RunID: runID, Time: s.clock.Now(), Stream: stream, Line: line})
+		OnOutput: func(stream, lines string) {
+			s.emit(RunOutput{Job: job.Name, RunID: runID, Time: s.clock.Now(), Stream: stream, Line: lines})
 		},
 	}
 	if lease != nil && lease.File() != nil {

@@ -113,6 +113,24 @@ func TestTailKeepsTheLastLines(t *testing.T) {
 	}
 }
 
+// TestTailSplitsLinesReadAtOnce: an output event holds every line one
+// read brought; each is a line of the tail.
+func TestTailSplitsLinesReadAtOnce(t *testing.T) {
+	s := newStore()
+	s.apply(ctl.WireEvent{Type: ctl.EventRunOutput, Job: "j", Stream: "stderr", Line: "a\n\nb"})
+	if got, want := s.tail("j"), []string{"stderr | a", "stderr | ", "stderr | b"}; !slices.Equal(got, want) {
+		t.Errorf("tail %q, want %q", got, want)
+	}
+	var many []string
+	for i := range tailLines + 5 {
+		many = append(many, "l"+itoa(i))
+	}
+	s.apply(ctl.WireEvent{Type: ctl.EventRunOutput, Job: "k", Stream: "stdout", Line: strings.Join(many, "\n")})
+	if got := s.tail("k"); len(got) != tailLines || got[0] != "stdout | l5" || got[len(got)-1] != "stdout | l"+itoa(tailLines+4) {
+		t.Errorf("tail of %d lines from %q to %q, want the last %d", len(got), got[0], got[len(got)-1], tailLines)
+	}
+}
+
 func TestWaitEventsCoalesces(t *testing.T) {
 	tests := []struct {
 		name       string

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"cronvisor/ctl"
@@ -123,7 +124,9 @@ func (s *store) apply(ev ctl.WireEvent) {
 			r = &ring{}
 			s.tails[ev.Job] = r
 		}
-		r.add(ev.Stream + " | " + ev.Line)
+		for line := range strings.SplitSeq(lastLines(ev.Line, tailLines), "\n") { // several when read at once
+			r.add(ev.Stream + " | " + line)
+		}
 		return
 	case ctl.EventRunStarted:
 		s.started(ev)
@@ -132,6 +135,19 @@ func (s *store) apply(ev ctl.WireEvent) {
 	case ctl.EventRunSkipped:
 		s.skipped(ev)
 	}
+}
+
+// lastLines is the last n lines of text (lines joined by "\n"): of a
+// chunk of a chatty job's output, only those can stay in a tail.
+func lastLines(text string, n int) string {
+	if strings.Count(text, "\n") < n {
+		return text
+	}
+	i := len(text)
+	for range n {
+		i = strings.LastIndexByte(text[:i], '\n')
+	}
+	return text[i+1:]
 }
 
 func (s *store) started(ev ctl.WireEvent) {
