@@ -81,15 +81,15 @@ func runDaemon(g *globals, logFormat string) error {
 	return nil
 }
 
-// logEvents writes one record per run start, end and skip, and one per
-// output line, each with job and run_id.
+// logEvents writes one record per run start, end and skip, each with job
+// and run_id. Output lines take their own path (outlog): rate-capped, and
+// never waited for by the run.
 func logEvents(log *slog.Logger) func(runner.Event) {
 	return func(ev runner.Event) {
 		switch e := ev.(type) {
 		case runner.RunStarted:
 			log.Info("run started", "job", e.Job, "run_id", e.RunID, "slot", e.Slot.Format(time.RFC3339Nano), "pid", e.PID, "manual", e.Manual)
-		case runner.RunOutput:
-			log.Info("output", "job", e.Job, "run_id", e.RunID, "channel", e.Stream, "line", e.Line)
+		case runner.RunOutput: // see outlog
 		case runner.RunFinished:
 			attrs := []any{"job", e.Job, "run_id", e.RunID, "outcome", string(e.Outcome), "slot", e.Slot.Format(time.RFC3339Nano)}
 			if e.ExitCode != nil {

@@ -18,6 +18,7 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/ctl"
+	"cronvisor/outlog"
 	"cronvisor/runner"
 	"cronvisor/service"
 )
@@ -72,6 +73,9 @@ func startProcess(g *globals, log *slog.Logger, cfg *config.Config) (*process, e
 		reloads: make(chan chan error), changed: make(chan struct{}, 1)}
 	p.current.Store(cfg)
 	e.Listen(logEvents(log))
+	out := outlog.New(log.Handler())
+	e.Listen(out.Handle)
+	e.closers = append(e.closers, out.Close) // the first to close: runs have ended
 	if n, err := e.recoverRuns(context.Background(), cfg); err != nil {
 		log.Error("closing runs of dead supervisors", "err", err)
 	} else if n > 0 {

@@ -77,6 +77,7 @@ func TestParseErrors(t *testing.T) {
 		{"catch_up list", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    catch_up: [1h]"), "6:15", "expected a duration"},
 		{"kubernetes overlap", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    overlap: Forbid"), "6:14", `"Forbid" is not one of skip, queue, replace, allow`},
 		{"bad on_lock_lost", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    on_lock_lost: ignore"), "6:19", `on_lock_lost: "ignore" is not one of end, continue`},
+		{"string log_output", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    log_output: off"), "6:17", "log_output: expected true or false"},
 		{"yes for enabled", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    enabled: yes"), "6:14", "expected true or false"},
 
 		// defaults

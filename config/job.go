@@ -32,6 +32,7 @@ const (
 	kCatchUp
 	kEnabled
 	kOnLockLost
+	kLogOutput
 	numJobKeys
 )
 
@@ -39,7 +40,7 @@ const (
 var jobKeys = []string{kName: "name", kSchedule: "schedule", kTimezone: "timezone", kCommand: "command",
 	kShell: "shell", kDir: "dir", kEnv: "env", kTimeout: "timeout", kKillGrace: "kill_grace",
 	kOverlap: "overlap", kLock: "lock", kJitter: "jitter", kCatchUp: "catch_up", kEnabled: "enabled",
-	kOnLockLost: "on_lock_lost"}
+	kOnLockLost: "on_lock_lost", kLogOutput: "log_output"}
 
 // jobFields holds a job's entries by key index; see keyed.
 type jobFields [numJobKeys]entry
@@ -54,7 +55,7 @@ var defaultKeys = slices.DeleteFunc(slices.Clone(jobKeys), func(k string) bool {
 // fieldOrder decodes the keys others depend on first: the zone before the
 // schedule, the shell before a string command.
 var fieldOrder = [...]int{kName, kTimezone, kSchedule, kShell, kCommand, kDir, kEnv,
-	kTimeout, kKillGrace, kOverlap, kLock, kJitter, kCatchUp, kEnabled, kOnLockLost}
+	kTimeout, kKillGrace, kOverlap, kLock, kJitter, kCatchUp, kEnabled, kOnLockLost, kLogOutput}
 
 // reservedEnv are set by cronvisor for every run; a job may not override them.
 var reservedEnv = []string{"CRONVISOR_JOB", "CRONVISOR_RUN_ID", "CRONVISOR_SCHEDULED_AT",
@@ -166,7 +167,7 @@ func isList(e entry) bool {
 func newJob(dir string, n *yaml.Node) Job {
 	return Job{
 		Shell: DefaultShell, Dir: dir, Location: time.Local,
-		KillGrace: DefaultKillGrace, Overlap: OverlapSkip, Enabled: true, OnLockLost: LockLostEnd,
+		KillGrace: DefaultKillGrace, Overlap: OverlapSkip, Enabled: true, OnLockLost: LockLostEnd, LogOutput: true,
 		Line: n.Line, Col: n.Column,
 	}
 }
@@ -249,6 +250,8 @@ func (d *decoder) field(j *Job, k int, n *yaml.Node) {
 		d.overlap(j, n)
 	case kEnabled:
 		j.Enabled, _ = d.boolean(key, n)
+	case kLogOutput:
+		j.LogOutput, _ = d.boolean(key, n)
 	case kKillGrace:
 		d.setDuration(&j.KillGrace, key, n)
 	case kJitter:

@@ -43,7 +43,7 @@ func TestLoadValid(t *testing.T) {
 		Shell:   "/bin/bash", Dir: "/var/www/app",
 		Env:     map[string]string{"TZ": "UTC", "LEVEL": "debug", "APP_ENV": "production", "PORT": "8080"},
 		Timeout: 90 * time.Second, KillGrace: 5 * time.Second, Overlap: OverlapSkip, Lock: "orders",
-		Jitter: 10 * time.Second, CatchUp: time.Hour, Enabled: true, OnLockLost: LockLostEnd, Line: 23, Col: 5,
+		Jitter: 10 * time.Second, CatchUp: time.Hour, Enabled: true, OnLockLost: LockLostEnd, LogOutput: true, Line: 23, Col: 5,
 	}, {
 		Name: "report.weekly", Schedule: "@weekly",
 		Command: []string{"/usr/bin/env", "report", "--weekly", ""},
@@ -55,7 +55,7 @@ func TestLoadValid(t *testing.T) {
 		Command: []string{"/bin/bash", "-c", "vacuumdb --all"},
 		Shell:   "/bin/bash", Dir: dir, Env: common,
 		Timeout: 10 * time.Minute, KillGrace: DefaultKillGrace, Overlap: OverlapQueue, Lock: "vacuum-db",
-		Enabled: true, OnLockLost: LockLostEnd, Line: 42, Col: 5,
+		Enabled: true, OnLockLost: LockLostEnd, LogOutput: true, Line: 43, Col: 5,
 	}}
 	wantZone := []string{"Asia/Shanghai", "Local", "Europe/Berlin"}
 	wantPos := []map[string]Pos{
@@ -121,7 +121,7 @@ func TestParseDefaults(t *testing.T) {
 		Name: "a", Schedule: "@hourly", Location: time.Local,
 		Command: []string{"/bin/sh", "-c", "echo hi"}, Shell: "/bin/sh", Dir: "/srv/cron",
 		Timeout: time.Minute, KillGrace: 10 * time.Second, Overlap: OverlapSkip, Lock: "a",
-		Enabled: true, OnLockLost: LockLostEnd, Line: 2, Col: 5,
+		Enabled: true, OnLockLost: LockLostEnd, LogOutput: true, Line: 2, Col: 5,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("job:\ngot  %+v\nwant %+v", got, want)
@@ -289,4 +289,22 @@ func mustZone(t *testing.T, name string) *time.Location {
 		t.Fatal(err)
 	}
 	return loc
+}
+
+// TestLogOutputFromDefaults checks that log_output in defaults applies to
+// the jobs that do not set it.
+func TestLogOutputFromDefaults(t *testing.T) {
+	cfg, ps := Parse("/srv/jobs.yaml", []byte(y("defaults:", "  log_output: false", "jobs:",
+		"  - {name: quiet, schedule: '@hourly', command: x, timeout: 1m}",
+		"  - {name: loud, schedule: '@hourly', command: x, timeout: 1m, log_output: true}")))
+	if cfg == nil || len(ps) != 0 {
+		t.Fatalf("Parse: problems:\n%s", lines(ps))
+	}
+	got := map[string]bool{}
+	for _, j := range cfg.Jobs {
+		got[j.Name] = j.LogOutput
+	}
+	if want := map[string]bool{"quiet": false, "loud": true}; !reflect.DeepEqual(got, want) {
+		t.Errorf("log_output = %v, want %v", got, want)
+	}
 }

@@ -101,6 +101,9 @@ type Job struct {
 	// OnLockLost is what a run does when its lease is lost (a network lock
 	// backend: renewal failed or found another holder). Default end.
 	OnLockLost LockLost
+	// LogOutput copies the run's output lines into the daemon's own log
+	// (rate-capped; the run's log file gets them all). Default true.
+	LogOutput bool
 
 	Line, Col int // position of the job's mapping in the file
 

@@ -43,6 +43,9 @@ type RunStarted struct {
 	PID      int
 	Lock     string
 	Manual   bool
+	// LogOutput is the job's log_output: its lines also go to the
+	// supervisor's own log (every listener still gets every RunOutput).
+	LogOutput bool
 }
 
 // RunOutput is output the run printed: one line, or the several lines

@@ -62,7 +62,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 				_ = lease.SetPID(pid)
 			}
 			s.emit(RunStarted{Job: job.Name, RunID: runID, Slot: slot, Started: startedAt,
-				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual})
+				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual, LogOutput: job.LogOutput})
 		},
 		OnOutput: func(stream, lines string) {
 			s.emit(RunOutput{Job: job.Name, RunID: runID, Time: s.clock.Now(), Stream: stream, Line: lines})
