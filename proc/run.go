@@ -156,14 +156,11 @@ func Run(ctx context.Context, spec Spec) Result {
 		res.Outcome = Exited
 	case <-ctx.Done():
 		res.Outcome, res.Err = ctxOutcome(ctx)
-		if isClosed(waited) { // it exited by itself just as ctx ended
-			res.Outcome, res.Err = Exited, nil
-		}
 	case <-g.lost():
 		res.Outcome, res.Err = Canceled, g.exitErr()
-		if isClosed(waited) {
-			res.Outcome, res.Err = Exited, nil
-		}
+	}
+	if res.Outcome != Exited && endedByItself(res.PID, waited) {
+		res.Outcome, res.Err = Exited, nil
 	}
 	if err := t.end(waited, endGrace(spec.KillGrace, res.Err)); err != nil {
 		res.Err = errors.Join(res.Err, err)
@@ -173,6 +170,29 @@ func Run(ctx context.Context, spec Spec) Result {
 	res.Ended = time.Now()
 	setExit(&res, cmd, waited)
 	return res
+}
+
+// endedByItself reports whether the main process has exited, reaped or
+// not, when the run's end was decided for another cause: reap first,
+// then judge the deadline. A process that had already exited when the
+// end of ctx was noticed (it exited just then, or the supervisor was
+// frozen past the deadline, its timer and the child's exit delivered
+// together when it was continued) ended by itself, and its exit is the
+// outcome. Only a process still running is ended and judged by ctx.
+func endedByItself(pid int, waited <-chan struct{}) bool {
+	return isClosed(waited) || exited(pid)
+}
+
+// exited reports whether pid, a child of this process, has exited, reaped
+// or not. WNOWAIT leaves a zombie's status to cmd.Wait.
+func exited(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if errors.Is(err, unix.ECHILD) {
+		return true // reaped already, by cmd.Wait
+	}
+	// With WNOHANG and nothing to report, the kernel leaves info zeroed.
+	return err == nil && info.Signo == int32(unix.SIGCHLD)
 }
 
 // ctxOutcome classifies a done context.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestRunExit(t *testing.T) {
@@ -274,3 +276,69 @@ func TestRunEndsLeftovers(t *testing.T) {
 	}
 }
 
+// TestJudgeReapsFirst checks the outcome of a run whose context ended
+// before its exit was seen (a supervisor frozen past the deadline sees
+// both at once when continued): a process that has exited by itself, a
+// zombie not yet collected by cmd.Wait, is judged by its exit; only one
+// still running is judged by the context.
+func TestJudgeReapsFirst(t *testing.T) {
+	t.Parallel()
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	canceled, cancelCause := context.WithCancelCause(context.Background())
+	cancelCause(errReplaced)
+	tests := []struct {
+		name    string
+		script  string
+		ctx     context.Context
+		want    Outcome
+		wantErr error
+	}{
+		{"exited 0 before the deadline was noticed", "exit 0", expired, Exited, nil},
+		{"exited 3 before the deadline was noticed", "exit 3", expired, Exited, nil},
+		{"exited before a cancel was noticed", "exit 0", canceled, Exited, nil},
+		{"still running at the deadline", "sleep 30", expired, TimedOut, context.DeadlineExceeded},
+		{"still running when canceled", "sleep 30", canceled, Canceled, errReplaced},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			spec := testSpec(t, tt.script)
+			cmd, err := command(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdout, cmd.Stderr = nil, nil
+			if err := startRegistered(cmd); err != nil { // registered: the reaper leaves it alone
+				t.Fatal(err)
+			}
+			pid := cmd.Process.Pid
+			defer func() {
+				_ = unix.Kill(-pid, unix.SIGKILL) // its own process group
+				_ = cmd.Wait()
+				unregister(pid)
+				waitFor(2*time.Second, func() bool { return len(tagged(spec.Tag)) == 0 })
+			}()
+			if tt.want == Exited && !waitFor(2*time.Second, func() bool { return gone(pid) }) {
+				t.Fatal("the process did not exit")
+			}
+			// As Run decides once ctx has ended first; cmd.Wait has not
+			// returned yet (waited is open).
+			got, err := Exited, error(nil)
+			if !endedByItself(pid, make(chan struct{})) {
+				got, err = ctxOutcome(tt.ctx)
+			}
+			if got != tt.want || !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+				t.Fatalf("outcome %s, %v; want %s, %v", got, err, tt.want, tt.wantErr)
+			}
+			if tt.want != Exited {
+				return
+			}
+			// WNOWAIT: the exit status is still there for cmd.Wait.
+			_ = cmd.Wait()
+			if want := map[string]int{"exit 0": 0, "exit 3": 3}[tt.script]; cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != want {
+				t.Errorf("cmd.Wait afterwards: %v, want exit %d", cmd.ProcessState, want)
+			}
+		})
+	}
+}
