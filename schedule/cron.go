@@ -6,18 +6,21 @@ import (
 )
 
 // horizon bounds the search of Next: a schedule with no fire within it is
-// treated as never firing again. Eight years is the longest gap between two
-// 29 Februaries (2096 to 2104), so `0 0 29 2 *` is always found, while an
-// impossible date such as `0 0 31 2 *` is given up on after a few hundred
-// cheap steps.
-const horizon = 8 * 366 * 24 * time.Hour
+// treated as never firing again. The longest gap a satisfiable schedule
+// can have is a date on a weekday under the day rule's AND (`0 0 29 2 */7`,
+// the 29th of February on a Sunday): 28 years, and 40 across a century
+// that is not a leap year (2096 to 2136); 41 years cover it, while an
+// impossible date such as `0 0 31 2 *` is given up on after a few
+// thousand cheap steps.
+const horizon = 41 * 366 * 24 * time.Hour
 
 // maxSegments and maxSteps are safety nets only: within the horizon a zone
-// has a few dozen transitions and a field search a few thousand steps, but
+// has about a hundred changes of offset (and as many year boundaries where
+// Go extends its rules) and a field search some thousands of steps, but
 // Next must end even for instants where time arithmetic overflows.
 const (
-	maxSegments = 512
-	maxSteps    = 100_000
+	maxSegments = 1024
+	maxSteps    = 200_000
 )
 
 // cronSchedule fires at the wall-clock times its fields match, in loc.

@@ -137,12 +137,13 @@ func staleOffset(loc *time.Location, from time.Time, fires []time.Time) bool {
 	return false
 }
 
-// startsInFold reports whether from lies just after a fall back. A crond
-// started there has no memory of the first pass and runs fixed-time jobs
-// again in the second; Next answers as a crond that was already running,
-// since it is asked mid-run far more often than at a start (a restarted
-// supervisor has its history for catch_up).
+// startsInFold reports whether from lies just after a fall back, or at the
+// very instant of a jump. A crond started there has no memory of what came
+// before: after a fall back it runs fixed-time jobs again in the second
+// pass, and at a jump it runs none of the skipped times. Next answers as a
+// crond that was already running, since it is asked mid-run far more often
+// than at a start (a restarted supervisor has its history for catch_up).
 func startsInFold(loc *time.Location, from time.Time) bool {
-	_, prev, ok := recentChange(loc, from, recentWindow)
-	return ok && prev > offsetAt(loc, from)
+	at, prev, ok := recentChange(loc, from, recentWindow)
+	return ok && (prev > offsetAt(loc, from) || at.Equal(from))
 }

@@ -159,6 +159,8 @@ func TestNextFieldsAndDescriptors(t *testing.T) {
 			[]string{"2026-01-02T00:00:00Z", "2026-01-09T00:00:00Z", "2026-01-13T00:00:00Z", "2026-01-16T00:00:00Z"}},
 		{"29 February within 8 years", "0 0 29 2 *", "UTC", "2026-03-01T00:00:00Z", []string{"2028-02-29T00:00:00Z"}},
 		{"29 February across 2100", "0 0 29 2 *", "UTC", "2097-03-01T00:00:00Z", []string{"2104-02-29T00:00:00Z"}},
+		{"29 February on a Sunday, 40 years on", "0 0 29 2 */7", "UTC", "2088-03-01T00:00:00Z", []string{"2128-02-29T00:00:00Z"}},
+		{"22 February on a Sunday, 11 years on", "0 0 22 2 */7", "America/Indiana/Indianapolis", "2071-03-01T00:00:00Z", []string{"2082-02-22T00:00:00-05:00"}},
 		{"year end rollover", "59 23 31 12 *", "UTC", "2026-12-31T23:59:00Z", []string{"2027-12-31T23:59:00Z"}},
 		{"CRON_TZ overrides loc", "CRON_TZ=Asia/Shanghai 0 9 * * *", "America/New_York", "2026-01-01T00:00:00Z",
 			[]string{"2026-01-01T09:00:00+08:00"}},
