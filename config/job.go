@@ -85,51 +85,54 @@ func (d *decoder) defaults(n *yaml.Node) *jobFields {
 	for i, k := range defaultKeys {
 		defs[slices.Index(jobKeys, k)] = written[i]
 	}
-	scratch := newJob(d.dir, n)
-	d.fill(&scratch, defs, nil)
+	scratch, src := newJob(d.dir), JobSource{Pos: pos(n)}
+	d.fill(&scratch, &src, defs, nil)
 	return defs
 }
 
 // jobs decodes the jobs list and checks that names are unique. defs is nil
-// when the file has no defaults.
-func (d *decoder) jobs(e entry, defs *jobFields) []Job {
+// when the file has no defaults. The sources are where each job was
+// written, by the same index.
+func (d *decoder) jobs(e entry, defs *jobFields) ([]Job, []JobSource) {
 	n := resolve(e.val)
 	switch {
 	case isNull(n) || (n.Kind == yaml.SequenceNode && len(n.Content) == 0):
 		d.warnf(e.key, "jobs is empty: no jobs will run")
-		return nil
+		return nil, nil
 	case n.Kind != yaml.SequenceNode:
 		d.errorf(e.val, "jobs: expected a list of jobs (- name: ...), found %s", describe(e.val))
-		return nil
+		return nil, nil
 	}
 	if defs == nil {
 		defs = new(jobFields)
 	}
 	out := make([]Job, 0, len(n.Content)) // no growth slack: jobs stay resident
+	srcs := make([]JobSource, 0, len(n.Content))
 	first := make(map[string]Pos, len(n.Content))
 	for _, item := range n.Content {
-		j, ok := d.job(item, defs)
+		j, src, ok := d.job(item, defs)
 		if !ok || j.Name == "" {
 			continue
 		}
 		if p, dup := first[j.Name]; dup {
-			d.report(j.At("name"), false, "duplicate job name %q (first at line %d)", j.Name, p.Line)
+			d.report(src.At("name"), false, "duplicate job name %q (first at line %d)", j.Name, p.Line)
 			continue
 		}
-		first[j.Name] = j.At("name")
+		first[j.Name] = src.At("name")
 		out = append(out, j)
+		srcs = append(srcs, src)
 	}
-	return out
+	return out, srcs
 }
 
 // job decodes one job with defaults applied where it is silent. env is
 // merged variable by variable, so defaults can set a common PATH or TZ
 // that a job's own env extends.
-func (d *decoder) job(n *yaml.Node, defs *jobFields) (Job, bool) {
+func (d *decoder) job(n *yaml.Node, defs *jobFields) (Job, JobSource, bool) {
 	item := resolve(n)
 	if item.Kind != yaml.MappingNode {
 		d.errorf(n, "a job must be a mapping with keys like name, schedule and command, found %s", describe(n))
-		return Job{}, false
+		return Job{}, JobSource{}, false
 	}
 	var own, fields jobFields
 	d.keyed(item, "job", jobKeys, func(key string) (string, bool) {
@@ -144,12 +147,12 @@ func (d *decoder) job(n *yaml.Node, defs *jobFields) (Job, bool) {
 		}
 		fields[i] = e
 	}
-	j := newJob(d.dir, n)
+	j, src := newJob(d.dir), JobSource{Pos: pos(n)}
 	var baseEnv *yaml.Node
 	if own[kEnv].has() {
 		baseEnv = defs[kEnv].val
 	}
-	d.fill(&j, &fields, baseEnv)
+	d.fill(&j, &src, &fields, baseEnv)
 	d.require(&j, n, &fields)
 	if e := own[kShell]; e.has() && isList(fields[kCommand]) {
 		d.warnf(e.key, "shell is not used: a command given as a list runs without a shell")
@@ -157,18 +160,17 @@ func (d *decoder) job(n *yaml.Node, defs *jobFields) (Job, bool) {
 	if e := own[kLock]; e.has() && j.Overlap == OverlapAllow {
 		d.warnf(e.key, "lock is not used: overlap allow takes no lock")
 	}
-	return j, true
+	return j, src, true
 }
 
 func isList(e entry) bool {
 	return e.val != nil && resolve(e.val).Kind == yaml.SequenceNode
 }
 
-func newJob(dir string, n *yaml.Node) Job {
+func newJob(dir string) Job {
 	return Job{
 		Shell: DefaultShell, Dir: dir, Location: time.Local,
 		KillGrace: DefaultKillGrace, Overlap: OverlapSkip, Enabled: true, OnLockLost: LockLostEnd, LogOutput: true,
-		Line: n.Line, Col: n.Column,
 	}
 }
 
@@ -198,19 +200,20 @@ func (d *decoder) require(j *Job, n *yaml.Node, fields *jobFields) {
 	}
 }
 
-// fill decodes the given fields into j. A job's env extends baseEnv, the
-// env of defaults when the job has an env of its own (else nil).
-func (d *decoder) fill(j *Job, fields *jobFields, baseEnv *yaml.Node) {
+// fill decodes the given fields into j, and where each was written into
+// src. A job's env extends baseEnv, the env of defaults when the job has
+// an env of its own (else nil).
+func (d *decoder) fill(j *Job, src *JobSource, fields *jobFields, baseEnv *yaml.Node) {
 	count := 0
 	for _, e := range fields {
 		if e.has() {
 			count++
 		}
 	}
-	j.Pos = slices.Grow(j.Pos, count)
+	src.Keys = slices.Grow(src.Keys, count)
 	for _, k := range fieldOrder {
 		if e := fields[k]; e.has() {
-			j.Pos = append(j.Pos, KeyPos{jobKeys[k], pos(e.val)})
+			src.Keys = append(src.Keys, KeyPos{jobKeys[k], pos(e.val)})
 			if k == kEnv {
 				j.Env = d.jobEnv(baseEnv, e.val)
 				continue

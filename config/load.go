@@ -223,6 +223,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 	if e, ok := lookup(topKeys, top, "state_dir"); ok {
 		if s, ok := d.text("state_dir", e.val); ok {
 			cfg.StateDir = d.abs(s)
+			cfg.Source.StateDir = pos(e.val)
 		}
 	}
 	if e, ok := lookup(topKeys, top, "shutdown_grace"); ok {
@@ -241,7 +242,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		defs = d.defaults(e.val)
 	}
 	if e, ok := lookup(topKeys, top, "jobs"); ok {
-		cfg.Jobs = d.jobs(e, defs)
+		cfg.Jobs, cfg.Source.Jobs = d.jobs(e, defs)
 	} else {
 		d.warnf(root, "no jobs key: no jobs will run")
 	}
