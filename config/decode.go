@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -24,6 +25,8 @@ type decoder struct {
 	dir      string // absolute directory of the file
 	problems []Problem
 	budget   int // entries left to expand through merge keys
+	argSpace int // bytes execve accepts for arguments and environment
+	environ  int // of them, what the supervisor's environment takes
 
 	scheds        map[schedKey]parsedSchedule
 	zones         map[string]zone
@@ -47,6 +50,7 @@ func newDecoder(path string) *decoder {
 	}
 	return &decoder{
 		path: path, dir: dir, budget: mergeBudget,
+		argSpace: argSpace(), environ: environSize(),
 		scheds:        make(map[schedKey]parsedSchedule),
 		zones:         make(map[string]zone),
 		dirs:          make(map[string]string),
@@ -292,6 +296,10 @@ func (d *decoder) text(key string, n *yaml.Node) (string, bool) {
 		d.errorf(n, "%s is empty", key)
 		return "", false
 	}
+	if hasNUL(rn.Value) {
+		d.errorf(n, "%s: contains a NUL byte (\\0), which no file name, argument or environment variable can hold", key)
+		return "", false
+	}
 	return rn.Value, true
 }
 
@@ -318,6 +326,12 @@ func isBareNumber(s string) bool {
 	return i == len(s)
 }
 
+// durationSyntax is what time.ParseDuration reads, whatever the size of
+// the numbers; maxDuration the longest it returns.
+var durationSyntax = regexp.MustCompile(`^[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+$`)
+
+const maxDuration = time.Duration(math.MaxInt64)
+
 // duration decodes a Go duration (90s, 1h30m). A bare number other than 0
 // is refused: 30 could mean seconds or minutes, and guessing wrong is how a
 // timeout ends up 60 times too short.
@@ -336,6 +350,11 @@ func (d *decoder) duration(key string, n *yaml.Node) (time.Duration, bool) {
 		return 0, false
 	}
 	v, err := time.ParseDuration(s)
+	if err != nil && durationSyntax.MatchString(s) {
+		// Well formed, so ParseDuration failed on its range.
+		d.errorf(n, "%s: %s is beyond the longest supported duration, %v (about 292 years)", key, rn.Value, maxDuration)
+		return 0, false
+	}
 	if err != nil {
 		d.errorf(n, "%s: invalid duration %q; write it like 90s, 10m or 1h30m", key, rn.Value)
 		return 0, false

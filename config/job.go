@@ -154,6 +154,7 @@ func (d *decoder) job(n *yaml.Node, defs *jobFields) (Job, JobSource, bool) {
 	}
 	d.fill(&j, &src, &fields, baseEnv)
 	d.require(&j, n, &fields)
+	d.argTotal(&j, &src)
 	if e := own[kShell]; e.has() && isList(fields[kCommand]) {
 		d.warnf(e.key, "shell is not used: a command given as a list runs without a shell")
 	}
@@ -397,6 +398,9 @@ func (d *decoder) command(j *Job, n *yaml.Node) {
 			d.errorf(n, "command is empty")
 			return
 		}
+		if !d.argument(n, rn.Value) {
+			return
+		}
 		j.Command = d.argv(append(d.args[:0], j.Shell, "-c", rn.Value))
 	case rn.Kind == yaml.SequenceNode && len(rn.Content) > 0:
 		args := d.args[:0]
@@ -404,6 +408,9 @@ func (d *decoder) command(j *Job, n *yaml.Node) {
 			ri := resolve(item)
 			if ri.Kind != yaml.ScalarNode || isNull(ri) {
 				d.errorf(item, "command: each argument must be a string, found %s", describe(item))
+				return
+			}
+			if !d.argument(item, ri.Value) {
 				return
 			}
 			args = append(args, ri.Value)
@@ -526,6 +533,7 @@ func (d *decoder) env(vars map[string]string, n *yaml.Node) map[string]string {
 			d.errorf(e.val, `env %s has no value; write %s: "" for an empty one`, e.name, e.name)
 		case v.Kind != yaml.ScalarNode:
 			d.errorf(e.val, "env %s: expected a string, found %s", e.name, describe(e.val))
+		case !d.envValue(e, v):
 		default:
 			vars[e.name] = v.Value
 		}

@@ -226,6 +226,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 			cfg.Source.StateDir = pos(e.val)
 		}
 	}
+	d.stateDir(cfg.StateDir, cfg.Source.StateDir)
 	if e, ok := lookup(topKeys, top, "shutdown_grace"); ok {
 		if v, ok := d.duration("shutdown_grace", e.val); ok {
 			cfg.ShutdownGrace = v

@@ -1,6 +1,9 @@
 // Package config turns jobs.yaml into plain job values and reports every
-// problem with its position. It does no I/O beyond reading the file, except
-// that Lint looks for the directories and shells the jobs name.
+// problem with its position. It does no I/O beyond reading the file and
+// looking whether state_dir is a file, except that Lint looks for the
+// directories and shells the jobs name. What execve(2) will accept is
+// judged from this process's environment and stack limit, which jobs
+// inherit when this process is the supervisor.
 //
 // Beyond the keys of the contract, jobs.yaml may hold:
 //

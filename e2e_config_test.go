@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestE2EValidateRejectsWhatCannotRun: a file whose runs could never
+// start fails validate, with the problem at its line:col.
+func TestE2EValidateRejectsWhatCannotRun(t *testing.T) {
+	t.Parallel()
+	job := "jobs:\n  - name: a\n    schedule: '@hourly'\n    command: [/bin/true]\n    timeout: 1m\n"
+	tests := []struct {
+		name, body, want string
+	}{
+		{"NUL byte in an env value", job + `    env: {A: "x\0y"}` + "\n", ":7:14: env A: the value contains a NUL byte"},
+		{"3 MB env value", job + "    env: {BIG: " + strings.Repeat("x", 3<<20) + "}\n", ":7:16: env BIG: the variable is 3073 KiB, over the kernel's limit of 128 KiB"},
+		{"state_dir is a file", "state_dir: jobs.yaml\n" + job, ":1:12: state_dir: "},
+		{"timeout beyond 292 years", strings.Replace(job, "timeout: 1m", "timeout: 9999999h", 1), ":6:14: timeout: 9999999h is beyond the longest supported duration"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSandbox(t, tc.body)
+			if strings.HasPrefix(tc.body, "state_dir:") {
+				writeConfig(t, s, tc.body)
+			}
+			code, stdout, stderr := s.runCV(20*time.Second, "validate")
+			if code != 1 {
+				t.Fatalf("validate: exit %d, want 1; stdout %q stderr %q", code, stdout, stderr)
+			}
+			if got := lines(stdout); len(got) != 1 || !strings.HasPrefix(got[0], s.config+tc.want) {
+				t.Errorf("validate printed %q, want one line %q...", clipped(stdout), s.config+tc.want)
+			}
+		})
+	}
+}
+
+// writeConfig replaces the sandbox's jobs.yaml, state_dir line and all.
+func writeConfig(t *testing.T, s *sandbox, body string) {
+	t.Helper()
+	if err := os.WriteFile(s.config, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func clipped(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}
