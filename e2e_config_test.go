@@ -52,3 +52,25 @@ func clipped(s string) string {
 	}
 	return s
 }
+
+// TestE2ERunStartFailureExits126: a command that exists as far as the
+// PATH goes but cannot be exec'd (a path through a file: ENOTDIR) makes
+// `cronvisor run` exit 126; a command that is not there, 127.
+func TestE2ERunStartFailureExits126(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, `jobs:
+  - name: through_a_file
+    schedule: "@hourly"
+    command: [./jobs.yaml/x]
+    timeout: 5s
+  - name: missing
+    schedule: "@hourly"
+    command: [/nonexistent/cmd]
+    timeout: 5s
+`)
+	for job, want := range map[string]int{"through_a_file": 126, "missing": 127} {
+		if code, _, stderr := s.runCV(10*time.Second, "run", job); code != want {
+			t.Errorf("run %s: exit %d, want %d; stderr %q", job, code, want, stderr)
+		}
+	}
+}
