@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cronvisor/internal/redistest"
 )
 
 // TestE2EValidateRejectsWhatCannotRun: a file whose runs could never
@@ -71,6 +73,37 @@ func TestE2ERunStartFailureExits126(t *testing.T) {
 	for job, want := range map[string]int{"through_a_file": 126, "missing": 127} {
 		if code, _, stderr := s.runCV(10*time.Second, "run", job); code != want {
 			t.Errorf("run %s: exit %d, want %d; stderr %q", job, code, want, stderr)
+		}
+	}
+}
+
+// TestE2ERedisSecretsStayOutOfJobs: the variables a Redis lock_backend's
+// url expands are the supervisor's; a job gets them only when its env
+// names them. (The test's Redis has no password, so the expanded
+// variables are its address and database.)
+func TestE2ERedisSecretsStayOutOfJobs(t *testing.T) {
+	t.Parallel()
+	srv := redistest.New(t)
+	s := newSandbox(t, `lock_backend: {type: redis, url: "redis://${E2E_REDIS_ADDR}/${E2E_REDIS_DB}", ttl: 2s}
+jobs:
+  - name: plain
+    schedule: "@hourly"
+    timeout: 5s
+    command: echo "${E2E_REDIS_ADDR-unset}|${E2E_REDIS_DB-unset}|${E2E_OTHER-unset}"
+  - name: names_one
+    schedule: "@hourly"
+    timeout: 5s
+    env: {E2E_REDIS_DB: "mine"}
+    command: echo "${E2E_REDIS_ADDR-unset}|${E2E_REDIS_DB-unset}|${E2E_OTHER-unset}"
+`)
+	env := []string{"E2E_REDIS_ADDR=" + srv.Addr(), "E2E_REDIS_DB=0", "E2E_OTHER=other"}
+	for job, want := range map[string]string{"plain": "unset|unset|other", "names_one": "unset|mine|other"} {
+		p := s.startEnv(env, cvBin, "--config", s.config, "run", job)
+		if code := p.wait(15 * time.Second); code != 0 {
+			t.Fatalf("run %s: exit %d; stderr %q", job, code, p.stderr())
+		}
+		if got := strings.TrimSpace(p.stdout()); got != want {
+			t.Errorf("job %s saw %q, want %q", job, got, want)
 		}
 	}
 }

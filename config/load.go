@@ -233,7 +233,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		}
 	}
 	if e, ok := lookup(topKeys, top, "lock_backend"); ok {
-		d.lockBackend(&cfg.LockBackend, e)
+		cfg.SecretEnv = d.lockBackend(&cfg.LockBackend, e)
 	}
 	if e, ok := lookup(topKeys, top, "history"); ok {
 		d.history(&cfg.History, e.val)

@@ -28,8 +28,9 @@ func TestLoadValid(t *testing.T) {
 		ShutdownGrace: 45 * time.Second,
 		LockBackend: LockBackend{Type: BackendRedis, URL: "redis://:s3cret@127.0.0.1:6379/2",
 			TTL: 20 * time.Second, Line: 4, Col: 1},
-		History: HistoryPolicy{KeepRuns: 50, KeepAge: 168 * time.Hour, LogLimit: 512 << 10},
-		Source:  Source{StateDir: Pos{2, 12}},
+		History:   HistoryPolicy{KeepRuns: 50, KeepAge: 168 * time.Hour, LogLimit: 512 << 10},
+		SecretEnv: []string{"CRONVISOR_TEST_REDIS_PASSWORD"},
+		Source:    Source{StateDir: Pos{2, 12}},
 	}
 	gotTop := *cfg
 	gotTop.Jobs, gotTop.Source.Jobs = nil, nil

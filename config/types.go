@@ -51,6 +51,10 @@ type Config struct {
 	LockBackend   LockBackend
 	History       HistoryPolicy
 	Jobs          []Job
+	// SecretEnv names the environment variables that lock_backend's url
+	// expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
+	// do not get unless their own env sets them.
+	SecretEnv []string
 	// Source is where the settings were written, for messages. It is kept
 	// beside the jobs rather than in them so that a Job holds only what
 	// runs: a reload compares jobs, and an edit that moves a job's lines
