@@ -101,7 +101,8 @@ func openEnv(cfg *config.Config, log *slog.Logger, stderr io.Writer, locks ...st
 	e.Journal = jour
 	e.closers = append(e.closers, jour.Close)
 	e.Listen(jour.Handle)
-	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithAdmission(jour.Admit)}
+	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithAdmission(jour.Admit),
+		runner.WithSecretEnv(cfg.SecretEnv...)}
 	e.schedOpts = append(e.schedOpts, runner.WithLastSlots(store.LastSlots))
 	e.Supervisor = runner.NewSupervisor(locker, e.Emit, opts...)
 	jour.GatherDuring(e.Supervisor.Starting)

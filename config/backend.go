@@ -3,6 +3,7 @@ package config
 import (
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,8 +12,9 @@ import (
 
 // lockBackend decodes lock_backend. The URL is checked after expanding
 // ${VAR}, so a password can live in the environment rather than the file;
-// messages therefore quote the URL as written, never expanded.
-func (d *decoder) lockBackend(lb *LockBackend, e entry) {
+// messages therefore quote the URL as written, never expanded. It returns
+// the names of the variables expanded: secrets of the supervisor's.
+func (d *decoder) lockBackend(lb *LockBackend, e entry) (secrets []string) {
 	lb.Line, lb.Col = e.key.Line, e.key.Column
 	known := []string{"type", "url", "ttl"}
 	f := make([]entry, len(known))
@@ -38,35 +40,40 @@ func (d *decoder) lockBackend(lb *LockBackend, e entry) {
 	case hasURL && lb.Type == BackendFile:
 		d.warnf(u.key, "lock_backend.url is not used by the file backend")
 	case hasURL:
-		lb.URL = d.redisURL(u.val)
+		lb.URL, secrets = d.redisURL(u.val)
 	case lb.Type == BackendRedis:
 		d.errorf(e.key, "lock_backend: the redis backend needs a url")
 	}
+	return secrets
 }
 
-func (d *decoder) redisURL(n *yaml.Node) string {
+// redisURL expands and checks a Redis URL, and returns the names of the
+// variables it expanded.
+func (d *decoder) redisURL(n *yaml.Node) (string, []string) {
 	raw, ok := d.text("lock_backend.url", n)
 	if !ok {
-		return ""
+		return "", nil
 	}
-	var unset []string
+	var used, unset []string
 	expanded := os.Expand(raw, func(name string) string {
 		v, ok := os.LookupEnv(name)
 		if !ok {
 			unset = append(unset, name)
+		} else if !slices.Contains(used, name) {
+			used = append(used, name)
 		}
 		return v
 	})
 	if len(unset) > 0 {
 		d.errorf(n, "lock_backend.url: environment variable %s is not set", strings.Join(unset, ", "))
-		return ""
+		return "", nil
 	}
 	p, err := url.Parse(expanded)
 	if err != nil || (p.Scheme != "redis" && p.Scheme != "rediss") || p.Host == "" {
 		d.errorf(n, "lock_backend.url: %q is not a redis://HOST:PORT/DB or rediss:// URL", raw)
-		return ""
+		return "", nil
 	}
-	return expanded
+	return expanded, used
 }
 
 // history decodes the retention policy for run records and their output.

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -24,6 +23,8 @@ type decoder struct {
 	dir      string // absolute directory of the file
 	problems []Problem
 	budget   int // entries left to expand through merge keys
+	argSpace int // bytes execve accepts for arguments and environment
+	environ  int // of them, what the supervisor's environment takes
 
 	scheds        map[schedKey]parsedSchedule
 	zones         map[string]zone
@@ -47,6 +48,7 @@ func newDecoder(path string) *decoder {
 	}
 	return &decoder{
 		path: path, dir: dir, budget: mergeBudget,
+		argSpace: argSpace(), environ: environSize(),
 		scheds:        make(map[schedKey]parsedSchedule),
 		zones:         make(map[string]zone),
 		dirs:          make(map[string]string),
@@ -292,59 +294,11 @@ func (d *decoder) text(key string, n *yaml.Node) (string, bool) {
 		d.errorf(n, "%s is empty", key)
 		return "", false
 	}
+	if hasNUL(rn.Value) {
+		d.errorf(n, "%s: contains a NUL byte (\\0), which no file name, argument or environment variable can hold", key)
+		return "", false
+	}
 	return rn.Value, true
-}
-
-// isBareNumber reports whether s is a number without a unit: an optional
-// sign, digits, then optionally a point and more digits. A hand-written
-// match rather than a regexp, as every job's durations pass through here.
-func isBareNumber(s string) bool {
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		s = s[1:]
-	}
-	i := 0
-	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-	}
-	return i == len(s)
-}
-
-// duration decodes a Go duration (90s, 1h30m). A bare number other than 0
-// is refused: 30 could mean seconds or minutes, and guessing wrong is how a
-// timeout ends up 60 times too short.
-func (d *decoder) duration(key string, n *yaml.Node) (time.Duration, bool) {
-	rn := resolve(n)
-	if rn.Kind != yaml.ScalarNode || isNull(rn) {
-		d.errorf(n, "%s: expected a duration like 90s, found %s", key, describe(n))
-		return 0, false
-	}
-	s := strings.TrimSpace(rn.Value)
-	if isBareNumber(s) {
-		if f, err := strconv.ParseFloat(s, 64); err == nil && f == 0 {
-			return 0, true
-		}
-		d.errorf(n, "%s: %s has no unit; write %q for seconds (or use m, h)", key, s, s+"s")
-		return 0, false
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		d.errorf(n, "%s: invalid duration %q; write it like 90s, 10m or 1h30m", key, rn.Value)
-		return 0, false
-	}
-	if v < 0 {
-		d.errorf(n, "%s: duration %q is negative", key, rn.Value)
-		return 0, false
-	}
-	return v, true
 }
 
 // boolean decodes true or false. YAML 1.1's yes/no/on/off are refused with

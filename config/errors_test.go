@@ -63,6 +63,14 @@ func TestParseErrors(t *testing.T) {
 		{"env bad name", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    env: {APP-ENV: x}", "    timeout: 1m"), "5:11", `"APP-ENV" is not a valid variable name`},
 		{"env list value", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    env: {A: [1]}", "    timeout: 1m"), "5:14", "env A: expected a string"},
 		{"env null value", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    env: {A: }", "    timeout: 1m"), "5:14", "env A has no value"},
+		{"NUL in env value", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", `    env: {A: "x\0y"}`, "    timeout: 1m"), "5:14", "env A: the value contains a NUL byte"},
+		{"NUL in command", y("jobs:", "  - name: a", "    schedule: '@hourly'", `    command: "echo \0"`, "    timeout: 1m"), "4:14", "an argument contains a NUL byte"},
+		{"NUL in argv", y("jobs:", "  - name: a", "    schedule: '@hourly'", `    command: [echo, "a\0b"]`, "    timeout: 1m"), "4:21", "an argument contains a NUL byte"},
+		{"NUL in dir", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", `    dir: "/tmp\0x"`, "    timeout: 1m"), "5:10", "dir: contains a NUL byte"},
+		{"NUL in shell", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", `    shell: "/bin/sh\0"`, "    timeout: 1m"), "5:12", "shell: contains a NUL byte"},
+		{"3 MB env value", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    env: {BIG: "+strings.Repeat("x", 3<<20)+"}", "    timeout: 1m"), "5:16", "env BIG: the variable is 3073 KiB, over the kernel's limit of 128 KiB per variable (MAX_ARG_STRLEN)"},
+		{"200 KiB argument", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: 'echo "+strings.Repeat("x", 200<<10)+"'", "    timeout: 1m"), "4:14", "over the kernel's limit of 128 KiB per argument"},
+		{"environment over the total", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    env: {"+manyVars(70, 100<<10)+"}", "    timeout: 1m"), "5:10", `job "a": its command and environment (with the supervisor's) take`},
 		{"env reserved", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    env: {CRONVISOR_RUN_ID: x}", "    timeout: 1m"), "5:11", "set by cronvisor"},
 
 		// durations and policies
@@ -70,6 +78,9 @@ func TestParseErrors(t *testing.T) {
 		{"bare number timeout", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 90"), "5:14", `write "90s"`},
 		{"negative timeout", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: -5s"), "5:14", "negative"},
 		{"long value clipped", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: "+strings.Repeat("x", 500)), "5:14", `invalid duration "xxxxx`},
+		{"timeout beyond the limit", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 9999999h"), "5:14", "timeout: 9999999h is beyond the longest supported duration, 2562047h47m16.854775807s (about 292 years)"},
+		{"jitter beyond the limit", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    jitter: 300y"), "6:13", `invalid duration "300y"`},
+		{"catch_up beyond the limit", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    catch_up: 2562048h"), "6:15", "catch_up: 2562048h is beyond the longest"},
 		{"word timeout", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: soon"), "5:14", `invalid duration "soon"`},
 		{"zero timeout", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 0s"), "5:14", `write "timeout: none"`},
 		{"day kill_grace", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    kill_grace: 1d"), "6:17", `invalid duration "1d"`},
@@ -96,6 +107,12 @@ func TestParseErrors(t *testing.T) {
 		{"redis url unset var", y("lock_backend:", "  type: redis", "  url: redis://:${CRONVISOR_TEST_NOT_SET}@h:6379/0", "jobs: []"), "3:8", "CRONVISOR_TEST_NOT_SET is not set"},
 		{"redis url scheme", y("lock_backend:", "  type: redis", "  url: http://h:6379", "jobs: []"), "3:8", "is not a redis://"},
 		{"short ttl", y("lock_backend:", "  type: redis", "  url: redis://h:6379/0", "  ttl: 500ms", "jobs: []"), "4:8", "shorter than 1s"},
+		{"state_dir is a file", y("state_dir: testdata/valid.yaml", "jobs: []"), "1:12", "valid.yaml is a file, not a directory"},
+		{"state_dir below a file", y("state_dir: testdata/valid.yaml/state", "jobs: []"), "1:12", "is not a directory: a part of the path is a file"},
+		{"NUL in state_dir", y(`state_dir: "st\0ate"`, "jobs: []"), "1:12", "state_dir: contains a NUL byte"},
+		{"shutdown_grace beyond the limit", y("shutdown_grace: 9999999h", "jobs: []"), "1:17", "shutdown_grace: 9999999h is beyond the longest"},
+		{"ttl beyond the limit", y("lock_backend:", "  type: redis", "  url: redis://h:6379/0", "  ttl: 99999999999s", "jobs: []"), "4:8", "lock_backend.ttl: 99999999999s is beyond the longest"},
+		{"keep_age beyond the limit", y("history:", "  keep_age: 3000000h", "jobs: []"), "2:13", "history.keep_age: 3000000h is beyond the longest"},
 		{"backend list", y("lock_backend: [file]", "jobs: []"), "1:15", "lock_backend: expected a mapping"},
 		{"keep_runs zero", y("history:", "  keep_runs: 0", "jobs: []"), "2:14", "must be greater than 0"},
 		{"keep_runs word", y("history:", "  keep_runs: many", "jobs: []"), "2:14", "expected a whole number"},
@@ -168,6 +185,15 @@ func TestParseReportsAll(t *testing.T) {
 			t.Errorf("problem %d:\ngot  %s\nwant %s...", i, p, want[i])
 		}
 	}
+}
+
+// manyVars writes n variables of size bytes each as flow-mapping entries.
+func manyVars(n, size int) string {
+	vars := make([]string, n)
+	for i := range vars {
+		vars[i] = fmt.Sprintf("V%d: %s", i, strings.Repeat("x", size))
+	}
+	return strings.Join(vars, ", ")
 }
 
 func lines(ps []Problem) string {

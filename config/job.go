@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -9,8 +8,6 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"cronvisor/schedule"
 )
 
 // Job keys, by their index in jobKeys. A job's entries are held in an
@@ -57,10 +54,6 @@ var defaultKeys = slices.DeleteFunc(slices.Clone(jobKeys), func(k string) bool {
 var fieldOrder = [...]int{kName, kTimezone, kSchedule, kShell, kCommand, kDir, kEnv,
 	kTimeout, kKillGrace, kOverlap, kLock, kJitter, kCatchUp, kEnabled, kOnLockLost, kLogOutput}
 
-// reservedEnv are set by cronvisor for every run; a job may not override them.
-var reservedEnv = []string{"CRONVISOR_JOB", "CRONVISOR_RUN_ID", "CRONVISOR_SCHEDULED_AT",
-	"CRONVISOR_DEADLINE", "CRONVISOR_LAST_OK_SLOT"}
-
 // maxNameLen keeps STATE_DIR/locks/NAME.lock and log names under the usual
 // 255-byte file name limit.
 const maxNameLen = 200
@@ -85,51 +78,54 @@ func (d *decoder) defaults(n *yaml.Node) *jobFields {
 	for i, k := range defaultKeys {
 		defs[slices.Index(jobKeys, k)] = written[i]
 	}
-	scratch := newJob(d.dir, n)
-	d.fill(&scratch, defs, nil)
+	scratch, src := newJob(d.dir), JobSource{Pos: pos(n)}
+	d.fill(&scratch, &src, defs, nil)
 	return defs
 }
 
 // jobs decodes the jobs list and checks that names are unique. defs is nil
-// when the file has no defaults.
-func (d *decoder) jobs(e entry, defs *jobFields) []Job {
+// when the file has no defaults. The sources are where each job was
+// written, by the same index.
+func (d *decoder) jobs(e entry, defs *jobFields) ([]Job, []JobSource) {
 	n := resolve(e.val)
 	switch {
 	case isNull(n) || (n.Kind == yaml.SequenceNode && len(n.Content) == 0):
 		d.warnf(e.key, "jobs is empty: no jobs will run")
-		return nil
+		return nil, nil
 	case n.Kind != yaml.SequenceNode:
 		d.errorf(e.val, "jobs: expected a list of jobs (- name: ...), found %s", describe(e.val))
-		return nil
+		return nil, nil
 	}
 	if defs == nil {
 		defs = new(jobFields)
 	}
 	out := make([]Job, 0, len(n.Content)) // no growth slack: jobs stay resident
+	srcs := make([]JobSource, 0, len(n.Content))
 	first := make(map[string]Pos, len(n.Content))
 	for _, item := range n.Content {
-		j, ok := d.job(item, defs)
+		j, src, ok := d.job(item, defs)
 		if !ok || j.Name == "" {
 			continue
 		}
 		if p, dup := first[j.Name]; dup {
-			d.report(j.At("name"), false, "duplicate job name %q (first at line %d)", j.Name, p.Line)
+			d.report(src.At("name"), false, "duplicate job name %q (first at line %d)", j.Name, p.Line)
 			continue
 		}
-		first[j.Name] = j.At("name")
+		first[j.Name] = src.At("name")
 		out = append(out, j)
+		srcs = append(srcs, src)
 	}
-	return out
+	return out, srcs
 }
 
 // job decodes one job with defaults applied where it is silent. env is
 // merged variable by variable, so defaults can set a common PATH or TZ
 // that a job's own env extends.
-func (d *decoder) job(n *yaml.Node, defs *jobFields) (Job, bool) {
+func (d *decoder) job(n *yaml.Node, defs *jobFields) (Job, JobSource, bool) {
 	item := resolve(n)
 	if item.Kind != yaml.MappingNode {
 		d.errorf(n, "a job must be a mapping with keys like name, schedule and command, found %s", describe(n))
-		return Job{}, false
+		return Job{}, JobSource{}, false
 	}
 	var own, fields jobFields
 	d.keyed(item, "job", jobKeys, func(key string) (string, bool) {
@@ -144,31 +140,31 @@ func (d *decoder) job(n *yaml.Node, defs *jobFields) (Job, bool) {
 		}
 		fields[i] = e
 	}
-	j := newJob(d.dir, n)
+	j, src := newJob(d.dir), JobSource{Pos: pos(n)}
 	var baseEnv *yaml.Node
 	if own[kEnv].has() {
 		baseEnv = defs[kEnv].val
 	}
-	d.fill(&j, &fields, baseEnv)
+	d.fill(&j, &src, &fields, baseEnv)
 	d.require(&j, n, &fields)
+	d.argTotal(&j, &src)
 	if e := own[kShell]; e.has() && isList(fields[kCommand]) {
 		d.warnf(e.key, "shell is not used: a command given as a list runs without a shell")
 	}
 	if e := own[kLock]; e.has() && j.Overlap == OverlapAllow {
 		d.warnf(e.key, "lock is not used: overlap allow takes no lock")
 	}
-	return j, true
+	return j, src, true
 }
 
 func isList(e entry) bool {
 	return e.val != nil && resolve(e.val).Kind == yaml.SequenceNode
 }
 
-func newJob(dir string, n *yaml.Node) Job {
+func newJob(dir string) Job {
 	return Job{
 		Shell: DefaultShell, Dir: dir, Location: time.Local,
 		KillGrace: DefaultKillGrace, Overlap: OverlapSkip, Enabled: true, OnLockLost: LockLostEnd, LogOutput: true,
-		Line: n.Line, Col: n.Column,
 	}
 }
 
@@ -198,19 +194,20 @@ func (d *decoder) require(j *Job, n *yaml.Node, fields *jobFields) {
 	}
 }
 
-// fill decodes the given fields into j. A job's env extends baseEnv, the
-// env of defaults when the job has an env of its own (else nil).
-func (d *decoder) fill(j *Job, fields *jobFields, baseEnv *yaml.Node) {
+// fill decodes the given fields into j, and where each was written into
+// src. A job's env extends baseEnv, the env of defaults when the job has
+// an env of its own (else nil).
+func (d *decoder) fill(j *Job, src *JobSource, fields *jobFields, baseEnv *yaml.Node) {
 	count := 0
 	for _, e := range fields {
 		if e.has() {
 			count++
 		}
 	}
-	j.Pos = slices.Grow(j.Pos, count)
+	src.Keys = slices.Grow(src.Keys, count)
 	for _, k := range fieldOrder {
 		if e := fields[k]; e.has() {
-			j.Pos = append(j.Pos, KeyPos{jobKeys[k], pos(e.val)})
+			src.Keys = append(src.Keys, KeyPos{jobKeys[k], pos(e.val)})
 			if k == kEnv {
 				j.Env = d.jobEnv(baseEnv, e.val)
 				continue
@@ -294,7 +291,7 @@ func (d *decoder) name(key string, n *yaml.Node) string {
 	return s
 }
 
-// validName matches ^[A-Za-z0-9_.-]+$, and validEnvName
+// validName matches ^[A-Za-z0-9_.-]+$, and validEnvName (exec.go)
 // ^[A-Za-z_][A-Za-z0-9_]*$: written out rather than as regexps, since they
 // run for every job and every variable.
 func validName(s string) bool {
@@ -306,228 +303,9 @@ func validName(s string) bool {
 	return s != ""
 }
 
-func validEnvName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isWordByte(s[i]) {
-			return false
-		}
-	}
-	return s != "" && (s[0] < '0' || s[0] > '9')
-}
-
 // isWordByte reports whether c is an ASCII letter, digit or _.
 func isWordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
-}
-
-// zone is what a timezone value decodes to; loc is nil for an unknown zone.
-type zone struct {
-	name string
-	loc  *time.Location
-}
-
-func (d *decoder) timezone(j *Job, n *yaml.Node) {
-	s, ok := d.text("timezone", n)
-	if !ok {
-		return
-	}
-	// Loaded once per zone name: a Location holds the zone's transitions,
-	// and jobs in the same zone can share one.
-	z, seen := d.zones[s]
-	if !seen {
-		z.name = s
-		if loc, err := time.LoadLocation(s); err == nil {
-			z.loc = loc
-		}
-		d.zones[s] = z
-	}
-	j.Timezone = z.name
-	if z.loc == nil {
-		d.errorf(n, "timezone: unknown zone %q; use an IANA name like Europe/Berlin or UTC", s)
-		return
-	}
-	j.Location = z.loc
-}
-
-// schedKey is a schedule expression and the zone it is evaluated in.
-type schedKey struct {
-	expr string
-	loc  *time.Location
-}
-
-// parsedSchedule is what schedule.Parse returned for a schedKey.
-type parsedSchedule struct {
-	expr  string // the key's, so that jobs writing it share the string
-	sched schedule.Schedule
-	err   error
-}
-
-func (d *decoder) schedule(j *Job, n *yaml.Node) {
-	s, ok := d.text("schedule", n)
-	if !ok {
-		return
-	}
-	// Parsed once per expression and zone: a Schedule is immutable, and
-	// thousands of jobs tend to share a few dozen expressions.
-	key := schedKey{s, j.Location}
-	p, seen := d.scheds[key]
-	if !seen {
-		p.expr = s
-		p.sched, p.err = schedule.Parse(s, j.Location)
-		d.scheds[key] = p
-	}
-	j.Schedule = p.expr
-	if p.err != nil {
-		d.errorf(n, "%v", p.err) // it names the expression
-		return
-	}
-	j.Sched = p.sched
-}
-
-// command decodes a string (run as Shell -c STRING, like a crontab line) or
-// a list (exec'd as argv, no shell quoting to get wrong).
-func (d *decoder) command(j *Job, n *yaml.Node) {
-	rn := resolve(n)
-	switch {
-	case rn.Kind == yaml.ScalarNode && !isNull(rn):
-		if strings.TrimSpace(rn.Value) == "" {
-			d.errorf(n, "command is empty")
-			return
-		}
-		j.Command = d.argv(append(d.args[:0], j.Shell, "-c", rn.Value))
-	case rn.Kind == yaml.SequenceNode && len(rn.Content) > 0:
-		args := d.args[:0]
-		for _, item := range rn.Content {
-			ri := resolve(item)
-			if ri.Kind != yaml.ScalarNode || isNull(ri) {
-				d.errorf(item, "command: each argument must be a string, found %s", describe(item))
-				return
-			}
-			args = append(args, ri.Value)
-		}
-		if strings.TrimSpace(args[0]) == "" {
-			d.errorf(rn.Content[0], "command: the program (the first item) is empty")
-			return
-		}
-		j.Command = d.argv(args)
-	case rn.Kind == yaml.SequenceNode:
-		d.errorf(n, "command: the list is empty")
-	default:
-		d.errorf(n, "command: expected a string or a list of strings, found %s", describe(n))
-	}
-}
-
-// argv returns a copy of args that jobs with the same arguments share
-// (Job.Command is read-only): 10,000 jobs running one command hold it
-// once. args may be d.args, the scratch it is built in.
-func (d *decoder) argv(args []string) []string {
-	d.args = args[:0]
-	d.key = d.key[:0]
-	for _, a := range args {
-		d.key = appendString(d.key, a)
-	}
-	if argv, ok := d.argvs[string(d.key)]; ok {
-		return argv
-	}
-	argv := make([]string, len(args)) // no spare capacity to append into
-	copy(argv, args)
-	d.argvs[string(d.key)] = argv
-	return argv
-}
-
-// appendString appends s to a key that holds several strings.
-func appendString(key []byte, s string) []byte {
-	return append(binary.AppendUvarint(key, uint64(len(s))), s...)
-}
-
-// envKey names the nodes a job's env is decoded from: its env, and base,
-// the env of defaults that it extends when the job has its own.
-type envKey struct{ base, env *yaml.Node }
-
-// parsedEnv is a decoded env and the merge budget its decoding took.
-type parsedEnv struct {
-	vars  map[string]string
-	spent int
-}
-
-// jobEnv decodes env on top of base (nil for none). Jobs with equal envs
-// share one map (Job.Env is read-only): 10,000 jobs that take the env of
-// defaults hold it once. Jobs with the same nodes are not even decoded
-// again: that would report nothing new, since tidy drops repeats, and
-// would take the same merge budget, which is charged here; when not
-// enough of it is left the env is decoded again to fail as it would have.
-func (d *decoder) jobEnv(base, env *yaml.Node) map[string]string {
-	key := envKey{base, env}
-	if p, ok := d.envs[key]; ok && d.budget >= p.spent {
-		d.budget -= p.spent
-		return p.vars
-	}
-	budget := d.budget
-	var vars map[string]string
-	if base != nil {
-		vars = d.env(vars, base)
-	}
-	vars = d.sameVars(d.env(vars, env))
-	if d.budget >= 0 {
-		d.envs[key] = parsedEnv{vars, budget - d.budget}
-	}
-	return vars
-}
-
-// sameVars returns the first map with the contents of vars it was given,
-// or vars itself.
-func (d *decoder) sameVars(vars map[string]string) map[string]string {
-	if vars == nil {
-		return nil
-	}
-	names := d.args[:0]
-	for k := range vars {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	d.key = d.key[:0]
-	for _, k := range names {
-		d.key = appendString(appendString(d.key, k), vars[k])
-	}
-	d.args = names[:0]
-	if same, ok := d.varsByContent[string(d.key)]; ok {
-		return same
-	}
-	d.varsByContent[string(d.key)] = vars
-	return vars
-}
-
-// env decodes NAME: value pairs into vars, on top of what is there, and
-// returns vars, made if it was nil. Numbers and booleans are taken as
-// written: PORT: 8080 means "8080".
-func (d *decoder) env(vars map[string]string, n *yaml.Node) map[string]string {
-	rn := resolve(n)
-	if isNull(rn) {
-		return vars
-	}
-	if rn.Kind != yaml.MappingNode {
-		d.errorf(n, "env: expected a mapping of NAME: value, found %s", describe(n))
-		return vars
-	}
-	if vars == nil {
-		vars = make(map[string]string)
-	}
-	for _, e := range d.entries(rn, 0) {
-		v := resolve(e.val)
-		switch {
-		case !validEnvName(e.name):
-			d.errorf(e.key, "env: %q is not a valid variable name", e.name)
-		case slices.Contains(reservedEnv, e.name):
-			d.errorf(e.key, "env: %s is set by cronvisor for each run", e.name)
-		case isNull(v):
-			d.errorf(e.val, `env %s has no value; write %s: "" for an empty one`, e.name, e.name)
-		case v.Kind != yaml.ScalarNode:
-			d.errorf(e.val, "env %s: expected a string, found %s", e.name, describe(e.val))
-		default:
-			vars[e.name] = v.Value
-		}
-	}
-	return vars
 }
 
 // timeout decodes a positive duration or "none". Zero is refused because

@@ -25,8 +25,8 @@ func Lint(cfg *Config, from time.Time) []Problem {
 		gaps:      make(map[schedule.Schedule]time.Duration),
 		files:     make(map[string]fileStat),
 	}
-	for _, j := range cfg.Jobs {
-		l := linter{path: cfg.Path, job: j, cache: &cache}
+	for i, j := range cfg.Jobs {
+		l := linter{path: cfg.Path, job: j, src: cfg.JobSource(i), cache: &cache}
 		l.schedule(from)
 		l.files()
 		ps = append(ps, l.problems...)
@@ -37,6 +37,7 @@ func Lint(cfg *Config, from time.Time) []Problem {
 type linter struct {
 	path     string
 	job      Job
+	src      JobSource
 	cache    *lintCache
 	problems []Problem
 }
@@ -91,7 +92,7 @@ func (c *lintCache) stat(path string) (os.FileInfo, error) {
 }
 
 func (l *linter) warn(key, format string, args ...any) {
-	p := l.job.At(key)
+	p := l.src.At(key)
 	l.problems = append(l.problems, Problem{
 		Path: l.path, Line: p.Line, Col: p.Col, Warning: true,
 		Message: fmt.Sprintf(format, args...),

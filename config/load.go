@@ -223,15 +223,17 @@ func (d *decoder) config(root *yaml.Node) *Config {
 	if e, ok := lookup(topKeys, top, "state_dir"); ok {
 		if s, ok := d.text("state_dir", e.val); ok {
 			cfg.StateDir = d.abs(s)
+			cfg.Source.StateDir = pos(e.val)
 		}
 	}
+	d.stateDir(cfg.StateDir, cfg.Source.StateDir)
 	if e, ok := lookup(topKeys, top, "shutdown_grace"); ok {
 		if v, ok := d.duration("shutdown_grace", e.val); ok {
 			cfg.ShutdownGrace = v
 		}
 	}
 	if e, ok := lookup(topKeys, top, "lock_backend"); ok {
-		d.lockBackend(&cfg.LockBackend, e)
+		cfg.SecretEnv = d.lockBackend(&cfg.LockBackend, e)
 	}
 	if e, ok := lookup(topKeys, top, "history"); ok {
 		d.history(&cfg.History, e.val)
@@ -241,7 +243,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		defs = d.defaults(e.val)
 	}
 	if e, ok := lookup(topKeys, top, "jobs"); ok {
-		cfg.Jobs = d.jobs(e, defs)
+		cfg.Jobs, cfg.Source.Jobs = d.jobs(e, defs)
 	} else {
 		d.warnf(root, "no jobs key: no jobs will run")
 	}

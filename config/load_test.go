@@ -28,10 +28,12 @@ func TestLoadValid(t *testing.T) {
 		ShutdownGrace: 45 * time.Second,
 		LockBackend: LockBackend{Type: BackendRedis, URL: "redis://:s3cret@127.0.0.1:6379/2",
 			TTL: 20 * time.Second, Line: 4, Col: 1},
-		History: HistoryPolicy{KeepRuns: 50, KeepAge: 168 * time.Hour, LogLimit: 512 << 10},
+		History:   HistoryPolicy{KeepRuns: 50, KeepAge: 168 * time.Hour, LogLimit: 512 << 10},
+		SecretEnv: []string{"CRONVISOR_TEST_REDIS_PASSWORD"},
+		Source:    Source{StateDir: Pos{2, 12}},
 	}
 	gotTop := *cfg
-	gotTop.Jobs = nil
+	gotTop.Jobs, gotTop.Source.Jobs = nil, nil
 	if !reflect.DeepEqual(gotTop, wantTop) {
 		t.Errorf("config:\ngot  %+v\nwant %+v", gotTop, wantTop)
 	}
@@ -43,21 +45,22 @@ func TestLoadValid(t *testing.T) {
 		Shell:   "/bin/bash", Dir: "/var/www/app",
 		Env:     map[string]string{"TZ": "UTC", "LEVEL": "debug", "APP_ENV": "production", "PORT": "8080"},
 		Timeout: 90 * time.Second, KillGrace: 5 * time.Second, Overlap: OverlapSkip, Lock: "orders",
-		Jitter: 10 * time.Second, CatchUp: time.Hour, Enabled: true, OnLockLost: LockLostEnd, LogOutput: true, Line: 23, Col: 5,
+		Jitter: 10 * time.Second, CatchUp: time.Hour, Enabled: true, OnLockLost: LockLostEnd, LogOutput: true,
 	}, {
 		Name: "report.weekly", Schedule: "@weekly",
 		Command: []string{"/usr/bin/env", "report", "--weekly", ""},
 		Shell:   "/bin/bash", Dir: filepath.Join(dir, "reports"), Env: common,
 		Timeout: 0, KillGrace: DefaultKillGrace, Overlap: OverlapQueue, Lock: "report.weekly",
-		Enabled: false, OnLockLost: LockLostEnd, Line: 36, Col: 5,
+		Enabled: false, OnLockLost: LockLostEnd,
 	}, {
 		Name: "vacuum-db", Schedule: "30 2 * * *", Timezone: "Europe/Berlin",
 		Command: []string{"/bin/bash", "-c", "vacuumdb --all"},
 		Shell:   "/bin/bash", Dir: dir, Env: common,
 		Timeout: 10 * time.Minute, KillGrace: DefaultKillGrace, Overlap: OverlapQueue, Lock: "vacuum-db",
-		Enabled: true, OnLockLost: LockLostEnd, LogOutput: true, Line: 43, Col: 5,
+		Enabled: true, OnLockLost: LockLostEnd, LogOutput: true,
 	}}
 	wantZone := []string{"Asia/Shanghai", "Local", "Europe/Berlin"}
+	wantLine := []int{23, 36, 43} // each job's mapping, at column 5
 	wantPos := []map[string]Pos{
 		{"schedule": {24, 15}, "timeout": {29, 14}, "overlap": {31, 14}},
 		{"timeout": {40, 14}, "overlap": {17, 12}, "shell": {18, 10}},
@@ -85,12 +88,16 @@ func TestLoadValid(t *testing.T) {
 			if next := got.Sched.Next(from); !wantNext[i].IsZero() && !next.Equal(wantNext[i]) {
 				t.Errorf("Sched.Next(%v) = %v, want %v", from, next, wantNext[i])
 			}
+			src := cfg.JobSource(i)
+			if want := (Pos{wantLine[i], 5}); src.Pos != want || src.At("no_such_key") != want {
+				t.Errorf("job at %v (unwritten key at %v), want %v", src.Pos, src.At("no_such_key"), want)
+			}
 			for k, p := range wantPos[i] {
-				if got.At(k) != p {
-					t.Errorf("At(%q) = %v, want %v", k, got.At(k), p)
+				if src.At(k) != p {
+					t.Errorf("At(%q) = %v, want %v", k, src.At(k), p)
 				}
 			}
-			got.Location, got.Sched, got.Pos = nil, nil, nil
+			got.Location, got.Sched = nil, nil
 			if !reflect.DeepEqual(got, want[i]) {
 				t.Errorf("job:\ngot  %+v\nwant %+v", got, want[i])
 			}
@@ -111,17 +118,20 @@ func TestParseDefaults(t *testing.T) {
 		History:     HistoryPolicy{KeepRuns: 1000, KeepAge: 720 * time.Hour, LogLimit: 1 << 20},
 	}
 	gotTop := *cfg
-	gotTop.Jobs = nil
+	gotTop.Jobs, gotTop.Source.Jobs = nil, nil
 	if !reflect.DeepEqual(gotTop, wantTop) {
 		t.Errorf("config:\ngot  %+v\nwant %+v", gotTop, wantTop)
 	}
 	got := cfg.Jobs[0]
-	got.Sched, got.Pos = nil, nil
+	got.Sched = nil
+	if src := cfg.JobSource(0); src.Pos != (Pos{2, 5}) {
+		t.Errorf("job at %v, want 2:5", src.Pos)
+	}
 	want := Job{
 		Name: "a", Schedule: "@hourly", Location: time.Local,
 		Command: []string{"/bin/sh", "-c", "echo hi"}, Shell: "/bin/sh", Dir: "/srv/cron",
 		Timeout: time.Minute, KillGrace: 10 * time.Second, Overlap: OverlapSkip, Lock: "a",
-		Enabled: true, OnLockLost: LockLostEnd, LogOutput: true, Line: 2, Col: 5,
+		Enabled: true, OnLockLost: LockLostEnd, LogOutput: true,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("job:\ngot  %+v\nwant %+v", got, want)

@@ -1,6 +1,9 @@
 // Package config turns jobs.yaml into plain job values and reports every
-// problem with its position. It does no I/O beyond reading the file, except
-// that Lint looks for the directories and shells the jobs name.
+// problem with its position. It does no I/O beyond reading the file and
+// looking whether state_dir is a file, except that Lint looks for the
+// directories and shells the jobs name. What execve(2) will accept is
+// judged from this process's environment and stack limit, which jobs
+// inherit when this process is the supervisor.
 //
 // Beyond the keys of the contract, jobs.yaml may hold:
 //
@@ -48,6 +51,32 @@ type Config struct {
 	LockBackend   LockBackend
 	History       HistoryPolicy
 	Jobs          []Job
+	// SecretEnv names the environment variables that lock_backend's url
+	// expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
+	// do not get unless their own env sets them.
+	SecretEnv []string
+	// Source is where the settings were written, for messages. It is kept
+	// beside the jobs rather than in them so that a Job holds only what
+	// runs: a reload compares jobs, and an edit that moves a job's lines
+	// changes nothing about it.
+	Source Source
+}
+
+// Source holds where a file's settings were written.
+type Source struct {
+	StateDir Pos         // zero when state_dir is not written
+	Jobs     []JobSource // Jobs[i] is where Config.Jobs[i] was written
+}
+
+// JobSource is where one job was written: its mapping and, per key, its
+// value. A value taken from defaults points into the defaults block.
+// Lint and later messages about a loaded job (a missing dir) use it to
+// name the line that needs changing. Keys is a slice rather than a map: a
+// job has a handful of keys, and with 10,000 jobs the maps were a third of
+// the loaded config's memory.
+type JobSource struct {
+	Pos
+	Keys []KeyPos
 }
 
 // LockBackend selects where locks live.
@@ -72,7 +101,8 @@ type HistoryPolicy struct {
 	LogLimit int64         // bytes of output kept per run log; default 1 MiB
 }
 
-// Job is one fully resolved job.
+// Job is one fully resolved job: what runs, nothing about where it was
+// written (see Source), so that two Jobs are equal when they run alike.
 type Job struct {
 	Name     string
 	Schedule string            // the expression as written
@@ -104,16 +134,6 @@ type Job struct {
 	// LogOutput copies the run's output lines into the daemon's own log
 	// (rate-capped; the run's log file gets them all). Default true.
 	LogOutput bool
-
-	Line, Col int // position of the job's mapping in the file
-
-	// Pos holds, per job key, where its value was written: a value taken
-	// from defaults points into the defaults block. Lint and later
-	// messages about a loaded job (a missing dir, a failed start) use it
-	// to name the line that needs changing. A slice rather than a map:
-	// a job has a handful of keys, and with 10,000 jobs the maps were a
-	// third of the loaded config's memory.
-	Pos []KeyPos
 }
 
 // KeyPos is where a job key's value was written.
@@ -127,13 +147,13 @@ type Pos struct{ Line, Col int }
 
 // At is the position of key's value, or of the job itself when the key was
 // not written (its value is a default).
-func (j Job) At(key string) Pos {
-	for _, p := range j.Pos {
+func (s JobSource) At(key string) Pos {
+	for _, p := range s.Keys {
 		if p.Key == key {
 			return p.Pos
 		}
 	}
-	return Pos{j.Line, j.Col}
+	return s.Pos
 }
 
 // Problem is one finding about a file, printed as PATH:LINE:COL: message.
@@ -143,6 +163,15 @@ type Problem struct {
 	Col     int
 	Message string
 	Warning bool // lint findings: legal but almost surely wrong
+}
+
+// JobSource is where Jobs[i] was written: the zero JobSource for a Config
+// built by hand rather than parsed.
+func (c *Config) JobSource(i int) JobSource {
+	if i < len(c.Source.Jobs) {
+		return c.Source.Jobs[i]
+	}
+	return JobSource{}
 }
 
 // Job returns the job called name.

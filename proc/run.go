@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"slices"
@@ -30,7 +31,7 @@ const (
 // `cronvisor run` passes on what sh would have.
 const (
 	ExitNotFound      = 127 // command, or its directory, does not exist
-	ExitNotExecutable = 126 // found but could not be executed (permissions, format)
+	ExitNotExecutable = 126 // found but could not be executed (permissions, format, E2BIG)
 )
 
 // ErrNoCommand is reported (as StartFailed) when Spec.Argv is empty.
@@ -222,11 +223,14 @@ func setExit(res *Result, cmd *exec.Cmd, waited <-chan struct{}) {
 	}
 }
 
+// startFailed reports a run that did not start: 127 when the command or
+// its directory is not there, 126 for every other reason (permissions, a
+// bad format, an environment over the kernel's limit), as the shell does.
 func startFailed(res Result, err error) Result {
 	res.Outcome, res.Err = StartFailed, err
-	res.ExitCode = ExitNotFound
-	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOEXEC) || errors.Is(err, unix.EPERM) {
-		res.ExitCode = ExitNotExecutable
+	res.ExitCode = ExitNotExecutable
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrNoCommand) {
+		res.ExitCode = ExitNotFound
 	}
 	res.Started, res.Ended = time.Now(), time.Now()
 	return res

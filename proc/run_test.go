@@ -155,6 +155,8 @@ func TestRunStartFailed(t *testing.T) {
 		{"missing directory", []string{"/bin/true"}, filepath.Join(dir, "nodir"), nil, fs.ErrNotExist, ExitNotFound},
 		{"not executable", []string{plain}, "", nil, fs.ErrPermission, ExitNotExecutable},
 		{"not executable in PATH", []string{"plain"}, "", []string{"PATH=" + dir}, fs.ErrPermission, ExitNotExecutable},
+		{"path through a file", []string{filepath.Join(plain, "x")}, "", nil, unix.ENOTDIR, ExitNotExecutable},
+		{"variable over MAX_ARG_STRLEN", []string{"/bin/true"}, "", []string{"BIG=" + strings.Repeat("x", 3<<20)}, unix.E2BIG, ExitNotExecutable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

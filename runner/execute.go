@@ -189,8 +189,8 @@ func exitReason(res proc.Result) string {
 	return ""
 }
 
-// environ is the supervisor's environment, then the contract's CRONVISOR_*
-// variables, then the job's env on top.
+// environ is the supervisor's environment without its secrets, then the
+// contract's CRONVISOR_* variables, then the job's env on top.
 func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastOKSlot time.Time, lease lock.Lease) []string {
 	lockFD := lease != nil && lease.File() != nil
 	var lastOK string
@@ -228,7 +228,7 @@ func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastO
 	env := make([]string, 0, len(os.Environ())+len(vars))
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, over := vars[k]; !over {
+		if _, over := vars[k]; !over && !s.secretEnv[k] {
 			env = append(env, kv)
 		}
 	}

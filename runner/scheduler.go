@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"math/rand/v2"
-	"reflect"
 	"strconv"
 	"sync"
 	"time"
@@ -200,15 +199,6 @@ func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 	}
 }
 
-// Reload replaces the job list; unchanged jobs keep their slots, and runs
-// in flight finish under the definition they started with.
-func (s *Scheduler) Reload(ctx context.Context, jobs []config.Job) {
-	select {
-	case s.reload <- jobs:
-	case <-ctx.Done():
-	}
-}
-
 // WaitAll blocks until every run started by the scheduler has ended.
 func (s *Scheduler) WaitAll() { s.runs.Wait() }
 
@@ -268,40 +258,6 @@ func (s *Scheduler) unpublish(name string) {
 	defer s.mu.Unlock()
 	delete(s.next, name)
 	delete(s.stalls, name)
-}
-
-func (s *Scheduler) apply(ctx context.Context, h *entryHeap, byName map[string]*entry, jobs []config.Job) {
-	now := s.clock.Now()
-	keep := map[string]bool{}
-	for i := range jobs {
-		j := &jobs[i]
-		keep[j.Name] = true
-		old := byName[j.Name]
-		if old != nil && sameDefinition(*old.job, *j) {
-			old.job = j
-			continue
-		}
-		if old != nil {
-			heap.Remove(h, old.index)
-			delete(byName, j.Name)
-			s.unpublish(j.Name)
-		}
-		s.add(ctx, h, byName, j, now, nil)
-	}
-	for name, e := range byName {
-		if !keep[name] {
-			heap.Remove(h, e.index)
-			delete(byName, name)
-			s.unpublish(name)
-		}
-	}
-}
-
-// sameDefinition tells whether a reload changed nothing about a job.
-func sameDefinition(a, b config.Job) bool {
-	a.Sched, b.Sched = nil, nil
-	a.Line, a.Col, b.Line, b.Col = 0, 0, 0, 0
-	return reflect.DeepEqual(a, b)
 }
 
 // add schedules a job. last holds the jobs' slots before this process

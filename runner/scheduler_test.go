@@ -17,6 +17,7 @@ import (
 type recorder struct {
 	mu     sync.Mutex
 	fires  map[string][]time.Time
+	ran    []config.Job // the definition of each fire
 	skips  []RunSkipped
 	stalls []ScheduleStalled
 }
@@ -27,6 +28,7 @@ func (r *recorder) Fire(_ context.Context, j config.Job, slot time.Time, _ bool)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.fires[j.Name] = append(r.fires[j.Name], slot)
+	r.ran = append(r.ran, j)
 	return RunFinished{Job: j.Name, Slot: slot, Outcome: OutcomeOK}
 }
 

@@ -46,6 +46,9 @@ type Supervisor struct {
 	admit  func(runID string) error // nil: every run is admitted
 	host   string
 	pid    int
+	// secretEnv are variables of the supervisor's environment that jobs
+	// do not inherit: the lock backend's credentials.
+	secretEnv map[string]bool
 
 	// starting counts fires between their call and their exec (or skip).
 	starting atomic.Int64
@@ -95,6 +98,17 @@ func WithAdmission(admit func(runID string) error) Option {
 	return func(s *Supervisor) { s.admit = admit }
 }
 
+// WithSecretEnv keeps the named variables of the supervisor's environment
+// (config.Config.SecretEnv: a password the lock backend's URL expanded)
+// out of jobs' environments; a job whose own env sets one gets its value.
+func WithSecretEnv(names ...string) Option {
+	return func(s *Supervisor) {
+		for _, n := range names {
+			s.secretEnv[n] = true
+		}
+	}
+}
+
 // NewSupervisor returns a supervisor that takes locks from locker and
 // reports every event to emit. emit is called from run goroutines and must
 // not block for long.
@@ -110,6 +124,8 @@ func NewSupervisor(locker lock.Locker, emit func(Event), opts ...Option) *Superv
 		queued:  map[string]bool{},
 		paused:  map[string]bool{},
 		lastOKs: map[string]lastOKMemo{},
+
+		secretEnv: map[string]bool{},
 	}
 	for _, o := range opts {
 		o(s)
