@@ -10,6 +10,8 @@ command -v setsid >/dev/null || need+=(util-linux)
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v tmux >/dev/null || need+=(tmux)
 [ -f /usr/share/zoneinfo/UTC ] || need+=(tzdata) # schedule tests use the host's zone database too
+command -v useradd >/dev/null || need+=(passwd)  # strict-mode and run-as tests create a user
+command -v mount >/dev/null || need+=(mount)     # storage-fault tests mount a small tmpfs
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "test.sh: missing ${need[*]}; install them (as root: apt-get install -y ${need[*]})" >&2
