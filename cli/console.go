@@ -20,8 +20,12 @@ import (
 )
 
 // errConsoleQuit ends the runs of an embedded scheduler whose console the
-// operator quit (after confirming).
-var errConsoleQuit = errors.New("console quit by operator")
+// operator quit (after confirming); errHangUp those whose terminal closed
+// (SIGHUP), which is the same decision taken by closing the window.
+var (
+	errConsoleQuit = errors.New("console quit by operator")
+	errHangUp      = errors.New("console's terminal closed (SIGHUP)")
+)
 
 // runConsole is `cronvisor` without a command: attach to the daemon that
 // serves the state dir's socket, else run the scheduler in-process with the
@@ -38,7 +42,7 @@ func runConsole(_ *cobra.Command, g *globals) error {
 	client, err := dialDaemon(socketPath(cfg))
 	if err == nil {
 		defer client.Close()
-		return attach(client, socketPath(cfg))
+		return attach(client, cfg)
 	}
 	if !errors.Is(err, ctl.ErrNoDaemon) {
 		// A daemon that refused us, or a socket we refuse: scheduling
@@ -64,7 +68,10 @@ func dialDaemon(path string) (*ctl.Client, error) {
 }
 
 // runEmbedded runs the scheduler in this process with the console on top.
-// Logs go to STATE_DIR/cronvisor.log: the terminal belongs to the console.
+// Logs go to STATE_DIR/cronvisor.log, capped at consoleLogCap: the terminal
+// belongs to the console. SIGHUP means the terminal closed, not "reload"
+// as for a daemon: it quits like a confirmed quit, so that no headless
+// scheduler outlives its window (R and edits of jobs.yaml still reload).
 func runEmbedded(g *globals, cfg *config.Config) error {
 	// Checked before cronvisor.log is opened, not only in openEnv: another
 	// user's symlink there would have root append to any file.
@@ -75,7 +82,7 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 		return exitCode(1, err)
 	}
 	logPath := filepath.Join(cfg.StateDir, "cronvisor.log")
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logFile, err := openCappedLog(logPath, consoleLogCap)
 	if err != nil {
 		return exitCode(1, err)
 	}
@@ -85,8 +92,11 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 	log := slog.New(slog.NewJSONHandler(logFile, nil))
 
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	p, err := startProcess(&quiet, log, cfg)
 	if err != nil {
 		return exitCode(1, err)
@@ -95,7 +105,7 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 	defer cancel()
 	stopServe := make(chan struct{})
 	served := make(chan struct{})
-	var signalled atomic.Bool
+	var signalled, hungUp atomic.Bool
 	go func() {
 		if p.serve(sigs, stopServe) {
 			signalled.Store(true)
@@ -103,14 +113,30 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 		}
 		close(served)
 	}()
+	hupDone := make(chan struct{})
+	go func() {
+		defer close(hupDone)
+		select {
+		case <-hup:
+			log.Info("terminal closed (SIGHUP); quitting the console and ending its runs")
+			hungUp.Store(true)
+			cancel()
+		case <-stopServe:
+		}
+	}()
 
 	uiErr := ui.Run(ctx, p.svc, ui.Options{Title: "embedded · " + cfg.Path + " · log " + logPath, Embedded: true})
 	close(stopServe)
 	<-served
-	if signalled.Load() {
+	<-hupDone
+	switch {
+	case hungUp.Load():
+		p.shutdownNow(errHangUp)
+		return nil // the terminal is gone: nobody reads an error
+	case signalled.Load():
 		// SIGTERM: stop like a daemon, letting runs finish within the grace.
 		p.shutdown()
-	} else {
+	default:
 		// The operator quit the console and confirmed: end the runs now.
 		p.shutdownNow(errConsoleQuit)
 	}
@@ -120,9 +146,11 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 	return nil
 }
 
-// attach shows the console of a running daemon.
-func attach(client *ctl.Client, path string) error {
-	if err := ui.Run(context.Background(), client, ui.Options{Title: path}); err != nil {
+// attach shows the console of a running daemon; while the daemon is away,
+// it shows what the state dir says.
+func attach(client *ctl.Client, cfg *config.Config) error {
+	opts := ui.Options{Title: socketPath(cfg), Offline: stateDirSource{cfg}}
+	if err := ui.Run(context.Background(), client, opts); err != nil {
 		return exitCode(1, err)
 	}
 	return nil
@@ -150,7 +178,7 @@ or run 'cronvisor' alone to schedule in-process with the console on top).`,
 				return exitCode(1, err)
 			}
 			defer client.Close()
-			return attach(client, path)
+			return attach(client, cfg)
 		},
 	}
 }
