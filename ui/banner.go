@@ -36,7 +36,7 @@ func (m Model) lostBanner() []string {
 	switch {
 	case m.opts.Offline != nil && m.offline.err != nil:
 		second = "   state dir unreadable (" + m.offline.err.Error() + "); as it was at " + asOf
-	case m.opts.Offline != nil && m.c.asOf.After(m.lastFetch):
+	case m.offline.read:
 		second = "   not live: locks and history read from the state dir at " + asOf
 	}
 	return []string{first, m.c.st.muted.Render(fit(second, m.width))}

@@ -97,7 +97,7 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 		return "queued for lock " + j.Lock
 	case ctl.StatePaused:
 		if p := j.PausedBy; p != nil {
-			return "paused by " + pauserText(*p) + " " + ago(now, p.At) + ": no scheduled fires until resumed (p)"
+			return "paused " + ago(now, p.At) + " by " + pauserText(*p) + "; p resumes"
 		}
 		return "paused: no scheduled fires until resumed (p)"
 	case ctl.StateDisabled:

@@ -13,6 +13,7 @@ import (
 type offlineState struct {
 	fetching bool
 	tried    time.Time // when the last read started
+	read     bool      // the screen shows a reading of the state dir
 	err      error     // why the last read failed
 }
 
@@ -73,7 +74,7 @@ func (m Model) onOffline(msg offlineMsg) (Model, tea.Cmd) {
 	if msg.err != nil {
 		return m, nil
 	}
-	m.c.asOf, m.loaded = msg.at, true
+	m.c.asOf, m.loaded, m.offline.read = msg.at, true, true
 	m.c.data.setJobs(msg.jobs)
 	m.c.data.setLocks(msg.locks)
 	m.c.data.setRecords(msg.recs)
