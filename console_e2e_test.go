@@ -300,3 +300,40 @@ func TestConsoleHangUpQuits(t *testing.T) {
 	}
 	t.Logf("the run's record: %s: %s", recs[0].Outcome, recs[0].Reason)
 }
+
+// TestConsoleLogIsCapped: an embedded console's cronvisor.log is rotated
+// at its cap (10 MiB), one old file kept. The log starts just under the
+// cap, so the console's first records rotate it.
+func TestConsoleLogIsCapped(t *testing.T) {
+	s := newSandbox(t, `jobs:
+  - name: idle
+    schedule: "@yearly"
+    command: "true"
+    timeout: 5s
+`)
+	if err := os.MkdirAll(s.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(s.state, "cronvisor.log")
+	const capBytes = 10 << 20
+	old := []byte(strings.Repeat(strings.Repeat("x", 99)+"\n", (capBytes-100)/100))
+	if err := os.WriteFile(logPath, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm := startTmux(t, s, 100, 30, cvBin, "--config", s.config)
+	tm.await(10*time.Second, "the console", func(sc string) bool { return strings.Contains(sc, "1 job") })
+	tm.keys("q")
+	waitFor(t, 10*time.Second, "the console to exit", tm.dead)
+
+	rotated, err := os.ReadFile(logPath + ".1")
+	if err != nil {
+		t.Fatalf("no rotated log: %v", err)
+	}
+	if len(rotated) > capBytes || !strings.HasPrefix(string(rotated), string(old)) {
+		t.Errorf("cronvisor.log.1 is %d bytes, want the old log (%d bytes) and at most the cap", len(rotated), len(old))
+	}
+	cur := readFile(t, logPath)
+	if len(cur) > capBytes || !strings.Contains(cur, "cronvisor st") {
+		t.Errorf("cronvisor.log is %d bytes without the console's records: %.200q", len(cur), cur)
+	}
+}
