@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -92,11 +91,8 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 	log := slog.New(slog.NewJSONHandler(logFile, nil))
 
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	p, err := startProcess(&quiet, log, cfg)
 	if err != nil {
 		return exitCode(1, err)
@@ -104,37 +100,21 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopServe := make(chan struct{})
-	served := make(chan struct{})
-	var signalled, hungUp atomic.Bool
+	endedBy := make(chan os.Signal, 1) // the signal that ended the console, nil if the operator quit
 	go func() {
-		if p.serve(sigs, stopServe) {
-			signalled.Store(true)
-			cancel() // closes the console
-		}
-		close(served)
-	}()
-	hupDone := make(chan struct{})
-	go func() {
-		defer close(hupDone)
-		select {
-		case <-hup:
-			log.Info("terminal closed (SIGHUP); quitting the console and ending its runs")
-			hungUp.Store(true)
-			cancel()
-		case <-stopServe:
-		}
+		sig := p.serve(sigs, stopServe, true)
+		cancel() // closes the console, if a signal ended serve
+		endedBy <- sig
 	}()
 
 	uiErr := ui.Run(ctx, p.svc, ui.Options{Title: "embedded · " + cfg.Path + " · log " + logPath, Embedded: true})
 	close(stopServe)
-	<-served
-	<-hupDone
-	switch {
-	case hungUp.Load():
+	switch <-endedBy {
+	case syscall.SIGHUP:
 		p.shutdownNow(errHangUp)
 		return nil // the terminal is gone: nobody reads an error
-	case signalled.Load():
-		// SIGTERM: stop like a daemon, letting runs finish within the grace.
+	case syscall.SIGTERM:
+		// Stop like a daemon, letting runs finish within the grace.
 		p.shutdown()
 	default:
 		// The operator quit the console and confirmed: end the runs now.

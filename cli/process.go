@@ -151,26 +151,31 @@ func (p *process) requestReload(ctx context.Context) error {
 }
 
 // serve handles reload requests (SIGHUP, a change on disk, the socket)
-// until stop is closed or a terminating signal arrives; it reports whether
-// a signal ended it.
-func (p *process) serve(sigs <-chan os.Signal, stop <-chan struct{}) (signalled bool) {
+// until stop is closed or a terminating signal arrives, and returns that
+// signal (nil when stop ended it). With hangUpQuits, SIGHUP is a
+// terminating signal too: an embedded console's terminal closed.
+func (p *process) serve(sigs <-chan os.Signal, stop <-chan struct{}, hangUpQuits bool) os.Signal {
 	for {
 		select {
 		case <-stop:
-			return false
+			return nil
 		case <-p.changed:
 			p.log.Info("jobs.yaml changed on disk; reloading")
 			_ = p.reload()
 		case ch := <-p.reloads:
 			ch <- p.reload()
 		case sig := <-sigs:
-			if sig == syscall.SIGHUP {
+			switch {
+			case sig == syscall.SIGHUP && !hangUpQuits:
 				_ = p.reload()
 				continue
+			case sig == syscall.SIGHUP:
+				p.log.Info("terminal closed (SIGHUP); quitting the console and ending its runs")
+			default:
+				p.log.Info("stopping: no new fires; waiting for running jobs", "signal", sig.String(),
+					"shutdown_grace", p.current.Load().ShutdownGrace.String())
 			}
-			p.log.Info("stopping: no new fires; waiting for running jobs", "signal", sig.String(),
-				"shutdown_grace", p.current.Load().ShutdownGrace.String())
-			return true
+			return sig
 		}
 	}
 }
