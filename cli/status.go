@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -81,24 +80,18 @@ func jobStatuses(ctx context.Context, cfg *config.Config) (jobs []ctl.JobStatus,
 }
 
 // daemonNote is what the daemon says of itself that status must show:
-// that it is shutting down, that its last reload was refused.
+// that it is shutting down. (A refused reload needs no note: status reads
+// the same jobs.yaml, and refuses it with the same problems.)
 func daemonNote(ctx context.Context, client *ctl.Client) string {
 	d, err := client.Daemon(ctx)
-	if err != nil {
-		return "" // an older daemon without the route
+	if err != nil || !d.ShuttingDown {
+		return "" // an error: an older daemon without the route
 	}
-	var s string
-	if d.ShuttingDown {
-		noun := "runs"
-		if d.Finishing == 1 {
-			noun = "run"
-		}
-		s += fmt.Sprintf("; shutting down: %d %s finishing", d.Finishing, noun)
+	noun := "runs"
+	if d.Finishing == 1 {
+		noun = "run"
 	}
-	if len(d.Refused) > 0 {
-		s += "; its last reload was refused, the old jobs run on:\n  " + strings.Join(d.Refused, "\n  ")
-	}
-	return s
+	return fmt.Sprintf("; shutting down: %d %s finishing", d.Finishing, noun)
 }
 
 // offlineStatuses builds job statuses from jobs.yaml, the lock files and
