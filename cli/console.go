@@ -129,7 +129,12 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 // attach shows the console of a running daemon; while the daemon is away,
 // it shows what the state dir says.
 func attach(client *ctl.Client, cfg *config.Config) error {
-	opts := ui.Options{Title: socketPath(cfg), Offline: stateDirSource{cfg}}
+	offline, err := newStateDirSource(cfg)
+	if err != nil {
+		return exitCode(1, err)
+	}
+	defer offline.Close()
+	opts := ui.Options{Title: socketPath(cfg), Offline: offline}
 	if err := ui.Run(context.Background(), client, opts); err != nil {
 		return exitCode(1, err)
 	}

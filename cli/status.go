@@ -75,7 +75,12 @@ func jobStatuses(ctx context.Context, cfg *config.Config) (jobs []ctl.JobStatus,
 	} else if !errors.Is(err, ctl.ErrNoDaemon) {
 		return nil, "", false, err
 	}
-	jobs, err = offlineStatuses(ctx, cfg)
+	locker, err := newLocker(cfg)
+	if err != nil {
+		return nil, "", true, err
+	}
+	defer closeLocker(locker)
+	jobs, err = offlineStatuses(ctx, cfg, locker)
 	return jobs, "no daemon running; read from " + cfg.StateDir, true, err
 }
 
@@ -97,11 +102,7 @@ func daemonNote(ctx context.Context, client *ctl.Client) string {
 // offlineStatuses builds job statuses from jobs.yaml, the lock files and
 // the history store, without a daemon. Nothing schedules the jobs, so no
 // next run is given.
-func offlineStatuses(ctx context.Context, cfg *config.Config) ([]ctl.JobStatus, error) {
-	locker, err := newLocker(cfg)
-	if err != nil {
-		return nil, err
-	}
+func offlineStatuses(ctx context.Context, cfg *config.Config, locker lock.Locker) ([]ctl.JobStatus, error) {
 	store, err := history.OpenReadOnly(historyPath(cfg))
 	if err != nil && !errors.Is(err, history.ErrNoHistory) {
 		return nil, err
