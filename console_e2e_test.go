@@ -150,7 +150,7 @@ func TestConsoleRunNowAndDrain(t *testing.T) {
 jobs:
   - name: slow
     schedule: "@yearly"
-    command: sleep 8
+    command: sleep 12
     timeout: 30s
 `)
 	d := s.startDaemon()
@@ -194,7 +194,7 @@ func TestConsoleLostDaemonShowsStateDir(t *testing.T) {
 	s := newSandbox(t, `jobs:
   - name: quick
     schedule: "@yearly"
-    command: sleep 2
+    command: sleep 3
     timeout: 30s
 `)
 	d := s.startDaemon()
