@@ -80,10 +80,10 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, callTimeout)
 }
 
-// fetchSnapshot reads jobs and, with withLocks, locks, together, so that
-// the two tables never disagree for a whole refresh period. Locks are
-// skipped on the per-second refreshes the locks view is not showing: each
-// read makes the daemon inspect every lock file.
+// fetchSnapshot reads jobs and, with withLocks, locks and the daemon's
+// state, together, so that the two tables never disagree for a whole
+// refresh period. Locks are skipped on the per-second refreshes the locks
+// view is not showing: each read makes the daemon inspect every lock file.
 func (m Model) fetchSnapshot(withLocks bool) tea.Cmd {
 	src, parent := m.src, m.ctx
 	return func() tea.Msg {
@@ -94,13 +94,17 @@ func (m Model) fetchSnapshot(withLocks bool) tea.Cmd {
 			return snapshotMsg{err: err}
 		}
 		msg := snapshotMsg{jobs: jobs}
+		if !withLocks {
+			return msg
+		}
+		// The daemon's own state rides with the locks' slower refresh: its
+		// changes also come as events, and this read is for a console that
+		// attached after them.
 		if d, err := src.Daemon(ctx); err == nil {
 			msg.daemon = &d
 		}
-		if withLocks {
-			msg.locks, msg.err = src.Locks(ctx)
-			msg.withLocks = true
-		}
+		msg.locks, msg.err = src.Locks(ctx)
+		msg.withLocks = true
 		return msg
 	}
 }
