@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 
 	"cronvisor/ctl"
@@ -82,7 +81,12 @@ func (s *Service) Pause(ctx context.Context, name string) error {
 	}
 	s.pauses[name] = info
 	s.mu.Unlock()
-	if err := s.savePauses(); err != nil {
+	err := s.savePauses(func(m map[string]ctl.PauseInfo) {
+		if _, ok := m[name]; !ok {
+			m[name] = info
+		}
+	})
+	if err != nil {
 		return fmt.Errorf("paused, but not saved (a restart will resume it): %w", err)
 	}
 	return nil
@@ -97,26 +101,19 @@ func (s *Service) Resume(ctx context.Context, name string) error {
 	s.mu.Lock()
 	delete(s.pauses, name)
 	s.mu.Unlock()
-	if err := s.savePauses(); err != nil {
+	if err := s.savePauses(func(m map[string]ctl.PauseInfo) { delete(m, name) }); err != nil {
 		return fmt.Errorf("resumed, but not saved (a restart will pause it again): %w", err)
 	}
 	return nil
 }
 
-// savePauses writes the pauses in effect to the state dir. Saves are
-// serialised by pausesMu and each writes the set as it is then, so the
-// last write is the newest set whatever order the callers came in.
-func (s *Service) savePauses() error {
+// savePauses applies change to the pauses saved in the state dir.
+func (s *Service) savePauses(change func(map[string]ctl.PauseInfo)) error {
 	dir := s.cfg.Load().StateDir
 	if dir == "" {
 		return nil // a service without a state dir (tests) keeps pauses in memory
 	}
-	s.pausesMu.Lock()
-	defer s.pausesMu.Unlock()
-	s.mu.Lock()
-	m := maps.Clone(s.pauses)
-	s.mu.Unlock()
-	return savePauses(dir, m)
+	return updatePauses(dir, change)
 }
 
 // restorePauses applies the pauses saved in the state dir.

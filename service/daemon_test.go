@@ -88,6 +88,41 @@ func TestPausesSurviveARestart(t *testing.T) {
 	}
 }
 
+// TestDaemonsSharingAStateDirKeepEachOthersPauses: each change reads the
+// file as it is, so a daemon that started before another's pause does not
+// write it away.
+func TestDaemonsSharingAStateDirKeepEachOthersPauses(t *testing.T) {
+	dir := t.TempDir()
+	start := func() *Service {
+		locker := lock.NewFileLocker(filepath.Join(dir, "locks"))
+		sup := runner.NewSupervisor(locker, func(runner.Event) {})
+		s, err := New(sup, nil, locker, nil, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "x", true), job(t, "y", true)}},
+			func(context.Context) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := start(), start()
+	ctx := context.Background()
+	if err := a.Pause(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Pause(ctx, "y"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Resume(ctx, "y"); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := LoadPauses(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := saved["x"]; !ok || len(saved) != 1 {
+		t.Errorf("saved pauses %v, want x's alone", saved)
+	}
+}
+
 // TestAPeerIsWhoPaused: over the control socket, the pause names the
 // process at the other end, here this test.
 func TestAPeerIsWhoPaused(t *testing.T) {

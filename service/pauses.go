@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/ctl"
 )
 
@@ -35,6 +37,28 @@ func LoadPauses(stateDir string) (map[string]ctl.PauseInfo, error) {
 		return nil, fmt.Errorf("pauses: %s: %w", path, err)
 	}
 	return m, nil
+}
+
+// updatePauses applies change to STATE_DIR/paused.json under an exclusive
+// flock(2) of paused.json.lock: daemons sharing a state dir each change
+// the file as it is, one at a time, and never write back a stale copy
+// that drops another's pause. A file that does not decode is not
+// overwritten: the error says why nothing was saved.
+func updatePauses(stateDir string, change func(map[string]ctl.PauseInfo)) error {
+	lf, err := os.OpenFile(filepath.Join(stateDir, PausesFile+".lock"), os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("pauses: %w", err)
+	}
+	defer lf.Close() // releases the flock
+	if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX); err != nil {
+		return fmt.Errorf("pauses: locking %s: %w", lf.Name(), err)
+	}
+	m, err := LoadPauses(stateDir)
+	if err != nil {
+		return err
+	}
+	change(m)
+	return savePauses(stateDir, m)
 }
 
 // savePauses replaces STATE_DIR/paused.json atomically: a temporary file

@@ -36,8 +36,7 @@ type Service struct {
 	cfg     atomic.Pointer[config.Config]
 	started time.Time
 
-	runs     sync.WaitGroup // run-now fires
-	pausesMu sync.Mutex     // serialises writes of the pauses file
+	runs sync.WaitGroup // run-now fires
 
 	mu      sync.Mutex
 	jobs    map[string]*jobState
