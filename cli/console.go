@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -20,8 +19,12 @@ import (
 )
 
 // errConsoleQuit ends the runs of an embedded scheduler whose console the
-// operator quit (after confirming).
-var errConsoleQuit = errors.New("console quit by operator")
+// operator quit (after confirming); errHangUp those whose terminal closed
+// (SIGHUP), which is the same decision taken by closing the window.
+var (
+	errConsoleQuit = errors.New("console quit by operator")
+	errHangUp      = errors.New("console's terminal closed (SIGHUP)")
+)
 
 // runConsole is `cronvisor` without a command: attach to the daemon that
 // serves the state dir's socket, else run the scheduler in-process with the
@@ -38,7 +41,7 @@ func runConsole(_ *cobra.Command, g *globals) error {
 	client, err := dialDaemon(socketPath(cfg))
 	if err == nil {
 		defer client.Close()
-		return attach(client, socketPath(cfg))
+		return attach(client, cfg)
 	}
 	if !errors.Is(err, ctl.ErrNoDaemon) {
 		// A daemon that refused us, or a socket we refuse: scheduling
@@ -64,7 +67,10 @@ func dialDaemon(path string) (*ctl.Client, error) {
 }
 
 // runEmbedded runs the scheduler in this process with the console on top.
-// Logs go to STATE_DIR/cronvisor.log: the terminal belongs to the console.
+// Logs go to STATE_DIR/cronvisor.log, capped at consoleLogCap: the terminal
+// belongs to the console. SIGHUP means the terminal closed, not "reload"
+// as for a daemon: it quits like a confirmed quit, so that no headless
+// scheduler outlives its window (R and edits of jobs.yaml still reload).
 func runEmbedded(g *globals, cfg *config.Config) error {
 	// Checked before cronvisor.log is opened, not only in openEnv: another
 	// user's symlink there would have root append to any file.
@@ -75,7 +81,7 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 		return exitCode(1, err)
 	}
 	logPath := filepath.Join(cfg.StateDir, "cronvisor.log")
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logFile, err := openCappedLog(logPath, consoleLogCap)
 	if err != nil {
 		return exitCode(1, err)
 	}
@@ -94,23 +100,23 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopServe := make(chan struct{})
-	served := make(chan struct{})
-	var signalled atomic.Bool
+	endedBy := make(chan os.Signal, 1) // the signal that ended the console, nil if the operator quit
 	go func() {
-		if p.serve(sigs, stopServe) {
-			signalled.Store(true)
-			cancel() // closes the console
-		}
-		close(served)
+		sig := p.serve(sigs, stopServe, true)
+		cancel() // closes the console, if a signal ended serve
+		endedBy <- sig
 	}()
 
 	uiErr := ui.Run(ctx, p.svc, ui.Options{Title: "embedded · " + cfg.Path + " · log " + logPath, Embedded: true})
 	close(stopServe)
-	<-served
-	if signalled.Load() {
-		// SIGTERM: stop like a daemon, letting runs finish within the grace.
+	switch <-endedBy {
+	case syscall.SIGHUP:
+		p.shutdownNow(errHangUp)
+		return nil // the terminal is gone: nobody reads an error
+	case syscall.SIGTERM:
+		// Stop like a daemon, letting runs finish within the grace.
 		p.shutdown()
-	} else {
+	default:
 		// The operator quit the console and confirmed: end the runs now.
 		p.shutdownNow(errConsoleQuit)
 	}
@@ -120,9 +126,16 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 	return nil
 }
 
-// attach shows the console of a running daemon.
-func attach(client *ctl.Client, path string) error {
-	if err := ui.Run(context.Background(), client, ui.Options{Title: path}); err != nil {
+// attach shows the console of a running daemon; while the daemon is away,
+// it shows what the state dir says.
+func attach(client *ctl.Client, cfg *config.Config) error {
+	offline, err := newStateDirSource(cfg)
+	if err != nil {
+		return exitCode(1, err)
+	}
+	defer offline.Close()
+	opts := ui.Options{Title: socketPath(cfg), Offline: offline}
+	if err := ui.Run(context.Background(), client, opts); err != nil {
 		return exitCode(1, err)
 	}
 	return nil
@@ -150,7 +163,7 @@ or run 'cronvisor' alone to schedule in-process with the console on top).`,
 				return exitCode(1, err)
 			}
 			defer client.Close()
-			return attach(client, path)
+			return attach(client, cfg)
 		},
 	}
 }

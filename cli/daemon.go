@@ -76,7 +76,7 @@ func runDaemon(g *globals, logFormat string) error {
 	if err != nil {
 		return exitCode(1, err)
 	}
-	p.serve(sigs, nil)
+	p.serve(sigs, nil, false)
 	p.shutdown()
 	return nil
 }

@@ -40,6 +40,9 @@ type process struct {
 	changed   chan struct{}
 	socket    net.Listener // nil when another daemon serves the state dir's socket
 	serveDone chan struct{}
+	// stopServing ends the control socket, which outlives p.ctx: consoles
+	// and status watch the drain at shutdown.
+	stopServing context.CancelFunc
 }
 
 func socketPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "cronvisor.sock") }
@@ -82,7 +85,9 @@ func startProcess(g *globals, log *slog.Logger, cfg *config.Config) (*process, e
 		log.Warn("closed runs left open by a dead supervisor as interrupted", "runs", n)
 	}
 	p.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, e.schedulerOptions()...)
-	p.svc = service.New(e.Supervisor, p.sched, e.Locker, e.Store, cfg, p.requestReload)
+	if p.svc, err = service.New(e.Supervisor, p.sched, e.Locker, e.Store, cfg, p.requestReload); err != nil {
+		log.Error("saved pauses not restored; every job runs unpaused", "err", err)
+	}
 	p.svc.SetHistoryHealth(func() string { return e.Journal.Health().String() })
 	e.Listen(p.svc.Handle)
 	p.ctx, p.stop = context.WithCancel(context.Background())
@@ -116,9 +121,11 @@ func (p *process) listen(cfg *config.Config) {
 	}
 	p.socket = ln
 	p.serveDone = make(chan struct{})
+	ctx, stop := context.WithCancel(context.Background())
+	p.stopServing = stop
 	go func() {
 		defer close(p.serveDone)
-		if err := ctl.Serve(p.ctx, ln, p.svc, p.log); err != nil {
+		if err := ctl.Serve(ctx, ln, p.svc, p.log); err != nil {
 			p.log.Error("control socket stopped", "err", err)
 		}
 	}()
@@ -144,26 +151,31 @@ func (p *process) requestReload(ctx context.Context) error {
 }
 
 // serve handles reload requests (SIGHUP, a change on disk, the socket)
-// until stop is closed or a terminating signal arrives; it reports whether
-// a signal ended it.
-func (p *process) serve(sigs <-chan os.Signal, stop <-chan struct{}) (signalled bool) {
+// until stop is closed or a terminating signal arrives, and returns that
+// signal (nil when stop ended it). With hangUpQuits, SIGHUP is a
+// terminating signal too: an embedded console's terminal closed.
+func (p *process) serve(sigs <-chan os.Signal, stop <-chan struct{}, hangUpQuits bool) os.Signal {
 	for {
 		select {
 		case <-stop:
-			return false
+			return nil
 		case <-p.changed:
 			p.log.Info("jobs.yaml changed on disk; reloading")
 			_ = p.reload()
 		case ch := <-p.reloads:
 			ch <- p.reload()
 		case sig := <-sigs:
-			if sig == syscall.SIGHUP {
+			switch {
+			case sig == syscall.SIGHUP && !hangUpQuits:
 				_ = p.reload()
 				continue
+			case sig == syscall.SIGHUP:
+				p.log.Info("terminal closed (SIGHUP); quitting the console and ending its runs")
+			default:
+				p.log.Info("stopping: no new fires; waiting for running jobs", "signal", sig.String(),
+					"shutdown_grace", p.current.Load().ShutdownGrace.String())
 			}
-			p.log.Info("stopping: no new fires; waiting for running jobs", "signal", sig.String(),
-				"shutdown_grace", p.current.Load().ShutdownGrace.String())
-			return true
+			return sig
 		}
 	}
 }
@@ -206,13 +218,12 @@ func (p *process) shutdownNow(cause error) {
 }
 
 // shutdownAfter stops firing, waits up to grace for the runs in flight,
-// then ends what is left with cause.
+// then ends what is left with cause. The control socket is served until
+// then, so that consoles and status see the drain.
 func (p *process) shutdownAfter(grace time.Duration, cause error) {
+	p.svc.Drain()
 	p.stop()
 	<-p.schedDone
-	if p.serveDone != nil {
-		<-p.serveDone
-	}
 	allDone := make(chan struct{})
 	go func() { p.sched.WaitAll(); p.svc.Wait(); close(allDone) }()
 	if grace > 0 {
@@ -224,6 +235,18 @@ func (p *process) shutdownAfter(grace time.Duration, cause error) {
 	}
 	p.env.Supervisor.KillAll(cause) // no-op when every run has ended
 	<-allDone
+	p.stopSocket()
 	p.env.Close()
 	p.log.Info("cronvisor stopped")
+}
+
+// stopSocket stops serving the control socket and waits for it; a second
+// call does nothing.
+func (p *process) stopSocket() {
+	if p.serveDone == nil {
+		return
+	}
+	p.stopServing()
+	<-p.serveDone
+	p.serveDone = nil
 }

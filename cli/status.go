@@ -14,6 +14,7 @@ import (
 	"cronvisor/ctl"
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/service"
 )
 
 func newStatus(g *globals) *cobra.Command {
@@ -31,7 +32,7 @@ reads the lock files and the history store directly.`,
 				return err
 			}
 			ctx := context.Background()
-			jobs, source, err := jobStatuses(ctx, cfg)
+			jobs, source, offline, err := jobStatuses(ctx, cfg)
 			if err != nil {
 				return exitCode(1, err)
 			}
@@ -44,7 +45,7 @@ reads the lock files and the history store directly.`,
 				}
 				return nil
 			}
-			printStatusTable(g, jobs)
+			printStatusTable(g, jobs, offline)
 			if len(jobs) > 0 && jobs[0].History != "" {
 				fmt.Fprintln(g.stderr, "cronvisor: "+jobs[0].History)
 			}
@@ -56,8 +57,9 @@ reads the lock files and the history store directly.`,
 	return c
 }
 
-// jobStatuses asks the daemon, or works it out from the state dir.
-func jobStatuses(ctx context.Context, cfg *config.Config) ([]ctl.JobStatus, string, error) {
+// jobStatuses asks the daemon, or works it out from the state dir;
+// offline says which.
+func jobStatuses(ctx context.Context, cfg *config.Config) (jobs []ctl.JobStatus, source string, offline bool, err error) {
 	// Only "no daemon" falls back to the state dir: a daemon that refused
 	// us, or a socket of another user that we refuse, is said as it is.
 	client, err := ctl.Dial(socketPath(cfg))
@@ -65,30 +67,51 @@ func jobStatuses(ctx context.Context, cfg *config.Config) ([]ctl.JobStatus, stri
 		defer client.Close()
 		jobs, err := client.Jobs(ctx)
 		if err == nil {
-			return jobs, "from the daemon at " + socketPath(cfg), nil
+			return jobs, "from the daemon at " + socketPath(cfg) + daemonNote(ctx, client), false, nil
 		}
 		if !errors.Is(err, ctl.ErrNoDaemon) {
-			return nil, "", err
+			return nil, "", false, err
 		}
 	} else if !errors.Is(err, ctl.ErrNoDaemon) {
-		return nil, "", err
+		return nil, "", false, err
 	}
-	jobs, err := offlineStatuses(ctx, cfg, time.Now())
-	return jobs, "no daemon running; read from " + cfg.StateDir, err
+	locker, err := newLocker(cfg)
+	if err != nil {
+		return nil, "", true, err
+	}
+	defer closeLocker(locker)
+	jobs, err = offlineStatuses(ctx, cfg, locker)
+	return jobs, "no daemon running; read from " + cfg.StateDir, true, err
+}
+
+// daemonNote is what the daemon says of itself that status must show:
+// that it is shutting down. (A refused reload needs no note: status reads
+// the same jobs.yaml, and refuses it with the same problems.)
+func daemonNote(ctx context.Context, client *ctl.Client) string {
+	d, err := client.Daemon(ctx)
+	if err != nil || !d.ShuttingDown {
+		return "" // an error: an older daemon without the route
+	}
+	noun := "runs"
+	if d.Finishing == 1 {
+		noun = "run"
+	}
+	return fmt.Sprintf("; shutting down: %d %s finishing", d.Finishing, noun)
 }
 
 // offlineStatuses builds job statuses from jobs.yaml, the lock files and
-// the history store, without a daemon.
-func offlineStatuses(ctx context.Context, cfg *config.Config, now time.Time) ([]ctl.JobStatus, error) {
-	locker, err := newLocker(cfg)
-	if err != nil {
-		return nil, err
-	}
+// the history store, without a daemon. Nothing schedules the jobs, so no
+// next run is given.
+func offlineStatuses(ctx context.Context, cfg *config.Config, locker lock.Locker) ([]ctl.JobStatus, error) {
 	store, err := history.OpenReadOnly(historyPath(cfg))
 	if err != nil && !errors.Is(err, history.ErrNoHistory) {
 		return nil, err
 	}
-	latest := map[string]history.Record{}
+	pauses, err := service.LoadPauses(cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	latest, started := map[string]history.Record{}, map[string]history.Record{}
 	if store != nil {
 		defer store.Close()
 		names := make([]string, len(cfg.Jobs))
@@ -98,6 +121,9 @@ func offlineStatuses(ctx context.Context, cfg *config.Config, now time.Time) ([]
 		if l, err := store.Latest(ctx, names); err == nil {
 			latest = l // without it, status shows no last outcome
 		}
+		if l, err := store.LatestRuns(ctx, names); err == nil {
+			started = l
+		}
 	}
 	out := make([]ctl.JobStatus, 0, len(cfg.Jobs))
 	for _, j := range cfg.Jobs {
@@ -106,15 +132,16 @@ func offlineStatuses(ctx context.Context, cfg *config.Config, now time.Time) ([]
 		if js.Timezone == "" {
 			js.Timezone = "Local"
 		}
-		if j.Enabled && j.Sched != nil {
-			js.NextRun = j.Sched.Next(now)
+		if p, ok := pauses[j.Name]; ok {
+			js.State, js.Paused, js.PausedBy = ctl.StatePaused, true, &p
 		}
 		if !j.Enabled {
 			js.State = ctl.StateDisabled
 		}
 		if r, ok := latest[j.Name]; ok {
-			js.LastOutcome, js.LastStartedAt, js.LastEndedAt = r.Outcome, r.StartedAt, r.EndedAt
+			js.LastOutcome, js.LastEndedAt = r.Outcome, r.EndedAt
 		}
+		js.LastStartedAt = started[j.Name].StartedAt // the last run, not a skip after it
 		if j.Overlap != config.OverlapAllow {
 			if st, err := locker.Inspect(ctx, j.Lock); err == nil && st.Held {
 				js.Holder = ctl.HolderOf(st.Holder)
@@ -130,7 +157,9 @@ func offlineStatuses(ctx context.Context, cfg *config.Config, now time.Time) ([]
 
 func holdsOwnRun(h lock.Holder, job string) bool { return !h.Foreign && h.Job == job }
 
-func printStatusTable(g *globals, jobs []ctl.JobStatus) {
+// printStatusTable prints the jobs; offline, nothing schedules them, and
+// the next-run column says so rather than when a daemon would fire.
+func printStatusTable(g *globals, jobs []ctl.JobStatus, offline bool) {
 	color := wantColor(g)
 	now := time.Now()
 	w := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
@@ -140,8 +169,14 @@ func printStatusTable(g *globals, jobs []ctl.JobStatus) {
 		if j.State == ctl.StateRunning && !j.StartedAt.IsZero() {
 			state += " " + now.Sub(j.StartedAt).Round(time.Second).String()
 		}
+		if p := j.PausedBy; p != nil && j.State == ctl.StatePaused {
+			state += " by " + p.User + " since " + shortTime(p.At)
+		}
 		next := "-"
-		if !j.NextRun.IsZero() {
+		switch {
+		case offline && j.Enabled:
+			next = "not scheduled (no daemon)"
+		case !j.NextRun.IsZero():
 			next = "in " + j.NextRun.Sub(now).Round(time.Second).String()
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Name, j.Schedule, state,

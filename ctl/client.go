@@ -150,10 +150,16 @@ func (c *Client) History(ctx context.Context, q HistoryQuery) ([]json.RawMessage
 	return recs, c.call(ctx, http.MethodGet, "/v1/history", encodeQuery(q), &recs)
 }
 
-// RunNow asks the daemon to start job now and returns the run's id.
-func (c *Client) RunNow(ctx context.Context, job string) (string, error) {
-	var a runAnswer
-	return a.RunID, c.call(ctx, http.MethodPost, jobPath(job, "run"), nil, &a)
+// RunNow asks the daemon to fire job now and returns what the fire did.
+func (c *Client) RunNow(ctx context.Context, job string) (RunResult, error) {
+	var a RunResult
+	return a, c.call(ctx, http.MethodPost, jobPath(job, "run"), nil, &a)
+}
+
+// Daemon describes the daemon itself.
+func (c *Client) Daemon(ctx context.Context) (DaemonStatus, error) {
+	var d DaemonStatus
+	return d, c.call(ctx, http.MethodGet, "/v1/daemon", nil, &d)
 }
 
 // Pause stops job's scheduled fires until Resume.

@@ -109,6 +109,7 @@ func newFakeBackend() *fakeBackend {
 			// Valid job names that a URL path would lose.
 			{Name: ".", Schedule: "@hourly", State: StatePaused, Paused: true, Lock: "."},
 			{Name: "..", Schedule: "@every 1m", State: StateQueued, Lock: ".."},
+			{Name: "held", Schedule: "@hourly", State: StateIdle, Lock: "held"},
 		},
 		locks: []LockStatus{
 			{Lock: "orders", Held: true, PID: 4242, Host: "h1", Job: "sync", RunID: "r1", Slot: ref(0),
@@ -161,11 +162,18 @@ func (f *fakeBackend) History(_ context.Context, q HistoryQuery) ([]json.RawMess
 	return f.history, f.failAll
 }
 
-func (f *fakeBackend) RunNow(_ context.Context, job string) (string, error) {
+func (f *fakeBackend) RunNow(_ context.Context, job string) (RunResult, error) {
 	if err := f.known("run", job); err != nil {
-		return "", err
+		return RunResult{}, err
 	}
-	return "run-" + job, nil
+	if job == "held" {
+		return RunResult{RunID: "run-held", Outcome: "skipped", Reason: "lock held by pid 7@h"}, nil
+	}
+	return RunResult{RunID: "run-" + job, Started: true}, nil
+}
+
+func (f *fakeBackend) Daemon(context.Context) (DaemonStatus, error) {
+	return DaemonStatus{PID: 42, ShuttingDown: true, Finishing: 2, Refused: []string{"jobs.yaml:3:5: bad"}}, f.failAll
 }
 
 func (f *fakeBackend) Pause(_ context.Context, job string) error  { return f.known("pause", job) }

@@ -83,6 +83,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/jobs", s.jobs)
 	mux.HandleFunc("GET /v1/locks", s.locks)
 	mux.HandleFunc("GET /v1/history", s.history)
+	mux.HandleFunc("GET /v1/daemon", s.daemon)
 	mux.HandleFunc("POST /v1/jobs/{name}/run", s.run)
 	mux.HandleFunc("POST /v1/jobs/{name}/pause", s.pause)
 	mux.HandleFunc("POST /v1/jobs/{name}/resume", s.resume)
@@ -130,12 +131,25 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) run(w http.ResponseWriter, r *http.Request) {
-	id, err := s.b.RunNow(r.Context(), r.PathValue("name"))
+	res, err := s.b.RunNow(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, runAnswer{RunID: id})
+	status := http.StatusOK
+	if res.Started {
+		status = http.StatusAccepted
+	}
+	writeJSON(w, status, res)
+}
+
+func (s *server) daemon(w http.ResponseWriter, r *http.Request) {
+	st, err := s.b.Daemon(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 func (s *server) pause(w http.ResponseWriter, r *http.Request) {

@@ -9,7 +9,8 @@
 //	GET  /v1/locks                  []LockStatus
 //	GET  /v1/history?job=&outcome=&outcome=&since=RFC3339&limit=
 //	                                [] history records, the contract's form
-//	POST /v1/jobs/{name}/run        202 {"run_id": "..."}
+//	GET  /v1/daemon                 DaemonStatus
+//	POST /v1/jobs/{name}/run        202 RunResult when the run started, 200 when not
 //	POST /v1/jobs/{name}/pause      204
 //	POST /v1/jobs/{name}/resume     204
 //	POST /v1/jobs/{name}/kill       200 {"killed": N}
@@ -61,12 +62,15 @@ type Backend interface {
 	Locks(ctx context.Context) ([]LockStatus, error)
 	// History returns records already in the contract's JSON form.
 	History(ctx context.Context, q HistoryQuery) ([]json.RawMessage, error)
-	// RunNow starts the job in the background, still under its lock.
-	RunNow(ctx context.Context, job string) (runID string, err error)
+	// RunNow fires the job in the background, still under its lock, and
+	// says what the fire did: started, or skipped or failed and why.
+	RunNow(ctx context.Context, job string) (RunResult, error)
 	Pause(ctx context.Context, job string) error
 	Resume(ctx context.Context, job string) error
 	Kill(ctx context.Context, job string) (killed int, err error)
 	Reload(ctx context.Context) error
+	// Daemon describes the daemon itself: shutting down, a refused reload.
+	Daemon(ctx context.Context) (DaemonStatus, error)
 	// Subscribe returns live events on a channel the backend buffers (a
 	// slow socket client must never block the runner) and a function that
 	// ends the subscription. The backend may close the channel to end the
@@ -98,6 +102,8 @@ type JobStatus struct {
 	// Paused is also set while a paused job's last run still runs (State
 	// is then running), so that a client can show both.
 	Paused bool `json:"paused"`
+	// PausedBy says who paused the job and when; nil when not paused.
+	PausedBy *PauseInfo `json:"paused_by,omitempty"`
 	// RunID, PID, StartedAt and Deadline describe the current run.
 	RunID     string    `json:"run_id"`
 	PID       int       `json:"pid"`
@@ -119,6 +125,42 @@ type JobStatus struct {
 	// while the daemon's history store fails (the same for every job:
 	// their records wait in memory), "" while it works.
 	History string `json:"history,omitempty"`
+}
+
+// PauseInfo says who paused a job and when: the user and process at the
+// other end of the control socket, or the embedded console's own.
+type PauseInfo struct {
+	User string    `json:"user"` // login name, else the uid in decimal
+	UID  int       `json:"uid"`
+	PID  int       `json:"pid"`
+	Via  string    `json:"via"` // the process's command, e.g. "cronvisor ui"
+	At   time.Time `json:"at,omitzero"`
+}
+
+// RunResult is what a run-now fire did by the time the daemon answered.
+// Started means the run's process started (RunID names it); otherwise
+// Outcome and Reason are the fire's record (skipped: lock held by …), or
+// Outcome is "" when the fire had not decided yet.
+type RunResult struct {
+	RunID   string `json:"run_id"`
+	Started bool   `json:"started"`
+	Outcome string `json:"outcome,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// DaemonStatus is the daemon as a whole.
+type DaemonStatus struct {
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// ShuttingDown is set once SIGTERM/SIGINT stopped new fires; the
+	// daemon serves the socket until Finishing, the runs it waits for,
+	// reaches 0 or shutdown_grace ends them.
+	ShuttingDown bool `json:"shutting_down"`
+	Finishing    int  `json:"finishing"`
+	// Refused are the problems of the last reload while the jobs in
+	// effect are an older file's; empty once a good file loads.
+	Refused   []string  `json:"refused,omitempty"`
+	RefusedAt time.Time `json:"refused_at,omitzero"`
 }
 
 // Counts are a job's history records since a point in time.
@@ -176,6 +218,9 @@ const (
 	EventRunFinished    EventType = "run_finished"
 	EventRunSkipped     EventType = "run_skipped"
 	EventConfigReloaded EventType = "config_reloaded"
+	// EventShuttingDown: the daemon stopped firing and waits for Jobs runs
+	// to finish; the stream ends when they have.
+	EventShuttingDown EventType = "shutting_down"
 )
 
 // WireEvent is one runner event on the events stream. Which fields are set
@@ -221,11 +266,7 @@ const (
 	codeRefused    = "refused"
 )
 
-// runAnswer and killAnswer are the bodies of POST .../run and .../kill.
-type runAnswer struct {
-	RunID string `json:"run_id"`
-}
-
+// killAnswer is the body of POST .../kill.
 type killAnswer struct {
 	Killed int `json:"killed"`
 }

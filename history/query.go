@@ -248,3 +248,40 @@ func fromNanos(n sql.NullInt64) time.Time {
 	}
 	return time.Unix(0, n.Int64).Local()
 }
+
+// LatestRuns is Latest restricted to runs that started: a skip or a fire
+// that never got its lock is passed over, so that "last start" names a
+// run even when skips followed it.
+func (s *Store) LatestRuns(ctx context.Context, jobs []string) (map[string]Record, error) {
+	out := make(map[string]Record, len(jobs))
+	if len(jobs) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(jobs)
+	if err != nil {
+		return nil, fmt.Errorf("history: latest runs: %w", err)
+	}
+	db, err := s.reader()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, latestRunsSQL, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("history: latest runs: %w", err)
+	}
+	recs, err := collect(rows)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		out[r.Job] = r
+	}
+	return out, nil
+}
+
+// latestRunsSQL walks each job's runs_job_at index back from the newest
+// row to the first one that started.
+const latestRunsSQL = `SELECT id, ` + columns + ` FROM runs WHERE id IN (
+	SELECT (SELECT r.id FROM runs r WHERE r.job = j.value AND r.started_at IS NOT NULL
+		ORDER BY r.at DESC, r.id DESC LIMIT 1)
+	FROM json_each(?) j)`

@@ -39,7 +39,10 @@ func BenchmarkJobs(b *testing.B) {
 		}
 	}
 	sup := runner.NewSupervisor(locker, func(runner.Event) {})
-	s := New(sup, nil, locker, nil, &config.Config{Jobs: jobs}, func(context.Context) error { return errors.New("no reload") })
+	s, err := New(sup, nil, locker, nil, &config.Config{Jobs: jobs}, func(context.Context) error { return errors.New("no reload") })
+	if err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
 		st, err := s.Jobs(ctx)
 		if err != nil || len(st) != n {

@@ -28,6 +28,8 @@ func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
 		{Job: "a", RunID: "a1", Outcome: history.OutcomeFailed, ScheduledAt: at(0), StartedAt: at(0), EndedAt: at(1)},
 		{Job: "a", RunID: "a2", Outcome: history.OutcomeOK, ScheduledAt: at(5), StartedAt: at(5), EndedAt: at(6)},
 		{Job: "b", RunID: "b1", Outcome: history.OutcomeSkipped, ScheduledAt: at(7)},
+		{Job: "d", RunID: "d1", Outcome: history.OutcomeOK, ScheduledAt: at(2), StartedAt: at(2), EndedAt: at(3)},
+		{Job: "d", RunID: "d2", Outcome: history.OutcomeSkipped, ScheduledAt: at(4)},
 		{Job: "gone", RunID: "g1", Outcome: history.OutcomeOK, ScheduledAt: at(8), StartedAt: at(8), EndedAt: at(9)},
 	} {
 		if err := store.Finish(ctx, r); err != nil {
@@ -36,8 +38,11 @@ func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
 	}
 	locker := lock.NewFileLocker(filepath.Join(dir, "locks"))
 	sup := runner.NewSupervisor(locker, func(runner.Event) {})
-	cfg := &config.Config{Jobs: []config.Job{job(t, "a", true), job(t, "b", true), job(t, "c", true)}}
-	s := New(sup, nil, locker, store, cfg, func(context.Context) error { return errors.New("no reload") })
+	cfg := &config.Config{Jobs: []config.Job{job(t, "a", true), job(t, "b", true), job(t, "c", true), job(t, "d", true)}}
+	s, err := New(sup, nil, locker, store, cfg, func(context.Context) error { return errors.New("no reload") })
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		job          string
 		outcome      string
@@ -46,6 +51,8 @@ func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
 		{"a", history.OutcomeOK, at(5), at(6)},
 		{"b", history.OutcomeSkipped, time.Time{}, time.Time{}},
 		{"c", "", time.Time{}, time.Time{}},
+		// Skipped after its last run: the last start is that run's.
+		{"d", history.OutcomeSkipped, at(2), time.Time{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.job, func(t *testing.T) {

@@ -38,9 +38,12 @@ type Service struct {
 
 	runs sync.WaitGroup // run-now fires
 
-	mu   sync.Mutex
-	jobs map[string]*jobState
-	subs map[chan ctl.WireEvent]struct{}
+	mu      sync.Mutex
+	jobs    map[string]*jobState
+	subs    map[chan ctl.WireEvent]struct{}
+	pauses  map[string]ctl.PauseInfo      // who paused each paused job; saved in the state dir
+	waiting map[string]chan ctl.RunResult // run-now fires waiting for their first event
+	daemon  daemonState
 }
 
 type jobState struct {
@@ -51,13 +54,16 @@ type jobState struct {
 }
 
 // New returns a service over the running supervisor. reload re-reads
-// jobs.yaml and returns its problems as an error.
-func New(sup *runner.Supervisor, sched *runner.Scheduler, locker lock.Locker, store *history.Store, cfg *config.Config, reload func(context.Context) error) *Service {
+// jobs.yaml and returns its problems as an error. The pauses saved in
+// cfg's state dir are applied to sup; an unreadable file is returned as an
+// error beside a working service that starts without them.
+func New(sup *runner.Supervisor, sched *runner.Scheduler, locker lock.Locker, store *history.Store, cfg *config.Config, reload func(context.Context) error) (*Service, error) {
 	s := &Service{sup: sup, sched: sched, locker: locker, store: store, reload: reload,
-		started: time.Now(), jobs: map[string]*jobState{}, subs: map[chan ctl.WireEvent]struct{}{}}
+		started: time.Now(), jobs: map[string]*jobState{}, subs: map[chan ctl.WireEvent]struct{}{},
+		pauses: map[string]ctl.PauseInfo{}, waiting: map[string]chan ctl.RunResult{}}
 	s.cfg.Store(cfg)
 	s.seed(context.Background(), cfg)
-	return s
+	return s, s.restorePauses()
 }
 
 // SetHistoryHealth supplies JobStatus.History ("" while history works).
@@ -84,8 +90,13 @@ func (s *Service) seed(ctx context.Context, cfg *config.Config) {
 	}
 	for name, r := range latest {
 		st := s.state(name)
-		st.lastOutcome = r.Outcome
-		st.lastStarted, st.lastEnded = r.StartedAt, r.EndedAt
+		st.lastOutcome, st.lastEnded = r.Outcome, r.EndedAt
+	}
+	// The last start is the last run's, not a later skip's (which has none).
+	if runs, err := s.store.LatestRuns(ctx, names); err == nil {
+		for name, r := range runs {
+			s.state(name).lastStarted = r.StartedAt
+		}
 	}
 }
 
@@ -108,6 +119,10 @@ func (s *Service) Handle(ev runner.Event) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.answerRunNow(w)
+	if w.Type == ctl.EventConfigReloaded {
+		s.daemon.reloaded(w)
+	}
 	if w.Job != "" {
 		st := s.state(w.Job)
 		switch w.Type {
@@ -133,6 +148,11 @@ func (s *Service) Handle(ev runner.Event) {
 			st.skips++
 		}
 	}
+	s.broadcast(w)
+}
+
+// broadcast hands w to every subscriber without blocking; s.mu held.
+func (s *Service) broadcast(w ctl.WireEvent) {
 	for ch := range s.subs {
 		select {
 		case ch <- w:
@@ -193,7 +213,7 @@ func (s *Service) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
 		st := s.state(j.Name)
 		js := ctl.JobStatus{
 			Name: j.Name, Schedule: j.Schedule, Timezone: zoneName(j), Lock: j.Lock,
-			Enabled: j.Enabled, Paused: s.sup.IsPaused(j.Name), NextRun: next[j.Name],
+			Enabled: j.Enabled, Paused: s.sup.IsPaused(j.Name), NextRun: next[j.Name], PausedBy: s.pausedBy(j.Name),
 			LastOutcome: st.lastOutcome, LastStartedAt: st.lastStarted, LastEndedAt: st.lastEnded,
 			Counts:  ctl.Counts{Since: s.started, Runs: st.runs, Skips: st.skips, Failures: st.failures},
 			History: health,
@@ -287,36 +307,6 @@ func (s *Service) job(name string) (config.Job, error) {
 		return j, nil
 	}
 	return config.Job{}, fmt.Errorf("%w: %q", ctl.ErrUnknownJob, name)
-}
-
-// RunNow implements ctl.Backend: a manual run under the job's lock.
-func (s *Service) RunNow(ctx context.Context, name string) (string, error) {
-	j, err := s.job(name)
-	if err != nil {
-		return "", err
-	}
-	now := s.sup.Clock().Now()
-	id := runner.NewRunID(now)
-	s.runs.Go(func() { s.sup.FireWithID(context.Background(), j, now, true, id) })
-	return id, nil
-}
-
-// Pause implements ctl.Backend.
-func (s *Service) Pause(ctx context.Context, name string) error {
-	if _, err := s.job(name); err != nil {
-		return err
-	}
-	s.sup.Pause(name)
-	return nil
-}
-
-// Resume implements ctl.Backend.
-func (s *Service) Resume(ctx context.Context, name string) error {
-	if _, err := s.job(name); err != nil {
-		return err
-	}
-	s.sup.Resume(name)
-	return nil
 }
 
 // Kill implements ctl.Backend.

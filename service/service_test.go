@@ -21,7 +21,10 @@ func newTestService(t *testing.T, jobs ...config.Job) (*Service, *runner.Fanout)
 	sup := runner.NewSupervisor(locker, fan.Emit)
 	cfg := &config.Config{Jobs: jobs}
 	reload := func(context.Context) error { return errors.New("reload refused: test") }
-	s := New(sup, nil, locker, nil, cfg, reload)
+	s, err := New(sup, nil, locker, nil, cfg, reload)
+	if err != nil {
+		t.Fatal(err)
+	}
 	fan.Listen(s.Handle)
 	return s, fan
 }
@@ -129,9 +132,13 @@ func TestRunNowRunsUnderTheLock(t *testing.T) {
 			finished <- f
 		}
 	})
-	id, err := s.RunNow(context.Background(), "a")
+	res, err := s.RunNow(context.Background(), "a")
 	if err != nil {
 		t.Fatal(err)
+	}
+	id := res.RunID
+	if !res.Started {
+		t.Errorf("run-now answered %+v, want started", res)
 	}
 	select {
 	case f := <-finished:

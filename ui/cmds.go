@@ -40,7 +40,8 @@ type (
 	snapshotMsg struct {
 		jobs      []ctl.JobStatus
 		locks     []ctl.LockStatus
-		withLocks bool // locks were read
+		withLocks bool              // locks were read
+		daemon    *ctl.DaemonStatus // nil when not read (an older daemon)
 		err       error
 	}
 	historyMsg struct {
@@ -62,7 +63,9 @@ type (
 	tickMsg      time.Time
 	reconnectMsg struct{ attempt int }
 	actionMsg    struct {
-		job, done string // what happened, for the status line
+		verb, job string
+		done      string // what happened, for the status line
+		warn      bool   // done says the action did not happen (a skipped run)
 		err       error
 	}
 	logMsg struct {
@@ -77,21 +80,32 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, callTimeout)
 }
 
-// fetchSnapshot reads jobs and, with withLocks, locks, together, so that
-// the two tables never disagree for a whole refresh period. Locks are
-// skipped on the per-second refreshes the locks view is not showing: each
-// read makes the daemon inspect every lock file.
+// fetchSnapshot reads jobs and, with withLocks, locks and the daemon's
+// state, together, so that the two tables never disagree for a whole
+// refresh period. Locks are skipped on the per-second refreshes the locks
+// view is not showing: each read makes the daemon inspect every lock file.
 func (m Model) fetchSnapshot(withLocks bool) tea.Cmd {
 	src, parent := m.src, m.ctx
 	return func() tea.Msg {
 		ctx, cancel := bounded(parent)
 		defer cancel()
 		jobs, err := src.Jobs(ctx)
-		if err != nil || !withLocks {
-			return snapshotMsg{jobs: jobs, err: err}
+		if err != nil {
+			return snapshotMsg{err: err}
 		}
-		locks, err := src.Locks(ctx)
-		return snapshotMsg{jobs: jobs, locks: locks, withLocks: true, err: err}
+		msg := snapshotMsg{jobs: jobs}
+		if !withLocks {
+			return msg
+		}
+		// The daemon's own state rides with the locks' slower refresh: its
+		// changes also come as events, and this read is for a console that
+		// attached after them.
+		if d, err := src.Daemon(ctx); err == nil {
+			msg.daemon = &d
+		}
+		msg.locks, msg.err = src.Locks(ctx)
+		msg.withLocks = true
+		return msg
 	}
 }
 
@@ -192,22 +206,42 @@ func (m Model) action(verb, job string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := bounded(parent)
 		defer cancel()
+		msg := actionMsg{verb: verb, job: job}
 		switch verb {
 		case "run":
-			id, err := src.RunNow(ctx, job)
-			return actionMsg{job: job, done: "started run " + id + " of " + job, err: err}
+			var res ctl.RunResult
+			res, msg.err = src.RunNow(ctx, job)
+			msg.done, msg.warn = runNowText(job, res)
 		case "pause":
-			return actionMsg{job: job, done: "paused " + job, err: src.Pause(ctx, job)}
+			msg.done, msg.err = "paused "+job, src.Pause(ctx, job)
 		case "resume":
-			return actionMsg{job: job, done: "resumed " + job, err: src.Resume(ctx, job)}
+			msg.done, msg.err = "resumed "+job, src.Resume(ctx, job)
 		case "kill":
-			n, err := src.Kill(ctx, job)
-			return actionMsg{job: job, done: fmt.Sprintf("killed %s of %s", plural(n, "run"), job), err: err}
+			var n int
+			n, msg.err = src.Kill(ctx, job)
+			msg.done = fmt.Sprintf("killed %s of %s", plural(n, "run"), job)
 		case "reload":
-			return actionMsg{done: "reloaded jobs.yaml", err: src.Reload(ctx)}
+			msg.done, msg.err = "reloaded jobs.yaml", src.Reload(ctx)
+		default:
+			msg.err = fmt.Errorf("unknown action %q", verb)
 		}
-		return actionMsg{err: fmt.Errorf("unknown action %q", verb)}
+		return msg
 	}
+}
+
+// runNowText says what a run-now fire did; warn when it did not start.
+func runNowText(job string, r ctl.RunResult) (text string, warn bool) {
+	switch {
+	case r.Started:
+		return "started run " + r.RunID + " of " + job, false
+	case r.Outcome == history.OutcomeSkipped:
+		return job + " not started: skipped, " + r.Reason, true
+	case r.Outcome != "" && r.Reason != "":
+		return job + " not started: " + r.Outcome + ", " + r.Reason, true
+	case r.Outcome != "":
+		return job + " not started: " + r.Outcome, true
+	}
+	return "asked to run " + job + " (run " + r.RunID + "); it had not started when the daemon answered", true
 }
 
 // readLog reads the end of a saved run log. The log lives in the state dir,

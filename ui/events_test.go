@@ -67,8 +67,11 @@ func TestEventsUpdateTheStore(t *testing.T) {
 		{name: "reload refused", evs: []ctl.WireEvent{{Type: ctl.EventConfigReloaded, Time: ref, Jobs: 7,
 			Problems: []string{"jobs.yaml:3:5: bad"}, Reason: "jobs.yaml:3:5: bad"}},
 			check: func(t *testing.T, m Model) {
-				if s := m.statusLine(); !strings.Contains(s, "jobs.yaml refused, old jobs kept: jobs.yaml:3:5: bad") {
+				if s := m.statusLine(); !strings.Contains(s, "jobs.yaml refused, old jobs kept") {
 					t.Errorf("status %q, want the refusal", s)
+				}
+				if b := strings.Join(m.banners(), "\n"); !strings.Contains(b, "jobs.yaml:3:5: bad") {
+					t.Errorf("banner %q, want the problem", b)
 				}
 			}},
 	}

@@ -46,6 +46,9 @@ type fakeSource struct {
 	events  chan ctl.WireEvent
 	err     error // returned by every call when set
 	calls   []string
+	// runResult is RunNow's answer; zero means a started run r-manual.
+	runResult ctl.RunResult
+	daemon    ctl.DaemonStatus
 }
 
 func newFake() *fakeSource {
@@ -92,8 +95,20 @@ func (f *fakeSource) History(_ context.Context, q ctl.HistoryQuery) ([]json.RawM
 	return out, nil
 }
 
-func (f *fakeSource) RunNow(_ context.Context, job string) (string, error) {
-	return "r-manual", f.record("run " + job)
+func (f *fakeSource) RunNow(_ context.Context, job string) (ctl.RunResult, error) {
+	f.mu.Lock()
+	res := f.runResult
+	f.mu.Unlock()
+	if res == (ctl.RunResult{}) {
+		res = ctl.RunResult{RunID: "r-manual", Started: true}
+	}
+	return res, f.record("run " + job)
+}
+
+func (f *fakeSource) Daemon(context.Context) (ctl.DaemonStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.daemon, f.err
 }
 
 func (f *fakeSource) Pause(_ context.Context, job string) error  { return f.record("pause " + job) }

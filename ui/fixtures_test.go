@@ -37,6 +37,7 @@ func fixtureJobs() []ctl.JobStatus {
 			LastOutcome: "ok", LastEndedAt: at(-2 * time.Minute), NextRun: at(2 * time.Minute), Lock: "orders",
 			Holder: own, Counts: ctl.Counts{Since: since, Runs: 710, Skips: 3}},
 		{Name: "report_weekly", Schedule: "0 6 * * 1", Timezone: "UTC", State: ctl.StatePaused, Paused: true, Enabled: true,
+			PausedBy:    &ctl.PauseInfo{User: "alice", UID: 1000, PID: 4242, Via: "cronvisor", At: at(-2 * time.Hour)},
 			LastOutcome: "failed", LastEndedAt: at(-5 * 24 * time.Hour), NextRun: at(42 * time.Hour), Lock: "report_weekly",
 			Counts: ctl.Counts{Since: since}},
 		{Name: "rotate_logs", Schedule: "15 * * * *", Timezone: "UTC", State: ctl.StateIdle, Enabled: true,

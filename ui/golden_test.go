@@ -133,6 +133,16 @@ var screens = []struct {
 		m, _ = follow(t, m, waitEvents(m.events))
 		return m
 	}},
+	{name: "daemon_lost_state_dir", w: 80, h: 24, doc: true, opts: Options{Offline: newFakeStateDir()}, prep: loseToStateDir},
+	{name: "paused_by", w: 80, h: 24, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		return selectJob(t, m, "report_weekly")
+	}},
+	{name: "reload_refused", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		return feed(t, m, f, refusedReload)
+	}},
+	{name: "shutting_down", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		return feed(t, m, f, ctl.WireEvent{Type: ctl.EventShuttingDown, Time: ref, Jobs: 1})
+	}},
 }
 
 func openSync(t *testing.T, m Model, f *fakeSource) Model {

@@ -96,6 +96,9 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 		}
 		return "queued for lock " + j.Lock
 	case ctl.StatePaused:
+		if p := j.PausedBy; p != nil {
+			return "paused " + ago(now, p.At) + " by " + pauserText(*p) + "; p resumes"
+		}
 		return "paused: no scheduled fires until resumed (p)"
 	case ctl.StateDisabled:
 		return "disabled in jobs.yaml"
@@ -115,4 +118,13 @@ func skipWhy(r history.Record) string {
 		return d
 	}
 	return "no reason recorded"
+}
+
+// pauserText names who paused a job: the user, and the process when known.
+func pauserText(p ctl.PauseInfo) string {
+	s := p.User
+	if p.Via != "" {
+		s += " (" + p.Via + ", pid " + strconv.Itoa(p.PID) + ")"
+	}
+	return s
 }

@@ -47,9 +47,16 @@ type Model struct {
 	locks    locksView
 	hist     historyView
 
-	ask    *question // a pending yes/no question, nil if none
-	conn   conn
-	events <-chan ctl.WireEvent
+	ask     *question // a pending yes/no question, nil if none
+	conn    conn
+	events  <-chan ctl.WireEvent
+	daemon  ctl.DaemonStatus // the daemon's own state, as last read
+	offline offlineState
+	// refused are a refused reload's problems, shown until a good file loads.
+	refused   []string
+	refusedAt time.Time
+
+	live, grey styles // c.st is grey while the source is lost
 
 	loaded    bool // a first snapshot arrived
 	fetching  bool
@@ -75,10 +82,17 @@ func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Rendere
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	c := &common{st: newStyles(r, defaultTheme()), data: newStore(), now: opts.Clock}
+	c := &common{st: newStyles(r, defaultTheme()), data: newStore()}
+	c.now = func() time.Time {
+		if !c.asOf.IsZero() {
+			return c.asOf
+		}
+		return opts.Clock()
+	}
 	h := help.New()
 	h.Styles = c.st.help
 	return Model{ctx: ctx, src: src, opts: opts, c: c, keys: newGlobalKeys(), help: h,
+		live: c.st, grey: newStyles(r, greyTheme(defaultTheme())),
 		jobs: newJobsView(c), detail: newDetailView(c), locks: newLocksView(c), hist: newHistoryView(c),
 		fetching: true} // Init's first read; no tick starts another meanwhile
 }
@@ -126,6 +140,8 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.onTick()
 	case actionMsg:
 		return m.onAction(msg)
+	case offlineMsg:
+		return m.onOffline(msg)
 	case openJobMsg: // over the current tab, which esc returns to
 		m.inDetail = true
 		m.detail = m.detail.open(msg.job)
@@ -261,9 +277,13 @@ func (m Model) request(r requestMsg) (Model, tea.Cmd) {
 	return m, nil
 }
 
+// wall is the time now, for the chrome; the views measure against
+// c.now(), which stands still while the source is lost.
+func (m Model) wall() time.Time { return m.opts.Clock() }
+
 // say shows a message on the status line for a few seconds.
 func (m Model) say(s string, isErr bool) Model {
-	m.status, m.statusErr, m.statusAt = s, isErr, m.c.now()
+	m.status, m.statusErr, m.statusAt = s, isErr, m.wall()
 	return m
 }
 

@@ -107,7 +107,14 @@ func TestActions(t *testing.T) {
 		wantCall  string // "" for none
 		wantAsk   bool
 		wantState string // a fragment of the status line
+		result    ctl.RunResult
 	}{
+		{name: "run now skipped", job: "backup_db", keys: []string{"r"}, wantCall: "run backup_db",
+			result:    ctl.RunResult{RunID: "r-manual", Outcome: "skipped", Reason: "lock held by pid 77@web-1"},
+			wantState: "backup_db not started: skipped, lock held by pid 77@web-1"},
+		{name: "run now without an answer yet", job: "backup_db", keys: []string{"r"}, wantCall: "run backup_db",
+			result:    ctl.RunResult{RunID: "r-late"},
+			wantState: "asked to run backup_db (run r-late); it had not started"},
 		{name: "run now", job: "backup_db", keys: []string{"r"}, wantCall: "run backup_db", wantState: "started run r-manual of backup_db"},
 		{name: "pause", job: "backup_db", keys: []string{"p"}, wantCall: "pause backup_db", wantState: "paused backup_db"},
 		{name: "p resumes a paused job", job: "report_weekly", keys: []string{"p"}, wantCall: "resume report_weekly", wantState: "resumed"},
@@ -120,6 +127,7 @@ func TestActions(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake()
+			f.runResult = tc.result
 			m := selectJob(t, loaded(t, f, Options{}, 80, 24), tc.job)
 			before := len(f.called())
 			for _, k := range tc.keys {
@@ -377,37 +385,6 @@ func TestRun(t *testing.T) {
 			}
 			if !tc.cancel && !strings.Contains(out.String(), "\x1b[?1049h") {
 				t.Errorf("no alternate screen in the output %q", out.String())
-			}
-		})
-	}
-}
-
-func TestHistoryTextFilter(t *testing.T) {
-	tests := []struct {
-		filter     string
-		wantRows   int
-		wantStrips []string
-	}{
-		{"sync", 9, []string{"sync_orders"}},
-		{"outside cronvisor", 1, []string{}}, // the skip by flock(1), by its holder
-		{"timeout", 1, []string{}},           // by outcome
-		{"tmp", 2, []string{"cleanup_tmp"}},  // by job, both records
-		{"", 15, []string{"sync_orders", "refund_orders", "cleanup_tmp", "rotate_logs", "backup_db", "report_weekly"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.filter, func(t *testing.T) {
-			m := loaded(t, newFake(), Options{}, 80, 24)
-			keys := []string{"shift+tab", "/"}
-			for _, r := range tc.filter {
-				keys = append(keys, string(r))
-			}
-			m, _ = press(m, append(keys, "enter")...)
-			strips := []string{}
-			for _, s := range m.hist.strips {
-				strips = append(strips, s.job)
-			}
-			if len(m.hist.rows) != tc.wantRows || !reflect.DeepEqual(strips, tc.wantStrips) {
-				t.Errorf("%d rows, strips %v; want %d, %v", len(m.hist.rows), strips, tc.wantRows, tc.wantStrips)
 			}
 		})
 	}

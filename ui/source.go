@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"cronvisor/ctl"
@@ -25,16 +26,19 @@ func (m Model) lose(err error) (Model, tea.Cmd) {
 	wasLost := m.conn.lost
 	m.events = nil
 	m.conn.lost, m.conn.err = true, err
-	if m.conn.pending {
-		return m, nil
-	}
-	m.conn.attempt++
-	m.conn.pending = true
-	m.conn.retryAt = m.c.now().Add(backoff(m.conn.attempt))
+	var cmds []tea.Cmd
 	if !wasLost {
-		m = m.layout() // the banner takes a line
+		var cmd tea.Cmd
+		m, cmd = m.goOffline()
+		cmds = append(cmds, cmd)
 	}
-	return m, reconnectAfter(m.conn.attempt)
+	if !m.conn.pending {
+		m.conn.attempt++
+		m.conn.pending = true
+		m.conn.retryAt = m.wall().Add(backoff(m.conn.attempt))
+		cmds = append(cmds, reconnectAfter(m.conn.attempt))
+	}
+	return m, tea.Batch(cmds...)
 }
 
 // gone reports whether err means the source is not there any more.
@@ -51,7 +55,7 @@ func (m Model) onSubscribed(msg subscribedMsg) (Model, tea.Cmd) {
 	if m.conn.lost {
 		// Events were missed while away: re-read everything.
 		m.conn = conn{}
-		m = m.layout().say("reconnected to "+m.opts.Title, false)
+		m = m.goOnline().layout().say("reconnected to "+m.opts.Title, false)
 		m.fetching = true
 		cmds = append(cmds, m.fetchSnapshot(true), m.fetchHistory(""))
 		if m.inDetail {
@@ -75,8 +79,12 @@ func (m Model) onEvents(msg eventsMsg) (Model, tea.Cmd) {
 				detailDone = true
 			}
 		}
-		if ev.Type == ctl.EventConfigReloaded {
+		switch ev.Type {
+		case ctl.EventConfigReloaded:
 			m = m.reloaded(ev)
+		case ctl.EventShuttingDown:
+			m.daemon.ShuttingDown, m.daemon.Finishing = true, ev.Jobs
+			m = m.layout()
 		}
 	}
 	var cmds []tea.Cmd
@@ -96,11 +104,24 @@ func (m Model) onEvents(msg eventsMsg) (Model, tea.Cmd) {
 	return m, tea.Batch(append(cmds, waitEvents(msg.ch))...)
 }
 
+// reloaded shows a reload's result: a refused file's problems stay in a
+// banner until a good file loads.
 func (m Model) reloaded(ev ctl.WireEvent) Model {
+	m = m.setRefused(ev.Problems, ev.Time)
 	if len(ev.Problems) > 0 {
-		return m.say("jobs.yaml refused, old jobs kept: "+ev.Reason, true)
+		return m.say("jobs.yaml refused, old jobs kept", true)
 	}
 	return m.say("jobs.yaml reloaded: "+plural(ev.Jobs, "job"), false)
+}
+
+// setRefused sets the refused-reload banner's problems; none clears it.
+func (m Model) setRefused(problems []string, at time.Time) Model {
+	if len(problems) == 0 {
+		m.refused, m.refusedAt = nil, time.Time{}
+	} else {
+		m.refused, m.refusedAt = problems, at
+	}
+	return m.layout() // the banner's height changed
 }
 
 func (m Model) onSnapshot(msg snapshotMsg) (Model, tea.Cmd) {
@@ -111,8 +132,12 @@ func (m Model) onSnapshot(msg snapshotMsg) (Model, tea.Cmd) {
 		}
 		return m.say("cannot read state: "+msg.err.Error(), true), nil
 	}
-	m.loaded, m.dirty, m.lastFetch = true, false, m.c.now()
+	m.loaded, m.dirty, m.lastFetch = true, false, m.wall()
 	hadNote := m.c.data.historyNote() != ""
+	if d := msg.daemon; d != nil {
+		m.daemon = *d
+		m = m.setRefused(d.Refused, d.RefusedAt)
+	}
 	m.c.data.setJobs(msg.jobs)
 	if msg.withLocks {
 		m.c.data.setLocks(msg.locks)
@@ -146,11 +171,15 @@ func (m Model) onHistory(msg historyMsg) (Model, tea.Cmd) {
 // onTick redraws the countdowns and, when something changed or a while
 // passed, re-reads jobs and locks. At most one read is in flight.
 func (m Model) onTick() (Model, tea.Cmd) {
-	now := m.c.now()
+	now := m.wall()
 	if m.status != "" && now.Sub(m.statusAt) > statusFor {
 		m.status = ""
 	}
-	if m.fetching || m.conn.lost || !(m.dirty || now.Sub(m.lastFetch) >= refreshEvery || m.firePassed(now)) {
+	if m.conn.lost {
+		mm, cmd := m.offlineDue()
+		return mm, tea.Batch(tick(), cmd)
+	}
+	if m.fetching || !(m.dirty || now.Sub(m.lastFetch) >= refreshEvery || m.firePassed(now)) {
 		return m, tick()
 	}
 	m.fetching = true
@@ -182,9 +211,13 @@ func (m Model) onAction(msg actionMsg) (Model, tea.Cmd) {
 		if gone(msg.err) {
 			return m.lose(msg.err)
 		}
+		if lines := strings.Split(msg.err.Error(), "\n"); msg.verb == "reload" && len(lines) > 1 {
+			// The problems come one a line after the first; the banner lists them.
+			return m.setRefused(lines[1:], m.wall()).say("jobs.yaml refused, old jobs kept", true), nil
+		}
 		return m.say(msg.err.Error(), true), nil
 	}
-	m = m.say(msg.done, false)
+	m = m.say(msg.done, msg.warn)
 	if m.fetching {
 		m.dirty = true
 		return m, nil

@@ -14,7 +14,8 @@ import (
 type common struct {
 	st   styles
 	data *store
-	now  func() time.Time
+	now  func() time.Time // the time views measure against: asOf when set
+	asOf time.Time        // the moment what the store shows was true, while the source is lost
 }
 
 // column is one column of a table. A column is at least min wide and

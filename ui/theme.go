@@ -38,6 +38,15 @@ func defaultTheme() theme {
 	}
 }
 
+// greyTheme is t with every colour but the banner's muted: what the
+// console shows while its source is lost is a record, not live state, and
+// must not look like it.
+func greyTheme(t theme) theme {
+	g := t
+	g.accent, g.text, g.ok, g.fail, g.warn, g.run, g.foreign = t.muted, t.muted, t.muted, t.muted, t.muted, t.muted, t.muted
+	return g
+}
+
 // styles are the theme turned into lipgloss styles, built once per model
 // and passed down to every view.
 type styles struct {

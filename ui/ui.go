@@ -30,14 +30,26 @@ type Source interface {
 	Jobs(ctx context.Context) ([]ctl.JobStatus, error)
 	Locks(ctx context.Context) ([]ctl.LockStatus, error)
 	History(ctx context.Context, q ctl.HistoryQuery) ([]json.RawMessage, error)
-	RunNow(ctx context.Context, job string) (string, error)
+	RunNow(ctx context.Context, job string) (ctl.RunResult, error)
 	Pause(ctx context.Context, job string) error
 	Resume(ctx context.Context, job string) error
 	Kill(ctx context.Context, job string) (int, error)
 	Reload(ctx context.Context) error
+	// Daemon says whether the daemon is shutting down and whether its
+	// last reload was refused.
+	Daemon(ctx context.Context) (ctl.DaemonStatus, error)
 	// Events streams live events until ctx ends; a closed channel means
 	// the source went away, and the console reconnects.
 	Events(ctx context.Context) (<-chan ctl.WireEvent, error)
+}
+
+// StateDir reads what the state dir says without a daemon: the jobs of
+// jobs.yaml with their lock files' holders, the locks, the history. An
+// attached console shows it, greyed, while its daemon is away.
+type StateDir interface {
+	Jobs(ctx context.Context) ([]ctl.JobStatus, error)
+	Locks(ctx context.Context) ([]ctl.LockStatus, error)
+	History(ctx context.Context, q ctl.HistoryQuery) ([]json.RawMessage, error)
 }
 
 // Options configure the console.
@@ -48,6 +60,9 @@ type Options struct {
 	// Embedded means the scheduler runs in this process: quitting while
 	// jobs run asks first, since the caller will end them.
 	Embedded bool
+	// Offline is read while the source is lost; nil keeps the last
+	// snapshot on screen, frozen at the moment it was lost.
+	Offline StateDir
 	// Clock is the time source for ages and countdowns; nil means
 	// time.Now. Tests pin it.
 	Clock func() time.Time

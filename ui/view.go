@@ -14,13 +14,7 @@ func (m Model) View() string {
 	if m.width == 0 || m.height == 0 {
 		return ""
 	}
-	parts := []string{m.header()}
-	if m.conn.lost {
-		parts = append(parts, m.banner())
-	}
-	if note := m.c.data.historyNote(); note != "" {
-		parts = append(parts, m.c.st.banner.Render(fit(" ⚠ "+note, m.width)))
-	}
+	parts := append([]string{m.header()}, m.banners()...)
 	parts = append(parts, m.body(), m.statusLine(), m.helpView())
 	// Below the chrome's own height, keep the top of the screen.
 	return pad(strings.Split(strings.Join(parts, "\n"), "\n"), m.height)
@@ -28,14 +22,7 @@ func (m Model) View() string {
 
 // chromeHeight is the lines around the body.
 func (m Model) chromeHeight() int {
-	h := 2 + lineCount(m.helpView())
-	if m.conn.lost {
-		h++
-	}
-	if m.c.data.historyNote() != "" {
-		h++
-	}
-	return h
+	return 2 + len(m.banners()) + lineCount(m.helpView())
 }
 
 func lineCount(s string) int { return strings.Count(s, "\n") + 1 }
@@ -84,28 +71,19 @@ func (m Model) header() string {
 		}
 	}
 	left := b.String()
-	right := m.opts.Title + "  " + m.c.now().Format("15:04:05") + " "
+	right := m.opts.Title + "  " + m.wall().Format("15:04:05") + " "
 	room := m.width - ansi.StringWidth(left) - 1
 	if room < 12 {
 		return fit(left, m.width)
 	}
 	if m.opts.Embedded { // "embedded · CONFIG · log PATH": its start says most
 		right = fit(m.opts.Title, min(ansi.StringWidth(m.opts.Title), room-len("  15:04:05 "))) +
-			"  " + m.c.now().Format("15:04:05") + " "
+			"  " + m.wall().Format("15:04:05") + " "
 	} else { // a socket path: its end says most
 		right = fitLeft(right, min(ansi.StringWidth(right), room))
 	}
 	gap := m.width - ansi.StringWidth(left) - ansi.StringWidth(right)
 	return left + strings.Repeat(" ", max(gap, 0)) + st.where.Render(right)
-}
-
-// banner says the source is gone and when the next attempt is.
-func (m Model) banner() string {
-	what := "daemon unreachable at " + m.opts.Title
-	if m.opts.Embedded {
-		what = "scheduler event stream lost"
-	}
-	return m.c.st.banner.Render(fit(" ⚠ "+what+" — reconnecting…", m.width))
 }
 
 // statusLine is a question, a recent message, or a summary of the jobs.
@@ -116,8 +94,8 @@ func (m Model) statusLine() string {
 		return st.confirm.Render(fit(" "+m.ask.text, m.width))
 	case m.conn.lost:
 		s := " retrying now: "
-		if m.conn.retryAt.After(m.c.now()) {
-			s = " next try in " + countdown(m.c.now(), m.conn.retryAt) + ": "
+		if m.conn.retryAt.After(m.wall()) {
+			s = " next try in " + countdown(m.wall(), m.conn.retryAt) + ": "
 		}
 		return st.errText.Render(fit(s+m.conn.err.Error(), m.width))
 	case m.status != "" && m.statusErr:

@@ -1,0 +1,120 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"cronvisor/ctl"
+)
+
+// PausesFile is where the pauses in effect live in the state dir, so that
+// a restarted daemon keeps them: {"JOB": PauseInfo, ...}.
+const PausesFile = "paused.json"
+
+// LoadPauses reads STATE_DIR/paused.json; no file means no pauses.
+func LoadPauses(stateDir string) (map[string]ctl.PauseInfo, error) {
+	path := filepath.Join(stateDir, PausesFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]ctl.PauseInfo{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pauses: %w", err)
+	}
+	m := map[string]ctl.PauseInfo{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("pauses: %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// updatePauses applies change to STATE_DIR/paused.json under an exclusive
+// flock(2) of paused.json.lock: daemons sharing a state dir each change
+// the file as it is, one at a time, and never write back a stale copy
+// that drops another's pause. A file that does not decode is not
+// overwritten: the error says why nothing was saved.
+func updatePauses(stateDir string, change func(map[string]ctl.PauseInfo)) error {
+	lf, err := os.OpenFile(filepath.Join(stateDir, PausesFile+".lock"), os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("pauses: %w", err)
+	}
+	defer lf.Close() // releases the flock
+	if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX); err != nil {
+		return fmt.Errorf("pauses: locking %s: %w", lf.Name(), err)
+	}
+	m, err := LoadPauses(stateDir)
+	if err != nil {
+		return err
+	}
+	change(m)
+	return savePauses(stateDir, m)
+}
+
+// savePauses replaces STATE_DIR/paused.json atomically: a temporary file
+// in the same dir, synced, then renamed over it, so that a crash leaves
+// the old set or the new one, never half of one.
+func savePauses(stateDir string, m map[string]ctl.PauseInfo) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("pauses: %w", err)
+	}
+	f, err := os.CreateTemp(stateDir, PausesFile+".*")
+	if err != nil {
+		return fmt.Errorf("pauses: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(stateDir, PausesFile))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("pauses: %w", err)
+	}
+	return nil
+}
+
+// pauser says who asks for a pause: the peer of the control socket
+// connection, else this process (the embedded console).
+func pauser(ctx context.Context, now time.Time) ctl.PauseInfo {
+	p, ok := ctl.PeerOf(ctx)
+	if !ok {
+		p = ctl.Peer{UID: os.Getuid(), PID: os.Getpid()}
+	}
+	info := ctl.PauseInfo{UID: p.UID, PID: p.PID, User: strconv.Itoa(p.UID), Via: command(p.PID), At: now}
+	if u, err := user.LookupId(info.User); err == nil {
+		info.User = u.Username
+	}
+	if !ok {
+		info.Via = "embedded console"
+	}
+	return info
+}
+
+// command is a process's program name ("cronvisor"); "" when it cannot
+// be read.
+func command(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return ""
+	}
+	prog, _, _ := strings.Cut(string(b), "\x00")
+	return filepath.Base(prog)
+}

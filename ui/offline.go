@@ -1,0 +1,89 @@
+package ui
+
+import (
+	"time"
+
+	"cronvisor/ctl"
+	"cronvisor/history"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// offlineState is the fallback to the state dir while the source is lost.
+type offlineState struct {
+	fetching bool
+	tried    time.Time // when the last read started
+	read     bool      // the screen shows a reading of the state dir
+	err      error     // why the last read failed
+}
+
+// offlineMsg is what the state dir said while the source was lost.
+type offlineMsg struct {
+	jobs  []ctl.JobStatus
+	locks []ctl.LockStatus
+	recs  []history.Record
+	at    time.Time
+	err   error
+}
+
+// fetchOffline reads jobs, locks and history from the state dir.
+func (m Model) fetchOffline() tea.Cmd {
+	sd, parent, at := m.opts.Offline, m.ctx, m.wall()
+	return func() tea.Msg {
+		ctx, cancel := bounded(parent)
+		defer cancel()
+		jobs, err := sd.Jobs(ctx)
+		if err != nil {
+			return offlineMsg{at: at, err: err}
+		}
+		locks, err := sd.Locks(ctx)
+		if err != nil {
+			return offlineMsg{at: at, err: err}
+		}
+		raw, err := sd.History(ctx, ctl.HistoryQuery{Limit: historyPage})
+		return offlineMsg{jobs: jobs, locks: locks, recs: decodeRecords(raw), at: at, err: err}
+	}
+}
+
+// goOffline freezes the screen at the moment the source was lost: no
+// countdown or elapsed time moves, everything is greyed, and the state
+// dir is read when there is one to read.
+func (m Model) goOffline() (Model, tea.Cmd) {
+	m.c.asOf, m.c.st = m.wall(), m.grey
+	m.daemon = ctl.DaemonStatus{} // a daemon that is gone is not shutting down any more
+	m = m.layout().refreshViews()
+	return m.offlineDue()
+}
+
+// offlineDue starts a read of the state dir if one is due.
+func (m Model) offlineDue() (Model, tea.Cmd) {
+	if m.opts.Offline == nil || m.offline.fetching || (!m.offline.tried.IsZero() && m.wall().Sub(m.offline.tried) < refreshEvery) {
+		return m, nil
+	}
+	m.offline.fetching, m.offline.tried = true, m.wall()
+	return m, m.fetchOffline()
+}
+
+// onOffline shows what the state dir said, as of when it was read.
+func (m Model) onOffline(msg offlineMsg) (Model, tea.Cmd) {
+	m.offline.fetching = false
+	if !m.conn.lost {
+		return m, nil // reconnected meanwhile: the daemon's snapshot is on its way
+	}
+	m.offline.err = msg.err
+	if msg.err != nil {
+		return m, nil
+	}
+	m.c.asOf, m.loaded, m.offline.read = msg.at, true, true
+	m.c.data.setJobs(msg.jobs)
+	m.c.data.setLocks(msg.locks)
+	m.c.data.setRecords(msg.recs)
+	return m.refreshViews(), nil
+}
+
+// goOnline undoes goOffline once the source is back.
+func (m Model) goOnline() Model {
+	m.c.asOf, m.c.st = time.Time{}, m.live
+	m.offline = offlineState{}
+	return m.refreshViews()
+}
