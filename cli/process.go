@@ -40,6 +40,9 @@ type process struct {
 	changed   chan struct{}
 	socket    net.Listener // nil when another daemon serves the state dir's socket
 	serveDone chan struct{}
+	// housekeepDone is closed when housekeeping, which writes history,
+	// has returned: the store closes after.
+	housekeepDone chan struct{}
 }
 
 func socketPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "cronvisor.sock") }
@@ -76,18 +79,14 @@ func startProcess(g *globals, log *slog.Logger, cfg *config.Config) (*process, e
 	out := outlog.New(log.Handler())
 	e.Listen(out.Handle)
 	e.closers = append(e.closers, out.Close) // the first to close: runs have ended
-	if n, err := e.recoverRuns(context.Background(), cfg); err != nil {
-		log.Error("closing runs of dead supervisors", "err", err)
-	} else if n > 0 {
-		log.Warn("closed runs left open by a dead supervisor as interrupted", "runs", n)
-	}
 	p.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, e.schedulerOptions()...)
 	p.svc = service.New(e.Supervisor, p.sched, e.Locker, e.Store, cfg, p.requestReload)
 	p.svc.SetHistoryHealth(func() string { return e.Journal.Health().String() })
 	e.Listen(p.svc.Handle)
 	p.ctx, p.stop = context.WithCancel(context.Background())
 	go func() { p.sched.Run(p.ctx, cfg.Jobs); close(p.schedDone) }()
-	go e.housekeep(p.ctx, log, p.current.Load)
+	p.housekeepDone = make(chan struct{})
+	go func() { e.housekeep(p.ctx, log, p.current.Load); close(p.housekeepDone) }()
 	p.listen(cfg)
 	if err := watchConfig(p.ctx, g.configPath, p.changed); err != nil {
 		log.Warn("not watching jobs.yaml for changes; SIGHUP still reloads", "err", err)
@@ -187,6 +186,7 @@ func (p *process) reload() error {
 	}
 	p.sched.Reload(p.ctx, cfg.Jobs)
 	p.current.Store(cfg)
+	p.env.setConfig(cfg)
 	p.svc.SetConfig(cfg)
 	p.env.Emit(runner.ConfigReloaded{Time: time.Now(), Jobs: len(cfg.Jobs)})
 	p.log.Info("reloaded", "config", cfg.Path, "jobs", len(cfg.Jobs))
@@ -224,6 +224,7 @@ func (p *process) shutdownAfter(grace time.Duration, cause error) {
 	}
 	p.env.Supervisor.KillAll(cause) // no-op when every run has ended
 	<-allDone
+	<-p.housekeepDone
 	p.env.Close()
 	p.log.Info("cronvisor stopped")
 }
