@@ -135,9 +135,8 @@ func (r *Recoverer) loop() {
 		case <-r.ctx.Done():
 			return
 		case s := <-r.seen:
-			if _, err := r.recoverRecord(r.ctx, s.lock, s.holder); err != nil && r.ctx.Err() == nil {
-				r.cfg.Log.Error("recording a dead supervisor's run", "lock", s.lock, "run_id", s.holder.RunID, "err", err)
-			}
+			_, err := r.recoverRecord(r.ctx, s.lock, s.holder)
+			r.logError("recording a dead supervisor's run", err, "lock", s.lock, "run_id", s.holder.RunID)
 		}
 	}
 }
@@ -184,6 +183,9 @@ type orphan struct {
 	host             string
 	supervisor       int
 	started          bool // its process was started (else unknown)
+	// start is its start row rebuilt from the lock record, until
+	// recorded; nil for a run history has.
+	start *history.Record
 }
 
 func fromRow(row history.Record, lockName string) orphan {
@@ -220,15 +222,29 @@ func (r *Recoverer) recoverRecord(ctx context.Context, lockName string, h lock.H
 	if row.ScheduledAt.IsZero() {
 		row.ScheduledAt = h.Since
 	}
-	added, err := r.cfg.Store.Adopt(ctx, row)
+	o.start = &row
+	// A store that fails now (history degraded) does not stop the wait
+	// for the lock: finish tries the start again before the end.
+	adoptErr := r.adopt(ctx, &o)
+	n, err := r.recoverRun(ctx, o)
+	return n, errors.Join(adoptErr, err)
+}
+
+// adopt records o's start if it has one to rebuild and history has none.
+func (r *Recoverer) adopt(ctx context.Context, o *orphan) error {
+	if o.start == nil {
+		return nil
+	}
+	added, err := r.cfg.Store.Adopt(ctx, *o.start)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if added {
 		r.cfg.Log.Warn("rebuilt the start of a dead supervisor's run from its lock record",
-			"job", h.Job, "run_id", h.RunID, "supervisor_pid", h.SupervisorPID)
+			"job", o.job, "run_id", o.runID, "supervisor_pid", o.supervisor)
 	}
-	return r.recoverRun(ctx, o)
+	o.start = nil // recorded
+	return nil
 }
 
 // orphaned reports whether h names an in-flight run of a dead supervisor on
@@ -281,6 +297,9 @@ func (r *Recoverer) recoverRun(ctx context.Context, o orphan) (int, error) {
 
 // finish records o as interrupted, ended now.
 func (r *Recoverer) finish(ctx context.Context, o orphan) (int, error) {
+	if err := r.adopt(ctx, &o); err != nil {
+		return 0, err
+	}
 	logPath := history.LogPath(r.cfg.StateDir, o.job, o.runID)
 	if _, err := os.Stat(logPath); err != nil {
 		logPath = "" // the run printed nothing, or its log is gone
@@ -316,15 +335,22 @@ func (r *Recoverer) watch(o orphan) {
 		defer r.wg.Done()
 		defer r.unwatch(o.runID)
 		if err := aw.AwaitRelease(r.ctx, o.lock, o.runID); err != nil {
-			if r.ctx.Err() == nil {
-				r.cfg.Log.Error("waiting for a dead supervisor's run to let go of its lock", "lock", o.lock, "run_id", o.runID, "err", err)
-			}
+			r.logError("waiting for a dead supervisor's run to let go of its lock", err, "lock", o.lock, "run_id", o.runID)
 			return // the next Sweep looks again
 		}
-		if _, err := r.finish(r.ctx, o); err != nil && r.ctx.Err() == nil {
-			r.cfg.Log.Error("recording a dead supervisor's run", "run_id", o.runID, "err", err)
-		}
+		_, err := r.finish(r.ctx, o)
+		r.logError("recording a dead supervisor's run", err, "run_id", o.runID)
 	}()
+}
+
+// logError logs err unless it is nil, the Recoverer is closing, or the
+// store is unavailable (history degraded, which is reported once
+// elsewhere: the run is looked at again by the next Sweep).
+func (r *Recoverer) logError(msg string, err error, attrs ...any) {
+	if err == nil || r.ctx.Err() != nil || errors.Is(err, history.ErrUnavailable) {
+		return
+	}
+	r.cfg.Log.Error(msg, append(attrs, "err", err)...)
 }
 
 func (r *Recoverer) unwatch(runID string) {

@@ -108,3 +108,37 @@ func TestCloseStopsWaiting(t *testing.T) {
 		t.Fatalf("Sweep after Close: %v", err) // looks, but waits for nothing
 	}
 }
+
+// flaky fails its first Adopt as a degraded history does.
+type flaky struct {
+	notifying
+	failed bool
+}
+
+func (f *flaky) Adopt(ctx context.Context, r history.Record) (bool, error) {
+	if !f.failed {
+		f.failed = true
+		return false, history.ErrUnavailable
+	}
+	return f.notifying.Adopt(ctx, r)
+}
+
+// TestStartRebuiltWhenHistoryComesBack: history failing when the sweep
+// finds the orphan does not lose the run: its start is written with its
+// end, once the orphan has exited.
+func TestStartRebuiltWhenHistoryComesBack(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(c *Config) { c.Store = &flaky{notifying: c.Store.(notifying)} })
+	_, stop := f.orphan(t, "j", "r", started)
+	if _, err := f.r.Sweep(context.Background()); !errors.Is(err, history.ErrUnavailable) {
+		t.Fatalf("Sweep: %v, want the store's failure", err)
+	}
+	if _, ok := f.row(t, "r"); ok {
+		t.Fatal("a row although the store failed")
+	}
+	stop()
+	f.closedWithin(t, "r", recordBound)
+	if got, _ := f.row(t, "r"); got.Outcome != history.OutcomeInterrupted || got.StartedAt.IsZero() {
+		t.Fatalf("row %+v, want the run rebuilt and interrupted", got)
+	}
+}
