@@ -140,3 +140,28 @@ func TestAwaitReleaseStopsWithItsContext(t *testing.T) {
 		t.Fatalf("AwaitRelease did not return within %v of the cancel", awaitBound)
 	}
 }
+
+// TestListChangedSince lists only the locks whose record was written at
+// or after the given time.
+func TestListChangedSince(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 10*time.Second)
+	dir := t.TempDir()
+	l := NewFileLocker(dir)
+	for _, name := range []string{"old", "new"} {
+		if err := acquire(t, l, name, "j", "run-"+name, slotAt(1), true).Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "old.lock"), past, past); err != nil {
+		t.Fatal(err)
+	}
+	sts, err := l.ListChangedSince(ctx, time.Now().Add(-time.Minute))
+	if err != nil || len(sts) != 1 || sts[0].Name != "new" || sts[0].Holder.RunID != "run-new" {
+		t.Fatalf("ListChangedSince: %+v, %v; want the one lock written since", sts, err)
+	}
+	if all, err := l.List(ctx); err != nil || len(all) != 2 {
+		t.Fatalf("List: %+v, %v; want both", all, err)
+	}
+}

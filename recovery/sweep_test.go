@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -146,5 +147,43 @@ func TestSweepTwiceRecordsOnce(t *testing.T) {
 	}
 	if total != 1 || len(recs) != 1 || !recs[0].EndedAt.Equal(now) {
 		t.Fatalf("closed %d times, rows %+v; want one row closed once, at the first sweep", total, recs)
+	}
+}
+
+// TestLaterSweepsReadWhatChangedAndWhatWasAlive: after a first sweep, a record written since is read, and so is one that named a live
+// supervisor, whose death writes nothing; an old record of a dead one,
+// untouched since, is not read again.
+func TestLaterSweepsReadWhatChangedAndWhatWasAlive(t *testing.T) {
+	t.Parallel()
+	host, _ := os.Hostname()
+	var supervisorAlive atomic.Bool
+	supervisorAlive.Store(true)
+	f := newFixture(t, func(c *Config) {
+		c.Alive = func(pid int, _ time.Time) bool { return pid == livePID && supervisorAlive.Load() }
+	})
+	rec := func(runID string, pid int) lock.Holder {
+		return lock.Holder{PID: 4321, Host: host, Job: runID, RunID: runID, Slot: started, Since: started, SupervisorPID: pid, InFlight: true}
+	}
+	f.writeRecord(t, "alive", rec("alive", livePID))
+	if n, err := f.r.Sweep(context.Background()); err != nil || n != 0 {
+		t.Fatalf("first Sweep: closed %d, %v; want nothing to close", n, err)
+	}
+	// An old record of a dead supervisor, as if written before the first
+	// sweep (its mtime) but not read by it: a later sweep skips it.
+	f.writeRecord(t, "old", rec("old", deadPID))
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(f.dir+"/locks/old.lock", past, past); err != nil {
+		t.Fatal(err)
+	}
+	f.writeRecord(t, "new", rec("new", deadPID))
+	supervisorAlive.Store(false)
+	n, err := f.r.Sweep(context.Background())
+	if err != nil || n != 2 {
+		t.Fatalf("second Sweep: closed %d, %v; want the new record's run and the one whose supervisor died", n, err)
+	}
+	for id, want := range map[string]bool{"alive": true, "new": true, "old": false} {
+		if _, ok := f.row(t, id); ok != want {
+			t.Errorf("run %s recorded: %v, want %v", id, ok, want)
+		}
 	}
 }
