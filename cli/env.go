@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"cronvisor/config"
@@ -14,6 +17,7 @@ import (
 	"cronvisor/journal"
 	"cronvisor/lock"
 	"cronvisor/proc"
+	"cronvisor/recovery"
 	"cronvisor/runner"
 	"cronvisor/statedir"
 )
@@ -26,8 +30,11 @@ type env struct {
 	Locker     lock.Locker
 	Store      *history.Store // nil when the history store could not be opened
 	Journal    *journal.Journal
-	closers    []func() error
-	schedOpts  []runner.SchedulerOption
+	// Recovery records dead supervisors' runs (see package recovery).
+	Recovery  *recovery.Recoverer
+	cfg       atomic.Pointer[config.Config] // the current one, for Recovery
+	closers   []func() error
+	schedOpts []runner.SchedulerOption
 }
 
 func (e *env) Close() {
@@ -56,8 +63,9 @@ func newLocker(cfg *config.Config) (lock.Locker, error) {
 // A state dir another user could tamper with is refused first: the daemon,
 // the in-process console and `run NAME` all start here, before any lock.
 // With locks named, only those of locks/ are checked (see statedir.Check).
-// History problems go to log.
+// History problems and the recovery of dead supervisors' runs go to log.
 func openEnv(cfg *config.Config, log *slog.Logger, stderr io.Writer, locks ...string) (*env, error) {
+	started := time.Now() // before any lock is taken: see recovery.Config.Started
 	if err := statedir.Check(cfg.StateDir, locks...); err != nil {
 		return nil, err
 	}
@@ -71,6 +79,7 @@ func openEnv(cfg *config.Config, log *slog.Logger, stderr io.Writer, locks ...st
 	reapCtx, stopReaper := context.WithCancel(context.Background())
 	proc.StartReaper(reapCtx)
 	e := &env{Fanout: &runner.Fanout{}, Locker: locker}
+	e.cfg.Store(cfg)
 	if c, ok := locker.(io.Closer); ok {
 		e.closers = append(e.closers, c.Close)
 	}
@@ -100,11 +109,14 @@ func openEnv(cfg *config.Config, log *slog.Logger, stderr io.Writer, locks ...st
 	}
 	e.Journal = jour
 	e.closers = append(e.closers, jour.Close)
+	e.Recovery = e.newRecovery(store, started, log)
+	e.closers = append(e.closers, func() error { e.Recovery.Close(); return nil })
+	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
 	e.Listen(jour.Handle)
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithAdmission(jour.Admit),
 		runner.WithSecretEnv(cfg.SecretEnv...)}
 	e.schedOpts = append(e.schedOpts, runner.WithLastSlots(store.LastSlots))
-	e.Supervisor = runner.NewSupervisor(locker, e.Emit, opts...)
+	e.Supervisor = runner.NewSupervisor(e.Locker, e.Emit, opts...)
 	jour.GatherDuring(e.Supervisor.Starting)
 	return e, nil
 }
@@ -139,33 +151,51 @@ func openHistory(path string, log *slog.Logger) (*history.Store, error) {
 
 func historyPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "history.db") }
 
-// lockOf maps a job to its lock name for recovery of dead supervisors' runs.
-func lockOf(cfg *config.Config) func(string) string {
-	return func(job string) string {
-		if j, ok := findJob(cfg, job); ok {
-			return j.Lock
-		}
-		return job
-	}
+// newRecovery returns the recoverer of dead supervisors' runs, judging
+// this process by its pid, its start and its runs in flight.
+func (e *env) newRecovery(store *history.Store, started time.Time, log *slog.Logger) *recovery.Recoverer {
+	return recovery.New(recovery.Config{
+		Store: store, Locker: e.Locker, Alive: recovery.Supervisors(),
+		Self: os.Getpid(), Started: started,
+		Mine: func(runID string) bool {
+			return slices.ContainsFunc(e.Supervisor.Active(), func(a runner.ActiveRun) bool { return a.RunID == runID })
+		},
+		LockOf: func(job string) string {
+			if j, ok := findJob(e.cfg.Load(), job); ok {
+				return j.Lock
+			}
+			return job
+		},
+		StateDir: e.cfg.Load().StateDir,
+		KeepAge:  func() time.Duration { return e.cfg.Load().History.KeepAge },
+		Log:      log,
+	})
 }
 
-// recoverRuns closes runs that a dead supervisor left open.
-func (e *env) recoverRuns(ctx context.Context, cfg *config.Config) (int, error) {
-	if e.Store == nil {
-		return 0, nil
+// setConfig tells the env about a reloaded config.
+func (e *env) setConfig(cfg *config.Config) { e.cfg.Store(cfg) }
+
+// recoverRuns records the runs that dead supervisors left behind: those
+// whose processes are gone now, the others as soon as they are (see
+// package recovery).
+func (e *env) recoverRuns(ctx context.Context) error {
+	if e.Recovery == nil {
+		return nil
 	}
-	n, err := journal.Recover(ctx, e.Store, e.Locker, lockOf(cfg), time.Now())
+	_, err := e.Recovery.Sweep(ctx)
 	if errors.Is(err, history.ErrUnavailable) {
-		return 0, nil // history is degraded, and that is logged once already
+		return nil // history is degraded, and that is logged once already
 	}
-	return n, err
+	return err
 }
 
 // schedulerOptions wires the history store into the scheduler (catch_up).
 func (e *env) schedulerOptions() []runner.SchedulerOption { return e.schedOpts }
 
-// recoverEvery is how often a daemon closes the runs of dead supervisors
-// whose orphans have since let go of the lock; pruneEvery how often it
+// recoverEvery is how often a daemon sweeps the lock records and history
+// for dead supervisors' runs that no fire came across (a run that a fire
+// finds, or that a sweep finds still holding its lock, is recorded as soon
+// as its processes let go: see package recovery); pruneEvery how often it
 // applies the history retention (a scan of the runs table: not per minute).
 // The first prune waits firstPrune: it scans the whole runs table (about
 // 70 ms of CPU with 30,000 rows), and a daemon that has just started, or
@@ -176,8 +206,9 @@ const (
 	firstPrune   = 10 * time.Minute
 )
 
-// housekeep recovers orphaned runs and prunes history off the scheduler's
-// goroutine, so that neither ever delays a fire.
+// housekeep recovers orphaned runs, at once and then every recoverEvery,
+// and prunes history off the scheduler's goroutine, so that neither ever
+// delays a fire. It returns when ctx is done.
 func (e *env) housekeep(ctx context.Context, log *slog.Logger, current func() *config.Config) {
 	if e.Store == nil {
 		return
@@ -187,8 +218,8 @@ func (e *env) housekeep(ctx context.Context, log *slog.Logger, current func() *c
 	nextPrune := time.Now().Add(firstPrune)
 	for {
 		cfg := current()
-		if _, err := e.recoverRuns(ctx, cfg); err != nil {
-			log.Error("closing runs of dead supervisors", "err", err)
+		if err := e.recoverRuns(ctx); err != nil && ctx.Err() == nil {
+			log.Error("recording runs of dead supervisors", "err", err)
 		}
 		if now := time.Now(); !now.Before(nextPrune) {
 			nextPrune = now.Add(pruneEvery)

@@ -43,6 +43,9 @@ type process struct {
 	// stopServing ends the control socket, which outlives p.ctx: consoles
 	// and status watch the drain at shutdown.
 	stopServing context.CancelFunc
+	// housekeepDone is closed when housekeeping, which writes history,
+	// has returned: the store closes after.
+	housekeepDone chan struct{}
 }
 
 func socketPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "cronvisor.sock") }
@@ -79,11 +82,6 @@ func startProcess(g *globals, log *slog.Logger, cfg *config.Config) (*process, e
 	out := outlog.New(log.Handler())
 	e.Listen(out.Handle)
 	e.closers = append(e.closers, out.Close) // the first to close: runs have ended
-	if n, err := e.recoverRuns(context.Background(), cfg); err != nil {
-		log.Error("closing runs of dead supervisors", "err", err)
-	} else if n > 0 {
-		log.Warn("closed runs left open by a dead supervisor as interrupted", "runs", n)
-	}
 	p.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, e.schedulerOptions()...)
 	if p.svc, err = service.New(e.Supervisor, p.sched, e.Locker, e.Store, cfg, p.requestReload); err != nil {
 		log.Error("saved pauses not restored; every job runs unpaused", "err", err)
@@ -92,7 +90,8 @@ func startProcess(g *globals, log *slog.Logger, cfg *config.Config) (*process, e
 	e.Listen(p.svc.Handle)
 	p.ctx, p.stop = context.WithCancel(context.Background())
 	go func() { p.sched.Run(p.ctx, cfg.Jobs); close(p.schedDone) }()
-	go e.housekeep(p.ctx, log, p.current.Load)
+	p.housekeepDone = make(chan struct{})
+	go func() { e.housekeep(p.ctx, log, p.current.Load); close(p.housekeepDone) }()
 	p.listen(cfg)
 	if err := watchConfig(p.ctx, g.configPath, p.changed); err != nil {
 		log.Warn("not watching jobs.yaml for changes; SIGHUP still reloads", "err", err)
@@ -199,6 +198,7 @@ func (p *process) reload() error {
 	}
 	p.sched.Reload(p.ctx, cfg.Jobs)
 	p.current.Store(cfg)
+	p.env.setConfig(cfg)
 	p.svc.SetConfig(cfg)
 	p.env.Emit(runner.ConfigReloaded{Time: time.Now(), Jobs: len(cfg.Jobs)})
 	p.log.Info("reloaded", "config", cfg.Path, "jobs", len(cfg.Jobs))
@@ -236,6 +236,7 @@ func (p *process) shutdownAfter(grace time.Duration, cause error) {
 	p.env.Supervisor.KillAll(cause) // no-op when every run has ended
 	<-allDone
 	p.stopSocket()
+	<-p.housekeepDone
 	p.env.Close()
 	p.log.Info("cronvisor stopped")
 }

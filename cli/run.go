@@ -53,7 +53,7 @@ func runOnce(g *globals, name string, conflictCode int) error {
 		return exitCode(125, err)
 	}
 	defer env.Close()
-	_, _ = env.recoverRuns(context.Background(), cfg)
+	_ = env.recoverRuns(context.Background())
 
 	var outMu sync.Mutex
 	env.Listen(func(ev runner.Event) {

@@ -299,7 +299,7 @@ func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
 		return nil, err
 	}
 	h := req.Holder
-	h.Foreign, h.Cmdline = false, ""
+	h.Foreign, h.Cmdline, h.InFlight = false, "", true
 	if h.Host == "" {
 		h.Host = l.host
 	}

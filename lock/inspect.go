@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gofrs/flock"
 )
@@ -84,6 +85,18 @@ func probe(path string) (held bool, err error) {
 // cannot be inspected (a planted symlink, say) is left out and named in
 // the returned error, next to the others' statuses.
 func (l *FileLocker) List(ctx context.Context) ([]Status, error) {
+	return l.list(ctx, time.Time{})
+}
+
+// ListChangedSince is List of the lock files written at or after t only
+// (by modification time, which every record write moves): a periodic look
+// for new records reads the few that changed rather than every lock.
+func (l *FileLocker) ListChangedSince(ctx context.Context, t time.Time) ([]Status, error) {
+	return l.list(ctx, t)
+}
+
+// list is List of the files modified at or after since (zero: all).
+func (l *FileLocker) list(ctx context.Context, since time.Time) ([]Status, error) {
 	entries, err := os.ReadDir(l.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -100,6 +113,11 @@ func (l *FileLocker) List(ctx context.Context) ([]Status, error) {
 		name, ok := strings.CutSuffix(e.Name(), ".lock")
 		if !ok || !nameRE.MatchString(name) || e.IsDir() {
 			continue
+		}
+		if !since.IsZero() {
+			if fi, err := e.Info(); err == nil && fi.ModTime().Before(since) {
+				continue // unchanged; gone or unreadable: inspect says why
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return out, err

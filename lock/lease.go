@@ -59,11 +59,15 @@ func (le *fileLease) PreviousHolder() (Holder, bool) { return le.previous.clone(
 
 func (le *fileLease) Lost() <-chan struct{} { return le.lost }
 
-// Release closes the supervisor's descriptor, nothing more. It must not
-// flock(LOCK_UN) (as gofrs/flock's Unlock and Close do): that would unlock the
-// open file description shared with the run's processes that inherited it,
-// letting a later run overlap a survivor. The kernel frees the lock when
-// the last descriptor closes. The record stays: it holds the slot cursor.
+// Release rewrites the record without InFlight and closes the
+// supervisor's descriptor, nothing more. It must not flock(LOCK_UN) (as
+// gofrs/flock's Unlock and Close do): that would unlock the open file
+// description shared with the run's processes that inherited it, letting
+// a later run overlap a survivor. The kernel frees the lock when the last
+// descriptor closes. The record stays: it holds the slot cursor. The
+// rewrite is not synced: after a machine crash a record still in flight
+// only makes the next supervisor look its run up in history and find it
+// closed.
 func (le *fileLease) Release() error {
 	le.mu.Lock()
 	defer le.mu.Unlock()
@@ -80,11 +84,17 @@ func (le *fileLease) Release() error {
 	case le.unsynced: // the run never started; its slot is consumed all the same
 		syncErr = syncData(le.f)
 	}
-	if syncErr != nil {
-		closeLocked(le.f)
+	h := le.holder
+	h.InFlight = false
+	_, writeErr := writeRecord(le.f, h, le.size)
+	closeErr := closeLocked(le.f)
+	switch {
+	case syncErr != nil:
 		return fmt.Errorf("sync lock record: %w", syncErr)
+	case writeErr != nil:
+		return fmt.Errorf("lock %q: release: %w", le.name, writeErr)
 	}
-	return closeLocked(le.f)
+	return closeErr
 }
 
 // closeLocked closes a descriptor that may carry a lock. Under

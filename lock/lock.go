@@ -55,6 +55,11 @@ type Holder struct {
 	// Slots is the last slot each job ran under this lock, so that jobs
 	// sharing a lock each keep their own slot cursor.
 	Slots map[string]time.Time `json:"slots,omitempty"`
+	// InFlight is true from the acquisition until the holder's Release
+	// (file backend): a record that still says so while its supervisor
+	// is dead names a run that supervisor never saw to its end, which the
+	// next supervisor records (see package recovery).
+	InFlight bool `json:"in_flight,omitempty"`
 
 	// Foreign is set by Inspect for holders outside cronvisor (flock(1)
 	// and the like); PID, Cmdline and Since then describe that process.
@@ -130,7 +135,8 @@ type Request struct {
 	// Holder is the record to write. The caller fills Job, RunID, Slot,
 	// Since, PID (the supervisor's pid until the run starts) and
 	// SupervisorPID; Host defaults to the machine's name, Since to now and
-	// the pids to this process. Slots, Foreign and Cmdline are ignored.
+	// the pids to this process. Slots, InFlight, Foreign and Cmdline are
+	// ignored.
 	Holder Holder
 	// CheckSlot is set by scheduled fires: Acquire refuses with
 	// *SlotDoneError when the job already ran this slot or a later one, and

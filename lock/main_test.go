@@ -45,7 +45,9 @@ func TestMain(m *testing.M) {
 // to close). mode "child": the run is `sleep`; mode "grandchild": the run
 // is a shell that leaves a background `sleep` behind and exits; mode
 // "released": as grandchild, and then the supervisor releases its lease as
-// it does when a run's main process has exited.
+// it does when a run's main process has exited; mode "forks": the run is a
+// shell (the pid printed) that, a second later, leaves a background
+// `sleep` behind, writes its pid to DIR/bg.pid and exits.
 func runHelper(mode, dir string) error {
 	lease, err := NewFileLocker(dir).Acquire(context.Background(), Request{
 		Name:      "survivor",
@@ -61,6 +63,8 @@ func runHelper(mode, dir string) error {
 		cmd = exec.Command("sleep", "30")
 	case "grandchild", "released":
 		cmd = exec.Command("sh", "-c", "sleep 30 </dev/null >/dev/null 2>&1 & echo $!")
+	case "forks":
+		cmd = exec.Command("sh", "-c", `sleep 1; sleep 30 </dev/null >/dev/null 2>&1 & echo $! >"$0/bg.pid"`, dir)
 	default:
 		return fmt.Errorf("unknown mode %q", mode)
 	}
@@ -76,7 +80,7 @@ func runHelper(mode, dir string) error {
 		return err
 	}
 	survivor := cmd.Process.Pid
-	if mode != "child" {
+	if mode == "grandchild" || mode == "released" {
 		if err := cmd.Wait(); err != nil {
 			return err
 		}

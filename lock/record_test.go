@@ -65,14 +65,14 @@ func TestRecordFormat(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if got := strings.Join(keys, ","); got != "host,job,pid,run_id,since,slot,slots,supervisor_pid" {
+	if got := strings.Join(keys, ","); got != "host,in_flight,job,pid,run_id,since,slot,slots,supervisor_pid" {
 		t.Errorf("fields %s", got)
 	}
 	want := map[string]any{
 		"pid": 1234567.0, "host": host, "job": "sync_orders", "run_id": "run-42",
 		"slot": slot.Format(time.RFC3339Nano), "since": since.Format(time.RFC3339Nano),
-		"supervisor_pid": 1234567.0,
-		"slots":          map[string]any{"sync_orders": slot.Format(time.RFC3339Nano)},
+		"supervisor_pid": 1234567.0, "in_flight": true,
+		"slots": map[string]any{"sync_orders": slot.Format(time.RFC3339Nano)},
 	}
 	for k, v := range want {
 		if g, w := jsonOf(t, fields[k]), jsonOf(t, v); g != w {
@@ -89,6 +89,19 @@ func TestRecordFormat(t *testing.T) {
 		}
 		if lease.Holder().PID != 5 {
 			t.Errorf("Holder().PID = %d, want 5", lease.Holder().PID)
+		}
+	})
+
+	t.Run("Release leaves the record without in_flight", func(t *testing.T) {
+		if err := lease.Release(); err != nil {
+			t.Fatal(err)
+		}
+		fields := readLockFile(t, path)
+		if _, ok := fields["in_flight"]; ok {
+			t.Errorf("in_flight still in %v after Release", fields)
+		}
+		if fields["run_id"] != "run-42" || fields["pid"] != 5.0 {
+			t.Errorf("record %v after Release, want the run's", fields)
 		}
 	})
 }

@@ -167,3 +167,27 @@ func readPID(t *testing.T, path string) int {
 	}
 	return pid
 }
+
+func TestLookup(t *testing.T) {
+	t.Parallel()
+	before := time.Now()
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	p, err := Lookup(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Started counts from whole seconds of boot time.
+	if strings.Join(p.Argv, " ") != "sleep 30" || !strings.HasSuffix(p.Exe, "/sleep") ||
+		p.Started.Before(before.Add(-2*time.Second)) || p.Started.After(time.Now().Add(2*time.Second)) {
+		t.Errorf("Lookup = %+v, want sleep 30 started about %v", p, before)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if _, err := Lookup(cmd.Process.Pid); err == nil {
+		t.Errorf("Lookup of a reaped pid: no error")
+	}
+}

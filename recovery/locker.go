@@ -1,0 +1,69 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+
+	"cronvisor/lock"
+)
+
+// Locker returns the lock backend with every record it reads reported to
+// r: the previous holder a fire's acquisition found, the holder that
+// refused a fire, the records Inspect and List return. A fire that finds
+// a dead supervisor's run, holding the lock or just gone, so starts its
+// recovery at once. Leases pass through unchanged (their optional
+// interfaces included); the report costs the fire a few comparisons, and
+// never blocks it.
+func (r *Recoverer) Locker() lock.Locker { return observed{Locker: r.cfg.Locker, r: r} }
+
+type observed struct {
+	lock.Locker
+	r *Recoverer
+}
+
+func (o observed) Acquire(ctx context.Context, req lock.Request) (lock.Lease, error) {
+	lease, err := o.Locker.Acquire(ctx, req)
+	var held *lock.HeldError
+	var done *lock.SlotDoneError
+	switch {
+	case err == nil:
+		if p, ok := lease.(lock.Preceded); ok {
+			if h, ok := p.PreviousHolder(); ok {
+				o.r.saw(req.Name, h)
+			}
+		}
+	case errors.As(err, &held):
+		o.r.saw(req.Name, held.Holder)
+	case errors.As(err, &done):
+		o.r.saw(req.Name, done.Holder)
+	}
+	return lease, err
+}
+
+func (o observed) Inspect(ctx context.Context, name string) (lock.Status, error) {
+	st, err := o.Locker.Inspect(ctx, name)
+	if err == nil {
+		o.r.saw(name, st.Holder)
+	}
+	return st, err
+}
+
+func (o observed) List(ctx context.Context) ([]lock.Status, error) {
+	sts, err := o.Locker.List(ctx)
+	for _, st := range sts {
+		o.r.saw(st.Name, st.Holder)
+	}
+	return sts, err
+}
+
+// saw hands a record to the Recoverer's goroutine if it may name a dead
+// supervisor's run; a full queue drops it (the periodic Sweep finds it).
+func (r *Recoverer) saw(lockName string, h lock.Holder) {
+	if !r.candidate(h) {
+		return
+	}
+	select {
+	case r.seen <- sighting{lock: lockName, holder: h}:
+	default:
+	}
+}

@@ -1,0 +1,151 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"cronvisor/history"
+	"cronvisor/lock"
+)
+
+// orphan is a run of a dead supervisor.
+type orphan struct {
+	job, runID, lock string
+	host             string
+	supervisor       int
+	started          bool // its process was started (else unknown)
+	// start is its start row rebuilt from the lock record, until
+	// recorded; nil for a run history has.
+	start *history.Record
+}
+
+func fromRow(row history.Record, lockName string) orphan {
+	return orphan{job: row.Job, runID: row.RunID, lock: lockName, host: row.Host,
+		supervisor: row.SupervisorPID, started: !row.StartedAt.IsZero()}
+}
+
+// reason says why the run is interrupted.
+func (o orphan) reason() string {
+	if o.started {
+		return fmt.Sprintf("supervisor (pid %d on %s) died during the run; exit status unknown", o.supervisor, o.host)
+	}
+	return fmt.Sprintf("supervisor (pid %d on %s) died as the run was starting; whether it ran is unknown", o.supervisor, o.host)
+}
+
+// recoverRecord recovers the run a lock record names, if it is an in-flight
+// run of a dead supervisor on this host, rebuilding its start row if
+// history has none. It returns 1 if it closed the run.
+func (r *Recoverer) recoverRecord(ctx context.Context, lockName string, h lock.Holder) (int, error) {
+	if !r.orphaned(h) {
+		return 0, nil
+	}
+	o := orphan{job: h.Job, runID: h.RunID, lock: lockName, host: h.Host, supervisor: h.SupervisorPID,
+		started: h.PID != h.SupervisorPID} // SetPID, after the exec, wrote the run's pid
+	row := history.Record{Job: h.Job, RunID: h.RunID, ScheduledAt: h.Slot, Host: h.Host,
+		SupervisorPID: h.SupervisorPID,
+		// A manual run does not move the job's slot cursor.
+		Manual: !h.Slots[h.Job].Equal(h.Slot)}
+	if o.started {
+		// Since is taken just before the exec: the start to within
+		// the fork's milliseconds.
+		row.StartedAt, row.PID = h.Since, h.PID
+	}
+	if row.ScheduledAt.IsZero() {
+		row.ScheduledAt = h.Since
+	}
+	o.start = &row
+	// A store that fails now (history degraded) does not stop the wait
+	// for the lock: finish tries the start again before the end.
+	adoptErr := r.adopt(ctx, &o)
+	n, err := r.recoverRun(ctx, o)
+	return n, errors.Join(adoptErr, err)
+}
+
+// adopt records o's start if it has one to rebuild and history has none.
+func (r *Recoverer) adopt(ctx context.Context, o *orphan) error {
+	if o.start == nil {
+		return nil
+	}
+	added, err := r.cfg.Store.Adopt(ctx, *o.start)
+	if err != nil {
+		return err
+	}
+	if added {
+		r.cfg.Log.Warn("rebuilt the start of a dead supervisor's run from its lock record",
+			"job", o.job, "run_id", o.runID, "supervisor_pid", o.supervisor)
+	}
+	o.start = nil // recorded
+	return nil
+}
+
+// orphaned reports whether h names an in-flight run of a dead supervisor on
+// this host that is not known to be recorded already.
+func (r *Recoverer) orphaned(h lock.Holder) bool {
+	if !r.candidate(h) || r.known(h.RunID) {
+		return false
+	}
+	if keep := r.keepAge(); keep > 0 && h.Since.Before(r.cfg.Now().Add(-keep)) {
+		return false
+	}
+	return r.dead(h.SupervisorPID, h.Since, h.RunID)
+}
+
+// candidate is orphaned's cheap part, done on the fire's path: a record of
+// an unfinished run of another supervisor (or an earlier one of this pid).
+func (r *Recoverer) candidate(h lock.Holder) bool {
+	return h.InFlight && !h.Foreign && h.RunID != "" && h.Job != "" && h.Host == r.host &&
+		(h.SupervisorPID != r.cfg.Self || h.Since.Before(r.cfg.Started))
+}
+
+// dead reports whether the supervisor pid of run runID, which that
+// supervisor ran at since, is gone (see Config.Self).
+func (r *Recoverer) dead(pid int, since time.Time, runID string) bool {
+	if pid == r.cfg.Self {
+		return since.Before(r.cfg.Started) && (r.cfg.Mine == nil || !r.cfg.Mine(runID))
+	}
+	return !r.cfg.Alive(pid, since)
+}
+
+func (r *Recoverer) keepAge() time.Duration {
+	if r.cfg.KeepAge == nil {
+		return 0
+	}
+	return r.cfg.KeepAge()
+}
+
+// recoverRun closes o now if its processes have let go of its lock, else
+// waits for that in a goroutine. It returns 1 if it closed the run now.
+func (r *Recoverer) recoverRun(ctx context.Context, o orphan) (int, error) {
+	st, err := r.cfg.Locker.Inspect(ctx, o.lock)
+	if err == nil && st.Held && !st.Holder.Foreign && st.Holder.RunID == o.runID {
+		r.watch(o)
+		return 0, nil
+	}
+	// A lock that cannot be inspected is no reason to leave the run open
+	// for ever: its supervisor is dead, and nothing else will close it.
+	return r.finish(ctx, o)
+}
+
+// finish records o as interrupted, ended now.
+func (r *Recoverer) finish(ctx context.Context, o orphan) (int, error) {
+	if err := r.adopt(ctx, &o); err != nil {
+		return 0, err
+	}
+	logPath := history.LogPath(r.cfg.StateDir, o.job, o.runID)
+	if _, err := os.Stat(logPath); err != nil {
+		logPath = "" // the run printed nothing, or its log is gone
+	}
+	closed, err := r.cfg.Store.Interrupt(ctx, o.runID, r.cfg.Now(), o.reason(), logPath)
+	if err != nil {
+		return 0, err
+	}
+	r.remember(o.runID)
+	if !closed {
+		return 0, nil // recorded already (by its supervisor, or another recoverer)
+	}
+	r.cfg.Log.Warn("recorded a dead supervisor's run as interrupted", "job", o.job, "run_id", o.runID, "reason", o.reason())
+	return 1, nil
+}
