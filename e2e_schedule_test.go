@@ -102,3 +102,26 @@ func TestE2EUnschedulableJobIsShown(t *testing.T) {
 		t.Errorf("daemon exit %d", code)
 	}
 }
+
+// TestE2EPlannedFeaturesSaySo: contract keys and commands of features this
+// version does not have are refused with that reason, not as unknown.
+func TestE2EPlannedFeaturesSaySo(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, `jobs:
+  - name: a
+    schedule: "@hourly"
+    command: "true"
+    timeout: 5s
+    retries: 2
+`)
+	code, out, stderr := s.runCV(10*time.Second, "validate")
+	if code != 1 || !strings.Contains(out+stderr, `jobs.yaml:7:5: "retries" is part of cronvisor's contract but not built in this version`) {
+		t.Errorf("validate: exit %d, output %q %q", code, out, stderr)
+	}
+	for _, verb := range []string{"pause", "resume", "trigger", "kill", "reload", "logs"} {
+		code, _, stderr := s.runCV(10*time.Second, verb, "a")
+		if code != 1 || !strings.Contains(stderr, verb+" is part of cronvisor's contract but not built in this version; meanwhile: ") {
+			t.Errorf("%s: exit %d, stderr %q", verb, code, stderr)
+		}
+	}
+}

@@ -97,6 +97,7 @@ Without a command it opens the interactive console.`,
 		newValidate(g), newNext(g), newRun(g), newDaemon(g),
 		newUI(g), newStatus(g), newLocks(g), newHistory(g),
 	)
+	root.AddCommand(newPlanned()...)
 	for _, c := range root.Commands() {
 		c.SilenceUsage, c.SilenceErrors = true, true
 	}

@@ -22,7 +22,10 @@ func (d *decoder) lockBackend(lb *LockBackend, e entry) (secrets []string) {
 	if t, ok := lookup(known, f, "type"); ok {
 		if s, ok := d.text("lock_backend.type", t.val); ok {
 			lb.Type = s
-			if s != BackendFile && s != BackendRedis {
+			switch {
+			case s == "mysql" || s == "postgres":
+				d.errorf(t.val, "lock_backend.type: %q is part of cronvisor's contract but not built in this version (file and redis are)", s)
+			case s != BackendFile && s != BackendRedis:
 				d.errorf(t.val, "lock_backend.type: %q is not one of file, redis", s)
 			}
 		}

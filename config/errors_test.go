@@ -29,6 +29,9 @@ func TestParseErrors(t *testing.T) {
 		// shape and keys
 		{"top level list", y("- name: a"), "1:1", "top level must be a mapping"},
 		{"unknown top key", y("state_dirr: x", "jobs: []"), "1:1", `unknown key "state_dirr" (did you mean "state_dir"?)`},
+		{"a contract key not built yet", y("metrics: {listen: 127.0.0.1:9750}", "jobs: []"), "1:1", `"metrics" is part of cronvisor's contract but not built in this version (it comes with Prometheus metrics)`},
+		{"a job key not built yet", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    retries: 2"), "6:5", `"retries" is part of cronvisor's contract but not built in this version (it comes with retries)`},
+		{"a lock backend not built yet", y("lock_backend: {type: mysql}", "jobs: []"), "1:22", `lock_backend.type: "mysql" is part of cronvisor's contract but not built in this version (file and redis are)`},
 		{"job key at top", y("timeout: 1m", "jobs: []"), "1:1", "put it under defaults"},
 		{"top key in job", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    state_dir: s"), "6:5", "belongs at the top level"},
 		{"typo in job key", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    enabeld: false"), "6:5", `did you mean "enabled"?`},
