@@ -399,9 +399,11 @@ func checkDaemonLogs(t *testing.T, logs []logRecord, job string, runs, window in
 			started++
 		case rec.Msg == "run skipped":
 			skips++
+			// "supervisor stopping": a fire cancelled by the SIGTERM at
+			// the end while it was taking its lock, still recorded.
 			if rec.Reason == "slot already run" {
 				slotDone++
-			} else if !strings.HasPrefix(rec.Reason, "lock held by") {
+			} else if !strings.HasPrefix(rec.Reason, "lock held by") && rec.Reason != "supervisor stopping" {
 				t.Errorf("daemon %d: unexpected skip reason %q", rec.daemon, rec.Reason)
 			}
 		}
