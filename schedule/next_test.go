@@ -235,3 +235,20 @@ func assertInstant(t testing.TB, got, want time.Time) {
 		t.Errorf("got %s, want %s", got.Format(time.RFC3339), want.Format(time.RFC3339))
 	}
 }
+
+// BenchmarkNext is the scheduler's common case: the next fire of an
+// ordinary schedule in a zone with DST, away from any change of offset.
+func BenchmarkNext(b *testing.B) {
+	for _, expr := range []string{"*/5 * * * *", "30 2 * * *", "0 9 * * mon-fri"} {
+		b.Run(expr, func(b *testing.B) {
+			s, err := Parse(expr, mustZone(b, "America/New_York"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			from := time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)
+			for b.Loop() {
+				s.Next(from)
+			}
+		})
+	}
+}
