@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 
@@ -56,7 +55,7 @@ func (s *stateDirSource) Locks(ctx context.Context) ([]ctl.LockStatus, error) {
 }
 
 // History implements ui.StateDir.
-func (s *stateDirSource) History(ctx context.Context, q ctl.HistoryQuery) ([]json.RawMessage, error) {
+func (s *stateDirSource) History(ctx context.Context, q ctl.HistoryQuery) ([]history.Record, error) {
 	store, err := history.OpenReadOnly(historyPath(s.cfg))
 	if errors.Is(err, history.ErrNoHistory) {
 		return nil, nil
@@ -65,17 +64,10 @@ func (s *stateDirSource) History(ctx context.Context, q ctl.HistoryQuery) ([]jso
 		return nil, err
 	}
 	defer store.Close()
-	recs, err := store.Query(ctx, history.Filter{Job: q.Job, Outcomes: q.Outcomes, Since: q.Since, Limit: q.Limit})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]json.RawMessage, 0, len(recs))
-	for _, r := range recs {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, nil
+	return store.Query(ctx, history.Filter{Job: q.Job, Outcomes: q.Outcomes, Since: q.Since, Limit: q.Limit})
+}
+
+// Log implements ui.StateDir.
+func (s *stateDirSource) Log(_ context.Context, job, runID string) (ctl.RunLog, error) {
+	return service.ReadRunLog(s.cfg.StateDir, job, runID)
 }

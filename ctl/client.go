@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"cronvisor/history"
 	"cronvisor/statedir"
 )
 
@@ -23,8 +24,8 @@ const DefaultTimeout = 5 * time.Second
 
 // Client talks to a daemon's control socket. Its methods mirror Backend
 // and are safe for concurrent use. Errors the daemon answered with keep
-// its message; a 404 for a job matches ErrUnknownJob, a 400
-// ErrBadRequest and a 403 ErrRefused.
+// its message; a 404 for a job matches ErrUnknownJob, one for a run's log
+// ErrNoLog, a 400 ErrBadRequest and a 403 ErrRefused.
 type Client struct {
 	path string
 	hc   *http.Client
@@ -144,10 +145,16 @@ func (c *Client) Locks(ctx context.Context) ([]LockStatus, error) {
 	return locks, c.call(ctx, http.MethodGet, "/v1/locks", nil, &locks)
 }
 
-// History returns history records in the contract's JSON form.
-func (c *Client) History(ctx context.Context, q HistoryQuery) ([]json.RawMessage, error) {
-	var recs []json.RawMessage
+// History returns the history records that match q, newest first.
+func (c *Client) History(ctx context.Context, q HistoryQuery) ([]history.Record, error) {
+	var recs []history.Record
 	return recs, c.call(ctx, http.MethodGet, "/v1/history", encodeQuery(q), &recs)
+}
+
+// Log returns the end of a run's saved log; ErrNoLog when it has none.
+func (c *Client) Log(ctx context.Context, job, runID string) (RunLog, error) {
+	var l RunLog
+	return l, c.call(ctx, http.MethodGet, "/v1/logs", url.Values{"job": {job}, "run": {runID}}, &l)
 }
 
 // RunNow asks the daemon to fire job now and returns what the fire did.
@@ -299,6 +306,8 @@ func (e *RemoteError) Unwrap() error {
 		return ErrBadRequest
 	case codeRefused:
 		return ErrRefused
+	case codeNoLog:
+		return ErrNoLog
 	}
 	return nil
 }

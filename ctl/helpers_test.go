@@ -3,7 +3,6 @@ package ctl
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"cronvisor/history"
 )
 
 // peerEnv makes the test binary a socket client instead of running tests:
@@ -23,6 +24,7 @@ const (
 	peerOK      = 0
 	peerRefused = 3
 	peerNoDial  = 4
+	peerMixed   = 5
 )
 
 // serveEnv makes the test binary a server on the socket at its value: the
@@ -42,7 +44,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// peerHelper asks for the jobs and tells by its exit code how it went.
+// peerHelper asks for the jobs and a run's log and tells by its exit
+// code how it went: both answered, both refused, or (peerMixed) one each.
 func peerHelper(path string) int {
 	c, err := Dial(path)
 	if err != nil {
@@ -51,11 +54,18 @@ func peerHelper(path string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := c.Jobs(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	_, errJobs := c.Jobs(ctx)
+	_, errLog := c.Log(ctx, "sync", "r0")
+	switch {
+	case errJobs == nil && errLog == nil:
+		return peerOK
+	case errJobs != nil && errLog != nil:
+		fmt.Fprintln(os.Stderr, errJobs)
+		fmt.Fprintln(os.Stderr, errLog)
 		return peerRefused
 	}
-	return peerOK
+	fmt.Fprintln(os.Stderr, "jobs:", errJobs, "log:", errLog)
+	return peerMixed
 }
 
 // serveHelper answers with the fake backend, to any uid, until killed or
@@ -86,7 +96,7 @@ func ref(offset time.Duration) time.Time {
 type fakeBackend struct {
 	jobs    []JobStatus
 	locks   []LockStatus
-	history []json.RawMessage
+	history []history.Record
 	failAll error // when set, every request/response method returns it
 
 	mu    sync.Mutex
@@ -116,9 +126,11 @@ func newFakeBackend() *fakeBackend {
 				Since: ref(0), SupervisorPID: 4000},
 			{Lock: "x", Held: true, PID: 77, Since: ref(-time.Minute), Foreign: true, Cmdline: "flock -n x.lock sleep 9"},
 		},
-		history: []json.RawMessage{
-			json.RawMessage(`{"job":"sync","run_id":"r0","outcome":"ok"}`),
-			json.RawMessage(`{"job":"sync","run_id":"s1","outcome":"skipped","holder":{"pid":1}}`),
+		history: []history.Record{
+			{Job: "sync", RunID: "r0", Outcome: "ok", ScheduledAt: ref(-time.Hour), StartedAt: ref(-time.Hour),
+				EndedAt: ref(-time.Hour + time.Second), ExitCode: &zero, LogPath: "/state/logs/sync/r0.log"},
+			{Job: "sync", RunID: "s1", Outcome: "skipped", ScheduledAt: ref(-time.Minute), Reason: "lock held",
+				Holder: &history.Holder{PID: 1, Host: "h1", Job: "sync", RunID: "r1", Since: ref(-2 * time.Minute)}},
 		},
 		subscribed:   make(chan chan WireEvent, 4),
 		unsubscribed: make(chan struct{}, 4),
@@ -155,7 +167,21 @@ func (f *fakeBackend) known(verb, job string) error {
 func (f *fakeBackend) Jobs(context.Context) ([]JobStatus, error)   { return f.jobs, f.failAll }
 func (f *fakeBackend) Locks(context.Context) ([]LockStatus, error) { return f.locks, f.failAll }
 
-func (f *fakeBackend) History(_ context.Context, q HistoryQuery) ([]json.RawMessage, error) {
+// zero is an exit code of 0.
+var zero = 0
+
+// Log knows one run's log, sync's r0.
+func (f *fakeBackend) Log(_ context.Context, job, runID string) (RunLog, error) {
+	if f.failAll != nil {
+		return RunLog{}, f.failAll
+	}
+	if job != "sync" || runID != "r0" {
+		return RunLog{}, fmt.Errorf("%w for run %s of %s", ErrNoLog, runID, job)
+	}
+	return RunLog{Job: job, RunID: runID, Lines: []string{"stdout | one", "stderr | two"}, Omitted: 12}, nil
+}
+
+func (f *fakeBackend) History(_ context.Context, q HistoryQuery) ([]history.Record, error) {
 	f.mu.Lock()
 	f.query = q
 	f.mu.Unlock()

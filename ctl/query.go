@@ -62,3 +62,21 @@ func decodeQuery(v url.Values) (HistoryQuery, error) {
 	}
 	return q, nil
 }
+
+// decodeLogQuery parses GET /v1/logs's query: job and run, both required,
+// nothing else.
+func decodeLogQuery(v url.Values) (job, run string, err error) {
+	for k, vals := range v {
+		if k != "job" && k != "run" {
+			return "", "", fmt.Errorf("%w: unknown parameter %q (want job, run)", ErrBadRequest, k)
+		}
+		if len(vals) != 1 {
+			return "", "", fmt.Errorf("%w: %s given %d times", ErrBadRequest, k, len(vals))
+		}
+	}
+	job, run = v.Get("job"), v.Get("run")
+	if job == "" || run == "" {
+		return "", "", fmt.Errorf("%w: want both job and run, got job %q run %q", ErrBadRequest, job, run)
+	}
+	return job, run, nil
+}

@@ -83,6 +83,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/jobs", s.jobs)
 	mux.HandleFunc("GET /v1/locks", s.locks)
 	mux.HandleFunc("GET /v1/history", s.history)
+	mux.HandleFunc("GET /v1/logs", s.runLog)
 	mux.HandleFunc("GET /v1/daemon", s.daemon)
 	mux.HandleFunc("POST /v1/jobs/{name}/run", s.run)
 	mux.HandleFunc("POST /v1/jobs/{name}/pause", s.pause)
@@ -128,6 +129,25 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, nonNil(recs))
+}
+
+// runLog answers GET /v1/logs?job=J&run=R with the end of that run's
+// saved log. The log is read by the daemon, so a console that cannot read
+// the state dir (another host's mount, root's 0700 dir) still shows it; the
+// uid check in guard applies to this route as to every other.
+func (s *server) runLog(w http.ResponseWriter, r *http.Request) {
+	job, run, err := decodeLogQuery(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	l, err := s.b.Log(r.Context(), job, run)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	l.Lines = nonNil(l.Lines)
+	writeJSON(w, http.StatusOK, l)
 }
 
 func (s *server) run(w http.ResponseWriter, r *http.Request) {
@@ -259,6 +279,8 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, ErrUnknownJob):
 		status, body.Code = http.StatusNotFound, codeUnknownJob
+	case errors.Is(err, ErrNoLog):
+		status, body.Code = http.StatusNotFound, codeNoLog
 	case errors.Is(err, ErrBadRequest):
 		status, body.Code = http.StatusBadRequest, codeBadRequest
 	default:

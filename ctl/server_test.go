@@ -24,6 +24,8 @@ func TestRoutesRoundTrip(t *testing.T) {
 		{"jobs", func(ctx context.Context) (any, error) { return c.Jobs(ctx) }, f.jobs, ""},
 		{"locks", func(ctx context.Context) (any, error) { return c.Locks(ctx) }, f.locks, ""},
 		{"history", func(ctx context.Context) (any, error) { return c.History(ctx, HistoryQuery{Job: "sync"}) }, f.history, ""},
+		{"log", func(ctx context.Context) (any, error) { return c.Log(ctx, "sync", "r0") },
+			RunLog{Job: "sync", RunID: "r0", Lines: []string{"stdout | one", "stderr | two"}, Omitted: 12}, ""},
 		{"run", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "sync") }, RunResult{RunID: "run-sync", Started: true}, "run sync"},
 		{"run skipped", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "held") },
 			RunResult{RunID: "run-held", Outcome: "skipped", Reason: "lock held by pid 7@h"}, "run held"},
@@ -125,6 +127,14 @@ func TestErrors(t *testing.T) {
 		{"bad since", func(ctx context.Context) error {
 			return c.call(ctx, http.MethodGet, "/v1/history", map[string][]string{"since": {"yesterday"}}, nil)
 		}, ErrBadRequest, 400, `since "yesterday"`},
+		{"a run without a log", func(ctx context.Context) error { _, err := c.Log(ctx, "sync", "s1"); return err },
+			ErrNoLog, 404, "no saved log for run s1 of sync"},
+		{"a log without its run", func(ctx context.Context) error {
+			return c.call(ctx, http.MethodGet, "/v1/logs", map[string][]string{"job": {"sync"}}, nil)
+		}, ErrBadRequest, 400, "want both job and run"},
+		{"a log query with more", func(ctx context.Context) error {
+			return c.call(ctx, http.MethodGet, "/v1/logs", map[string][]string{"job": {"sync"}, "run": {"r0"}, "path": {"/etc/passwd"}}, nil)
+		}, ErrBadRequest, 400, `unknown parameter "path"`},
 		{"unknown route is not an unknown job", func(ctx context.Context) error {
 			return c.call(ctx, http.MethodGet, "/v1/nope", nil, nil)
 		}, nil, 404, "no route GET /v1/nope"},
@@ -170,7 +180,7 @@ func checkRemote(t *testing.T, err error, wantIs error, wantStatus int, wantMsg 
 	if re.Status != wantStatus {
 		t.Errorf("status %d, want %d", re.Status, wantStatus)
 	}
-	for _, s := range []error{ErrUnknownJob, ErrBadRequest} {
+	for _, s := range []error{ErrUnknownJob, ErrBadRequest, ErrNoLog} {
 		if errors.Is(err, s) != (s == wantIs) {
 			t.Errorf("errors.Is(%v, %v) = %v", err, s, !(s == wantIs))
 		}

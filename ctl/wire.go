@@ -8,7 +8,8 @@
 //	GET  /v1/jobs                   []JobStatus
 //	GET  /v1/locks                  []LockStatus
 //	GET  /v1/history?job=&outcome=&outcome=&since=RFC3339&limit=
-//	                                [] history records, the contract's form
+//	                                []history.Record, the contract's form
+//	GET  /v1/logs?job=J&run=R       RunLog: the end of the run's saved log; 404 when it has none
 //	GET  /v1/daemon                 DaemonStatus
 //	POST /v1/jobs/{name}/run        202 RunResult when the run started, 200 when not
 //	POST /v1/jobs/{name}/pause      204
@@ -25,9 +26,10 @@ package ctl
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
+
+	"cronvisor/history"
 )
 
 // ErrUnknownJob means the daemon has no job by that name. The server
@@ -51,6 +53,10 @@ var ErrRefused = errors.New("refused by the daemon")
 // trust: whoever could plant the socket could answer anything.
 var ErrUntrusted = errors.New("control socket served by another user")
 
+// ErrNoLog means the run has no saved log (a skip, a run that never
+// started, or a log already pruned). The server answers it with 404.
+var ErrNoLog = errors.New("no saved log")
+
 // ErrNoDaemon means nothing listens on the socket: no file, or a stale file
 // left by a daemon that died.
 var ErrNoDaemon = errors.New("no daemon listening")
@@ -60,8 +66,10 @@ var ErrNoDaemon = errors.New("no daemon listening")
 type Backend interface {
 	Jobs(ctx context.Context) ([]JobStatus, error)
 	Locks(ctx context.Context) ([]LockStatus, error)
-	// History returns records already in the contract's JSON form.
-	History(ctx context.Context, q HistoryQuery) ([]json.RawMessage, error)
+	// History returns the records that match q, newest first.
+	History(ctx context.Context, q HistoryQuery) ([]history.Record, error)
+	// Log returns the end of a run's saved log, ErrNoLog when it has none.
+	Log(ctx context.Context, job, runID string) (RunLog, error)
 	// RunNow fires the job in the background, still under its lock, and
 	// says what the fire did: started, or skipped or failed and why.
 	RunNow(ctx context.Context, job string) (RunResult, error)
@@ -208,6 +216,21 @@ type HistoryQuery struct {
 	Limit    int // 0: the backend's default
 }
 
+// LogTail is how much of a saved run log a RunLog carries: its end, which
+// is where a failure explains itself.
+const LogTail = 256 << 10
+
+// RunLog is the end of one run's saved log, at most LogTail bytes of it.
+type RunLog struct {
+	Job   string `json:"job"`
+	RunID string `json:"run_id"`
+	// Lines are the log's lines as saved: "STREAM | TEXT", with the
+	// stream's tag (stdout, stderr), or a note of cronvisor's own.
+	Lines []string `json:"lines"`
+	// Omitted is how many bytes at the start of the log were left out.
+	Omitted int64 `json:"omitted,omitempty"`
+}
+
 // EventType names a WireEvent's kind.
 type EventType string
 
@@ -264,6 +287,7 @@ const (
 	codeUnknownJob = "unknown_job"
 	codeBadRequest = "bad_request"
 	codeRefused    = "refused"
+	codeNoLog      = "no_log"
 )
 
 // killAnswer is the body of POST .../kill.

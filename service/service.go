@@ -7,7 +7,6 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -279,7 +278,7 @@ func (s *Service) Locks(ctx context.Context) ([]ctl.LockStatus, error) {
 }
 
 // History implements ctl.Backend.
-func (s *Service) History(ctx context.Context, q ctl.HistoryQuery) ([]json.RawMessage, error) {
+func (s *Service) History(ctx context.Context, q ctl.HistoryQuery) ([]history.Record, error) {
 	if s.store == nil {
 		return nil, fmt.Errorf("history store unavailable")
 	}
@@ -287,19 +286,13 @@ func (s *Service) History(ctx context.Context, q ctl.HistoryQuery) ([]json.RawMe
 	if limit == 0 {
 		limit = 100
 	}
-	recs, err := s.store.Query(ctx, history.Filter{Job: q.Job, Outcomes: q.Outcomes, Since: q.Since, Limit: limit})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]json.RawMessage, 0, len(recs))
-	for _, r := range recs {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, nil
+	return s.store.Query(ctx, history.Filter{Job: q.Job, Outcomes: q.Outcomes, Since: q.Since, Limit: limit})
+}
+
+// Log implements ctl.Backend: the run's saved log in the state dir, which
+// any job's run may have, also a job no longer in jobs.yaml.
+func (s *Service) Log(_ context.Context, job, runID string) (ctl.RunLog, error) {
+	return ReadRunLog(s.cfg.Load().StateDir, job, runID)
 }
 
 func (s *Service) job(name string) (config.Job, error) {

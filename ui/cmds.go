@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 	"time"
 
 	"cronvisor/ctl"
@@ -22,9 +19,6 @@ const (
 	// maxBatch is how many pending events one message carries: a burst of
 	// output lines becomes one redraw, not hundreds.
 	maxBatch = 256
-	// logCap is how much of a saved run log the detail view reads: its end,
-	// which is where a failure explains itself.
-	logCap = 256 << 10
 	// historyPage is how many records the history view asks for.
 	historyPage = 500
 	// jobPage is how many records the detail view asks for.
@@ -69,9 +63,9 @@ type (
 		err       error
 	}
 	logMsg struct {
-		path  string
-		lines []string
-		err   error
+		job, run string
+		lines    []string
+		err      error
 	}
 )
 
@@ -119,8 +113,8 @@ func (m Model) fetchHistory(job string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := bounded(parent)
 		defer cancel()
-		raw, err := src.History(ctx, ctl.HistoryQuery{Job: job, Limit: limit})
-		return historyMsg{job: job, recs: decodeRecords(raw), err: err}
+		recs, err := src.History(ctx, ctl.HistoryQuery{Job: job, Limit: limit})
+		return historyMsg{job: job, recs: recs, err: err}
 	}
 }
 
@@ -244,43 +238,23 @@ func runNowText(job string, r ctl.RunResult) (text string, warn bool) {
 	return "asked to run " + job + " (run " + r.RunID + "); it had not started when the daemon answered", true
 }
 
-// readLog reads the end of a saved run log. The log lives in the state dir,
-// readable by the user who runs the console.
-func readLog(path string) tea.Cmd {
-	return func() tea.Msg {
-		lines, err := tailFile(path, logCap)
-		return logMsg{path: path, lines: lines, err: err}
-	}
+// logReader reads saved run logs: the source, or the state dir while the
+// source is lost.
+type logReader interface {
+	Log(ctx context.Context, job, runID string) (ctl.RunLog, error)
 }
 
-func tailFile(path string, limit int64) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// readLog reads the end of a run's saved log from r. A log cut at its
+// start says how much is not shown.
+func readLog(ctx context.Context, r logReader, job, runID string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := bounded(ctx)
+		defer cancel()
+		l, err := r.Log(ctx, job, runID)
+		msg := logMsg{job: job, run: runID, lines: l.Lines, err: err}
+		if err == nil && l.Omitted > 0 {
+			msg.lines = append([]string{fmt.Sprintf("… [first %d bytes not shown]", l.Omitted)}, l.Lines...)
+		}
+		return msg
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	off := max(st.Size()-limit, 0)
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return nil, err
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return nil, err
-	}
-	text := strings.TrimSuffix(string(b), "\n")
-	var lines []string
-	if off > 0 { // the first line read is cut: drop it too
-		i := strings.IndexByte(text, '\n')
-		off += int64(i + 1)
-		text = text[i+1:]
-		lines = append(lines, fmt.Sprintf("… [first %d bytes not shown]", off))
-	}
-	if text == "" {
-		return lines, nil
-	}
-	return append(lines, strings.Split(text, "\n")...), nil
 }

@@ -57,7 +57,7 @@ type detailView struct {
 	sel     int              // 0: the live output; i: recs[i-1]
 	off     int              // first entry shown in the runs list
 	vp      viewport.Model
-	logPath string // the saved log shown, "" for the live output
+	logPath string // the saved log shown, "" for the live output, "-" for none
 	logText []string
 	width   int
 	height  int
@@ -106,7 +106,7 @@ func (v detailView) Update(msg tea.Msg) (detailView, tea.Cmd) {
 		}
 		return v, nil
 	case logMsg:
-		if msg.path == v.logPath {
+		if v.sel > 0 && msg.job == v.job && msg.run == v.recs[v.sel-1].RunID {
 			v.logText = msg.lines
 			if msg.err != nil {
 				v.logText = []string{"cannot read the saved log: " + msg.err.Error()}
@@ -170,7 +170,7 @@ func (v detailView) pick(i int) (detailView, tea.Cmd) {
 		return v.refresh(), nil
 	}
 	v.logText = []string{"loading " + r.LogPath + " …"}
-	return v.refresh(), readLog(r.LogPath)
+	return v.refresh(), v.c.readLog(v.job, r.RunID)
 }
 
 // follow scrolls the live output to its end.

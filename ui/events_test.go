@@ -1,15 +1,16 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"cronvisor/ctl"
+	"cronvisor/history"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -254,34 +255,40 @@ func TestTickRefetches(t *testing.T) {
 	}
 }
 
+// TestSavedLog reads a run's saved log through the source, never from
+// the disk itself: the source's own reading (history.TailFile) is tested
+// in history.
 func TestSavedLog(t *testing.T) {
 	long := strings.Repeat("x", 100)
+	p := writeLog(t, "stdout | a", "stderr | b")
+	big := writeLog(t, append(slices.Repeat([]string{long}, 3000), "stdout | last")...)
+	recs := []history.Record{{Job: "j", RunID: "r1", LogPath: p}, {Job: "j", RunID: "r2", LogPath: big}, {Job: "j", RunID: "r3"}}
 	tests := []struct {
-		name  string
-		path  func(t *testing.T) string
-		limit int64
-		want  []string
+		name    string
+		run     string
+		want    []string // the first lines, then the last
+		wantErr error
 	}{
-		{"whole", func(t *testing.T) string { return writeLog(t, "stdout | a", "stderr | b") }, logCap,
-			[]string{"stdout | a", "stderr | b"}},
-		{"the end of a big one", func(t *testing.T) string { return writeLog(t, long, long, "stdout | last") }, 120,
-			[]string{"… [first 101 bytes not shown]", long, "stdout | last"}},
-		{"empty", func(t *testing.T) string { return writeLog(t) }, logCap, nil},
+		{name: "whole", run: "r1", want: []string{"stdout | a", "stderr | b"}},
+		{name: "the end of a big one", run: "r2", want: []string{"… [first 40905 bytes not shown]", long}},
+		{name: "none", run: "r3", wantErr: ctl.ErrNoLog},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tailFile(tc.path(t), tc.limit)
-			if err != nil || !slices.Equal(got, tc.want) {
-				t.Errorf("tailFile = %q, %v; want %q", got, err, tc.want)
+			f := newFake()
+			f.records = recs
+			msg := readLog(context.Background(), f, "j", tc.run)().(logMsg)
+			if !errors.Is(msg.err, tc.wantErr) || (tc.wantErr == nil && msg.err != nil) {
+				t.Fatalf("err %v, want %v", msg.err, tc.wantErr)
+			}
+			if n := len(tc.want); n > 0 && (len(msg.lines) < n || !slices.Equal(msg.lines[:n], tc.want)) {
+				t.Errorf("lines start %q, want %q", msg.lines[:min(n, len(msg.lines))], tc.want)
+			}
+			if slices.Contains(f.called(), "log j "+tc.run) != true || msg.run != tc.run {
+				t.Errorf("calls %v, message for run %q; want the source asked for run %s", f.called(), msg.run, tc.run)
 			}
 		})
 	}
-	t.Run("missing", func(t *testing.T) {
-		msg := readLog("/nonexistent/run.log")().(logMsg)
-		if !errors.Is(msg.err, os.ErrNotExist) {
-			t.Errorf("err %v, want not-exist", msg.err)
-		}
-	})
 }
 
 func TestOffBeat(t *testing.T) {

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,22 +76,36 @@ func (f *fakeSource) Locks(context.Context) ([]ctl.LockStatus, error) {
 	return f.locks, f.record("locks")
 }
 
-func (f *fakeSource) History(_ context.Context, q ctl.HistoryQuery) ([]json.RawMessage, error) {
+func (f *fakeSource) History(_ context.Context, q ctl.HistoryQuery) ([]history.Record, error) {
 	if err := f.record("history " + q.Job); err != nil {
 		return nil, err
 	}
-	var out []json.RawMessage
+	var out []history.Record
 	for _, r := range f.records {
-		if q.Job != "" && r.Job != q.Job {
-			continue
+		if q.Job == "" || r.Job == q.Job {
+			out = append(out, r)
 		}
-		b, err := json.Marshal(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
 	}
 	return out, nil
+}
+
+// Log reads the record's log file as the daemon would.
+func (f *fakeSource) Log(_ context.Context, job, runID string) (ctl.RunLog, error) {
+	if err := f.record("log " + job + " " + runID); err != nil {
+		return ctl.RunLog{}, err
+	}
+	return recordLog(f.records, job, runID)
+}
+
+// recordLog is the end of the log of the record of job's run runID.
+func recordLog(recs []history.Record, job, runID string) (ctl.RunLog, error) {
+	for _, r := range recs {
+		if r.Job == job && r.RunID == runID && r.LogPath != "" {
+			lines, omitted, err := history.TailFile(r.LogPath, ctl.LogTail)
+			return ctl.RunLog{Job: job, RunID: runID, Lines: lines, Omitted: omitted}, err
+		}
+	}
+	return ctl.RunLog{}, fmt.Errorf("%w for run %s of %s", ctl.ErrNoLog, runID, job)
 }
 
 func (f *fakeSource) RunNow(_ context.Context, job string) (ctl.RunResult, error) {

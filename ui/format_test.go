@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -166,34 +165,6 @@ func TestLayout(t *testing.T) {
 		t.Run(fmt.Sprint(tc.width), func(t *testing.T) {
 			if got := layout(cols, tc.width); !slices.Equal(got, tc.want) {
 				t.Errorf("layout(%d) = %v, want %v", tc.width, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestDecodeRecords(t *testing.T) {
-	good, err := json.Marshal(history.Record{Job: "a", RunID: "r", Outcome: "ok", ScheduledAt: ref,
-		Holder: &history.Holder{PID: 1, Host: "h", Since: at(-time.Second)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name string
-		raw  []json.RawMessage
-		want int
-	}{
-		{"good", []json.RawMessage{good}, 1},
-		{"a bad time is dropped", []json.RawMessage{good, json.RawMessage(`{"job":"b","scheduled_at":"yesterday"}`)}, 1},
-		{"not an object", []json.RawMessage{json.RawMessage(`[]`)}, 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := decodeRecords(tc.raw)
-			if len(got) != tc.want {
-				t.Fatalf("%d records, want %d", len(got), tc.want)
-			}
-			if tc.want > 0 && !got[0].Holder.Since.Equal(at(-time.Second)) {
-				t.Errorf("holder since %v, want %v", got[0].Holder.Since, at(-time.Second))
 			}
 		})
 	}

@@ -89,6 +89,13 @@ func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Rendere
 		}
 		return opts.Clock()
 	}
+	c.readLog = func(job, runID string) tea.Cmd {
+		var from logReader = src
+		if c.lost && opts.Offline != nil {
+			from = opts.Offline
+		}
+		return readLog(ctx, from, job, runID)
+	}
 	h := help.New()
 	h.Styles = c.st.help
 	return Model{ctx: ctx, src: src, opts: opts, c: c, keys: newGlobalKeys(), help: h,

@@ -40,8 +40,8 @@ func (m Model) fetchOffline() tea.Cmd {
 		if err != nil {
 			return offlineMsg{at: at, err: err}
 		}
-		raw, err := sd.History(ctx, ctl.HistoryQuery{Limit: historyPage})
-		return offlineMsg{jobs: jobs, locks: locks, recs: decodeRecords(raw), at: at, err: err}
+		recs, err := sd.History(ctx, ctl.HistoryQuery{Limit: historyPage})
+		return offlineMsg{jobs: jobs, locks: locks, recs: recs, at: at, err: err}
 	}
 }
 
@@ -49,7 +49,7 @@ func (m Model) fetchOffline() tea.Cmd {
 // countdown or elapsed time moves, everything is greyed, and the state
 // dir is read when there is one to read.
 func (m Model) goOffline() (Model, tea.Cmd) {
-	m.c.asOf, m.c.st = m.wall(), m.grey
+	m.c.asOf, m.c.st, m.c.lost = m.wall(), m.grey, true
 	m.daemon = ctl.DaemonStatus{} // a daemon that is gone is not shutting down any more
 	m = m.layout().refreshViews()
 	return m.offlineDue()
@@ -83,7 +83,7 @@ func (m Model) onOffline(msg offlineMsg) (Model, tea.Cmd) {
 
 // goOnline undoes goOffline once the source is back.
 func (m Model) goOnline() Model {
-	m.c.asOf, m.c.st = time.Time{}, m.live
+	m.c.asOf, m.c.st, m.c.lost = time.Time{}, m.live, false
 	m.offline = offlineState{}
 	return m.refreshViews()
 }

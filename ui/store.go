@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -244,18 +243,4 @@ func (s *store) lastRecord(job string) (history.Record, bool) {
 		}
 	}
 	return history.Record{}, false
-}
-
-// decodeRecords reads the source's history answer. A record that does not
-// decode is dropped rather than failing the page: a newer daemon may send
-// fields this console does not know.
-func decodeRecords(raw []json.RawMessage) []history.Record {
-	out := make([]history.Record, 0, len(raw))
-	for _, b := range raw {
-		var r history.Record
-		if r.UnmarshalJSON(b) == nil {
-			out = append(out, r)
-		}
-	}
-	return out
 }

@@ -6,16 +6,21 @@ import (
 	"strings"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 )
 
-// common is what every view shares: the styles, the store and the clock.
-// The root model owns it; views hold a pointer and only read through it.
+// common is what every view shares: the styles, the store, the clock and
+// where saved logs are read. The root model owns it; views hold a pointer
+// and only read through it.
 type common struct {
 	st   styles
 	data *store
 	now  func() time.Time // the time views measure against: asOf when set
 	asOf time.Time        // the moment what the store shows was true, while the source is lost
+	lost bool             // the source is lost: logs come from the state dir, if there is one
+	// readLog is the command that reads a run's saved log.
+	readLog func(job, runID string) tea.Cmd
 }
 
 // column is one column of a table. A column is at least min wide and

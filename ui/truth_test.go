@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -45,16 +44,12 @@ func newFakeStateDir() *fakeStateDir {
 func (f *fakeStateDir) Jobs(context.Context) ([]ctl.JobStatus, error)   { return f.jobs, nil }
 func (f *fakeStateDir) Locks(context.Context) ([]ctl.LockStatus, error) { return f.locks, nil }
 
-func (f *fakeStateDir) History(context.Context, ctl.HistoryQuery) ([]json.RawMessage, error) {
-	var out []json.RawMessage
-	for _, r := range f.records {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, nil
+func (f *fakeStateDir) History(context.Context, ctl.HistoryQuery) ([]history.Record, error) {
+	return f.records, nil
+}
+
+func (f *fakeStateDir) Log(_ context.Context, job, runID string) (ctl.RunLog, error) {
+	return recordLog(f.records, job, runID)
 }
 
 // loseToStateDir closes the daemon's stream and answers the console's

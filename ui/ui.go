@@ -10,13 +10,13 @@ package ui
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"time"
 
 	"cronvisor/ctl"
+	"cronvisor/history"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -24,12 +24,13 @@ import (
 
 // Source is where the console gets its data and sends its actions. It is
 // the method set of *ctl.Client, so a client satisfies it as is.
-// History returns records in the contract's JSON form; the console decodes
-// them with history.Record.UnmarshalJSON.
 type Source interface {
 	Jobs(ctx context.Context) ([]ctl.JobStatus, error)
 	Locks(ctx context.Context) ([]ctl.LockStatus, error)
-	History(ctx context.Context, q ctl.HistoryQuery) ([]json.RawMessage, error)
+	History(ctx context.Context, q ctl.HistoryQuery) ([]history.Record, error)
+	// Log is the end of a run's saved log, read by the daemon: the console
+	// never opens the state dir's files itself.
+	Log(ctx context.Context, job, runID string) (ctl.RunLog, error)
 	RunNow(ctx context.Context, job string) (ctl.RunResult, error)
 	Pause(ctx context.Context, job string) error
 	Resume(ctx context.Context, job string) error
@@ -44,12 +45,14 @@ type Source interface {
 }
 
 // StateDir reads what the state dir says without a daemon: the jobs of
-// jobs.yaml with their lock files' holders, the locks, the history. An
-// attached console shows it, greyed, while its daemon is away.
+// jobs.yaml with their lock files' holders, the locks, the history and the
+// saved logs. An attached console shows it, greyed, while its daemon is
+// away.
 type StateDir interface {
 	Jobs(ctx context.Context) ([]ctl.JobStatus, error)
 	Locks(ctx context.Context) ([]ctl.LockStatus, error)
-	History(ctx context.Context, q ctl.HistoryQuery) ([]json.RawMessage, error)
+	History(ctx context.Context, q ctl.HistoryQuery) ([]history.Record, error)
+	Log(ctx context.Context, job, runID string) (ctl.RunLog, error)
 }
 
 // Options configure the console.
