@@ -99,9 +99,10 @@ func daemonNote(ctx context.Context, client *ctl.Client) string {
 	return fmt.Sprintf("; shutting down: %d %s finishing", d.Finishing, noun)
 }
 
-// offlineStatuses builds job statuses from jobs.yaml, the lock files and
-// the history store, without a daemon. Nothing schedules the jobs, so no
-// next run is given.
+// offlineStatuses builds job statuses from jobs.yaml, the lock files, the
+// pauses and the history store, without a daemon, through the daemon's own
+// builder: nothing schedules the jobs, so no next run is given, and a
+// job's state comes from its lock file.
 func offlineStatuses(ctx context.Context, cfg *config.Config, locker lock.Locker) ([]ctl.JobStatus, error) {
 	store, err := history.OpenReadOnly(historyPath(cfg))
 	if err != nil && !errors.Is(err, history.ErrNoHistory) {
@@ -111,51 +112,13 @@ func offlineStatuses(ctx context.Context, cfg *config.Config, locker lock.Locker
 	if err != nil {
 		return nil, err
 	}
-	latest, started := map[string]history.Record{}, map[string]history.Record{}
+	b := service.Statuses{Locks: locker, Pauses: service.PauseFile(pauses)}
 	if store != nil {
 		defer store.Close()
-		names := make([]string, len(cfg.Jobs))
-		for i, j := range cfg.Jobs {
-			names[i] = j.Name
-		}
-		if l, err := store.Latest(ctx, names); err == nil {
-			latest = l // without it, status shows no last outcome
-		}
-		if l, err := store.LatestRuns(ctx, names); err == nil {
-			started = l
-		}
+		b.History = service.ReadRecent(ctx, store, cfg.Jobs)
 	}
-	out := make([]ctl.JobStatus, 0, len(cfg.Jobs))
-	for _, j := range cfg.Jobs {
-		js := ctl.JobStatus{Name: j.Name, Schedule: j.Schedule, Timezone: j.Timezone, Lock: j.Lock,
-			Enabled: j.Enabled, State: ctl.StateIdle}
-		if js.Timezone == "" {
-			js.Timezone = "Local"
-		}
-		if p, ok := pauses[j.Name]; ok {
-			js.State, js.Paused, js.PausedBy = ctl.StatePaused, true, &p
-		}
-		if !j.Enabled {
-			js.State = ctl.StateDisabled
-		}
-		if r, ok := latest[j.Name]; ok {
-			js.LastOutcome, js.LastEndedAt = r.Outcome, r.EndedAt
-		}
-		js.LastStartedAt = started[j.Name].StartedAt // the last run, not a skip after it
-		if j.Overlap != config.OverlapAllow {
-			if st, err := locker.Inspect(ctx, j.Lock); err == nil && st.Held {
-				js.Holder = ctl.HolderOf(st.Holder)
-				if holdsOwnRun(st.Holder, j.Name) {
-					js.State, js.RunID, js.PID, js.StartedAt = ctl.StateRunning, st.Holder.RunID, st.Holder.PID, st.Holder.Since
-				}
-			}
-		}
-		out = append(out, js)
-	}
-	return out, nil
+	return b.Build(ctx, cfg.Jobs), nil
 }
-
-func holdsOwnRun(h lock.Holder, job string) bool { return !h.Foreign && h.Job == job }
 
 // printStatusTable prints the jobs; offline, nothing schedules them, and
 // the next-run column says so rather than when a daemon would fire.

@@ -73,29 +73,19 @@ func (s *Service) SetHistoryHealth(f func() string) { s.health = f }
 func (s *Service) SetConfig(cfg *config.Config) { s.cfg.Store(cfg) }
 
 // seed loads each job's last outcome from history, so a fresh daemon shows
-// what happened before it started. One query for all jobs: a daemon with
-// thousands of jobs must not start with thousands of queries.
+// what happened before it started.
 func (s *Service) seed(ctx context.Context, cfg *config.Config) {
 	if s.store == nil {
 		return
 	}
-	names := make([]string, len(cfg.Jobs))
-	for i, j := range cfg.Jobs {
-		names[i] = j.Name
-	}
-	latest, err := s.store.Latest(ctx, names)
-	if err != nil {
-		return // statuses start empty; the daemon runs on
-	}
-	for name, r := range latest {
+	r := ReadRecent(ctx, s.store, cfg.Jobs)
+	for name, rec := range r.latest {
 		st := s.state(name)
-		st.lastOutcome, st.lastEnded = r.Outcome, r.EndedAt
+		st.lastOutcome, st.lastEnded = rec.Outcome, rec.EndedAt
 	}
 	// The last start is the last run's, not a later skip's (which has none).
-	if runs, err := s.store.LatestRuns(ctx, names); err == nil {
-		for name, r := range runs {
-			s.state(name).lastStarted = r.StartedAt
-		}
+	for name, rec := range r.runs {
+		s.state(name).lastStarted = rec.StartedAt
 	}
 }
 
@@ -189,81 +179,50 @@ func (s *Service) Events(ctx context.Context) (<-chan ctl.WireEvent, error) {
 
 // Jobs implements ctl.Backend.
 func (s *Service) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
-	cfg := s.cfg.Load()
-	locks := map[string]lock.Status{}
-	if all, err := s.locker.List(ctx); err == nil {
-		for _, l := range all {
-			locks[l.Name] = l
-		}
-	}
-	next := map[string]time.Time{}
-	stalls := map[string]runner.ScheduleStalled{}
-	if s.sched != nil {
-		next, stalls = s.sched.NextFires(), s.sched.Stalls()
-	}
-	var health string
-	if s.health != nil {
-		health = s.health()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]ctl.JobStatus, 0, len(cfg.Jobs))
-	for _, j := range cfg.Jobs {
-		st := s.state(j.Name)
-		js := ctl.JobStatus{
-			Name: j.Name, Schedule: j.Schedule, Timezone: zoneName(j), Lock: j.Lock,
-			Enabled: j.Enabled, Paused: s.sup.IsPaused(j.Name), NextRun: next[j.Name], PausedBy: s.pausedBy(j.Name),
-			LastOutcome: st.lastOutcome, LastStartedAt: st.lastStarted, LastEndedAt: st.lastEnded,
-			Counts:  ctl.Counts{Since: s.started, Runs: st.runs, Skips: st.skips, Failures: st.failures},
-			History: health,
-		}
-		if l, ok := locks[j.Lock]; ok && l.Held && j.Overlap != config.OverlapAllow {
-			js.Holder = ctl.HolderOf(l.Holder)
-		}
-		js.State = s.stateOf(j, st, &js)
-		if stall, ok := stalls[j.Name]; ok && js.State == ctl.StateIdle {
-			js.State, js.Problem = ctl.StateUnschedulable, stallProblem(stall)
-		}
-		out = append(out, js)
-	}
-	return out, nil
+	v := daemonView{s}
+	b := Statuses{Locks: s.locker, History: v, Pauses: v, Live: v, Health: s.health, Guard: &s.mu}
+	return b.Build(ctx, s.cfg.Load().Jobs), nil
 }
 
-// stateOf picks the job's state and fills in its current run.
-func (s *Service) stateOf(j config.Job, st *jobState, js *ctl.JobStatus) ctl.JobState {
+// daemonView is what the service knows of its jobs, in the terms of the
+// status builder. Recent, Paused, Running and Queued are read with s.mu
+// held (the builder's Guard).
+type daemonView struct{ s *Service }
+
+func (v daemonView) Recent(job string) Recent {
+	st := v.s.state(job)
+	return Recent{Outcome: st.lastOutcome, Started: st.lastStarted, Ended: st.lastEnded,
+		Counts: ctl.Counts{Since: v.s.started, Runs: st.runs, Skips: st.skips, Failures: st.failures}}
+}
+
+func (v daemonView) Paused(job string) (*ctl.PauseInfo, bool) {
+	return v.s.pausedBy(job), v.s.sup.IsPaused(job)
+}
+
+func (v daemonView) Running(job string) (Run, bool) {
 	var cur ctl.WireEvent
-	for _, r := range st.running {
+	for _, r := range v.s.state(job).running {
 		if r.StartedAt.After(cur.StartedAt) {
 			cur = r
 		}
 	}
-	switch {
-	case cur.RunID != "":
-		js.RunID, js.PID, js.StartedAt, js.Deadline = cur.RunID, cur.PID, cur.StartedAt, cur.Deadline
-		return ctl.StateRunning
-	case s.sup.Queued(j.Name):
-		return ctl.StateQueued
-	case js.Paused:
-		return ctl.StatePaused
-	case !j.Enabled:
-		return ctl.StateDisabled
-	}
-	return ctl.StateIdle
+	return Run{RunID: cur.RunID, PID: cur.PID, Started: cur.StartedAt, Deadline: cur.Deadline}, cur.RunID != ""
 }
 
-// stallProblem says why a job has no next fire, for status and the console.
-func stallProblem(st runner.ScheduleStalled) string {
-	return "no next fire after " + st.After.Format(time.RFC3339) + " could be computed; retrying at " + st.Retry.Format(time.RFC3339)
+func (v daemonView) Queued(job string) bool { return v.s.sup.Queued(job) }
+
+func (v daemonView) NextFires() map[string]time.Time {
+	if v.s.sched == nil {
+		return nil
+	}
+	return v.s.sched.NextFires()
 }
 
-func zoneName(j config.Job) string {
-	if j.Timezone != "" {
-		return j.Timezone
+func (v daemonView) Stalls() map[string]runner.ScheduleStalled {
+	if v.s.sched == nil {
+		return nil
 	}
-	if j.Location != nil {
-		return j.Location.String()
-	}
-	return "Local"
+	return v.s.sched.Stalls()
 }
 
 // Locks implements ctl.Backend: the configured locks and any other lock

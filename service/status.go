@@ -1,0 +1,163 @@
+package service
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/ctl"
+	"cronvisor/lock"
+	"cronvisor/runner"
+)
+
+// Statuses builds job statuses, the one place that does: the daemon's Jobs
+// and `cronvisor status` without a daemon both call it, with what each
+// has. Without a scheduler (Live nil) nothing fires, so no job has a next
+// run, and a job whose own run holds its lock is running by the lock file.
+type Statuses struct {
+	Locks   LockLister // every lock's holder; required
+	History RecentRuns // each job's last outcome and run; nil: none known
+	Pauses  Pauses     // which jobs are paused, by whom; nil: none
+	Live    Live       // the running scheduler; nil without one
+	// Health is the history's state for JobStatus.History, "" while it
+	// works; nil: "".
+	Health func() string
+	// Guard, when set, is held while History, Pauses and Live's per-job
+	// methods are read, so that every job is seen at one moment; the lock
+	// backend and the scheduler are read before it is taken.
+	Guard sync.Locker
+}
+
+// LockLister lists the locks and their holders (a lock.Locker).
+type LockLister interface {
+	List(ctx context.Context) ([]lock.Status, error)
+}
+
+// Recent is what the history says of one job.
+type Recent struct {
+	Outcome string    // the newest record's, "" if none
+	Ended   time.Time // when the newest record ended (a skip: when it was skipped)
+	Started time.Time // when the newest run started; a skip after it has no start
+	Counts  ctl.Counts
+}
+
+// RecentRuns gives each job's Recent.
+type RecentRuns interface {
+	Recent(job string) Recent
+}
+
+// Pauses says whether a job is paused and, when known, who paused it.
+type Pauses interface {
+	Paused(job string) (by *ctl.PauseInfo, paused bool)
+}
+
+// Run is a run in flight.
+type Run struct {
+	RunID             string
+	PID               int
+	Started, Deadline time.Time
+}
+
+// Live is what a running scheduler knows.
+type Live interface {
+	NextFires() map[string]time.Time
+	Stalls() map[string]runner.ScheduleStalled
+	// Running is the job's newest run in flight; false for none.
+	Running(job string) (Run, bool)
+	// Queued reports whether a fire of the job waits for its lock.
+	Queued(job string) bool
+}
+
+// Build returns the status of each of jobs, in their order. Locks that
+// cannot be read leave the jobs' holders out rather than failing: the
+// rest of the status is still true.
+func (b Statuses) Build(ctx context.Context, jobs []config.Job) []ctl.JobStatus {
+	held := map[string]lock.Holder{}
+	all, _ := b.Locks.List(ctx) // what it could read, beside an error
+	for _, l := range all {
+		if l.Held {
+			held[l.Name] = l.Holder
+		}
+	}
+	var next map[string]time.Time
+	var stalls map[string]runner.ScheduleStalled
+	if b.Live != nil {
+		next, stalls = b.Live.NextFires(), b.Live.Stalls()
+	}
+	var health string
+	if b.Health != nil {
+		health = b.Health()
+	}
+	if b.Guard != nil {
+		b.Guard.Lock()
+		defer b.Guard.Unlock()
+	}
+	out := make([]ctl.JobStatus, 0, len(jobs))
+	for _, j := range jobs {
+		js := ctl.JobStatus{Name: j.Name, Schedule: j.Schedule, Timezone: zoneName(j), Lock: j.Lock,
+			Enabled: j.Enabled, NextRun: next[j.Name], History: health}
+		if b.History != nil {
+			r := b.History.Recent(j.Name)
+			js.LastOutcome, js.LastStartedAt, js.LastEndedAt, js.Counts = r.Outcome, r.Started, r.Ended, r.Counts
+		}
+		if b.Pauses != nil {
+			js.PausedBy, js.Paused = b.Pauses.Paused(j.Name)
+		}
+		if h, ok := held[j.Lock]; ok && j.Overlap != config.OverlapAllow {
+			js.Holder = ctl.HolderOf(h)
+		}
+		js.State = b.state(j, &js, held)
+		if stall, ok := stalls[j.Name]; ok && js.State == ctl.StateIdle {
+			js.State, js.Problem = ctl.StateUnschedulable, stallProblem(stall)
+		}
+		out = append(out, js)
+	}
+	return out
+}
+
+// state picks the job's state and fills in its current run: the
+// scheduler's, or without one the run that holds the job's lock.
+func (b Statuses) state(j config.Job, js *ctl.JobStatus, held map[string]lock.Holder) ctl.JobState {
+	run, running := b.running(j, held)
+	switch {
+	case running:
+		js.RunID, js.PID, js.StartedAt, js.Deadline = run.RunID, run.PID, run.Started, run.Deadline
+		return ctl.StateRunning
+	case b.Live != nil && b.Live.Queued(j.Name):
+		return ctl.StateQueued
+	case js.Paused:
+		return ctl.StatePaused
+	case !j.Enabled:
+		return ctl.StateDisabled
+	}
+	return ctl.StateIdle
+}
+
+func (b Statuses) running(j config.Job, held map[string]lock.Holder) (Run, bool) {
+	if b.Live != nil {
+		return b.Live.Running(j.Name)
+	}
+	h, ok := held[j.Lock]
+	if !ok || j.Overlap == config.OverlapAllow || h.Foreign || h.Job != j.Name {
+		return Run{}, false
+	}
+	return Run{RunID: h.RunID, PID: h.PID, Started: h.Since}, true
+}
+
+// stallProblem says why a job has no next fire, for status and the console.
+func stallProblem(st runner.ScheduleStalled) string {
+	return "no next fire after " + st.After.Format(time.RFC3339) + " could be computed; retrying at " + st.Retry.Format(time.RFC3339)
+}
+
+// zoneName is the zone a job's schedule is read in, as jobs.yaml names it;
+// "Local" for the machine's.
+func zoneName(j config.Job) string {
+	if j.Timezone != "" {
+		return j.Timezone
+	}
+	if j.Location != nil {
+		return j.Location.String()
+	}
+	return "Local"
+}
