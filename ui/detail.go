@@ -7,6 +7,7 @@ import (
 	"cronvisor/ctl"
 	"cronvisor/history"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
@@ -72,15 +73,21 @@ func newDetailView(c *common) detailView {
 // open shows job, following its live output.
 func (v detailView) open(job string) detailView {
 	v.job, v.recs, v.sel, v.off, v.logPath, v.logText = job, nil, 0, 0, "", nil
-	return v.refresh().follow()
+	return v.Refresh().follow()
 }
 
 // SetSize sets the area the view draws in.
 func (v detailView) SetSize(w, h int) detailView {
 	v.width, v.height = w, h
 	v.vp.Width, v.vp.Height = w, v.outputHeight()
-	return v.refresh()
+	return v.Refresh()
 }
+
+// KeyMap is the detail's keys.
+func (v detailView) KeyMap() help.KeyMap { return v.keys }
+
+// Editing is false: the detail has no text input.
+func (v detailView) Editing() bool { return false }
 
 // setRecords takes a fetched page of the job's history.
 func (v detailView) setRecords(recs []history.Record) detailView {
@@ -91,7 +98,7 @@ func (v detailView) setRecords(recs []history.Record) detailView {
 		}
 	}
 	v.sel = clamp(v.sel, len(v.recs)+1)
-	return v.refresh()
+	return v.Refresh()
 }
 
 // Update handles keys and mouse.
@@ -111,7 +118,7 @@ func (v detailView) Update(msg tea.Msg) (detailView, tea.Cmd) {
 			if msg.err != nil {
 				v.logText = []string{"cannot read the saved log: " + msg.err.Error()}
 			}
-			v = v.refresh()
+			v = v.Refresh()
 			v.vp.GotoTop()
 		}
 		return v, nil
@@ -161,16 +168,16 @@ func (v detailView) pick(i int) (detailView, tea.Cmd) {
 	v.sel, v.logText = i, nil
 	v.logPath = ""
 	if i == 0 {
-		return v.refresh().follow(), nil
+		return v.Refresh().follow(), nil
 	}
 	r := v.recs[i-1]
 	v.logPath = r.LogPath
 	if r.LogPath == "" {
 		v.logPath = "-" // nothing to read; refresh explains why
-		return v.refresh(), nil
+		return v.Refresh(), nil
 	}
 	v.logText = []string{"loading " + r.LogPath + " …"}
-	return v.refresh(), v.c.readLog(v.job, r.RunID)
+	return v.Refresh(), v.c.readLog(v.job, r.RunID)
 }
 
 // follow scrolls the live output to its end.
@@ -179,9 +186,9 @@ func (v detailView) follow() detailView {
 	return v
 }
 
-// refresh re-reads the store: the job's state, the live tail, and the
+// Refresh re-reads the store: the job's state, the live tail, and the
 // action keys that apply. The root model calls it after every change.
-func (v detailView) refresh() detailView {
+func (v detailView) Refresh() detailView {
 	j, ok := v.c.data.job(v.job)
 	var ref *jobRef
 	if ok {

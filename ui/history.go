@@ -8,6 +8,7 @@ import (
 
 	"cronvisor/history"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -47,18 +48,14 @@ var outcomeFilters = [...]outcomeFilter{
 const stripMax = 60
 
 // historyView is runs and skips over time: a timeline strip per job and
-// the records, newest first, filterable by job and outcome.
+// the records, newest first, filterable by job and outcome. Its rows are
+// positions in c.data.records.
 type historyView struct {
-	c       *common
+	list
 	keys    historyKeys
-	filter  filter
 	outcome int     // index into outcomeFilters
-	rows    []int   // positions in c.data.records
 	strips  []strip // one per job in the filter, most recent first
 	nameW   int
-	cur     cursor
-	width   int
-	height  int
 }
 
 // strip is one job's last fires, oldest first.
@@ -68,7 +65,9 @@ type strip struct {
 }
 
 func newHistoryView(c *common) historyView {
-	return historyView{c: c, filter: newFilter(c), keys: historyKeys{
+	// Rows are not named: new records arrive at the top, and the cursor
+	// keeps its place on the screen (see Refresh).
+	return historyView{list: newList(c, 3, nil), keys: historyKeys{
 		listKeys: newListKeys(),
 		Filter:   newFilterKeys().Filter,
 		Outcome:  key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "outcomes")),
@@ -79,52 +78,53 @@ func newHistoryView(c *common) historyView {
 // SetSize sets the area the view draws in.
 func (v historyView) SetSize(w, h int) historyView {
 	v.width, v.height = w, h
+	return v.fitChrome()
+}
+
+// fitChrome gives the list what the strips and the two rules leave; the
+// strips take up to a third of the view.
+func (v historyView) fitChrome() historyView {
+	v.chrome = v.stripRows() + 3
 	v.cur.fit(len(v.rows), v.listHeight())
 	return v
 }
 
-func (v historyView) editing() bool { return v.filter.editing }
+// KeyMap is the view's keys.
+func (v historyView) KeyMap() help.KeyMap { return v.keys }
 
 // Update handles keys and mouse.
 func (v historyView) Update(msg tea.Msg) (historyView, tea.Cmd) {
-	if km, ok := msg.(tea.KeyMsg); ok && v.filter.editing {
-		var cmd tea.Cmd
-		v.filter, cmd = v.filter.update(km)
-		return v.refresh(), cmd
-	}
-	if v.cur.handle(v.keys.listKeys, msg, len(v.rows), v.listHeight()) {
-		return v, nil
+	l, cmd, done := v.list.update(v.keys.listKeys, msg)
+	v.list = l
+	switch done {
+	case refilter:
+		return v.Refresh(), cmd
+	case handled:
+		return v, cmd
 	}
 	km, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return v, nil
 	}
 	switch {
-	case key.Matches(km, v.keys.Filter):
-		var cmd tea.Cmd
-		v.filter, cmd = v.filter.start()
-		return v, cmd
-	case key.Matches(km, v.filter.keys.Clear) && v.filter.active():
-		v.filter = v.filter.clear()
-		return v.refresh(), nil
 	case key.Matches(km, v.keys.Outcome):
 		v.outcome = (v.outcome + 1) % len(outcomeFilters)
 		v.cur = cursor{}
-		return v.refresh(), nil
+		return v.Refresh(), nil
 	case key.Matches(km, v.keys.Open) && len(v.rows) > 0:
 		return v, send(openJobMsg{job: v.c.data.records[v.rows[v.cur.pos]].Job})
 	}
 	return v, nil
 }
 
-// refresh rebuilds the rows and strips from the store. The cursor stays on
+// Refresh rebuilds the rows and strips from the store. The cursor stays on
 // its row index: new records arrive at the top, and an operator reading an
 // older one keeps the place they scrolled to only roughly, which is the
 // price of a list that moves.
-func (v historyView) refresh() historyView {
+func (v historyView) Refresh() historyView {
 	recs := v.c.data.records
 	want := outcomeFilters[v.outcome].outcomes
-	v.rows = make([]int, 0, len(recs))
+	rows := make([]int, 0, len(recs))
 	byJob := map[string][]string{}
 	for i, r := range recs {
 		if r.Outcome == history.OutcomeRunning {
@@ -137,7 +137,7 @@ func (v historyView) refresh() historyView {
 			continue
 		}
 		if !v.filter.active() || v.filter.match(r.Job, r.Outcome, r.Reason, recordDetail(r)) {
-			v.rows = append(v.rows, i)
+			rows = append(rows, i)
 		}
 	}
 	v.strips, v.nameW = make([]strip, 0, len(byJob)), len("JOB")
@@ -149,8 +149,8 @@ func (v historyView) refresh() historyView {
 			v.nameW = max(v.nameW, len(r.Job))
 		}
 	}
-	v.cur.fit(len(v.rows), v.listHeight())
-	return v
+	v.rows = rows
+	return v.fitChrome()
 }
 
 // stripRows is how many timeline strips fit: up to a third of the view.
@@ -158,21 +158,10 @@ func (v historyView) stripRows() int {
 	return min(len(v.strips), max(2, (v.height-4)/3))
 }
 
-func (v historyView) listHeight() int {
-	h := v.height - v.stripRows() - 3
-	if v.filter.active() {
-		h--
-	}
-	return max(h, 1)
-}
-
 // View draws the strips and the records.
 func (v historyView) View() string {
 	st := v.c.st
-	var lines []string
-	if v.filter.active() {
-		lines = append(lines, v.filter.view(v.width))
-	}
+	lines := v.head()
 	legend := st.ok.Render("● ok") + " " + st.warn.Render("○ skipped") + " " +
 		st.fail.Render("✗ failed") + " " + st.fail.Render("⧖ timeout")
 	lines = append(lines, rule(st, "timeline, newest right", legend, v.width))
@@ -180,9 +169,9 @@ func (v historyView) View() string {
 	count := strconv.Itoa(len(v.rows)) + " shown"
 	lines = append(lines, rule(st, "runs and skips · outcome: "+outcomeFilters[v.outcome].name+" (o)", count, v.width))
 	now := v.c.now()
-	end := min(len(v.rows), v.cur.off+v.listHeight())
+	from, end := v.shown()
 	var times []time.Time
-	for _, i := range v.rows[v.cur.off:end] {
+	for _, i := range v.rows[from:end] {
 		times = append(times, startTime(v.c.data.records[i]))
 	}
 	timeW := clockWidth(now, times...) // of the rows shown: most lists are of today
@@ -198,7 +187,7 @@ func (v historyView) View() string {
 	if len(v.rows) == 0 {
 		lines = append(lines, st.muted.Render("  no records"))
 	}
-	for i := v.cur.off; i < end; i++ {
+	for i := from; i < end; i++ {
 		r := v.c.data.records[v.rows[i]]
 		rc := recordCells(st, now, r)
 		cells := []cell{rc[1], {text: r.Job}, rc[0], rc[2], rc[3]}

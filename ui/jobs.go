@@ -8,6 +8,7 @@ import (
 
 	"cronvisor/ctl"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -61,42 +62,37 @@ func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 // jobsView is the table of all jobs.
 type jobsView struct {
-	c             *common
-	keys          jobsKeys
-	filter        filter
-	sort          sortKey
-	rows          []int // positions in c.data.jobs, filtered and sorted
-	cur           cursor
-	selected      string // kept across re-sorts and refreshes
-	nameW         int
-	width, height int
+	list
+	keys  jobsKeys
+	sort  sortKey
+	nameW int
 }
 
 func newJobsView(c *common) jobsView {
-	return jobsView{c: c, keys: newJobsKeys(), filter: newFilter(c)}
+	// The table's chrome: its header, and the selected job's two lines
+	// under a blank one.
+	return jobsView{list: newList(c, 4, func(r int) string { return c.data.jobs[r].Name }), keys: newJobsKeys()}
 }
 
 // SetSize sets the area the view draws in.
 func (v jobsView) SetSize(w, h int) jobsView {
-	v.width, v.height = w, h
-	v.cur.fit(len(v.rows), v.listHeight())
+	v.list = v.list.setSize(w, h)
 	return v
 }
 
-// editing reports whether the filter takes the keys.
-func (v jobsView) editing() bool { return v.filter.editing }
+// KeyMap is the table's keys.
+func (v jobsView) KeyMap() help.KeyMap { return v.keys }
 
 // Update handles keys and mouse for the table.
 func (v jobsView) Update(msg tea.Msg) (jobsView, tea.Cmd) {
-	if km, ok := msg.(tea.KeyMsg); ok && v.filter.editing {
-		var cmd tea.Cmd
-		v.filter, cmd = v.filter.update(km)
-		return v.refresh(), cmd
-	}
-	if v.cur.handle(v.keys.listKeys, msg, len(v.rows), v.listHeight()) {
-		v.selected = v.name()
+	l, cmd, done := v.list.update(v.keys.listKeys, msg)
+	v.list = l
+	switch done {
+	case refilter:
+		return v.Refresh(), cmd
+	case handled:
 		v.keys.actionKeys.fit(v.ref())
-		return v, nil
+		return v, cmd
 	}
 	km, ok := msg.(tea.KeyMsg)
 	if !ok {
@@ -104,16 +100,9 @@ func (v jobsView) Update(msg tea.Msg) (jobsView, tea.Cmd) {
 	}
 	j := v.ref()
 	switch {
-	case key.Matches(km, v.keys.Filter):
-		var cmd tea.Cmd
-		v.filter, cmd = v.filter.start()
-		return v, cmd
-	case key.Matches(km, v.filter.keys.Clear) && v.filter.active():
-		v.filter = v.filter.clear()
-		return v.refresh(), nil
 	case key.Matches(km, v.keys.Sort):
 		v.sort = (v.sort + 1) % sortKeys
-		return v.refresh(), nil
+		return v.Refresh(), nil
 	case j == nil:
 		return v, nil
 	case key.Matches(km, v.keys.Open):
@@ -130,27 +119,20 @@ func (v jobsView) Update(msg tea.Msg) (jobsView, tea.Cmd) {
 	return v, nil
 }
 
-// refresh rebuilds the rows from the store; the root model calls it after
+// Refresh rebuilds the rows from the store; the root model calls it after
 // every change of the store.
-func (v jobsView) refresh() jobsView {
+func (v jobsView) Refresh() jobsView {
 	jobs := v.c.data.jobs
-	v.rows = make([]int, 0, len(jobs))
+	rows := make([]int, 0, len(jobs))
 	v.nameW = len("NAME")
 	for i, j := range jobs {
 		v.nameW = max(v.nameW, len(j.Name))
 		if v.filter.match(j.Name, j.Schedule, string(j.State), j.LastOutcome, j.Lock) {
-			v.rows = append(v.rows, i)
+			rows = append(rows, i)
 		}
 	}
-	slices.SortStableFunc(v.rows, func(a, b int) int { return compareJobs(jobs[a], jobs[b], v.sort) })
-	v.cur.pos = 0
-	for i, r := range v.rows {
-		if jobs[r].Name == v.selected {
-			v.cur.pos = i
-		}
-	}
-	v.cur.fit(len(v.rows), v.listHeight())
-	v.selected = v.name()
+	slices.SortStableFunc(rows, func(a, b int) int { return compareJobs(jobs[a], jobs[b], v.sort) })
+	v.list = v.setRows(rows)
 	v.keys.actionKeys.fit(v.ref())
 	return v
 }
@@ -182,31 +164,14 @@ func stateRank(s ctl.JobState) int {
 	return slices.Index([]ctl.JobState{ctl.StateUnschedulable, ctl.StateRunning, ctl.StateQueued, ctl.StatePaused, ctl.StateIdle, ctl.StateDisabled}, s)
 }
 
-// name is the selected job's name, "" for an empty table.
-func (v jobsView) name() string {
-	if len(v.rows) == 0 {
-		return ""
-	}
-	return v.c.data.jobs[v.rows[v.cur.pos]].Name
-}
-
 // ref describes the selected job for the action keys; nil for none.
 func (v jobsView) ref() *jobRef {
-	if len(v.rows) == 0 {
+	r, ok := v.row()
+	if !ok {
 		return nil
 	}
-	j := v.c.data.jobs[v.rows[v.cur.pos]]
+	j := v.c.data.jobs[r]
 	return &jobRef{name: j.Name, running: j.State == ctl.StateRunning, paused: j.Paused}
-}
-
-// listHeight is the rows the table shows: the view less its header, the
-// filter line and the selected job's summary.
-func (v jobsView) listHeight() int {
-	h := v.height - 4
-	if v.filter.active() {
-		h--
-	}
-	return max(h, 1)
 }
 
 func (v jobsView) columns() []column {
@@ -231,11 +196,7 @@ func (v jobsView) columns() []column {
 func (v jobsView) View() string {
 	cols := v.columns()
 	widths := layout(cols, v.width-2)
-	lines := make([]string, 0, v.height)
-	if v.filter.active() {
-		lines = append(lines, v.filter.view(v.width))
-	}
-	lines = append(lines, headerRow(v.c.st, cols, widths, v.width))
+	lines := append(append(make([]string, 0, v.height), v.head()...), headerRow(v.c.st, cols, widths, v.width))
 	if len(v.rows) == 0 {
 		empty := "  no jobs"
 		if v.filter.active() {
@@ -243,8 +204,8 @@ func (v jobsView) View() string {
 		}
 		lines = append(lines, v.c.st.muted.Render(empty))
 	}
-	h := v.listHeight()
-	for i := v.cur.off; i < len(v.rows) && i < v.cur.off+h; i++ {
+	from, to := v.shown()
+	for i := from; i < to; i++ {
 		j := v.c.data.jobs[v.rows[i]]
 		lines = append(lines, row(v.c.st, v.cells(j), widths, i == v.cur.pos, v.width))
 	}

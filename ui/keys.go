@@ -6,8 +6,11 @@ import (
 )
 
 // globalKeys work on every screen; the root model handles them.
+// Interrupt (ctrl+c) works also while a filter is edited, and at a
+// question; CloseHelp closes the ? help. Neither is listed in the help.
 type globalKeys struct {
 	Next, Prev, Reload, Help, Quit key.Binding
+	Interrupt, CloseHelp           key.Binding
 }
 
 func newGlobalKeys() globalKeys {
@@ -17,6 +20,9 @@ func newGlobalKeys() globalKeys {
 		Reload: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reload config")),
 		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+
+		Interrupt: key.NewBinding(key.WithKeys("ctrl+c")),
+		CloseHelp: key.NewBinding(key.WithKeys("esc")),
 	}
 }
 

@@ -135,3 +135,127 @@ func (f filter) view(width int) string {
 	f.input.Width = max(width-4, 1)
 	return fit(f.input.View(), width)
 }
+
+// list is what every list screen shares, as gh-dash's section.BaseModel
+// is embedded by each of its sections: the rows picked from the store, a
+// cursor over them, the "/" filter and the screen's size. A screen embeds
+// it, picks the rows in its Refresh, and adds its columns, its own keys
+// and what it says about the selected row.
+type list struct {
+	c      *common
+	filter filter
+	rows   []int // positions in the store's slice, filtered and ordered by the screen
+	cur    cursor
+	// key names the row at a position of the store's slice; the selection
+	// follows that name across refreshes. nil: the cursor keeps its index.
+	key           func(row int) string
+	selected      string
+	chrome        int // the screen's lines besides the rows and the filter's
+	width, height int
+}
+
+func newList(c *common, chrome int, key func(row int) string) list {
+	return list{c: c, filter: newFilter(c), chrome: chrome, key: key}
+}
+
+// setSize sets the area the screen draws in.
+func (l list) setSize(w, h int) list {
+	l.width, l.height = w, h
+	l.cur.fit(len(l.rows), l.listHeight())
+	return l
+}
+
+// Editing reports whether the filter takes the keys.
+func (l list) Editing() bool { return l.filter.editing }
+
+// listHeight is the rows shown at a time.
+func (l list) listHeight() int {
+	h := l.height - l.chrome
+	if l.filter.active() {
+		h--
+	}
+	return max(h, 1)
+}
+
+// listEffect is what list.update did with a message.
+type listEffect int
+
+const (
+	notHandled listEffect = iota
+	handled               // the filter or the cursor took it
+	refilter              // the filter changed: the screen picks its rows again
+)
+
+// update handles what every list handles: keys while the filter is
+// edited, moves of the cursor (k, the screen's, and the wheel), "/" and
+// esc.
+func (l list) update(k listKeys, msg tea.Msg) (list, tea.Cmd, listEffect) {
+	if km, ok := msg.(tea.KeyMsg); ok && l.filter.editing {
+		var cmd tea.Cmd
+		l.filter, cmd = l.filter.update(km)
+		return l, cmd, refilter
+	}
+	if l.cur.handle(k, msg, len(l.rows), l.listHeight()) {
+		l.selected = l.name()
+		return l, nil, handled
+	}
+	km, ok := msg.(tea.KeyMsg)
+	switch {
+	case !ok:
+	case key.Matches(km, l.filter.keys.Filter):
+		var cmd tea.Cmd
+		l.filter, cmd = l.filter.start()
+		return l, cmd, handled
+	case key.Matches(km, l.filter.keys.Clear) && l.filter.active():
+		l.filter = l.filter.clear()
+		return l, nil, refilter
+	}
+	return l, nil, notHandled
+}
+
+// setRows takes the rows the screen picked and puts the cursor back on
+// the selected row when the screen names its rows.
+func (l list) setRows(rows []int) list {
+	l.rows = rows
+	if l.key != nil {
+		l.cur.pos = 0
+		for i, r := range rows {
+			if l.key(r) == l.selected {
+				l.cur.pos = i
+			}
+		}
+	}
+	l.cur.fit(len(l.rows), l.listHeight())
+	l.selected = l.name()
+	return l
+}
+
+// name is the selected row's name, "" for an empty list or unnamed rows.
+func (l list) name() string {
+	if len(l.rows) == 0 || l.key == nil {
+		return ""
+	}
+	return l.key(l.rows[l.cur.pos])
+}
+
+// row is the selected row's position in the store's slice; false for an
+// empty list.
+func (l list) row() (int, bool) {
+	if len(l.rows) == 0 {
+		return 0, false
+	}
+	return l.rows[l.cur.pos], true
+}
+
+// shown is the range of l.rows on screen.
+func (l list) shown() (from, to int) {
+	return l.cur.off, min(len(l.rows), l.cur.off+l.listHeight())
+}
+
+// head is the filter's line while it shows.
+func (l list) head() []string {
+	if !l.filter.active() {
+		return nil
+	}
+	return []string{l.filter.view(l.width)}
+}

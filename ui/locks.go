@@ -6,6 +6,7 @@ import (
 
 	"cronvisor/ctl"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -24,80 +25,49 @@ func (k locksKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.column(
 
 // locksView is every lock, held or free, with its holder.
 type locksView struct {
-	c             *common
-	keys          locksKeys
-	filter        filter
-	rows          []int // positions in c.data.locks
-	cur           cursor
-	selected      string
-	nameW         int
-	width, height int
+	list
+	keys  locksKeys
+	nameW int
 }
 
 func newLocksView(c *common) locksView {
-	return locksView{c: c, keys: locksKeys{listKeys: newListKeys(), Filter: newFilterKeys().Filter}, filter: newFilter(c)}
+	// The table's chrome: its header, and two lines on the selected lock
+	// under a blank one.
+	return locksView{list: newList(c, 4, func(r int) string { return c.data.locks[r].Lock }),
+		keys: locksKeys{listKeys: newListKeys(), Filter: newFilterKeys().Filter}}
 }
 
 // SetSize sets the area the view draws in.
 func (v locksView) SetSize(w, h int) locksView {
-	v.width, v.height = w, h
-	v.cur.fit(len(v.rows), v.listHeight())
+	v.list = v.list.setSize(w, h)
 	return v
 }
 
-func (v locksView) editing() bool { return v.filter.editing }
+// KeyMap is the table's keys.
+func (v locksView) KeyMap() help.KeyMap { return v.keys }
 
 // Update handles keys and mouse.
 func (v locksView) Update(msg tea.Msg) (locksView, tea.Cmd) {
-	if km, ok := msg.(tea.KeyMsg); ok && v.filter.editing {
-		var cmd tea.Cmd
-		v.filter, cmd = v.filter.update(km)
-		return v.refresh(), cmd
+	l, cmd, done := v.list.update(v.keys.listKeys, msg)
+	v.list = l
+	if done == refilter {
+		return v.Refresh(), cmd
 	}
-	if v.cur.handle(v.keys.listKeys, msg, len(v.rows), v.listHeight()) {
-		v.selected = v.name()
-		return v, nil
-	}
-	if km, ok := msg.(tea.KeyMsg); ok {
-		switch {
-		case key.Matches(km, v.keys.Filter):
-			var cmd tea.Cmd
-			v.filter, cmd = v.filter.start()
-			return v, cmd
-		case key.Matches(km, v.filter.keys.Clear) && v.filter.active():
-			v.filter = v.filter.clear()
-			return v.refresh(), nil
-		}
-	}
-	return v, nil
+	return v, cmd
 }
 
-// refresh rebuilds the rows from the store.
-func (v locksView) refresh() locksView {
-	v.rows = make([]int, 0, len(v.c.data.locks))
+// Refresh rebuilds the rows from the store.
+func (v locksView) Refresh() locksView {
+	rows := make([]int, 0, len(v.c.data.locks))
 	v.nameW = len("LOCK")
 	for i, l := range v.c.data.locks {
 		v.nameW = max(v.nameW, len(l.Lock))
 		if v.filter.match(l.Lock, l.Job, l.Host, l.Cmdline, strconv.Itoa(l.PID), heldWord(l)) {
-			v.rows = append(v.rows, i)
+			rows = append(rows, i)
 		}
 	}
-	v.cur.pos = 0
-	for i, r := range v.rows {
-		if v.c.data.locks[r].Lock == v.selected {
-			v.cur.pos = i
-		}
-	}
-	v.cur.fit(len(v.rows), v.listHeight())
-	v.selected = v.name()
+	v.list = v.setRows(rows)
 	return v
-}
-
-func (v locksView) name() string {
-	if len(v.rows) == 0 {
-		return ""
-	}
-	return v.c.data.locks[v.rows[v.cur.pos]].Lock
 }
 
 func heldWord(l ctl.LockStatus) string {
@@ -105,16 +75,6 @@ func heldWord(l ctl.LockStatus) string {
 		return "held"
 	}
 	return "free"
-}
-
-// listHeight leaves room for the header, the filter and the two lines
-// about the selected lock.
-func (v locksView) listHeight() int {
-	h := v.height - 4
-	if v.filter.active() {
-		h--
-	}
-	return max(h, 1)
 }
 
 func (v locksView) columns() []column {
@@ -132,15 +92,12 @@ func (v locksView) columns() []column {
 func (v locksView) View() string {
 	cols := v.columns()
 	widths := layout(cols, v.width-2)
-	var lines []string
-	if v.filter.active() {
-		lines = append(lines, v.filter.view(v.width))
-	}
-	lines = append(lines, headerRow(v.c.st, cols, widths, v.width))
+	lines := append(v.head(), headerRow(v.c.st, cols, widths, v.width))
 	if len(v.rows) == 0 {
 		lines = append(lines, v.c.st.muted.Render("  no locks"))
 	}
-	for i := v.cur.off; i < len(v.rows) && i < v.cur.off+v.listHeight(); i++ {
+	from, to := v.shown()
+	for i := from; i < to; i++ {
 		lines = append(lines, row(v.c.st, v.cells(v.c.data.locks[v.rows[i]]), widths, i == v.cur.pos, v.width))
 	}
 	return pad(lines, v.height-3) + "\n\n" + v.about()

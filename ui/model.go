@@ -12,19 +12,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 )
 
-// tab is a top-level view; the job detail opens over the jobs or the
-// history tab.
-type tab int
-
-const (
-	tabJobs tab = iota
-	tabLocks
-	tabHistory
-	tabCount
-)
-
-var tabNames = [tabCount]string{"Jobs", "Locks", "History"}
-
 // refreshEvery is how often the console re-reads jobs and locks when no
 // event says something changed: lock holders outside cronvisor and next
 // fires after a reload only show up this way.
@@ -40,6 +27,7 @@ type Model struct {
 	keys globalKeys
 	help help.Model
 
+	screens  paneSet // the panes of the screens below, indexed by tab
 	tab      tab
 	inDetail bool
 	jobs     jobsView
@@ -100,7 +88,8 @@ func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Rendere
 	h.Styles = c.st.help
 	return Model{ctx: ctx, src: src, opts: opts, c: c, keys: newGlobalKeys(), help: h,
 		live: c.st, grey: newStyles(r, greyTheme(defaultTheme())),
-		jobs: newJobsView(c), detail: newDetailView(c), locks: newLocksView(c), hist: newHistoryView(c),
+		screens: newPaneSet(),
+		jobs:    newJobsView(c), detail: newDetailView(c), locks: newLocksView(c), hist: newHistoryView(c),
 		fetching: true} // Init's first read; no tick starts another meanwhile
 }
 
@@ -162,35 +151,14 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	return m.updateFocused(msg)
 }
 
-// updateFocused hands msg to the view on screen.
+// updateFocused hands msg to the screen on display.
 func (m Model) updateFocused(msg tea.Msg) (Model, tea.Cmd) {
-	var cmd tea.Cmd
-	switch {
-	case m.inDetail:
-		m.detail, cmd = m.detail.Update(msg)
-	case m.tab == tabJobs:
-		m.jobs, cmd = m.jobs.Update(msg)
-	case m.tab == tabLocks:
-		m.locks, cmd = m.locks.Update(msg)
-	case m.tab == tabHistory:
-		m.hist, cmd = m.hist.Update(msg)
-	}
-	return m, cmd
+	return m.focused().update(m, msg)
 }
 
-// editing reports whether the focused view's filter takes the keys, when
-// only ctrl+c stays global.
-func (m Model) editing() bool {
-	switch {
-	case m.inDetail:
-		return false
-	case m.tab == tabJobs:
-		return m.jobs.editing()
-	case m.tab == tabLocks:
-		return m.locks.editing()
-	}
-	return m.hist.editing()
-}
+// editing reports whether the focused screen's text input takes the keys,
+// when only ctrl+c stays global.
+func (m Model) editing() bool { return m.focused().editing(m) }
 
 // globalKey handles the keys that work everywhere; ok is false when the
 // key belongs to the focused view.
@@ -199,7 +167,7 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 		mm, cmd := m.answer(msg)
 		return mm, cmd, true
 	}
-	if msg.Type == tea.KeyCtrlC || (!m.editing() && key.Matches(msg, m.keys.Quit)) {
+	if key.Matches(msg, m.keys.Interrupt) || (!m.editing() && key.Matches(msg, m.keys.Quit)) {
 		mm, cmd := m.quit()
 		return mm, cmd, true
 	}
@@ -210,7 +178,7 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 	case key.Matches(msg, m.keys.Help):
 		m.showHelp = !m.showHelp
 		return m.layout(), nil, true
-	case m.showHelp && msg.Type == tea.KeyEsc:
+	case m.showHelp && key.Matches(msg, m.keys.CloseHelp):
 		m.showHelp = false
 		return m.layout(), nil, true
 	case key.Matches(msg, m.keys.Next):
@@ -227,8 +195,8 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 
 // tabCmd fetches what a freshly shown tab needs.
 func (m Model) tabCmd() tea.Cmd {
-	if m.tab == tabHistory {
-		return m.fetchHistory("")
+	if show := m.screens.tabs[m.tab].onShow; show != nil {
+		return show(m)
 	}
 	return nil
 }
@@ -254,10 +222,10 @@ func (m Model) answer(msg tea.KeyMsg) (Model, tea.Cmd) {
 	k := newConfirmKeys()
 	q := m.ask
 	switch {
-	case msg.Type == tea.KeyCtrlC && q.quit:
+	case key.Matches(msg, m.keys.Interrupt) && q.quit:
 		m.ask = nil
 		return m, tea.Quit
-	case msg.Type == tea.KeyCtrlC:
+	case key.Matches(msg, m.keys.Interrupt):
 		m.ask = nil
 		return m.quit()
 	case key.Matches(msg, k.Yes):
@@ -294,25 +262,26 @@ func (m Model) say(s string, isErr bool) Model {
 	return m
 }
 
-// layout gives every view the body's size, which depends on the window
+// layout gives every screen the body's size, which depends on the window
 // and on what the chrome shows (the banner, the full help).
 func (m Model) layout() Model {
 	h := max(m.height-m.chromeHeight(), 1)
 	m.help.Width = max(m.width-1, 1)
-	m.jobs = m.jobs.SetSize(m.width, h)
-	m.detail = m.detail.SetSize(m.width, h)
-	m.locks = m.locks.SetSize(m.width, h)
-	m.hist = m.hist.SetSize(m.width, h)
+	for _, t := range m.screens.tabs {
+		m = t.pane.setSize(m, m.width, h)
+	}
+	m = m.screens.detail.setSize(m, m.width, h)
 	return m
 }
 
-// refreshViews makes the views re-read the store after it changed.
+// refreshViews makes the screens re-read the store after it changed; the
+// detail only while it is open.
 func (m Model) refreshViews() Model {
-	m.jobs = m.jobs.refresh()
-	m.locks = m.locks.refresh()
-	m.hist = m.hist.refresh()
+	for _, t := range m.screens.tabs {
+		m = t.pane.refresh(m)
+	}
 	if m.inDetail {
-		m.detail = m.detail.refresh()
+		m = m.screens.detail.refresh(m)
 	}
 	return m
 }

@@ -92,7 +92,7 @@ func (m Model) onEvents(msg eventsMsg) (Model, tea.Cmd) {
 		m.dirty = true
 		m = m.refreshViews()
 	} else if m.inDetail {
-		m.detail = m.detail.refresh()
+		m.detail = m.detail.Refresh()
 	}
 	if detailDone && m.inDetail {
 		cmds = append(cmds, m.fetchHistory(m.detail.job)) // for the new run's log path
@@ -158,8 +158,8 @@ func (m Model) onHistory(msg historyMsg) (Model, tea.Cmd) {
 	}
 	if msg.job == "" {
 		m.c.data.setRecords(msg.recs)
-		m.hist = m.hist.refresh()
-		m.jobs = m.jobs.refresh()
+		m.hist = m.hist.Refresh()
+		m.jobs = m.jobs.Refresh()
 		return m, nil
 	}
 	if m.inDetail && msg.job == m.detail.job {
@@ -189,7 +189,7 @@ func (m Model) onTick() (Model, tea.Cmd) {
 // locksDue reports whether a refresh should read locks too: when they are
 // on screen, or once a refresh period.
 func (m Model) locksDue(now time.Time) bool {
-	return m.tab == tabLocks || now.Sub(m.lastLocks) >= refreshEvery
+	return m.screens.tabs[m.tab].readsLocks || now.Sub(m.lastLocks) >= refreshEvery
 }
 
 // statusFor is how long a status message stays.

@@ -43,15 +43,7 @@ func (m Model) bodyView() string {
 		}
 		return pad([]string{"", m.c.st.muted.Render(msg)}, h)
 	}
-	switch {
-	case m.inDetail:
-		return m.detail.View()
-	case m.tab == tabLocks:
-		return m.locks.View()
-	case m.tab == tabHistory:
-		return m.hist.View()
-	}
-	return m.jobs.View()
+	return m.focused().view(m)
 }
 
 // header is the app name, the tabs, and where the console is attached.
@@ -59,12 +51,12 @@ func (m Model) header() string {
 	st := m.c.st
 	var b strings.Builder
 	b.WriteString(st.app.Render(" cronvisor "))
-	for t := range tabCount {
-		name := tabNames[t]
-		if t == m.tab && m.inDetail {
+	for t, def := range m.screens.tabs {
+		name := def.name
+		if tab(t) == m.tab && m.inDetail {
 			name += " › " + m.detail.job
 		}
-		if t == m.tab {
+		if tab(t) == m.tab {
 			b.WriteString(st.tabActive.Render("[" + name + "]"))
 		} else {
 			b.WriteString(st.tab.Render(" " + name + " "))
@@ -141,14 +133,4 @@ func (m Model) helpView() string {
 }
 
 // screenKeys is the focused screen's keymap.
-func (m Model) screenKeys() help.KeyMap {
-	switch {
-	case m.inDetail:
-		return m.detail.keys
-	case m.tab == tabLocks:
-		return m.locks.keys
-	case m.tab == tabHistory:
-		return m.hist.keys
-	}
-	return m.jobs.keys
-}
+func (m Model) screenKeys() help.KeyMap { return m.focused().keyMap(m) }
