@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +197,41 @@ func TestShuttingDownIsShown(t *testing.T) {
 		Time: ref, StartedAt: at(-25 * time.Second), Outcome: "ok"})
 	if !strings.Contains(m.View(), "daemon shutting down: 0 runs finishing") {
 		t.Errorf("the banner does not count down:\n%s", m.View())
+	}
+}
+
+// TestSavedLogsComeFromTheSource: an attached console asks its daemon for
+// a run's log; with the daemon gone, it asks the state dir.
+func TestSavedLogsComeFromTheSource(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		lose     bool
+		wantLine string
+		wantCall bool // the daemon was asked
+	}{
+		{"attached: the daemon", false, "stdout | from the daemon", true},
+		{"daemon gone: the state dir", true, "stdout | from the state dir", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, sd := newFake(), newFakeStateDir()
+			f.records[2].LogPath = writeLog(t, "stdout | from the daemon")
+			sd.records[2].LogPath = writeLog(t, "stdout | from the state dir")
+			m := openSync(t, loaded(t, f, Options{Offline: sd}, 80, 24), f)
+			if tc.lose {
+				m = loseToStateDir(t, m, f)
+			}
+			before := len(f.called())
+			m, cmd := press(m, "down", "down", "down") // live, skip, skip, the ok run r-sync-6
+			msg := cmd().(logMsg)
+			if asked := slices.Contains(f.called()[before:], "log sync_orders r-sync-6"); asked != tc.wantCall || msg.run != "r-sync-6" {
+				t.Errorf("daemon asked %v for run %q, want %v for r-sync-6", asked, msg.run, tc.wantCall)
+			}
+			if !slices.Equal(msg.lines, []string{tc.wantLine}) {
+				t.Errorf("log %q (%v), want %q", msg.lines, msg.err, tc.wantLine)
+			}
+			if m, _ = m.update(msg); !strings.Contains(m.View(), strings.TrimPrefix(tc.wantLine, "stdout | ")) {
+				t.Errorf("the log is not on screen:\n%s", m.View())
+			}
+		})
 	}
 }
