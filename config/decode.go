@@ -33,15 +33,18 @@ type decoder struct {
 	argvs         map[string][]string
 	envs          map[envKey]parsedEnv
 	varsByContent map[string]map[string]string
-	args          []string // scratch of command and sameVars
-	key           []byte   // scratch of argv and sameVars
+	lookups       map[string]lookedUp // user: and group: values, see runAs
+	accounts      map[string]*Account // shared by the jobs that run as one account
+	euid, egid    int                 // the supervisor's: who may run jobs as whom
+	args          []string            // scratch of command and sameVars
+	key           []byte              // scratch of argv and sameVars
 }
 
 // mergeBudget bounds the work merge keys can cause: nested merges of merges
 // grow exponentially, and a config file should not be able to hang a reload.
 const mergeBudget = 100000
 
-func newDecoder(path string) *decoder {
+func newDecoder(path string, euid, egid int) *decoder {
 	dir := filepath.Dir(path)
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -56,6 +59,9 @@ func newDecoder(path string) *decoder {
 		argvs:         make(map[string][]string),
 		envs:          make(map[envKey]parsedEnv),
 		varsByContent: make(map[string]map[string]string),
+		lookups:       make(map[string]lookedUp),
+		accounts:      make(map[string]*Account),
+		euid:          euid, egid: egid,
 	}
 }
 

@@ -30,6 +30,8 @@ const (
 	kEnabled
 	kOnLockLost
 	kLogOutput
+	kUser
+	kGroup
 	numJobKeys
 )
 
@@ -37,7 +39,7 @@ const (
 var jobKeys = []string{kName: "name", kSchedule: "schedule", kTimezone: "timezone", kCommand: "command",
 	kShell: "shell", kDir: "dir", kEnv: "env", kTimeout: "timeout", kKillGrace: "kill_grace",
 	kOverlap: "overlap", kLock: "lock", kJitter: "jitter", kCatchUp: "catch_up", kEnabled: "enabled",
-	kOnLockLost: "on_lock_lost", kLogOutput: "log_output"}
+	kOnLockLost: "on_lock_lost", kLogOutput: "log_output", kUser: "user", kGroup: "group"}
 
 // jobFields holds a job's entries by key index; see keyed.
 type jobFields [numJobKeys]entry
@@ -52,7 +54,7 @@ var defaultKeys = slices.DeleteFunc(slices.Clone(jobKeys), func(k string) bool {
 // fieldOrder decodes the keys others depend on first: the zone before the
 // schedule, the shell before a string command.
 var fieldOrder = [...]int{kName, kTimezone, kSchedule, kShell, kCommand, kDir, kEnv,
-	kTimeout, kKillGrace, kOverlap, kLock, kJitter, kCatchUp, kEnabled, kOnLockLost, kLogOutput}
+	kTimeout, kKillGrace, kOverlap, kLock, kJitter, kCatchUp, kEnabled, kOnLockLost, kLogOutput, kUser, kGroup}
 
 // maxNameLen keeps STATE_DIR/locks/NAME.lock and log names under the usual
 // 255-byte file name limit.
@@ -80,6 +82,7 @@ func (d *decoder) defaults(n *yaml.Node) *jobFields {
 	}
 	scratch, src := newJob(d.dir), JobSource{Pos: pos(n)}
 	d.fill(&scratch, &src, defs, nil)
+	d.runAs(&scratch, defs)
 	return defs
 }
 
@@ -146,6 +149,7 @@ func (d *decoder) job(n *yaml.Node, defs *jobFields) (Job, JobSource, bool) {
 		baseEnv = defs[kEnv].val
 	}
 	d.fill(&j, &src, &fields, baseEnv)
+	d.runAs(&j, &fields)
 	d.require(&j, n, &fields)
 	d.argTotal(&j, &src)
 	if e := own[kShell]; e.has() && isList(fields[kCommand]) {
@@ -249,6 +253,9 @@ func (d *decoder) field(j *Job, k int, n *yaml.Node) {
 		j.Enabled, _ = d.boolean(key, n)
 	case kLogOutput:
 		j.LogOutput, _ = d.boolean(key, n)
+	case kUser, kGroup:
+		// Resolved together once both are known; see runAs.
+		d.text(key, n)
 	case kKillGrace:
 		d.setDuration(&j.KillGrace, key, n)
 	case kJitter:

@@ -46,9 +46,18 @@ func Load(path string) (*Config, []Problem) {
 // problem it finds in one pass, sorted by position. path is used in messages
 // and to resolve state_dir and relative job dirs. The Config is nil when any
 // problem is an error; warnings may come with a valid Config. Parse does not
-// lint the schedules; see Lint.
+// lint the schedules; see Lint. The file is judged for this process as its
+// supervisor: a job's user: other than its own is an error unless it runs
+// as root.
 func Parse(path string, data []byte) (*Config, []Problem) {
-	d := newDecoder(path)
+	return ParseAs(path, data, os.Geteuid(), os.Getegid())
+}
+
+// ParseAs is Parse for a supervisor with effective ids euid and egid: for
+// checking a file meant for another user (ParseAs(path, data, 0, 0): for
+// root) without being that user.
+func ParseAs(path string, data []byte, euid, egid int) (*Config, []Problem) {
+	d := newDecoder(path, euid, egid)
 	var cfg *Config
 	if root, ok := d.document(data); ok {
 		cfg = d.config(root)

@@ -276,7 +276,8 @@ func TestSuggest(t *testing.T) {
 		{"cmd", "command"},
 		{"dirr", "dir"},
 		{"zzz", ""},
-		{"user", ""},
+		{"uesr", "user"},
+		{"nice", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {

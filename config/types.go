@@ -134,6 +134,21 @@ type Job struct {
 	// LogOutput copies the run's output lines into the daemon's own log
 	// (rate-capped; the run's log file gets them all). Default true.
 	LogOutput bool
+	// RunAs is who the run's processes are, from user: and group: (nil:
+	// the supervisor's own user), resolved when the file is loaded.
+	RunAs *Account
+}
+
+// Account is a user and group a job runs as, looked up in the system's
+// user database when the file was loaded.
+type Account struct {
+	User string // the user's name ("" with only group: set: the supervisor's own uid)
+	Home string // from the user's passwd entry
+	UID  uint32
+	GID  uint32
+	// Groups are the supplementary groups: the user's, as initgroups(3)
+	// gives them to a cron job; none with only group: set.
+	Groups []uint32
 }
 
 // KeyPos is where a job key's value was written.
