@@ -75,6 +75,12 @@ type Spec struct {
 	// serialized and all happen before Run returns. It must be fast:
 	// while it blocks, the pipe fills and the job blocks writing.
 	OnOutput func(stream, lines string)
+	// Credential, if set, is the user, group and supplementary groups
+	// the run's processes get (changing them takes root). Descriptors,
+	// pipes and the guard stay this process's: the run writes to what it
+	// was handed, and the guard, running as this process's user, can
+	// still signal it when that is root.
+	Credential *syscall.Credential
 	// Guard, if set, starts the run under a guard process that ends it
 	// if this process dies first (see the package doc): for locks that
 	// nothing of the run holds, such as a Redis lease. The run itself is
@@ -285,6 +291,6 @@ func command(spec Spec) (*exec.Cmd, error) {
 		Env:         env,
 		Stdin:       stdin,
 		ExtraFiles:  spec.ExtraFiles,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: spec.Credential},
 	}, nil
 }

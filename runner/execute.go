@@ -50,11 +50,12 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	var startedAt time.Time // set by OnStart, read after proc.Run returns
 	lastOK, knownLastOK := s.lastOKSlot(ctx, job.Name, lease)
 	spec := proc.Spec{
-		Argv:      job.Command,
-		Dir:       job.Dir,
-		Env:       s.environ(job, runID, slot, deadline, lastOK, lease),
-		KillGrace: job.KillGrace,
-		Tag:       "CRONVISOR_RUN_ID=" + runID,
+		Argv:       job.Command,
+		Dir:        job.Dir,
+		Env:        s.environ(job, runID, slot, deadline, lastOK, lease),
+		KillGrace:  job.KillGrace,
+		Tag:        "CRONVISOR_RUN_ID=" + runID,
+		Credential: credential(job.RunAs),
 		OnStart: func(pid int) {
 			execDone()
 			startedAt = s.clock.Now()
@@ -201,7 +202,8 @@ func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastO
 	if !deadline.IsZero() {
 		dl = deadline.Format(time.RFC3339Nano)
 	}
-	vars := make(map[string]string, len(job.Env)+6)
+	vars := make(map[string]string, len(job.Env)+10)
+	accountEnv(vars, job)
 	for k, v := range job.Env {
 		vars[k] = v
 	}
