@@ -95,7 +95,7 @@ Without a command it opens the interactive console.`,
 	})
 	root.AddCommand(
 		newValidate(g), newNext(g), newRun(g), newDaemon(g),
-		newUI(g), newStatus(g), newLocks(g), newHistory(g),
+		newUI(g), newStatus(g), newLocks(g), newHistory(g), newImport(g),
 	)
 	root.AddCommand(newPlanned()...)
 	for _, c := range root.Commands() {

@@ -1,0 +1,129 @@
+package crontab
+
+import (
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// prefixes run the command that follows them; the job is named after that.
+var prefixes = map[string]bool{"nice": true, "ionice": true, "nohup": true, "env": true, "exec": true,
+	"chronic": true, "sudo": true, "time": true, "setlock": true, "systemd-cat": true, "cronic": true}
+
+// interpreters run the script that follows them; the job is named after it.
+var interpreters = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true,
+	"php": true, "python": true, "python2": true, "python3": true, "perl": true, "ruby": true,
+	"node": true, "nodejs": true}
+
+var runParts = regexp.MustCompile(`run-parts(?:\s+--?[A-Za-z-]+(?:=\S+)?)*\s+(\S+)`)
+
+// baseName is the name a command suggests: the program it runs (the script
+// for an interpreter, the directory for run-parts), without its directory
+// and extension, and its first argument when that is a plain word (a
+// subcommand such as `artisan schedule:run`).
+func baseName(cmd string) (name, arg string) {
+	if m := runParts.FindStringSubmatch(cmd); m != nil {
+		return filepath.Base(strings.Trim(m[1], `'")`)), ""
+	}
+	ws, _ := words(cmd)
+	i := 0
+	for i < len(ws) {
+		w := ws[i].val
+		b := filepath.Base(w)
+		switch {
+		case isAssignment(w), strings.HasPrefix(w, "-"), isNumber(w):
+			i++
+			continue
+		case prefixes[b]:
+			i++
+			if b == "sudo" || b == "ionice" || b == "nice" {
+				for i < len(ws) && strings.HasPrefix(ws[i].val, "-") {
+					if ws[i].val == "-u" || ws[i].val == "-n" || ws[i].val == "-c" {
+						i++
+					}
+					i++
+				}
+			}
+			continue
+		case interpreters[b] && i+1 < len(ws):
+			j := i + 1
+			for j < len(ws) && strings.HasPrefix(ws[j].val, "-") {
+				j++
+			}
+			if j < len(ws) && ws[j].val != "" {
+				i, b = j, filepath.Base(ws[j].val)
+			}
+		}
+		name = strings.TrimSuffix(b, filepath.Ext(b))
+		if name == "" {
+			name = b
+		}
+		if i+1 < len(ws) && plainArg.MatchString(ws[i+1].val) {
+			arg = ws[i+1].val
+		}
+		return name, arg
+	}
+	return "job", ""
+}
+
+var plainArg = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9:_.-]*$`)
+
+func isAssignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	return ok && name != "" && !strings.ContainsAny(name, "/-.")
+}
+
+func isNumber(w string) bool {
+	_, err := strconv.Atoi(w)
+	return err == nil
+}
+
+// namer hands out unique job names, stable for a given crontab: the same
+// lines in the same order get the same names.
+type namer struct{ taken map[string]bool }
+
+func newNamer(taken []string) *namer {
+	n := &namer{taken: make(map[string]bool)}
+	for _, t := range taken {
+		n.taken[t] = true
+	}
+	return n
+}
+
+// name returns base, else base_arg, else base_2, base_3 ..., made of
+// [A-Za-z0-9_.-] only.
+func (n *namer) name(base, arg string) string {
+	base = sanitize(base)
+	cands := []string{base}
+	if arg != "" {
+		cands = append(cands, base+"_"+sanitize(arg))
+	}
+	for _, c := range cands {
+		if !n.taken[c] {
+			n.taken[c] = true
+			return c
+		}
+	}
+	for i := 2; ; i++ {
+		c := base + "_" + strconv.Itoa(i)
+		if !n.taken[c] {
+			n.taken[c] = true
+			return c
+		}
+	}
+}
+
+var unsafe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// sanitize makes s a valid job or lock name.
+func sanitize(s string) string {
+	s = strings.Trim(unsafe.ReplaceAllString(s, "_"), "_.-")
+	if len(s) > 60 {
+		s = strings.TrimRight(s[:60], "_.-")
+	}
+	if s == "" {
+		return "job"
+	}
+	return s
+}
