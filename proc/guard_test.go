@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,13 +28,17 @@ func guardedSupervisor(script string) int {
 	if err := EnableSubreaper(); err != nil { // as the daemon is
 		return 1
 	}
-	res := Run(context.Background(), Spec{
+	spec := Spec{
 		Argv:      []string{"/bin/sh", "-c", script},
 		Tag:       os.Getenv("PROCTEST_TAG"),
 		KillGrace: 10 * time.Second, // longer than the guard may wait
 		Guard:     &Guard{Within: time.Second},
 		OnStart:   func(pid int) { fmt.Printf("pid %d\n", pid) },
-	})
+	}
+	if os.Getenv(runAsNobodyEnv) != "" {
+		spec.Credential = &syscall.Credential{Uid: nobodyID, Gid: nobodyID}
+	}
+	res := Run(context.Background(), spec)
 	fmt.Printf("run ended: %+v\n", res) // only if the test's kill failed
 	return 1
 }
@@ -51,13 +56,43 @@ func guards(tag string) []int {
 	return out
 }
 
+// runAsNobodyEnv makes the guarded supervisor run its run as nobody
+// (uid and gid 65534), as a job with user: nobody runs.
+const (
+	runAsNobodyEnv = "PROCTEST_RUN_AS_NOBODY"
+	nobodyID       = 65534
+)
+
 // TestGuardEndsTheRunWhenItsSupervisorDies SIGKILLs a supervisor in the
 // middle of a guarded run: its guard must end the run's process group and
 // its setsid'd descendant (found by the tag), politely first, and by
-// SIGKILL within Guard.Within for a process that ignores SIGTERM.
+// SIGKILL within Guard.Within for a process that ignores SIGTERM. Also
+// for a run as another user (user:): the guard, root as its supervisor
+// is, still finds and signals it.
 func TestGuardEndsTheRunWhenItsSupervisorDies(t *testing.T) {
 	t.Parallel()
+	t.Run("same user", func(t *testing.T) { t.Parallel(); guardEndsTheRun(t, false) })
+	t.Run("run as nobody", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Fatal("a run as another user needs a root supervisor (CI runs as root)")
+		}
+		t.Parallel()
+		guardEndsTheRun(t, true)
+	})
+}
+
+func guardEndsTheRun(t *testing.T, asNobody bool) {
 	dir := t.TempDir()
+	var env []string
+	if asNobody {
+		// The run writes its pids here as nobody.
+		for d, mode := range map[string]os.FileMode{filepath.Dir(dir): 0o755, dir: 0o777} {
+			if err := os.Chmod(d, mode); err != nil {
+				t.Fatal(err)
+			}
+		}
+		env = append(env, runAsNobodyEnv+"=1")
+	}
 	p := func(name string) string { return filepath.Join(dir, name) }
 	script := fmt.Sprintf(`trap 'echo term > %[1]s; exit 143' TERM
 setsid /bin/sh -c 'echo $$ > %[2]s; exec sleep 30' &
@@ -65,7 +100,7 @@ setsid /bin/sh -c 'echo $$ > %[2]s; exec sleep 30' &
 sleep 30 & wait`, p("term"), p("escapee"), p("stubborn"))
 	tag := fmt.Sprintf("CRONVISOR_RUN_ID=test-%d-%d", os.Getpid(), runSeq.Add(1))
 	sup := exec.Command("/proc/self/exe")
-	sup.Env = append(os.Environ(), sessionTag, supervisorEnv+"="+script, "PROCTEST_TAG="+tag)
+	sup.Env = append(append(os.Environ(), env...), sessionTag, supervisorEnv+"="+script, "PROCTEST_TAG="+tag)
 	stdout, err := sup.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +118,13 @@ sleep 30 & wait`, p("term"), p("escapee"), p("stubborn"))
 	escapee, stubborn := readPID(t, p("escapee")), readPID(t, p("stubborn"))
 	if g := guards(tag); len(g) != 1 {
 		t.Fatalf("guards of the run: %v, want one", g)
+	}
+	if asNobody {
+		for _, pid := range []int{main, escapee, stubborn} {
+			if uid := procUID(t, pid); uid != strconv.Itoa(nobodyID) {
+				t.Errorf("process %d of the run has uid %s, want %d", pid, uid, nobodyID)
+			}
+		}
 	}
 
 	if err := sup.Process.Kill(); err != nil {
@@ -261,4 +303,22 @@ func BenchmarkRunGuarded(b *testing.B) {
 			}
 		})
 	}
+}
+
+// procUID is the real uid of pid, from /proc/PID/status.
+func procUID(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				return f[0]
+			}
+		}
+	}
+	t.Fatalf("no Uid line in /proc/%d/status", pid)
+	return ""
 }
