@@ -128,9 +128,11 @@ func readForMerge(path string) (*yaml.Node, []string, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, nil, fmt.Errorf("%s: cannot add jobs to a file without a top-level mapping", path)
 	}
-	names := make([]string, 0, len(cfg.Jobs))
+	// A job's lock defaults to its name: imported names must not be an
+	// existing job's lock either, or they would exclude each other.
+	names := make([]string, 0, 2*len(cfg.Jobs))
 	for _, j := range cfg.Jobs {
-		names = append(names, j.Name)
+		names = append(names, j.Name, j.Lock)
 	}
 	return &doc, names, nil
 }

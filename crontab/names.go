@@ -16,6 +16,11 @@ var interpreters = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh"
 	"php": true, "python": true, "python2": true, "python3": true, "perl": true, "ruby": true,
 	"node": true, "nodejs": true}
 
+// guards are commands that set up or test before the one that matters.
+var guards = map[string]bool{"cd": true, "test": true, "[": true, "[[": true}
+
+var separators = map[string]bool{"&&": true, "||": true, ";": true}
+
 var runParts = regexp.MustCompile(`run-parts(?:\s+--?[A-Za-z-]+(?:=\S+)?)*\s+(\S+)`)
 
 // baseName is the name a command suggests: the program it runs (the script
@@ -32,6 +37,17 @@ func baseName(cmd string) (name, arg string) {
 		w := ws[i].val
 		b := filepath.Base(w)
 		switch {
+		case guards[w]:
+			// `cd DIR && x`, `test -x X && X`: named after what runs next.
+			j := i + 1
+			for j < len(ws) && !separators[ws[j].raw] {
+				j++
+			}
+			if j+1 >= len(ws) {
+				return sanitize(w), ""
+			}
+			i = j + 1
+			continue
 		case isAssignment(w), strings.HasPrefix(w, "-"), isNumber(w):
 			i++
 			continue

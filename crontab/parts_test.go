@@ -106,6 +106,9 @@ func TestBaseName(t *testing.T) {
 		{"APP=1 nice -n 10 python3 -u /opt/x/rotate.py", "rotate", ""},
 		{"sudo -u www-data /usr/bin/php job.php", "job", ""},
 		{"test -x /usr/sbin/anacron || ( cd / && run-parts --report /etc/cron.daily )", "cron.daily", ""},
+		{"cd app && ./bin/console cache:clear", "console", "cache:clear"},
+		{"[ -x /usr/bin/certbot ] && /usr/bin/certbot -q renew", "certbot", ""},
+		{"cd /tmp", "cd", ""},
 	}
 	for _, c := range cases {
 		if name, arg := baseName(c.in); name != c.name || arg != c.arg {

@@ -140,6 +140,9 @@ func (u *unwrapped) flock(cmd string, ws []word) (string, bool) {
 			return "", false
 		}
 	}
+	if f, err := strconv.ParseFloat(wait, 64); err == nil && f == 0 {
+		overlap = "skip" // -w 0 gives up at once, as -n does
+	}
 	if wait != "" && overlap == "queue" {
 		u.notes = append(u.notes, fmt.Sprintf("flock waited up to %ss for the lock; a queued fire waits until it is free", wait))
 	}
