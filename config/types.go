@@ -1,7 +1,8 @@
 // Package config turns jobs.yaml into plain job values and reports every
-// problem with its position. It does no I/O beyond reading the file and
-// looking whether state_dir is a file, except that Lint looks for the
-// directories and shells the jobs name. What execve(2) will accept is
+// problem with its position. It does no I/O beyond reading the file,
+// looking whether state_dir is a file and looking up the users and groups
+// that jobs run as (os/user), except that Lint looks for the directories
+// and shells the jobs name. What execve(2) will accept is
 // judged from this process's environment and stack limit, which jobs
 // inherit when this process is the supervisor.
 //
