@@ -16,8 +16,13 @@ var interpreters = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh"
 	"php": true, "python": true, "python2": true, "python3": true, "perl": true, "ruby": true,
 	"node": true, "nodejs": true}
 
-// guards are commands that set up or test before the one that matters.
-var guards = map[string]bool{"cd": true, "test": true, "[": true, "[[": true}
+// guards are commands that set up, wait or test before the one that
+// matters (`sleep 30; x` is the usual half-minute offset).
+var guards = map[string]bool{"cd": true, "test": true, "[": true, "[[": true, "sleep": true}
+
+// keywords of the shell's compound commands are not programs.
+var keywords = map[string]bool{"if": true, "then": true, "else": true, "elif": true, "fi": true, "do": true,
+	"done": true, "while": true, "until": true, "!": true, "(": true, ")": true, "{": true, "}": true, "&&": true, "||": true, ";": true}
 
 var separators = map[string]bool{"&&": true, "||": true, ";": true}
 
@@ -40,7 +45,7 @@ func baseName(cmd string) (name, arg string) {
 		case guards[w]:
 			// `cd DIR && x`, `test -x X && X`: named after what runs next.
 			j := i + 1
-			for j < len(ws) && !separators[ws[j].raw] {
+			for j < len(ws) && !separators[ws[j].raw] && !strings.HasSuffix(ws[j].raw, ";") {
 				j++
 			}
 			if j+1 >= len(ws) {
@@ -48,7 +53,7 @@ func baseName(cmd string) (name, arg string) {
 			}
 			i = j + 1
 			continue
-		case isAssignment(w), strings.HasPrefix(w, "-"), isNumber(w):
+		case keywords[w], isAssignment(w), strings.HasPrefix(w, "-"), isNumber(w):
 			i++
 			continue
 		case prefixes[b]:
@@ -71,11 +76,13 @@ func baseName(cmd string) (name, arg string) {
 				i, b = j, filepath.Base(ws[j].val)
 			}
 		}
+		ended := strings.TrimRight(b, ";&|)") != b // `x;`: the command ends with its name
+		b = strings.TrimRight(b, ";&|)")
 		name = strings.TrimSuffix(b, filepath.Ext(b))
 		if name == "" {
 			name = b
 		}
-		if i+1 < len(ws) && plainArg.MatchString(ws[i+1].val) {
+		if !ended && i+1 < len(ws) && plainArg.MatchString(ws[i+1].val) {
 			arg = ws[i+1].val
 		}
 		return name, arg

@@ -109,6 +109,8 @@ func TestBaseName(t *testing.T) {
 		{"cd app && ./bin/console cache:clear", "console", "cache:clear"},
 		{"[ -x /usr/bin/certbot ] && /usr/bin/certbot -q renew", "certbot", ""},
 		{"cd /tmp", "cd", ""},
+		{"sleep 30; /usr/local/bin/job", "job", ""},
+		{"[ -x /usr/lib/php/sessionclean ] && if [ ! -d /run/systemd/system ]; then /usr/lib/php/sessionclean; fi", "sessionclean", ""},
 	}
 	for _, c := range cases {
 		if name, arg := baseName(c.in); name != c.name || arg != c.arg {
