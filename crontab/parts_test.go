@@ -18,6 +18,8 @@ func TestSplitPercent(t *testing.T) {
 		{"escaped in input", `cat%100\% done`, "cat", "100% done", true},
 		{"other backslash kept", `echo a\tb%x\ty`, `echo a\tb`, `x\ty`, true},
 		{"empty input", "cat%", "cat", "", true},
+		{"escaped backslash", `echo \\%x`, `echo \\`, "x", true},
+		{"backslashes in input", `cat%a\\%b\`, "cat", `a\%b\`, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
