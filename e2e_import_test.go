@@ -57,8 +57,10 @@ func TestE2EImportCrontab(t *testing.T) {
 		t.Errorf("the merged file does not validate (exit %d): %s%s", code, vout, verr)
 	}
 
-	if code, _, stderr := s.runCV(10*time.Second, "import", "crontab", messy, clean); code != 2 {
-		t.Errorf("two files: exit %d (%s), want 2", code, stderr)
+	for _, args := range [][]string{{"import", "crontab", messy, clean}, {"import", "anacrontab"}, {"import"}} {
+		if code, _, stderr := s.runCV(10*time.Second, args...); code != 2 {
+			t.Errorf("%v: exit %d (%s), want 2", args, code, stderr)
+		}
 	}
 	if code, _, stderr := s.runCV(10*time.Second, "import", "crontab", filepath.Join(s.dir, "absent")); code != 1 || !strings.Contains(stderr, "absent") {
 		t.Errorf("a missing file: exit %d (%s), want 1 naming it", code, stderr)

@@ -21,7 +21,16 @@ import (
 const exitUntranslated = 3
 
 func newImport(g *globals) *cobra.Command {
-	imp := &cobra.Command{Use: "import", Short: "Translate another scheduler's jobs into jobs.yaml", Args: noArgs}
+	imp := &cobra.Command{
+		Use:   "import",
+		Short: "Translate another scheduler's jobs into jobs.yaml",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError("cannot import from %q: crontab is the format known (cronvisor import crontab FILE)", args[0])
+			}
+			return usageError("import what? cronvisor import crontab [FILE|-]")
+		},
+	}
 	var system, write bool
 	ct := &cobra.Command{
 		Use:   "crontab [FILE|-]",
