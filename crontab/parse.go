@@ -8,6 +8,7 @@ package crontab
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // Tab is a parsed crontab: its entries with the environment in effect at
@@ -58,6 +59,10 @@ func Parse(text string, system bool) *Tab {
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case trimmed == "":
+			continue
+		case !utf8.ValidString(line) || strings.IndexByte(line, 0) >= 0:
+			// jobs.yaml is text, and a NUL cannot reach execve.
+			tab.Bad = append(tab.Bad, Problem{n, "not valid UTF-8 text, or holds a NUL byte; left out"})
 			continue
 		case strings.HasPrefix(trimmed, "#"):
 			comments = append(comments, strings.TrimSpace(strings.TrimPrefix(trimmed, "#")))

@@ -2,7 +2,9 @@ package crontab
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -19,7 +21,7 @@ const (
 func Document(res Result, source string) []byte {
 	defs, common := shared(res.Jobs)
 	root := mapping()
-	root.HeadComment = "Imported from " + source + " by cronvisor import crontab."
+	root.HeadComment = comment("Imported from " + source + " by cronvisor import crontab.")
 	add(root, "defaults", defs, "")
 	seq := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, j := range res.Jobs {
@@ -27,7 +29,7 @@ func Document(res Result, source string) []byte {
 	}
 	add(root, "jobs", seq, "")
 	if len(res.Tail) > 0 {
-		root.FootComment = strings.Join(res.Tail, "\n")
+		root.FootComment = comment(res.Tail...)
 	}
 	return encode(root)
 }
@@ -108,7 +110,7 @@ func jobNode(j Job, common Job) *yaml.Node {
 	for _, note := range j.Notes {
 		head = append(head, "note: "+note)
 	}
-	n.HeadComment = strings.Join(head, "\n")
+	n.HeadComment = comment(head...)
 	add(n, "name", scalar(j.Name), "")
 	add(n, "schedule", scalar(j.Schedule), "")
 	for _, kv := range [][3]string{
@@ -141,7 +143,7 @@ func jobNode(j Job, common Job) *yaml.Node {
 	}
 	if j.Overlap != "" {
 		add(n, "overlap", scalar(j.Overlap), "")
-		n.Content[len(n.Content)-1].LineComment = "was flock on " + j.LockFile + "; programs taking that file are not excluded now"
+		n.Content[len(n.Content)-1].LineComment = comment("was flock on " + j.LockFile + "; programs taking that file are not excluded now")
 	}
 	if j.Lock != "" {
 		add(n, "lock", scalar(j.Lock), "")
@@ -157,15 +159,39 @@ func envNode(vs []Var) *yaml.Node {
 	return m
 }
 
+// comment joins lines into a YAML comment. A control character or a
+// Unicode line break in a crontab line would end the comment (or be
+// refused by YAML), so it is written escaped, as Go would quote it.
+func comment(lines ...string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for _, r := range l {
+			switch {
+			case r == '\t':
+				b.WriteRune(r)
+			case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\ufeff':
+				q := strconv.QuoteRune(r)
+				b.WriteString(q[1 : len(q)-1])
+			default:
+				b.WriteRune(r)
+			}
+		}
+	}
+	return b.String()
+}
+
 func mapping() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode} }
 
 func scalar(v string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
 }
 
-func add(m *yaml.Node, key string, val *yaml.Node, comment string) {
+func add(m *yaml.Node, key string, val *yaml.Node, note string) {
 	k := scalar(key)
-	k.HeadComment = comment
+	k.HeadComment = note
 	m.Content = append(m.Content, k, val)
 }
 
