@@ -15,13 +15,12 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/history"
-	"cronvisor/journal"
 	"cronvisor/lock"
 	"cronvisor/runner"
 )
 
 // rig is a supervisor wired as the daemon wires it: a FileLocker, the
-// history journal on a real store (synchronous=FULL) and the last-ok
+// history Writer on a real store (synchronous=FULL) and the last-ok
 // cursor read from it. Only the daemon's slog listener is missing.
 type rig struct {
 	sup     *runner.Supervisor
@@ -39,9 +38,10 @@ func newRig(b *testing.B, withStarts bool) *rig {
 	b.Cleanup(func() { store.Close() })
 	r := &rig{}
 	fan := &runner.Fanout{}
-	jour := journal.New(store, dir, 1<<20, slog.New(failHandler{b}))
-	b.Cleanup(func() { jour.Close() })
-	fan.Listen(jour.Handle)
+	starts := &runner.Starts{}
+	hist := history.NewWriter(history.WriterConfig{Store: store, StateDir: dir, LogLimit: 1 << 20,
+		Log: slog.New(failHandler{b}), Pending: starts.Pending})
+	b.Cleanup(func() { hist.Close() })
 	if withStarts {
 		r.started = make(chan time.Time, 1)
 		fan.Listen(func(ev runner.Event) {
@@ -50,9 +50,8 @@ func newRig(b *testing.B, withStarts bool) *rig {
 			}
 		})
 	}
-	r.sup = runner.NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks")), fan.Emit,
-		runner.WithLastOK(store.LastOKSlot))
-	jour.GatherDuring(r.sup.Starting)
+	r.sup = runner.NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks")), hist, fan.Emit,
+		runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts))
 	return r
 }
 

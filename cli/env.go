@@ -14,7 +14,6 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/history"
-	"cronvisor/journal"
 	"cronvisor/lock"
 	"cronvisor/proc"
 	"cronvisor/recovery"
@@ -28,8 +27,8 @@ type env struct {
 	*runner.Fanout
 	Supervisor *runner.Supervisor
 	Locker     lock.Locker
-	Store      *history.Store // nil when the history store could not be opened
-	Journal    *journal.Journal
+	Store      *history.Store  // nil when the history store could not be opened
+	History    *history.Writer // the Supervisor's Recorder
 	// Recovery records dead supervisors' runs (see package recovery).
 	Recovery  *recovery.Recoverer
 	cfg       atomic.Pointer[config.Config] // the current one, for Recovery
@@ -102,22 +101,22 @@ func openEnv(cfg *config.Config, log *slog.Logger, stderr io.Writer, locks ...st
 		log.Warn("history: the database file was deleted or replaced; writing to the one now at its path", "path", path)
 	})
 	e.closers = append(e.closers, store.Close)
-	jour := journal.New(store, cfg.StateDir, cfg.History.LogLimit, log)
+	starts := &runner.Starts{}
+	hist := history.NewWriter(history.WriterConfig{Store: store, StateDir: cfg.StateDir,
+		LogLimit: cfg.History.LogLimit, Log: log, Pending: starts.Pending})
 	if openErr != nil {
 		// Jobs still run: their records wait until the store opens.
-		jour.Degrade(openErr)
+		hist.Degrade(openErr)
 	}
-	e.Journal = jour
-	e.closers = append(e.closers, jour.Close)
+	e.History = hist
+	e.closers = append(e.closers, hist.Close)
 	e.Recovery = e.newRecovery(store, started, log)
 	e.closers = append(e.closers, func() error { e.Recovery.Close(); return nil })
 	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
-	e.Listen(jour.Handle)
-	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithAdmission(jour.Admit),
-		runner.WithSecretEnv(cfg.SecretEnv...)}
+	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
+		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...)}
 	e.schedOpts = append(e.schedOpts, runner.WithLastSlots(store.LastSlots))
-	e.Supervisor = runner.NewSupervisor(e.Locker, e.Emit, opts...)
-	jour.GatherDuring(e.Supervisor.Starting)
+	e.Supervisor = runner.NewSupervisor(e.Locker, hist, e.Emit, opts...)
 	return e, nil
 }
 

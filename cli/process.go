@@ -86,7 +86,7 @@ func startProcess(g *globals, log *slog.Logger, cfg *config.Config) (*process, e
 	if p.svc, err = service.New(e.Supervisor, p.sched, e.Locker, e.Store, cfg, p.requestReload); err != nil {
 		log.Error("saved pauses not restored; every job runs unpaused", "err", err)
 	}
-	p.svc.SetHistoryHealth(func() string { return e.Journal.Health().String() })
+	p.svc.SetHistoryHealth(func() string { return e.History.Health().String() })
 	e.Listen(p.svc.Handle)
 	p.ctx, p.stop = context.WithCancel(context.Background())
 	go func() { p.sched.Run(p.ctx, cfg.Jobs); close(p.schedDone) }()

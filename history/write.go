@@ -42,7 +42,7 @@ type Write struct {
 
 // Apply makes the writes in one transaction: one commit (and, with
 // synchronous=FULL, one fsync) for all of them, which is what lets the
-// journal record a burst of concurrent runs without paying a commit per
+// Writer record a burst of concurrent runs without paying a commit per
 // run. errs[i] is the i-th write's error: a write that is wrong in itself
 // (ErrBadRecord, ErrDuplicate) is left out and the others are committed;
 // any other failure (the disk is full, the file cannot be opened) fails

@@ -68,7 +68,12 @@ func (le *fileLease) Lost() <-chan struct{} { return le.lost }
 // rewrite is not synced: after a machine crash a record still in flight
 // only makes the next supervisor look its run up in history and find it
 // closed.
-func (le *fileLease) Release() error {
+func (le *fileLease) Release() error { return le.release(false) }
+
+// ReleaseInFlight is Release leaving the record's InFlight set.
+func (le *fileLease) ReleaseInFlight() error { return le.release(true) }
+
+func (le *fileLease) release(inFlight bool) error {
 	le.mu.Lock()
 	defer le.mu.Unlock()
 	if le.released {
@@ -84,9 +89,12 @@ func (le *fileLease) Release() error {
 	case le.unsynced: // the run never started; its slot is consumed all the same
 		syncErr = syncData(le.f)
 	}
-	h := le.holder
-	h.InFlight = false
-	_, writeErr := writeRecord(le.f, h, le.size)
+	var writeErr error
+	if !inFlight {
+		h := le.holder
+		h.InFlight = false
+		_, writeErr = writeRecord(le.f, h, le.size)
+	}
 	closeErr := closeLocked(le.f)
 	switch {
 	case syncErr != nil:

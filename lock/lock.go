@@ -56,7 +56,7 @@ type Holder struct {
 	// sharing a lock each keep their own slot cursor.
 	Slots map[string]time.Time `json:"slots,omitempty"`
 	// InFlight is true from the acquisition until the holder's Release
-	// (file backend): a record that still says so while its supervisor
+	// (file backend; ReleaseInFlight leaves it set): a record that still says so while its supervisor
 	// is dead names a run that supervisor never saw to its end, which the
 	// next supervisor records (see package recovery).
 	InFlight bool `json:"in_flight,omitempty"`
@@ -186,6 +186,12 @@ type Lease interface {
 	// only closes the supervisor's descriptor: the lock stays held while a
 	// run's process that inherited File() lives.
 	Release() error
+	// ReleaseInFlight is Release for a run whose end is not durably
+	// recorded yet (history is failing): the record keeps saying the run
+	// is in flight, so that if this supervisor dies before its end is
+	// written, the next one records the run from it (package recovery).
+	// Backends without in-flight records release as Release does.
+	ReleaseInFlight() error
 }
 
 // Tethered is implemented by leases that nothing of the run holds (Redis):

@@ -106,6 +106,32 @@ func TestRecordFormat(t *testing.T) {
 	})
 }
 
+// TestReleaseInFlightKeepsTheRecordInFlight: a run whose end history could
+// not make durable frees its lock, and its record still says in flight,
+// which is what the next supervisor's recovery reads if this one dies.
+func TestReleaseInFlightKeepsTheRecordInFlight(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l := NewFileLocker(dir)
+	lease, err := l.Acquire(t.Context(), Request{Name: "orders", Holder: Holder{Job: "sync_orders", RunID: "run-7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.ReleaseInFlight(); err != nil {
+		t.Fatal(err)
+	}
+	if fields := readLockFile(t, filepath.Join(dir, "orders.lock")); fields["in_flight"] != true || fields["run_id"] != "run-7" {
+		t.Errorf("record %v after ReleaseInFlight, want run-7 in flight", fields)
+	}
+	st, err := NewFileLocker(dir).Inspect(t.Context(), "orders")
+	if err != nil || st.Held {
+		t.Errorf("lock after ReleaseInFlight: held %v (%v), want free", st.Held, err)
+	}
+	if err := lease.Release(); err != nil {
+		t.Errorf("Release after ReleaseInFlight: %v, want a no-op", err)
+	}
+}
+
 // readLockFile checks that path holds exactly one newline-terminated JSON
 // line and decodes it.
 func readLockFile(t *testing.T, path string) map[string]any {

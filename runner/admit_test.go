@@ -9,19 +9,15 @@ import (
 	"cronvisor/config"
 )
 
-// TestRefusedAdmissionRunsNothingAndFreesTheLock: a run the admission check
-// refuses never execs, is recorded as an error with the check's reason, and
-// leaves the lock free for the next fire.
+// TestRefusedAdmissionRunsNothingAndFreesTheLock: a run the recorder does
+// not admit never execs, is recorded as an error with the recorder's
+// reason, and leaves the lock free for the next fire.
 func TestRefusedAdmissionRunsNothingAndFreesTheLock(t *testing.T) {
 	for _, overlap := range []config.Overlap{config.OverlapSkip, config.OverlapAllow} {
 		t.Run(string(overlap), func(t *testing.T) {
-			refuse := true
-			s, ev := newTestSupervisor(t, t.TempDir(), WithAdmission(func(string) error {
-				if refuse {
-					return errors.New("history backlog full")
-				}
-				return nil
-			}))
+			rec := newFakeRecorder()
+			rec.admit = func(string) error { return errors.New("history backlog full") }
+			s, ev := newRecordedSupervisor(t, t.TempDir(), rec)
 			j := shJob("a", "true")
 			j.Overlap = overlap
 			f := s.Fire(context.Background(), j, slotAt(0), false)
@@ -31,7 +27,10 @@ func TestRefusedAdmissionRunsNothingAndFreesTheLock(t *testing.T) {
 			if _, ok := ev.started(f.RunID); ok {
 				t.Fatal("a refused run started")
 			}
-			refuse = false
+			if got := rec.ends(); len(got) != 1 || got[0].RunID != f.RunID || got[0].Outcome != OutcomeError {
+				t.Fatalf("recorded ends %+v, want the refusal", got)
+			}
+			rec.admit = nil
 			if f := s.Fire(context.Background(), j, slotAt(1), false); f.Outcome != OutcomeOK {
 				t.Fatalf("next fire after a refusal: %s %q (lock left held?)", f.Outcome, f.Reason)
 			}

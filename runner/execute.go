@@ -16,8 +16,9 @@ import (
 	"cronvisor/proc"
 )
 
-// execute runs the job's command under lease (nil for overlap allow) and
-// reports RunStarted, RunOutput lines and RunFinished. execDone is called
+// execute runs the job's command under lease (nil for overlap allow),
+// records it (see Recorder) and reports RunStarted, RunOutput lines and
+// RunFinished. execDone is called
 // on this goroutine once the child has exec'd.
 func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, lease lock.Lease, execDone func()) RunFinished {
 	// Runs outlive the scheduler's context on purpose: shutdown lets them
@@ -35,11 +36,12 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	s.mu.Lock()
 	s.active[runID] = run
 	s.mu.Unlock()
+	recorded := false // until the end is durable, the lock record says in flight
 	defer func() {
 		// Release before announcing the end: a replacing fire waits on
 		// done and then takes the lock, which must be free by then.
 		if lease != nil {
-			_ = lease.Release()
+			s.release(lease, recorded)
 		}
 		s.mu.Lock()
 		delete(s.active, runID)
@@ -62,11 +64,15 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 			if lease != nil {
 				_ = lease.SetPID(pid)
 			}
-			s.emit(RunStarted{Job: job.Name, RunID: runID, Slot: slot, Started: startedAt,
-				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual, LogOutput: job.LogOutput})
+			ev := RunStarted{Job: job.Name, RunID: runID, Slot: slot, Started: startedAt,
+				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual, LogOutput: job.LogOutput}
+			s.rec.Started(ev)
+			s.emit(ev)
 		},
 		OnOutput: func(stream, lines string) {
-			s.emit(RunOutput{Job: job.Name, RunID: runID, Time: s.clock.Now(), Stream: stream, Line: lines})
+			ev := RunOutput{Job: job.Name, RunID: runID, Time: s.clock.Now(), Stream: stream, Line: lines}
+			s.rec.Output(ev)
+			s.emit(ev)
 		},
 	}
 	if lease != nil && lease.File() != nil {
@@ -101,6 +107,9 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	}
 	_, vouched := lease.(lock.Preceded) // only such a lease can show the memo current
 	s.rememberLastOK(job.Name, runID, lastOK, knownLastOK && vouched)
+	// The end is recorded here, before the deferred release: a run whose
+	// lock is free has its end recorded, whatever the observers of emit do.
+	recorded = s.recordEnd(f)
 	s.emit(f)
 	return f
 }

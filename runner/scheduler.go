@@ -92,13 +92,16 @@ func WithJitter(f func(max time.Duration) time.Duration) SchedulerOption {
 	return func(s *Scheduler) { s.jitter = f }
 }
 
-// Firer runs one fire; *Supervisor is the real one.
+// Firer runs one fire, and records the fires the scheduler does not run
+// (missed, disabled, dropped); *Supervisor is the real one.
 type Firer interface {
 	Fire(ctx context.Context, job config.Job, slot time.Time, manual bool) RunFinished
+	Skip(RunSkipped)
 }
 
 // NewScheduler returns a scheduler that fires through f on clock c and
-// reports what it does not fire (missed, disabled) to emit.
+// records what it does not fire (missed, disabled) through f.Skip; emit
+// gets the scheduler's own events (a stalled schedule).
 func NewScheduler(f Firer, c clock.Clock, emit func(Event), opts ...SchedulerOption) *Scheduler {
 	s := &Scheduler{
 		clock:    c,
@@ -321,7 +324,7 @@ func (s *Scheduler) fire(ctx context.Context, e *entry, now time.Time) {
 			s.recordMissed(j, first, n-1, "missed: supervisor woke late (suspend or clock step); only the newest fire runs")
 		}
 		if !j.Enabled {
-			s.emit(RunSkipped{Job: j.Name, RunID: NewRunID(now), Slot: newest, Time: now, Reason: "disabled"})
+			s.firer.Skip(RunSkipped{Job: j.Name, RunID: NewRunID(now), Slot: newest, Time: now, Reason: "disabled"})
 		} else {
 			s.dispatch(ctx, j, newest)
 		}
@@ -337,7 +340,7 @@ func (s *Scheduler) recordMissed(j config.Job, first time.Time, n int, reason st
 	if n > 1 {
 		reason += " (" + strconv.Itoa(n) + " fires from " + first.Format(time.RFC3339) + ")"
 	}
-	s.emit(RunSkipped{Job: j.Name, RunID: NewRunID(s.clock.Now()), Slot: first, Time: s.clock.Now(), Reason: reason})
+	s.firer.Skip(RunSkipped{Job: j.Name, RunID: NewRunID(s.clock.Now()), Slot: first, Time: s.clock.Now(), Reason: reason})
 }
 
 // missedSlots walks the slots in (after, now]: the first, the newest and

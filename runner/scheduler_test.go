@@ -32,6 +32,8 @@ func (r *recorder) Fire(_ context.Context, j config.Job, slot time.Time, _ bool)
 	return RunFinished{Job: j.Name, Slot: slot, Outcome: OutcomeOK}
 }
 
+func (r *recorder) Skip(ev RunSkipped) { r.emit(ev) }
+
 func (r *recorder) emit(ev Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

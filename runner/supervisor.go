@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -41,17 +42,17 @@ type LastOKFunc func(ctx context.Context, job string) (time.Time, error)
 type Supervisor struct {
 	locker lock.Locker
 	clock  clock.Clock
+	rec    Recorder
 	emit   func(Event)
+	log    *slog.Logger
 	lastOK LastOKFunc
-	admit  func(runID string) error // nil: every run is admitted
 	host   string
 	pid    int
 	// secretEnv are variables of the supervisor's environment that jobs
 	// do not inherit: the lock backend's credentials.
 	secretEnv map[string]bool
 
-	// starting counts fires between their call and their exec (or skip).
-	starting atomic.Int64
+	starts *Starts
 
 	mu      sync.Mutex
 	active  map[string]*activeRun // by run id
@@ -91,12 +92,21 @@ func WithClock(c clock.Clock) Option { return func(s *Supervisor) { s.clock = c 
 // WithLastOK supplies the cursor for CRONVISOR_LAST_OK_SLOT.
 func WithLastOK(f LastOKFunc) Option { return func(s *Supervisor) { s.lastOK = f } }
 
-// WithAdmission makes every run ask admit before its exec: a run whose
-// record could not be kept (the history backlog is full) must not start.
-// A refused fire is recorded as an error with admit's reason.
-func WithAdmission(admit func(runID string) error) Option {
-	return func(s *Supervisor) { s.admit = admit }
-}
+// Starts counts fires between their call and their child's exec (or
+// their skip): a burst of starts when it is large. Made before the
+// Supervisor, it is shared with those that look at it (the history
+// Writer gathers a burst's writes).
+type Starts struct{ n atomic.Int64 }
+
+// Pending is how many fires are about to exec right now.
+func (c *Starts) Pending() int { return int(c.n.Load()) }
+
+// WithStarts counts the fires about to exec in c.
+func WithStarts(c *Starts) Option { return func(s *Supervisor) { s.starts = c } }
+
+// WithLogger logs what the Recorder could not record durably (default:
+// nowhere).
+func WithLogger(l *slog.Logger) Option { return func(s *Supervisor) { s.log = l } }
 
 // WithSecretEnv keeps the named variables of the supervisor's environment
 // (config.Config.SecretEnv: a password the lock backend's URL expanded)
@@ -109,15 +119,19 @@ func WithSecretEnv(names ...string) Option {
 	}
 }
 
-// NewSupervisor returns a supervisor that takes locks from locker and
-// reports every event to emit. emit is called from run goroutines and must
-// not block for long.
-func NewSupervisor(locker lock.Locker, emit func(Event), opts ...Option) *Supervisor {
+// NewSupervisor returns a supervisor that takes locks from locker, records
+// every fire through rec (see Recorder) and then reports its events to
+// emit, the observers that may lose them (logs, status, the console). emit
+// is called from run goroutines, some with a lock held, and must not block.
+func NewSupervisor(locker lock.Locker, rec Recorder, emit func(Event), opts ...Option) *Supervisor {
 	host, _ := os.Hostname()
 	s := &Supervisor{
 		locker:  locker,
 		clock:   clock.Real{},
+		rec:     rec,
 		emit:    emit,
+		log:     slog.New(slog.DiscardHandler),
+		starts:  &Starts{},
 		host:    host,
 		pid:     os.Getpid(),
 		active:  map[string]*activeRun{},
@@ -153,12 +167,12 @@ func (s *Supervisor) Fire(ctx context.Context, job config.Job, slot time.Time, m
 // FireWithID is Fire with a run id chosen by the caller (run-now over the
 // control socket answers with the id before the run ends).
 func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.Time, manual bool, runID string) RunFinished {
-	s.starting.Add(1)
+	s.starts.n.Add(1)
 	pending := true
 	startDone := func() { // on this goroutine: at the exec, else on return
 		if pending {
 			pending = false
-			s.starting.Add(-1)
+			s.starts.n.Add(-1)
 		}
 	}
 	defer startDone()
@@ -166,7 +180,7 @@ func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.T
 		return s.skip(job, runID, slot, manual, "paused", nil)
 	}
 	if job.Overlap == config.OverlapAllow {
-		if err := s.admitRun(runID); err != nil {
+		if err := s.rec.Admit(runID); err != nil {
 			return s.notAdmitted(job, runID, slot, manual, nil, err)
 		}
 		return s.execute(ctx, job, slot, runID, manual, nil, startDone)
@@ -184,34 +198,30 @@ func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.T
 	if err != nil {
 		return s.refused(job, runID, slot, manual, err)
 	}
-	if err := s.admitRun(runID); err != nil {
+	if err := s.rec.Admit(runID); err != nil {
 		return s.notAdmitted(job, runID, slot, manual, lease, err)
 	}
 	return s.execute(ctx, job, slot, runID, manual, lease, startDone)
 }
 
-func (s *Supervisor) admitRun(runID string) error {
-	if s.admit == nil {
-		return nil
-	}
-	return s.admit(runID)
-}
-
 // notAdmitted records a fire refused by the admission check, after
-// releasing the lock it took.
+// releasing the lock it took: the run never started, which the lock's
+// record must not leave in doubt, and the history backlog that refused it
+// may well not keep its record either.
 func (s *Supervisor) notAdmitted(job config.Job, runID string, slot time.Time, manual bool, lease lock.Lease, err error) RunFinished {
 	if lease != nil {
 		_ = lease.Release()
 	}
 	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: s.clock.Now(), Outcome: OutcomeError,
 		Reason: "not started: " + err.Error(), Manual: manual, Err: err}
+	s.recordEnd(f)
 	s.emit(f)
 	return f
 }
 
 // Starting is how many fires are between their call and their child's
 // exec (or their skip) right now: a burst of starts when it is large.
-func (s *Supervisor) Starting() int { return int(s.starting.Load()) }
+func (s *Supervisor) Starting() int { return s.starts.Pending() }
 
 func (s *Supervisor) acquire(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool) (lock.Lease, error) {
 	return s.locker.Acquire(ctx, lock.Request{
@@ -246,13 +256,14 @@ func (s *Supervisor) refused(job config.Job, runID string, slot time.Time, manua
 	now := s.clock.Now()
 	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: OutcomeError,
 		Reason: "cannot take lock: " + err.Error(), Manual: manual, Err: err}
+	s.recordEnd(f)
 	s.emit(f)
 	return f
 }
 
 func (s *Supervisor) skip(job config.Job, runID string, slot time.Time, manual bool, reason string, h *lock.Holder) RunFinished {
 	now := s.clock.Now()
-	s.emit(RunSkipped{Job: job.Name, RunID: runID, Slot: slot, Time: now, Reason: reason, Holder: h, Manual: manual})
+	s.Skip(RunSkipped{Job: job.Name, RunID: runID, Slot: slot, Time: now, Reason: reason, Holder: h, Manual: manual})
 	return RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: OutcomeSkipped, Reason: reason, Manual: manual}
 }
 

@@ -73,7 +73,7 @@ func shJob(name, script string) config.Job {
 func newTestSupervisor(t *testing.T, dir string, opts ...Option) (*Supervisor, *events) {
 	t.Helper()
 	ev := &events{}
-	return NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks")), ev.emit, opts...), ev
+	return NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks")), NopRecorder{}, ev.emit, opts...), ev
 }
 
 // fireAsync fires in the background and returns a channel with the result.
@@ -369,7 +369,7 @@ func TestLockLost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ll := &losingLocker{Locker: lock.NewFileLocker(filepath.Join(t.TempDir(), "locks")), lost: make(chan struct{})}
 			ev := &events{}
-			s := NewSupervisor(ll, ev.emit)
+			s := NewSupervisor(ll, NopRecorder{}, ev.emit)
 			j := shJob("lease", `echo "token=$CRONVISOR_FENCING_TOKEN"; sleep 0.5`)
 			j.OnLockLost = tc.policy
 			done := fireAsync(s, j, slotAt(0))

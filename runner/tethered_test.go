@@ -42,7 +42,7 @@ func (l *tetheredLocker) Acquire(ctx context.Context, req lock.Request) (lock.Le
 func newTetheredSupervisor(t *testing.T) (*Supervisor, *events, *tetheredLocker) {
 	tl := &tetheredLocker{Locker: lock.NewFileLocker(filepath.Join(t.TempDir(), "locks")), lost: make(chan struct{})}
 	ev := &events{}
-	return NewSupervisor(tl, ev.emit), ev, tl
+	return NewSupervisor(tl, NopRecorder{}, ev.emit), ev, tl
 }
 
 // guardsOf lists the live guard processes of run id.

@@ -49,7 +49,7 @@ func TestPausesSurviveARestart(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *Service {
 		locker := lock.NewFileLocker(filepath.Join(dir, "locks"))
-		sup := runner.NewSupervisor(locker, func(runner.Event) {})
+		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
 		s, err := New(sup, nil, locker, nil, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "a", true)}},
 			func(context.Context) error { return nil })
 		if err != nil {
@@ -95,7 +95,7 @@ func TestDaemonsSharingAStateDirKeepEachOthersPauses(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *Service {
 		locker := lock.NewFileLocker(filepath.Join(dir, "locks"))
-		sup := runner.NewSupervisor(locker, func(runner.Event) {})
+		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
 		s, err := New(sup, nil, locker, nil, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "x", true), job(t, "y", true)}},
 			func(context.Context) error { return nil })
 		if err != nil {

@@ -38,7 +38,7 @@ func BenchmarkJobs(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	sup := runner.NewSupervisor(locker, func(runner.Event) {})
+	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
 	s, err := New(sup, nil, locker, nil, &config.Config{Jobs: jobs}, func(context.Context) error { return errors.New("no reload") })
 	if err != nil {
 		b.Fatal(err)

@@ -37,7 +37,7 @@ func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
 		}
 	}
 	locker := lock.NewFileLocker(filepath.Join(dir, "locks"))
-	sup := runner.NewSupervisor(locker, func(runner.Event) {})
+	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
 	cfg := &config.Config{Jobs: []config.Job{job(t, "a", true), job(t, "b", true), job(t, "c", true), job(t, "d", true)}}
 	s, err := New(sup, nil, locker, store, cfg, func(context.Context) error { return errors.New("no reload") })
 	if err != nil {

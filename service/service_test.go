@@ -18,7 +18,7 @@ func newTestService(t *testing.T, jobs ...config.Job) (*Service, *runner.Fanout)
 	t.Helper()
 	fan := &runner.Fanout{}
 	locker := lock.NewFileLocker(filepath.Join(t.TempDir(), "locks"))
-	sup := runner.NewSupervisor(locker, fan.Emit)
+	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, fan.Emit)
 	cfg := &config.Config{Jobs: jobs}
 	reload := func(context.Context) error { return errors.New("reload refused: test") }
 	s, err := New(sup, nil, locker, nil, cfg, reload)

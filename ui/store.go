@@ -209,7 +209,7 @@ func (s *store) finished(ev ctl.WireEvent) {
 }
 
 func (s *store) skipped(ev ctl.WireEvent) {
-	// Like the journal's record of a skip: the slot is its only time, so
+	// Like history.Writer's record of a skip: the slot is its only time, so
 	// that the numbers do not change when the history is fetched again.
 	r := history.Record{Job: ev.Job, RunID: ev.RunID, Outcome: history.OutcomeSkipped,
 		ScheduledAt: ev.Slot, Reason: ev.Reason, Manual: ev.Manual}

@@ -1,4 +1,4 @@
-package journal
+package history
 
 import (
 	"context"
@@ -10,28 +10,27 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/history"
 	"cronvisor/runner"
 )
 
-// newTestJournal returns a journal on a new store; failed writes fail the
+// newTestWriter returns a Writer on a new store; failed writes fail the
 // test.
-func newTestJournal(t *testing.T) (*Journal, *history.Store, string) {
+func newTestWriter(t *testing.T) (*Writer, *Store, string) {
 	t.Helper()
 	dir := t.TempDir()
-	store, err := history.Open(filepath.Join(dir, "history.db"))
+	store, err := Open(filepath.Join(dir, "db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	j := New(store, dir, 1<<20, failOnError(t))
+	j := NewWriter(WriterConfig{Store: store, StateDir: dir, LogLimit: 1 << 20, Log: failOnError(t)})
 	t.Cleanup(func() { j.Close() })
 	return j, store, dir
 }
 
-func record(t *testing.T, store *history.Store, runID string) history.Record {
+func record(t *testing.T, store *Store, runID string) Record {
 	t.Helper()
-	recs, err := store.Query(context.Background(), history.Filter{})
+	recs, err := store.Query(context.Background(), Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +40,7 @@ func record(t *testing.T, store *history.Store, runID string) history.Record {
 		}
 	}
 	t.Fatalf("no record of run %s", runID)
-	return history.Record{}
+	return Record{}
 }
 
 func TestRunLogs(t *testing.T) {
@@ -56,17 +55,17 @@ func TestRunLogs(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			j, store, dir := newTestJournal(t)
+			j, store, dir := newTestWriter(t)
 			id := "run-" + strconv.Itoa(i)
-			j.Handle(runner.RunStarted{Job: "job", RunID: id, Slot: slot, Started: slot, PID: 42})
+			j.Started(runner.RunStarted{Job: "job", RunID: id, Slot: slot, Started: slot, PID: 42})
 			for _, l := range tc.lines {
-				j.Handle(runner.RunOutput{Job: "job", RunID: id, Time: slot, Stream: "stdout", Line: l})
+				j.Output(runner.RunOutput{Job: "job", RunID: id, Time: slot, Stream: "stdout", Line: l})
 			}
 			code := 0
-			j.Handle(runner.RunFinished{Job: "job", RunID: id, Slot: slot, Started: slot,
+			_ = j.Finished(runner.RunFinished{Job: "job", RunID: id, Slot: slot, Started: slot,
 				Ended: slot.Add(time.Second), PID: 42, Outcome: runner.OutcomeOK, ExitCode: &code})
 			r := record(t, store, id)
-			path := history.LogPath(dir, "job", id)
+			path := LogPath(dir, "job", id)
 			b, err := os.ReadFile(path)
 			switch {
 			case tc.wantFile == "":
@@ -76,7 +75,7 @@ func TestRunLogs(t *testing.T) {
 			case err != nil || string(b) != tc.wantFile || r.LogPath != path:
 				t.Errorf("log_path %q, file %q (%v); want %q holding %q", r.LogPath, b, err, path, tc.wantFile)
 			}
-			if r.Outcome != history.OutcomeOK {
+			if r.Outcome != OutcomeOK {
 				t.Errorf("outcome %q, want ok", r.Outcome)
 			}
 		})
@@ -86,21 +85,21 @@ func TestRunLogs(t *testing.T) {
 // TestConcurrentRunsAllRecorded starts and ends many runs at once, as a
 // batch of jobs on the same second does: every row is written, none fails.
 func TestConcurrentRunsAllRecorded(t *testing.T) {
-	j, store, _ := newTestJournal(t)
+	j, store, _ := newTestWriter(t)
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	const runs = 50
 	var wg sync.WaitGroup
 	for i := range runs {
 		wg.Go(func() {
 			id, job := "run-"+strconv.Itoa(i), "job-"+strconv.Itoa(i)
-			j.Handle(runner.RunStarted{Job: job, RunID: id, Slot: slot, Started: slot})
-			j.Handle(runner.RunOutput{Job: job, RunID: id, Time: slot, Stream: "stderr", Line: "hi"})
-			j.Handle(runner.RunFinished{Job: job, RunID: id, Slot: slot, Started: slot, Ended: slot,
+			j.Started(runner.RunStarted{Job: job, RunID: id, Slot: slot, Started: slot})
+			j.Output(runner.RunOutput{Job: job, RunID: id, Time: slot, Stream: "stderr", Line: "hi"})
+			_ = j.Finished(runner.RunFinished{Job: job, RunID: id, Slot: slot, Started: slot, Ended: slot,
 				Outcome: runner.OutcomeFailed})
 		})
 	}
 	wg.Wait()
-	recs, err := store.Query(context.Background(), history.Filter{Outcomes: []string{history.OutcomeFailed}})
+	recs, err := store.Query(context.Background(), Filter{Outcomes: []string{OutcomeFailed}})
 	if err != nil {
 		t.Fatal(err)
 	}

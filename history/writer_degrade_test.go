@@ -1,4 +1,4 @@
-package journal
+package history
 
 import (
 	"context"
@@ -8,20 +8,19 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/history"
 	"cronvisor/runner"
 )
 
 // brokenStore is a store whose directory is a regular file, so that every
 // write fails (as root too); mend makes it writable.
-func brokenStore(t *testing.T) (store *history.Store, mend func()) {
+func brokenStore(t *testing.T) (store *Store, mend func()) {
 	t.Helper()
 	dir := t.TempDir()
 	blocker := filepath.Join(dir, "state")
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	store, err := history.Unopened(filepath.Join(blocker, "history.db"))
+	store, err := Unopened(filepath.Join(blocker, "db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +41,10 @@ func runEvents(id string, slot time.Time) (runner.RunStarted, runner.RunFinished
 
 // TestFailingStoreHoldsRecordsUntilItRecovers: while the store fails,
 // runs are recorded in memory without waiting; once it takes writes, every
-// record is written once and the journal is healthy again.
+// record is written once and the Writer is healthy again.
 func TestFailingStoreHoldsRecordsUntilItRecovers(t *testing.T) {
 	store, mend := brokenStore(t)
-	j := New(store, t.TempDir(), 1<<20, nil, WithRetryEvery(10*time.Millisecond))
+	j := NewWriter(WriterConfig{Store: store, StateDir: t.TempDir(), LogLimit: 1 << 20, RetryEvery: 10 * time.Millisecond})
 	t.Cleanup(func() { j.Close() })
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	const runs = 5
@@ -55,10 +54,10 @@ func TestFailingStoreHoldsRecordsUntilItRecovers(t *testing.T) {
 			t.Fatalf("admit %s: %v", id, err)
 		}
 		start, end := runEvents(id, slot.Add(time.Duration(i)*time.Minute))
-		j.Handle(start)
-		j.Handle(end)
+		j.Started(start)
+		_ = j.Finished(end)
 	}
-	j.Handle(runner.RunSkipped{Job: "job", RunID: "skip-1", Slot: slot, Time: slot, Reason: "paused"})
+	j.Skipped(runner.RunSkipped{Job: "job", RunID: "skip-1", Slot: slot, Time: slot, Reason: "paused"})
 	h := j.Health()
 	if !h.Degraded || h.Waiting != 2*runs+1 || h.Reason == "" || h.Since.IsZero() {
 		t.Fatalf("health while failing = %+v, want degraded with %d waiting", h, 2*runs+1)
@@ -71,7 +70,7 @@ func TestFailingStoreHoldsRecordsUntilItRecovers(t *testing.T) {
 	if h := j.Health(); h.Degraded || h.Waiting != 0 || h.String() != "" {
 		t.Fatalf("health after mending = %+v (%q), want healthy", h, h.String())
 	}
-	recs, err := store.Query(context.Background(), history.Filter{})
+	recs, err := store.Query(context.Background(), Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +78,7 @@ func TestFailingStoreHoldsRecordsUntilItRecovers(t *testing.T) {
 		t.Errorf("%d records, want %d", len(recs), runs+1)
 	}
 	for _, r := range recs {
-		if r.Outcome == history.OutcomeRunning {
+		if r.Outcome == OutcomeRunning {
 			t.Errorf("run %s left running", r.RunID)
 		}
 	}
@@ -89,7 +88,7 @@ func TestFailingStoreHoldsRecordsUntilItRecovers(t *testing.T) {
 // not admitted and a record without a reservation is counted as lost.
 func TestFullBacklogRefusesRunsAndCountsLostRecords(t *testing.T) {
 	store, _ := brokenStore(t)
-	j := New(store, t.TempDir(), 1<<20, nil, WithMaxWaiting(4), WithRetryEvery(time.Hour))
+	j := NewWriter(WriterConfig{Store: store, StateDir: t.TempDir(), LogLimit: 1 << 20, MaxWaiting: 4, RetryEvery: time.Hour})
 	t.Cleanup(func() { j.Close() })
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	for _, id := range []string{"a", "b"} {
@@ -102,10 +101,10 @@ func TestFullBacklogRefusesRunsAndCountsLostRecords(t *testing.T) {
 	}
 	for _, id := range []string{"a", "b"} {
 		start, end := runEvents(id, slot)
-		j.Handle(start)
-		j.Handle(end)
+		j.Started(start)
+		_ = j.Finished(end)
 	}
-	j.Handle(runner.RunSkipped{Job: "job", RunID: "s", Slot: slot, Time: slot, Reason: "paused"})
+	j.Skipped(runner.RunSkipped{Job: "job", RunID: "s", Slot: slot, Time: slot, Reason: "paused"})
 	h := j.Health()
 	if h.Waiting != 4 || h.Lost != 1 {
 		t.Errorf("health = %+v, want 4 waiting and 1 lost", h)

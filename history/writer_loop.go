@@ -1,0 +1,116 @@
+package history
+
+import (
+	"fmt"
+	"time"
+)
+
+// A batch that follows another and already has burstSize writes, or
+// follows it while burstStarts runs are about to start, waits burstGather
+// for more: the burst's forks then compete with fewer transactions (each
+// pays SQLite's page writes and an fsync, whatever its size). Fewer writes
+// commit at once: a few runs ending and starting back to back wait for
+// every commit, and must not wait longer (BenchmarkGuardedRuns).
+//
+// burstStarts is 3: two runs looping back to back are at most 2 pending
+// starts, and must not wait; from 3 on, a commit's writes are coming from
+// a burst.
+const (
+	burstSize   = 8
+	burstStarts = 3
+	burstGather = 10 * time.Millisecond
+)
+
+// loop is the Writer's goroutine, the only one that commits: it commits
+// the queue whenever it has writes, retries the held ones every retryEvery
+// while the store fails (and sleeps while it works: an idle daemon wakes
+// for nothing), and on Close commits what is queued, tries the held
+// writes once more and returns.
+func (w *Writer) loop() {
+	defer close(w.loopDone)
+	var ticker *time.Ticker
+	defer func() {
+		if ticker != nil {
+			ticker.Stop()
+		}
+	}()
+	for {
+		var tick <-chan time.Time
+		switch degraded := w.Health().Degraded; {
+		case degraded && ticker == nil:
+			ticker = time.NewTicker(w.retryEvery)
+			tick = ticker.C
+		case degraded:
+			tick = ticker.C
+		case ticker != nil:
+			ticker.Stop()
+			ticker = nil
+		}
+		select {
+		case <-w.stop:
+			w.qmu.Lock()
+			w.closed = true
+			w.qmu.Unlock()
+			w.flush()
+			w.retry()
+			return
+		case <-w.wake:
+			w.flush()
+		case <-tick:
+			w.retry()
+		}
+	}
+}
+
+// flush commits the queue, one transaction per batch, until it is empty
+// or the store fails; then the batch and the queue are held for a retry.
+// A batch that follows a commit during a burst waits burstGather first.
+func (w *Writer) flush() {
+	for follows := false; ; follows = true {
+		w.qmu.Lock()
+		n := len(w.queue)
+		w.qmu.Unlock()
+		if n == 0 {
+			return
+		}
+		if follows && (n >= burstSize || (w.pending != nil && w.pending() >= burstStarts)) {
+			w.gather()
+		}
+		w.qmu.Lock()
+		batch := w.queue
+		w.queue = nil
+		w.qmu.Unlock()
+		if failed, cause := w.commit(batch); len(failed) > 0 {
+			w.hold(failed, cause)
+			return
+		}
+	}
+}
+
+// gather waits burstGather for more writes to join the next batch, less
+// if Close is called meanwhile.
+func (w *Writer) gather() {
+	t := time.NewTimer(burstGather)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-w.stop:
+	}
+}
+
+// Close stops the Writer's goroutine once it has committed what is queued
+// and tried the held writes once more, and reports what could not be
+// written: those records are lost with the process. Writes after Close are
+// refused and counted lost.
+func (w *Writer) Close() error {
+	w.closeOnce.Do(func() {
+		close(w.stop)
+		<-w.loopDone
+	})
+	if h := w.Health(); h.Waiting > 0 {
+		err := fmt.Errorf("history: %d records not written at exit: %s", h.Waiting, h.Reason)
+		w.rep.log.Error("history records lost at exit", "records", h.Waiting, "reason", h.Reason)
+		return err
+	}
+	return nil
+}

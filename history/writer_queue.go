@@ -1,0 +1,254 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrBacklogFull refuses a run (see Writer.Admit): the records waiting for
+// a failing store fill the Writer's bound, and a run whose record could
+// not be kept must not start.
+var ErrBacklogFull = errors.New("history backlog full")
+
+// ErrHeld says a record is not durable yet: the store fails, and the
+// record waits in memory until it takes writes again.
+var ErrHeld = errors.New("history record held in memory until the store takes writes again")
+
+// errClosed refuses a write that comes after Close.
+var errClosed = errors.New("history writer closed")
+
+// Health is the state of the history path, for `status` and the console.
+type Health struct {
+	Degraded bool
+	Since    time.Time // when writes began to fail
+	Reason   string    // the latest failure
+	Waiting  int       // records held in memory until the store takes them
+	Lost     int       // records dropped since start-up: the backlog was full
+}
+
+// String is "history degraded since T: reason (...)", or "" when healthy.
+func (h Health) String() string {
+	if !h.Degraded && h.Lost == 0 {
+		return ""
+	}
+	s := "history ok"
+	if h.Degraded {
+		s = fmt.Sprintf("history degraded since %s: %s (%d records waiting)",
+			h.Since.Format(time.RFC3339), h.Reason, h.Waiting)
+	}
+	if h.Lost > 0 {
+		s += fmt.Sprintf("; %d records lost to a full backlog", h.Lost)
+	}
+	return s
+}
+
+// pendingWrite is a write waiting for its commit.
+type pendingWrite struct {
+	w    Write
+	done chan error // buffered: the committer never waits for the writer
+	// behind: nobody waits; the committer reports an error as op.
+	behind bool
+	op     string
+	// tried: a batch holding it failed, and may yet have committed it.
+	tried bool
+}
+
+// settle tells the writer how its write ended: nil once it is committed,
+// else the write's own error.
+func (w *Writer) settle(p *pendingWrite, err error) {
+	if p.tried && errors.Is(err, ErrDuplicate) {
+		err = nil // an earlier attempt did commit it
+	}
+	switch {
+	case !p.behind:
+		p.done <- err
+	case err != nil:
+		w.rep.error(p.op, err)
+	}
+}
+
+// Admit reserves room for a run's start and end records; the supervisor
+// calls it before the run's exec. It refuses the run with ErrBacklogFull
+// when the records waiting for a failing store would pass the bound, so
+// that no run happens whose record could not be kept. The run's end
+// releases the reservation.
+func (w *Writer) Admit(runID string) error {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	if n := len(w.queue) + len(w.held) + 2*len(w.admitted); n+2 > w.maxWaiting {
+		return fmt.Errorf("%w: %d records wait for the store (%s)", ErrBacklogFull, n, w.reason)
+	}
+	w.admitted[runID] = struct{}{}
+	return nil
+}
+
+func (w *Writer) release(runID string) {
+	w.qmu.Lock()
+	delete(w.admitted, runID)
+	w.qmu.Unlock()
+}
+
+// Health reports the state of the history path.
+func (w *Writer) Health() Health {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	return Health{Degraded: w.degraded, Since: w.since, Reason: w.reason,
+		Waiting: len(w.held) + len(w.queue), Lost: w.lost}
+}
+
+// Degrade marks the history path degraded before any write failed (the
+// store could not be opened at start-up).
+func (w *Writer) Degrade(cause error) {
+	w.qmu.Lock()
+	w.degradeLocked(cause)
+	w.qmu.Unlock()
+	w.kick()
+}
+
+// degradeLocked records the failure; the first one since writes last
+// succeeded starts the degraded period.
+func (w *Writer) degradeLocked(cause error) {
+	if !w.degraded {
+		w.degraded, w.since = true, time.Now()
+	}
+	w.reason = cause.Error()
+	w.rep.degraded(cause, len(w.held)+len(w.queue))
+}
+
+// kick wakes the writer's goroutine; a wake-up already pending will do.
+func (w *Writer) kick() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue queues p for the writer's goroutine. While the store fails, p
+// joins the held writes instead, which the goroutine retries; a record
+// without a reservation (a skip, a fire refused before its run) that does
+// not fit the bound is lost, counted and reported.
+func (w *Writer) enqueue(p *pendingWrite) {
+	w.qmu.Lock()
+	_, reserved := w.admitted[p.w.Record.RunID]
+	switch {
+	case w.closed:
+		w.lost++
+		w.qmu.Unlock()
+		w.settle(p, fmt.Errorf("%w: %s/%s not recorded", errClosed, p.w.Record.Job, p.w.Record.RunID))
+		return
+	case !reserved && len(w.queue)+len(w.held)+2*len(w.admitted)+1 > w.maxWaiting:
+		w.lost++
+		w.qmu.Unlock()
+		w.settle(p, fmt.Errorf("%w: %s/%s not recorded", ErrBacklogFull, p.w.Record.Job, p.w.Record.RunID))
+		return
+	case w.degraded:
+		w.keepLocked(p)
+		w.held = append(w.held, p)
+		w.qmu.Unlock()
+		return
+	}
+	w.queue = append(w.queue, p)
+	w.qmu.Unlock()
+	w.kick()
+}
+
+// commit applies batch and settles the writes that committed or failed in
+// themselves; it returns the ones that failed because the store did, and
+// why.
+func (w *Writer) commit(batch []*pendingWrite) (failed []*pendingWrite, cause error) {
+	writes := make([]Write, len(batch))
+	for i, p := range batch {
+		writes[i] = p.w
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	errs := w.store.Apply(ctx, writes)
+	cancel()
+	for i, p := range batch {
+		err := errs[i]
+		if err == nil || errors.Is(err, ErrBadRecord) || errors.Is(err, ErrDuplicate) {
+			w.settle(p, err)
+			continue
+		}
+		p.tried = true
+		failed, cause = append(failed, p), err
+	}
+	return failed, cause
+}
+
+// hold keeps writes that the store failed, ahead of those queued since,
+// and settles their writers: a held record is kept, not lost. The queue
+// goes to the held writes too, in order.
+func (w *Writer) hold(failed []*pendingWrite, cause error) {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	for _, p := range failed {
+		w.keepLocked(p)
+	}
+	for _, p := range w.queue {
+		w.keepLocked(p)
+	}
+	w.held = append(append(failed, w.held...), w.queue...)
+	w.queue = nil
+	w.degradeLocked(cause)
+}
+
+// keepLocked settles a write that is held: its writer goes on, told that
+// the record is not durable yet, and the retries report its errors from
+// now on.
+func (w *Writer) keepLocked(p *pendingWrite) {
+	if !p.behind {
+		p.done <- fmt.Errorf("%w (%s)", ErrHeld, w.reason)
+		p.behind = true
+	}
+}
+
+// retryBatch bounds one retry's transaction.
+const retryBatch = 500
+
+// retry writes the held records, oldest first, until none is left or the
+// store fails again.
+func (w *Writer) retry() {
+	for {
+		w.qmu.Lock()
+		if !w.degraded {
+			w.qmu.Unlock()
+			return
+		}
+		if len(w.held) == 0 {
+			w.qmu.Unlock()
+			// Degraded with nothing held: the store could not be
+			// opened (Degrade); it has recovered once it opens.
+			if err := w.store.Writable(); err != nil {
+				w.qmu.Lock()
+				w.degradeLocked(err)
+				w.qmu.Unlock()
+				return
+			}
+			w.qmu.Lock()
+			if len(w.held) == 0 {
+				w.recoveredLocked()
+			}
+			w.qmu.Unlock()
+			continue
+		}
+		batch := append([]*pendingWrite(nil), w.held[:min(len(w.held), retryBatch)]...)
+		w.qmu.Unlock()
+		failed, cause := w.commit(batch)
+		w.qmu.Lock()
+		if len(failed) > 0 {
+			w.degradeLocked(cause)
+			w.qmu.Unlock()
+			return
+		}
+		w.held = w.held[len(batch):]
+		w.qmu.Unlock()
+	}
+}
+
+// recoveredLocked ends the degraded period.
+func (w *Writer) recoveredLocked() {
+	w.rep.recovered(time.Since(w.since), w.lost)
+	w.degraded, w.reason = false, ""
+}

@@ -1,0 +1,86 @@
+package runner
+
+import (
+	"errors"
+
+	"cronvisor/lock"
+)
+
+// Recorder keeps the record of every fire: history. The Supervisor calls it
+// itself, at fixed points of a fire, and never through the event fan-out,
+// whose observers may lose events: a fire's end is recorded before its lock
+// is released, so that a run whose lock is free is a run whose end is
+// recorded (or, if it is not durable yet, whose lock record says it is
+// still in flight, for the next supervisor to close: see package recovery).
+type Recorder interface {
+	// Admit reserves room for a run's records, before its exec; an error
+	// refuses the run, which is then recorded as an error with the reason:
+	// no run may start whose record could not be kept.
+	Admit(runID string) error
+	// Started records a run's start, right after its exec. It may return
+	// before the record is durable: Finished waits for both.
+	Started(RunStarted)
+	// Output records what the run printed, in order (its log).
+	Output(RunOutput)
+	// Finished records a fire's end, also of a run that could not start.
+	// It returns nil once the record is durable; an error says it is not
+	// (held in memory for a retry, or lost), and the supervisor then
+	// logs it and releases the run's lock with its record left in flight.
+	Finished(RunFinished) error
+	// Skipped records a fire that did not run.
+	Skipped(RunSkipped)
+}
+
+// NopRecorder records nothing, durably: for a Supervisor whose fires need
+// no history (tests and benchmarks of other parts).
+type NopRecorder struct{}
+
+// Admit admits every run.
+func (NopRecorder) Admit(string) error { return nil }
+
+// Started does nothing.
+func (NopRecorder) Started(RunStarted) {}
+
+// Output does nothing.
+func (NopRecorder) Output(RunOutput) {}
+
+// Finished does nothing and reports the end durable.
+func (NopRecorder) Finished(RunFinished) error { return nil }
+
+// Skipped does nothing.
+func (NopRecorder) Skipped(RunSkipped) {}
+
+// recordEnd records f and reports whether its record is durable; one that
+// is not is logged here, with the run, and left for the recorder to retry.
+func (s *Supervisor) recordEnd(f RunFinished) bool {
+	err := s.rec.Finished(f)
+	if err == nil {
+		return true
+	}
+	s.log.Error("run's end not recorded durably; its lock record stays in flight until a later supervisor records it",
+		"job", f.Job, "run_id", f.RunID, "outcome", string(f.Outcome), "err", err)
+	return false
+}
+
+// release gives lease up once the run's end is recorded: with its record
+// marked in flight when the end is not durable (recorded false), so that a
+// supervisor dying before the recorder writes it leaves the run to the next
+// one's recovery instead of losing it.
+func (s *Supervisor) release(lease lock.Lease, recorded bool) {
+	var err error
+	if recorded {
+		err = lease.Release()
+	} else {
+		err = lease.ReleaseInFlight()
+	}
+	if err != nil && !errors.Is(err, lock.ErrReleased) {
+		s.log.Warn("releasing a run's lock", "run_id", lease.Holder().RunID, "err", err)
+	}
+}
+
+// Skip records and reports a fire the scheduler does not hand to Fire
+// (missed while the supervisor slept, disabled, dropped by a reload).
+func (s *Supervisor) Skip(ev RunSkipped) {
+	s.rec.Skipped(ev)
+	s.emit(ev)
+}

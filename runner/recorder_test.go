@@ -1,0 +1,190 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cronvisor/lock"
+)
+
+// fakeRecorder records in memory; finished, when set, decides what
+// Finished does (block, fail) before the end is kept.
+type fakeRecorder struct {
+	mu       sync.Mutex
+	admit    func(runID string) error
+	finished func(RunFinished) error
+	events   []Event
+}
+
+func newFakeRecorder() *fakeRecorder { return &fakeRecorder{} }
+
+func (r *fakeRecorder) Admit(runID string) error {
+	if r.admit == nil {
+		return nil
+	}
+	return r.admit(runID)
+}
+
+func (r *fakeRecorder) add(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, ev)
+}
+
+func (r *fakeRecorder) Started(ev RunStarted) { r.add(ev) }
+func (r *fakeRecorder) Output(ev RunOutput)   { r.add(ev) }
+func (r *fakeRecorder) Skipped(ev RunSkipped) { r.add(ev) }
+
+func (r *fakeRecorder) Finished(ev RunFinished) error {
+	var err error
+	if r.finished != nil {
+		err = r.finished(ev)
+	}
+	r.add(ev)
+	return err
+}
+
+func (r *fakeRecorder) ends() []RunFinished {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []RunFinished
+	for _, ev := range r.events {
+		if f, ok := ev.(RunFinished); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func newRecordedSupervisor(t *testing.T, dir string, rec Recorder, opts ...Option) (*Supervisor, *events) {
+	t.Helper()
+	ev := &events{}
+	return NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks")), rec, ev.emit, opts...), ev
+}
+
+// tryLock takes name from a locker of its own, as another supervisor on
+// the same state dir would, and releases it at once.
+func tryLock(dir, name string) error {
+	lease, err := lock.NewFileLocker(filepath.Join(dir, "locks")).Acquire(context.Background(),
+		lock.Request{Name: name, Holder: lock.Holder{Job: "probe", RunID: "probe"}})
+	if err != nil {
+		return err
+	}
+	return lease.Release()
+}
+
+// TestBlockedRecorderKeepsTheLockHeld: the lock of a run whose end the
+// recorder has not taken yet stays held, whatever happened to its process;
+// once the recorder returns, the lock is free. Before the release, the
+// observers of emit have heard nothing of the end.
+func TestBlockedRecorderKeepsTheLockHeld(t *testing.T) {
+	dir := t.TempDir()
+	rec := newFakeRecorder()
+	entered, unblock := make(chan RunFinished, 1), make(chan struct{})
+	rec.finished = func(f RunFinished) error {
+		entered <- f
+		<-unblock
+		return nil
+	}
+	s, ev := newRecordedSupervisor(t, dir, rec)
+	done := fireAsync(s, shJob("a", "true"), slotAt(0))
+	var f RunFinished
+	select {
+	case f = <-entered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the recorder never got the run's end")
+	}
+	if f.Outcome != OutcomeOK {
+		t.Fatalf("end %s %q, want ok", f.Outcome, f.Reason)
+	}
+	if err := tryLock(dir, "a"); !errors.Is(err, lock.ErrLocked) {
+		t.Fatalf("lock taken while the recorder blocks (err %v), want ErrLocked", err)
+	}
+	ev.mu.Lock()
+	for _, e := range ev.all {
+		if _, ok := e.(RunFinished); ok {
+			t.Error("observers heard the end before the recorder took it")
+		}
+	}
+	ev.mu.Unlock()
+	close(unblock)
+	recv(t, done)
+	if err := tryLock(dir, "a"); err != nil {
+		t.Fatalf("lock after the recorder returned: %v, want free", err)
+	}
+	st, err := lock.NewFileLocker(filepath.Join(dir, "locks")).Inspect(context.Background(), "a")
+	if err != nil || st.Holder.RunID != "probe" {
+		t.Fatalf("inspect: %+v %v", st, err)
+	}
+}
+
+// TestFailingRecorderIsLoggedAndLeavesTheRunInFlight: an end the recorder
+// could not make durable is logged with its run, the lock is released all
+// the same (the job runs on), and the lock's record still names the run as
+// in flight, for the next supervisor's recovery should this one die before
+// the recorder's retry writes it.
+func TestFailingRecorderIsLoggedAndLeavesTheRunInFlight(t *testing.T) {
+	dir := t.TempDir()
+	rec := newFakeRecorder()
+	rec.finished = func(RunFinished) error { return errors.New("disk full; held for a retry") }
+	logged := &logRecords{}
+	s, _ := newRecordedSupervisor(t, dir, rec, WithLogger(logged.logger()))
+	f := s.Fire(context.Background(), shJob("a", "true"), slotAt(0), false)
+	if f.Outcome != OutcomeOK {
+		t.Fatalf("fire: %s %q, want ok (history failing is no reason to fail a run)", f.Outcome, f.Reason)
+	}
+	if got := rec.ends(); len(got) != 1 || got[0].RunID != f.RunID {
+		t.Fatalf("recorder got ends %+v, want run %s once", got, f.RunID)
+	}
+	msgs := logged.errors()
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "run_id="+f.RunID) || !strings.Contains(msgs[0], "disk full") {
+		t.Fatalf("logged %q, want one error naming run %s and the cause", msgs, f.RunID)
+	}
+	st, err := lock.NewFileLocker(filepath.Join(dir, "locks")).Inspect(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Held || !st.Holder.InFlight || st.Holder.RunID != f.RunID {
+		t.Fatalf("lock after the run: held %v, record %+v; want free, run %s in flight", st.Held, st.Holder, f.RunID)
+	}
+
+	rec.finished = nil // history works again: the next end clears it
+	f = s.Fire(context.Background(), shJob("a", "true"), slotAt(1), false)
+	st, err = lock.NewFileLocker(filepath.Join(dir, "locks")).Inspect(context.Background(), "a")
+	if err != nil || st.Holder.InFlight || st.Holder.RunID != f.RunID {
+		t.Fatalf("lock after a recorded run: %+v %v, want run %s not in flight", st.Holder, err, f.RunID)
+	}
+}
+
+// logRecords collects a logger's records as text lines.
+type logRecords struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *logRecords) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logRecords) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+// errors returns the lines logged at level ERROR.
+func (l *logRecords) errors() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range strings.Split(l.buf.String(), "\n") {
+		if strings.Contains(line, "level=ERROR") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
