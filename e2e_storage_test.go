@@ -290,3 +290,52 @@ func TestE2EReadOnlyLocksFailClosed(t *testing.T) {
 		t.Errorf("no log record with the reason; stderr:\n%s", d.stderr())
 	}
 }
+
+// TestE2EReadOnlyRunEndHeldAtExitIsRecovered: a run that ends while the
+// state dir is read-only has its records only in memory, and the process
+// exits (as a SIGKILL would end it) before the store takes them. Its lock
+// record stays in flight, so the next supervisor records the run, once,
+// as interrupted.
+func TestE2EReadOnlyRunEndHeldAtExitIsRecovered(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("mounting needs root: run the tests as root, as CI does")
+	}
+	t.Parallel()
+	outside := t.TempDir()
+	fires := filepath.Join(outside, "fires")
+	s := newSandbox(t, `jobs:
+  - {name: once, schedule: "0 0 1 1 *", timeout: 10s, command: 'printf "%s\n" "$CRONVISOR_RUN_ID" >> `+fires+`'}
+`)
+	locks := filepath.Join(s.state, "locks")
+	if err := os.MkdirAll(s.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mount(t, s.state, "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs")
+	if err := os.Mkdir(locks, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lockSrc := filepath.Join(outside, "locks")
+	if err := os.Mkdir(lockSrc, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mount(t, locks, "--bind", lockSrc)
+	remount(t, s.state, "ro")
+	code, _, stderr := s.runCV(20*time.Second, "run", "once")
+	runs := fired(t, fires)
+	if code != 0 || len(runs) != 1 {
+		t.Fatalf("run: exit %d, %d fires; stderr:\n%s", code, len(runs), stderr)
+	}
+	if !strings.Contains(stderr, "history records lost at exit") || !strings.Contains(stderr, runs[0]) {
+		t.Errorf("the unrecorded end is not reported with its run; stderr:\n%s", stderr)
+	}
+	remount(t, s.state, "rw")
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 15*time.Second, "the run recorded by the next supervisor", func() bool { return s.recordCountsSoFar()[runs[0]] == 1 })
+	stopDaemon(t, d)
+	checkOneRecordEach(t, s, runs)
+	for _, r := range s.historyJSON() {
+		if r.RunID == runs[0] && (r.Outcome != "interrupted" || !strings.Contains(r.Reason, "died")) {
+			t.Errorf("run %s: %s %q, want interrupted by its supervisor's death", r.RunID, r.Outcome, r.Reason)
+		}
+	}
+}

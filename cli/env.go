@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -110,7 +109,7 @@ func openEnv(cfg *config.Config, log *slog.Logger, stderr io.Writer, locks ...st
 	}
 	e.History = hist
 	e.closers = append(e.closers, hist.Close)
-	e.Recovery = e.newRecovery(store, started, log)
+	e.Recovery = e.newRecovery(store, hist.InFlight, started, log)
 	e.closers = append(e.closers, func() error { e.Recovery.Close(); return nil })
 	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
@@ -151,14 +150,11 @@ func openHistory(path string, log *slog.Logger) (*history.Store, error) {
 func historyPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "history.db") }
 
 // newRecovery returns the recoverer of dead supervisors' runs, judging
-// this process by its pid, its start and its runs in flight.
-func (e *env) newRecovery(store *history.Store, started time.Time, log *slog.Logger) *recovery.Recoverer {
+// this process by its pid, its start and its runs in flight (mine).
+func (e *env) newRecovery(store *history.Store, mine func(runID string) bool, started time.Time, log *slog.Logger) *recovery.Recoverer {
 	return recovery.New(recovery.Config{
 		Store: store, Locker: e.Locker, Alive: recovery.Supervisors(),
-		Self: os.Getpid(), Started: started,
-		Mine: func(runID string) bool {
-			return slices.ContainsFunc(e.Supervisor.Active(), func(a runner.ActiveRun) bool { return a.RunID == runID })
-		},
+		Self: os.Getpid(), Started: started, Mine: mine,
 		LockOf: func(job string) string {
 			if j, ok := findJob(e.cfg.Load(), job); ok {
 				return j.Lock

@@ -99,3 +99,26 @@ func TestSkippedAndRefusedFiresAreRecorded(t *testing.T) {
 		t.Errorf("refused fire recorded as %q", r.Outcome)
 	}
 }
+
+// TestInFlightFromAdmitToEnd: a run is this process's from its admission
+// to its end, as recovery asks about runs whose times do not tell.
+func TestInFlightFromAdmitToEnd(t *testing.T) {
+	j, _, _ := newTestWriter(t)
+	start, end := runEvents("r", time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
+	if j.InFlight("r") {
+		t.Fatal("in flight before its admission")
+	}
+	if err := j.Admit("r"); err != nil {
+		t.Fatal(err)
+	}
+	j.Started(start)
+	if !j.InFlight("r") {
+		t.Fatal("a started run is not in flight")
+	}
+	if err := j.Finished(end); err != nil {
+		t.Fatal(err)
+	}
+	if j.InFlight("r") {
+		t.Fatal("in flight after its end")
+	}
+}

@@ -84,6 +84,16 @@ func (w *Writer) Admit(runID string) error {
 	return nil
 }
 
+// InFlight reports whether the run was admitted here and has not ended:
+// a run of this process, whatever its lock record's times say (the
+// recovery of dead supervisors' runs asks, see recovery.Config.Mine).
+func (w *Writer) InFlight(runID string) bool {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	_, ok := w.admitted[runID]
+	return ok
+}
+
 func (w *Writer) release(runID string) {
 	w.qmu.Lock()
 	delete(w.admitted, runID)

@@ -2,10 +2,12 @@ package runner
 
 import "sync"
 
-// Fanout hands every event to each listener in the order they were added.
-// Listeners run synchronously on the emitting goroutine: the history sink
-// must not lose events. Listeners that may be slow (a UI, a socket client)
-// buffer and coalesce on their side, never blocking here.
+// Fanout hands every event to each listener in the order they were added,
+// on the emitting goroutine. Its listeners are observers that may lose
+// events (the log, the service's status, console clients): history is not
+// one of them, the Supervisor records through its Recorder. A run's
+// goroutine emits, some events with the run's lock held, so a listener
+// never blocks: one that may be slow buffers and coalesces on its side.
 type Fanout struct {
 	mu        sync.RWMutex
 	listeners []func(Event)
