@@ -51,13 +51,14 @@ func (NopRecorder) Finished(RunFinished) error { return nil }
 func (NopRecorder) Skipped(RunSkipped) {}
 
 // recordEnd records f and reports whether its record is durable; one that
-// is not is logged here, with the run, and left for the recorder to retry.
+// is not is logged here, with the run, and left for the recorder to retry
+// (the recorder's own log says why the store fails, rate-limited).
 func (s *Supervisor) recordEnd(f RunFinished) bool {
 	err := s.rec.Finished(f)
 	if err == nil {
 		return true
 	}
-	s.log.Error("run's end not recorded durably; its lock record stays in flight until a later supervisor records it",
+	s.log.Warn("run's end not durable yet; its lock record stays in flight, for the next supervisor should this one die before history writes it",
 		"job", f.Job, "run_id", f.RunID, "outcome", string(f.Outcome), "err", err)
 	return false
 }

@@ -142,9 +142,9 @@ func TestFailingRecorderIsLoggedAndLeavesTheRunInFlight(t *testing.T) {
 	if got := rec.ends(); len(got) != 1 || got[0].RunID != f.RunID {
 		t.Fatalf("recorder got ends %+v, want run %s once", got, f.RunID)
 	}
-	msgs := logged.errors()
+	msgs := logged.warnings()
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "run_id="+f.RunID) || !strings.Contains(msgs[0], "disk full") {
-		t.Fatalf("logged %q, want one error naming run %s and the cause", msgs, f.RunID)
+		t.Fatalf("logged %q, want one warning naming run %s and the cause", msgs, f.RunID)
 	}
 	st, err := lock.NewFileLocker(filepath.Join(dir, "locks")).Inspect(context.Background(), "a")
 	if err != nil {
@@ -176,13 +176,13 @@ func (l *logRecords) Write(p []byte) (int, error) {
 
 func (l *logRecords) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
-// errors returns the lines logged at level ERROR.
-func (l *logRecords) errors() []string {
+// warnings returns the lines logged at level WARN or above.
+func (l *logRecords) warnings() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []string
 	for _, line := range strings.Split(l.buf.String(), "\n") {
-		if strings.Contains(line, "level=ERROR") {
+		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
 			out = append(out, line)
 		}
 	}
