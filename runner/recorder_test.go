@@ -188,3 +188,39 @@ func (l *logRecords) warnings() []string {
 	}
 	return out
 }
+
+// TestSkipsAndRefusalsAreRecorded: a fire that does not run reaches the
+// recorder too, before its observers hear of it: a skip (the lock is
+// held) through Skipped, a fire refused before its run through Finished.
+func TestSkipsAndRefusalsAreRecorded(t *testing.T) {
+	dir := t.TempDir()
+	rec := newFakeRecorder()
+	s, ev := newRecordedSupervisor(t, dir, rec)
+	holder, err := lock.NewFileLocker(filepath.Join(dir, "locks")).Acquire(context.Background(),
+		lock.Request{Name: "a", Holder: lock.Holder{Job: "other", RunID: "other-run"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	f := s.Fire(context.Background(), shJob("a", "true"), slotAt(0), false)
+	if f.Outcome != OutcomeSkipped {
+		t.Fatalf("fire under a held lock: %s %q, want skipped", f.Outcome, f.Reason)
+	}
+	rec.mu.Lock()
+	var skips []RunSkipped
+	for _, e := range rec.events {
+		if sk, ok := e.(RunSkipped); ok {
+			skips = append(skips, sk)
+		}
+	}
+	rec.mu.Unlock()
+	if len(skips) != 1 || skips[0].RunID != f.RunID || !strings.Contains(skips[0].Reason, "lock held") {
+		t.Fatalf("recorded skips %+v, want run %s skipped for the held lock", skips, f.RunID)
+	}
+	ev.mu.Lock()
+	n := len(ev.all)
+	ev.mu.Unlock()
+	if n != 1 {
+		t.Errorf("observers got %d events, want the skip once", n)
+	}
+}

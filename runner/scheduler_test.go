@@ -32,14 +32,17 @@ func (r *recorder) Fire(_ context.Context, j config.Job, slot time.Time, _ bool)
 	return RunFinished{Job: j.Name, Slot: slot, Outcome: OutcomeOK}
 }
 
-func (r *recorder) Skip(ev RunSkipped) { r.emit(ev) }
+// Skip keeps a skip; the scheduler records skips here, not through emit.
+func (r *recorder) Skip(ev RunSkipped) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.skips = append(r.skips, ev)
+}
 
 func (r *recorder) emit(ev Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch e := ev.(type) {
-	case RunSkipped:
-		r.skips = append(r.skips, e)
 	case ScheduleStalled:
 		r.stalls = append(r.stalls, e)
 	}
