@@ -56,9 +56,10 @@ type Holder struct {
 	// sharing a lock each keep their own slot cursor.
 	Slots map[string]time.Time `json:"slots,omitempty"`
 	// InFlight is true from the acquisition until the holder's Release
-	// (file backend; ReleaseInFlight leaves it set): a record that still says so while its supervisor
-	// is dead names a run that supervisor never saw to its end, which the
-	// next supervisor records (see package recovery).
+	// (file backend; ReleaseInFlight leaves it set): a record that still
+	// says so while its supervisor is dead names a run that supervisor
+	// never saw recorded to its end, which the next supervisor records
+	// (see package recovery).
 	InFlight bool `json:"in_flight,omitempty"`
 
 	// Foreign is set by Inspect for holders outside cronvisor (flock(1)

@@ -174,10 +174,6 @@ func (le *redisLease) Lost() <-chan struct{} { return le.lost }
 // token, so a lease that expired never deletes its successor's lock. If
 // Redis cannot be reached the lock stays until its TTL runs out; the error
 // then matches ErrUnavailable. Calling it again is a no-op.
-// ReleaseInFlight is Release: a Redis record does not outlive its lease,
-// so it cannot say that a run is in flight.
-func (le *redisLease) ReleaseInFlight() error { return le.Release() }
-
 func (le *redisLease) Release() error {
 	le.mu.Lock()
 	if le.released {
@@ -195,3 +191,7 @@ func (le *redisLease) Release() error {
 	}
 	return nil
 }
+
+// ReleaseInFlight is Release: a Redis record does not outlive its lease,
+// so it cannot say that a run is in flight.
+func (le *redisLease) ReleaseInFlight() error { return le.Release() }

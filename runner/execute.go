@@ -18,8 +18,8 @@ import (
 
 // execute runs the job's command under lease (nil for overlap allow),
 // records it (see Recorder) and reports RunStarted, RunOutput lines and
-// RunFinished. execDone is called
-// on this goroutine once the child has exec'd.
+// RunFinished. execDone is called on this goroutine once the child has
+// exec'd.
 func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, lease lock.Lease, execDone func()) RunFinished {
 	// Runs outlive the scheduler's context on purpose: shutdown lets them
 	// finish within shutdown_grace, then ends them with ErrShutdown.
@@ -109,7 +109,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	s.rememberLastOK(job.Name, runID, lastOK, knownLastOK && vouched)
 	// The end is recorded here, before the deferred release: a run whose
 	// lock is free has its end recorded, whatever the observers of emit do.
-	recorded = s.recordEnd(f)
+	recorded = s.recordEnd(f, lease != nil)
 	s.emit(f)
 	return f
 }

@@ -53,13 +53,15 @@ func (NopRecorder) Skipped(RunSkipped) {}
 // recordEnd records f and reports whether its record is durable; one that
 // is not is logged here, with the run, and left for the recorder to retry
 // (the recorder's own log says why the store fails, rate-limited).
-func (s *Supervisor) recordEnd(f RunFinished) bool {
+// locked says the fire holds a lock, whose record release leaves in
+// flight.
+func (s *Supervisor) recordEnd(f RunFinished, locked bool) bool {
 	err := s.rec.Finished(f)
 	if err == nil {
 		return true
 	}
-	s.log.Warn("run's end not durable yet; its lock record stays in flight, for the next supervisor should this one die before history writes it",
-		"job", f.Job, "run_id", f.RunID, "outcome", string(f.Outcome), "err", err)
+	s.log.Warn("fire's end not durable yet; history retries it", "job", f.Job, "run_id", f.RunID,
+		"outcome", string(f.Outcome), "lock_left_in_flight", locked, "err", err)
 	return false
 }
 

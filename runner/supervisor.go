@@ -214,7 +214,7 @@ func (s *Supervisor) notAdmitted(job config.Job, runID string, slot time.Time, m
 	}
 	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: s.clock.Now(), Outcome: OutcomeError,
 		Reason: "not started: " + err.Error(), Manual: manual, Err: err}
-	s.recordEnd(f)
+	s.recordEnd(f, false)
 	s.emit(f)
 	return f
 }
@@ -256,7 +256,7 @@ func (s *Supervisor) refused(job config.Job, runID string, slot time.Time, manua
 	now := s.clock.Now()
 	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: OutcomeError,
 		Reason: "cannot take lock: " + err.Error(), Manual: manual, Err: err}
-	s.recordEnd(f)
+	s.recordEnd(f, false)
 	s.emit(f)
 	return f
 }
