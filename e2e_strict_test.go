@@ -342,7 +342,12 @@ func TestE2EConsoleRefusesAnUnsafeStateDir(t *testing.T) {
 	}
 	mustChmod(t, s.state, 0o777)
 	tm := startTmux(t, s, 200, 20, cvBin, "--config", s.config)
-	tm.await(10*time.Second, "the console to refuse and exit", func(string) bool { return tm.dead() })
+	// tmux marks the pane dead a moment before it has the exit status.
+	deadStatus := func() string {
+		out, _ := tm.run("display-message", "-p", "-t", "cv", "#{pane_dead_status}")
+		return strings.TrimSpace(out)
+	}
+	tm.await(10*time.Second, "the console to refuse and exit", func(string) bool { return tm.dead() && deadStatus() != "" })
 	// With the scrollback, wrapped lines joined: the message is long.
 	screen, err := tm.run("capture-pane", "-p", "-J", "-S", "-", "-t", "cv")
 	if err != nil {
@@ -354,8 +359,8 @@ func TestE2EConsoleRefusesAnUnsafeStateDir(t *testing.T) {
 			t.Errorf("console's refusal does not say %q; the screen:\n%s", w, screen)
 		}
 	}
-	if out, err := tm.run("display-message", "-p", "-t", "cv", "#{pane_dead_status}"); err != nil || strings.TrimSpace(out) != "1" {
-		t.Errorf("console exit status %q (%v), want 1", out, err)
+	if status := deadStatus(); status != "1" {
+		t.Errorf("console exit status %q, want 1", status)
 	}
 	if _, err := os.Stat(filepath.Join(s.state, "cronvisor.log")); err == nil {
 		t.Error("the console opened cronvisor.log in the unsafe state dir")
