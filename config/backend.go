@@ -16,7 +16,7 @@ import (
 // the names of the variables expanded: secrets of the supervisor's.
 func (d *decoder) lockBackend(lb *LockBackend, e entry) (secrets []string) {
 	lb.Line, lb.Col = e.key.Line, e.key.Column
-	known := []string{"type", "url", "ttl"}
+	known := backendKeys
 	f := make([]entry, len(known))
 	d.keyed(e.val, "lock_backend", known, nil, f)
 	if t, ok := lookup(known, f, "type"); ok {
@@ -81,7 +81,7 @@ func (d *decoder) redisURL(n *yaml.Node) (string, []string) {
 
 // history decodes the retention policy for run records and their output.
 func (d *decoder) history(h *HistoryPolicy, n *yaml.Node) {
-	known := []string{"keep_runs", "keep_age", "log_limit"}
+	known := historyKeys
 	f := make([]entry, len(known))
 	d.keyed(n, "history", known, nil, f)
 	if e, ok := lookup(known, f, "keep_runs"); ok {

@@ -35,12 +35,6 @@ const (
 	numJobKeys
 )
 
-// jobKeys are the keys a job may set, as in the contract.
-var jobKeys = []string{kName: "name", kSchedule: "schedule", kTimezone: "timezone", kCommand: "command",
-	kShell: "shell", kDir: "dir", kEnv: "env", kTimeout: "timeout", kKillGrace: "kill_grace",
-	kOverlap: "overlap", kLock: "lock", kJitter: "jitter", kCatchUp: "catch_up", kEnabled: "enabled",
-	kOnLockLost: "on_lock_lost", kLogOutput: "log_output", kUser: "user", kGroup: "group"}
-
 // jobFields holds a job's entries by key index; see keyed.
 type jobFields [numJobKeys]entry
 

@@ -259,8 +259,6 @@ func (d *decoder) config(root *yaml.Node) *Config {
 	return cfg
 }
 
-var topKeys = []string{"state_dir", "shutdown_grace", "defaults", "lock_backend", "history", "jobs"}
-
 // topHint lets x- keys through, as Compose does, so a file can hold anchors
 // to merge into jobs; and it redirects job keys written at the top level.
 func topHint(key string) (msg string, handled bool) {

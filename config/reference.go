@@ -1,0 +1,95 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Key is one key of jobs.yaml as `cronvisor help jobs.yaml` shows it: its
+// default as a user would write it, and one line on what it does.
+type Key struct {
+	Name, Default, Doc string
+}
+
+// Section is one mapping of jobs.yaml and the keys it accepts.
+type Section struct {
+	Path, Doc string
+	Keys      []Key
+}
+
+// The tables below are the decoder's known keys (topKeys, jobKeys,
+// defaultKeys, backendKeys, historyKeys are made from them) and the help
+// text: a key the decoder accepts is documented, or the build's test fails.
+var (
+	topRef = []Key{
+		{"state_dir", DefaultStateDir, "holds locks/, logs/, the history database and the socket; relative to this file"},
+		{"shutdown_grace", DefaultShutdownGrace.String(), "on SIGTERM, how long running jobs may finish before they are ended like a timeout"},
+		{"defaults", "{}", "any job key but name and lock, applied where a job does not set it"},
+		{"lock_backend", "{type: file}", "where locks live: file (flock on STATE_DIR/locks/LOCK.lock) or redis"},
+		{"history", "", "retention of run records and their output"},
+		{"jobs", "[]", "the list of jobs"},
+	}
+	jobRef = [numJobKeys]Key{
+		kName:       {"name", "(required)", "unique, [A-Za-z0-9_.-]+; names the job's lock and logs"},
+		kSchedule:   {"schedule", "(required)", "5 fields, 6 with leading seconds, @yearly..@hourly, or @every DURATION"},
+		kTimezone:   {"timezone", "local zone", "IANA zone the schedule is read in (Europe/Berlin, UTC)"},
+		kCommand:    {"command", "(required)", "a string runs with `shell -c`; a list is exec'd as argv"},
+		kShell:      {"shell", DefaultShell, "absolute path of the shell a string command runs with"},
+		kDir:        {"dir", "this file's dir", "working directory of the run; relative to this file"},
+		kEnv:        {"env", "{}", "variables on top of the supervisor's environment (extends defaults' env)"},
+		kTimeout:    {"timeout", "(required)", "max runtime, or none; then SIGTERM to the run's process group, SIGKILL after kill_grace"},
+		kKillGrace:  {"kill_grace", DefaultKillGrace.String(), "time between SIGTERM and SIGKILL when a run is ended"},
+		kOverlap:    {"overlap", string(OverlapSkip), "skip | queue | replace | allow: what a fire does while the lock is held"},
+		kLock:       {"lock", "the job's name", "lock name; jobs sharing a lock never run at the same time"},
+		kJitter:     {"jitter", "0s", "random delay added to each fire, up to this much"},
+		kCatchUp:    {"catch_up", "0s", "after downtime, run once if a fire was missed less than this long ago"},
+		kEnabled:    {"enabled", "true", "false keeps the job in the file without scheduling it"},
+		kOnLockLost: {"on_lock_lost", string(LockLostEnd), "end | continue: a run whose Redis lease is lost is ended, or goes on unguarded"},
+		kLogOutput:  {"log_output", "true", "also copy output lines into the daemon's log (rate-capped)"},
+		kUser:       {"user", "the supervisor's", "run as this user (name or uid) with its groups, HOME, USER, LOGNAME, SHELL; root supervisor only"},
+		kGroup:      {"group", "the user's primary", "run with this group (name or gid)"},
+	}
+	backendRef = []Key{
+		{"type", BackendFile, "file | redis"},
+		{"url", "", "redis://HOST:PORT/DB or rediss://; ${VAR} is expanded from the environment"},
+		{"ttl", DefaultLockTTL.String(), "lease of a Redis lock, renewed while the run lives"},
+	}
+	historyRef = []Key{
+		{"keep_runs", fmt.Sprint(DefaultKeepRuns), "records kept per job"},
+		{"keep_age", "720h", "records older than this are pruned"},
+		{"log_limit", "1MiB", "output kept per run: head and tail, the cut is marked"},
+	}
+)
+
+var (
+	topKeys     = keyNames(topRef)
+	jobKeys     = keyNames(jobRef[:])
+	backendKeys = keyNames(backendRef)
+	historyKeys = keyNames(historyRef)
+)
+
+func keyNames(keys []Key) []string {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// Reference lists every mapping of jobs.yaml with the keys the decoder
+// accepts in it, in the order a file usually has them.
+func Reference() []Section {
+	var defs []Key
+	for _, k := range jobRef {
+		if slices.Contains(defaultKeys, k.Name) {
+			defs = append(defs, k)
+		}
+	}
+	return []Section{
+		{"", "the top level", slices.Clone(topRef)},
+		{"defaults", "job keys applied where a job does not set them", defs},
+		{"jobs[]", "each job", slices.Clone(jobRef[:])},
+		{"lock_backend", "the lock backend", slices.Clone(backendRef)},
+		{"history", "retention", slices.Clone(historyRef)},
+	}
+}
