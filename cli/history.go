@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,7 +21,7 @@ import (
 type historyFlags struct {
 	job      string
 	outcomes []string
-	since    time.Duration
+	since    string
 	limit    int
 	asJSON   bool
 	overlaps bool
@@ -43,7 +45,7 @@ that held the lock.`,
 	}
 	c.Flags().StringVar(&f.job, "job", "", "only this job")
 	c.Flags().StringArrayVar(&f.outcomes, "outcome", nil, "only these outcomes (repeatable): "+strings.Join(knownOutcomes, ", "))
-	c.Flags().DurationVar(&f.since, "since", 0, "only records of the last DURATION (e.g. 24h)")
+	c.Flags().StringVar(&f.since, "since", "", "only records of the last DURATION (e.g. 90m, 24h, 1d, 2w)")
 	c.Flags().IntVar(&f.limit, "limit", 100, "at most N records (0: all)")
 	c.Flags().BoolVar(&f.asJSON, "json", false, "one JSON object per line")
 	c.Flags().BoolVar(&f.overlaps, "overlaps", false, "group skips with the run that caused them")
@@ -56,15 +58,23 @@ func runHistory(g *globals, f historyFlags) error {
 			return usageError("--outcome %q: want one of %s", o, strings.Join(knownOutcomes, ", "))
 		}
 	}
-	if f.limit < 0 || f.since < 0 {
-		return usageError("--limit and --since must not be negative")
+	since, err := parseSince(f.since)
+	if err != nil {
+		return usageError("--since %q: %v", f.since, err)
+	}
+	if f.limit < 0 {
+		return usageError("--limit must not be negative")
 	}
 	cfg, err := loadConfig(g)
 	if err != nil {
 		return err
 	}
+	_, inConfig := findJob(cfg, f.job)
 	store, err := history.OpenReadOnly(historyPath(cfg))
 	if errors.Is(err, history.ErrNoHistory) {
+		if f.job != "" && !inConfig {
+			return noJob(g, cfg, f.job)
+		}
 		fmt.Fprintf(g.stderr, "cronvisor: no history yet in %s\n", cfg.StateDir)
 		return nil
 	}
@@ -72,11 +82,17 @@ func runHistory(g *globals, f historyFlags) error {
 		return exitCode(1, err)
 	}
 	defer store.Close()
-	filter := history.Filter{Job: f.job, Outcomes: f.outcomes, Limit: f.limit}
-	if f.since > 0 {
-		filter.Since = time.Now().Add(-f.since)
-	}
 	ctx := context.Background()
+	if f.job != "" && !inConfig {
+		// A job since removed from the file still has its records.
+		if recs, err := store.Query(ctx, history.Filter{Job: f.job, Limit: 1}); err == nil && len(recs) == 0 {
+			return noJob(g, cfg, f.job)
+		}
+	}
+	filter := history.Filter{Job: f.job, Outcomes: f.outcomes, Limit: f.limit}
+	if since > 0 {
+		filter.Since = time.Now().Add(-since)
+	}
 	if f.overlaps {
 		groups, err := store.Overlaps(ctx, filter)
 		if err != nil {
@@ -141,6 +157,37 @@ func printOverlaps(g *globals, groups []history.Overlap, asJSON bool) error {
 	return nil
 }
 
+// parseSince reads a Go duration, or whole days (1d) and weeks (2w), the
+// units an operator asks history in; no unit is refused, as in jobs.yaml.
+func parseSince(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	var d time.Duration
+	var err error
+	if n, unit := strings.TrimRight(s, "dw"), s[len(strings.TrimRight(s, "dw")):]; len(unit) == 1 && n != "" {
+		var v int
+		if v, err = strconv.Atoi(n); err == nil {
+			d = time.Duration(v) * 24 * time.Hour
+			if unit == "w" {
+				d *= 7
+			}
+			if v > int(math.MaxInt64/int64(7*24*time.Hour)) {
+				return 0, fmt.Errorf("too long")
+			}
+		}
+	} else {
+		d, err = time.ParseDuration(s)
+	}
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("not a duration; write it like 90m, 24h, 1d or 2w")
+	case d < 0:
+		return 0, fmt.Errorf("must not be negative")
+	}
+	return d, nil
+}
+
 func recordTime(r history.Record) time.Time {
 	for _, t := range []time.Time{r.ScheduledAt, r.StartedAt, r.EndedAt} {
 		if !t.IsZero() {
@@ -150,11 +197,16 @@ func recordTime(r history.Record) time.Time {
 	return time.Time{}
 }
 
+// tableTimeLayout is how the status, locks and history tables print a
+// time: local, to the second, with the zone so a pasted row is not
+// ambiguous. --json keeps RFC 3339.
+const tableTimeLayout = "2006-01-02 15:04:05 MST"
+
 func shortTime(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return t.Local().Format("2006-01-02 15:04:05")
+	return t.Local().Format(tableTimeLayout)
 }
 
 func human(r history.Record) string {

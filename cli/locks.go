@@ -89,7 +89,7 @@ func printLocksTable(g *globals, statuses []lock.Status) {
 		if h.Foreign {
 			job, run = "(foreign) "+h.Cmdline, "-"
 		}
-		fmt.Fprintf(w, "%s\theld\t%d\t%s\t%s\t%s\t%s\n", s.Name, h.PID, dash(h.Host), dash(job), dash(run), dash(rfc3339(h.Since)))
+		fmt.Fprintf(w, "%s\theld\t%d\t%s\t%s\t%s\t%s\n", s.Name, h.PID, dash(h.Host), dash(job), dash(run), shortTime(h.Since))
 	}
 	_ = w.Flush()
 }

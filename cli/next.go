@@ -12,15 +12,18 @@ import (
 
 func newNext(g *globals) *cobra.Command {
 	var (
-		count int
-		from  string
-		tz    string
+		count   int
+		from    string
+		tz      string
+		verbose bool
 	)
 	cmd := &cobra.Command{
 		Use:   "next EXPR-or-JOB",
 		Short: "Print the next fire times of a schedule or of a job in jobs.yaml",
 		Long: `Print the next fire times (slots) of a schedule expression or of a job of
 jobs.yaml, one RFC 3339 time with offset per line, like systemd-analyze calendar.
+On a terminal, or with -v, each line also names the weekday; through a pipe the
+lines are the bare times, for scripts.
 An argument with a space or starting with '@' is an expression; otherwise it
 names a job (whose timezone applies unless --tz is given).`,
 		Example: `  cronvisor next '*/5 * * * *' -n 3
@@ -56,7 +59,8 @@ names a job (whose timezone applies unless --tz is given).`,
 				}
 				job, ok := findJob(cfg, expr)
 				if !ok {
-					return usageError("%q is neither a schedule expression nor a job of %s", expr, g.configPath)
+					// Not an expression either (those have a space or an @).
+					return noJob(g, cfg, expr)
 				}
 				expr = job.Schedule
 				if loc == nil {
@@ -71,8 +75,14 @@ names a job (whose timezone applies unless --tz is given).`,
 				return exitCode(1, err)
 			}
 			times := schedule.NextN(s, start, count)
+			weekday := verbose || writerIsTerminal(g.stdout)
 			for _, t := range times {
-				fmt.Fprintln(g.stdout, t.In(zoneOf(t, loc)).Format(time.RFC3339))
+				t = t.In(zoneOf(t, loc))
+				if weekday {
+					fmt.Fprintf(g.stdout, "%s  %s\n", t.Format(time.RFC3339), t.Format("Mon"))
+					continue
+				}
+				fmt.Fprintln(g.stdout, t.Format(time.RFC3339))
 			}
 			if len(times) < count {
 				fmt.Fprintf(g.stderr, "cronvisor: %q fires %d time(s) at most after %s\n", args[0], len(times), start.Format(time.RFC3339))
@@ -85,6 +95,7 @@ names a job (whose timezone applies unless --tz is given).`,
 	}
 	cmd.Flags().IntVarP(&count, "count", "n", 5, "how many fire times to print")
 	cmd.Flags().StringVar(&from, "from", "", "start after this RFC 3339 time instead of now")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "add the weekday to each line (the default on a terminal)")
 	cmd.Flags().StringVar(&tz, "tz", "", "IANA time zone to evaluate the schedule in (default: the job's, else local)")
 	return cmd
 }

@@ -46,7 +46,7 @@ func runOnce(g *globals, name string, conflictCode int) error {
 	}
 	job, ok := findJob(cfg, name)
 	if !ok {
-		return usageError("no job %q in %s", name, g.configPath)
+		return noJob(g, cfg, name)
 	}
 	env, err := openEnv(cfg, slog.New(slog.NewTextHandler(g.stderr, nil)), g.stderr, job.Lock)
 	if err != nil {

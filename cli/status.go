@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -20,21 +21,29 @@ import (
 func newStatus(g *globals) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "status",
+		Use:   "status [JOB...]",
 		Short: "One row per job: schedule, state, last outcome, last start, next run, lock holder",
 		Long: `One row per job: name, schedule, state, last outcome, last start, next run and
 lock holder. Asks the daemon serving the state dir when one runs; otherwise
-reads the lock files and the history store directly.`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+reads the lock files and the history store directly. With JOB names, only
+their rows.`,
+		RunE: func(cmd *cobra.Command, names []string) error {
 			cfg, err := loadConfig(g)
 			if err != nil {
 				return err
+			}
+			for _, n := range names {
+				if _, ok := findJob(cfg, n); !ok {
+					return noJob(g, cfg, n)
+				}
 			}
 			ctx := context.Background()
 			jobs, source, offline, err := jobStatuses(ctx, cfg)
 			if err != nil {
 				return exitCode(1, err)
+			}
+			if len(names) > 0 {
+				jobs = slices.DeleteFunc(jobs, func(j ctl.JobStatus) bool { return !slices.Contains(names, j.Name) })
 			}
 			if asJSON {
 				enc := json.NewEncoder(g.stdout)

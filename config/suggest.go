@@ -82,3 +82,27 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Nearest returns the names closest to name by edit distance, at most
+// limit of them and only those a likely typo away (or sharing name as a
+// prefix), closest first: for "no job X; did you mean ...".
+func Nearest(name string, names []string, limit int) []string {
+	type cand struct {
+		name string
+		dist int
+	}
+	var cands []cand
+	lower := strings.ToLower(name)
+	for _, n := range names {
+		d := editDistance(lower, strings.ToLower(n))
+		if d <= max(2, len(n)/3) || (lower != "" && strings.HasPrefix(strings.ToLower(n), lower)) {
+			cands = append(cands, cand{n, d})
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return a.dist - b.dist })
+	out := make([]string, 0, min(limit, len(cands)))
+	for _, c := range cands[:min(limit, len(cands))] {
+		out = append(out, c.name)
+	}
+	return out
+}

@@ -51,6 +51,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 
 	var startedAt time.Time // set by OnStart, read after proc.Run returns
 	lastOK, knownLastOK := s.lastOKSlot(ctx, job.Name, lease)
+	var stderrTail lastStderr
 	spec := proc.Spec{
 		Argv:       job.Command,
 		Dir:        job.Dir,
@@ -70,6 +71,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 			s.emit(ev)
 		},
 		OnOutput: func(stream, lines string) {
+			stderrTail.see(stream, lines)
 			ev := RunOutput{Job: job.Name, RunID: runID, Time: s.clock.Now(), Stream: stream, Line: lines}
 			s.rec.Output(ev)
 			s.emit(ev)
@@ -98,6 +100,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	}
 	res := proc.Run(runCtx, spec)
 	f := finished(job, runID, slot, manual, res)
+	stderrTail.annotate(&f)
 	if lostLease.Load() && job.OnLockLost == config.LockLostContinue {
 		f.Reason = strings.TrimPrefix(f.Reason+"; lock lost during the run, continued unguarded (on_lock_lost: continue)", "; ")
 	}
