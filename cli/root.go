@@ -11,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Version is set at build time (-ldflags "-X cronvisor/cli.Version=...").
-var Version = "dev"
+// Version, when set at build time (-ldflags "-X cronvisor/cli.Version=..."),
+// replaces the module version in --version; the rest comes from the
+// binary's build information (see versionLine).
+var Version = ""
 
 // ExitError carries the process exit code up to main.
 type ExitError struct {
@@ -77,7 +79,7 @@ func newRoot(g *globals) *cobra.Command {
 lock and a max-runtime deadline, and keeps a history of runs and skips.
 
 Without a command it opens the interactive console.`,
-		Version:       Version,
+		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -90,6 +92,7 @@ Without a command it opens the interactive console.`,
 		def = "./jobs.yaml"
 	}
 	root.PersistentFlags().StringVar(&g.configPath, "config", def, "path of jobs.yaml (env CRONVISOR_CONFIG)")
+	root.SetVersionTemplate("cronvisor {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return exitCode(2, err)
 	})
@@ -98,6 +101,8 @@ Without a command it opens the interactive console.`,
 		newUI(g), newStatus(g), newLocks(g), newHistory(g), newImport(g),
 	)
 	root.AddCommand(newPlanned()...)
+	root.AddCommand(newHelpJobs())
+	addCompletion(root, g)
 	for _, c := range root.Commands() {
 		c.SilenceUsage, c.SilenceErrors = true, true
 	}

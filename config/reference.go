@@ -86,7 +86,7 @@ func Reference() []Section {
 		}
 	}
 	return []Section{
-		{"", "the top level", slices.Clone(topRef)},
+		{"", "the file's own keys", slices.Clone(topRef)},
 		{"defaults", "job keys applied where a job does not set them", defs},
 		{"jobs[]", "each job", slices.Clone(jobRef[:])},
 		{"lock_backend", "the lock backend", slices.Clone(backendRef)},
