@@ -12,6 +12,8 @@ command -v tmux >/dev/null || need+=(tmux)
 [ -f /usr/share/zoneinfo/UTC ] || need+=(tzdata) # schedule tests use the host's zone database too
 command -v useradd >/dev/null || need+=(passwd)  # strict-mode and run-as tests create a user
 command -v mount >/dev/null || need+=(mount)     # storage-fault tests mount a small tmpfs
+[ -f /usr/share/bash-completion/bash_completion ] || need+=(bash-completion) # the completion test runs bash's script
+command -v git >/dev/null || need+=(git)         # the --version test builds a clone
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "test.sh: missing ${need[*]}; install them (as root: apt-get install -y ${need[*]})" >&2
