@@ -28,11 +28,11 @@ const (
 	// missedScan bounds how many missed slots one wake-up walks through.
 	missedScan = 10000
 	// wakeLead is how early the loop's timer is set before a fire on the
-	// real clock. Go's timers wake late, 0.3-1.2 ms (p50-p99) on the
-	// benchmark machine, because the runtime's poller sleeps in whole
-	// milliseconds; so the loop wakes this much early and sleeps the rest
-	// in nanosleep(2), which the kernel ends within 0.1-0.2 ms. It costs
-	// one short blocking syscall per wake-up (BENCHMARKS.md).
+	// real clock. Go's timers wake late, because the runtime's poller
+	// sleeps in whole milliseconds; so the loop wakes this much early and
+	// sleeps the rest in nanosleep(2), which the kernel ends far more
+	// precisely. It costs one short blocking syscall per wake-up
+	// (BENCHMARKS.md, "Start lateness", has the figures).
 	wakeLead = 2 * time.Millisecond
 )
 
@@ -136,8 +136,8 @@ func sleepPrecise(d time.Duration) {
 }
 
 // entry is one job in the heap. It points into the job list given to Run
-// or Reload rather than copying the job: with 10,000 jobs the copies were
-// a quarter of the daemon's live heap.
+// or Reload rather than copying the job: with thousands of jobs the
+// copies were a large part of the daemon's live heap.
 type entry struct {
 	job   *config.Job
 	slot  time.Time // nominal fire instant
