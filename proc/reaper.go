@@ -90,11 +90,14 @@ var subreaper atomic.Bool
 // PID 1. A blind wait4(-1) would steal the exit status of Run's children, so
 // it only collects zombies that are not in Run's registry and have stayed
 // uncollected for half a second. Other code in this process that starts
-// children must wait for them promptly. Call it once.
-func StartReaper(ctx context.Context) {
+// children must wait for them promptly. Call it once. The returned wait
+// blocks until the reaper's goroutine has returned, after ctx is done.
+func StartReaper(ctx context.Context) (wait func()) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, unix.SIGCHLD)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		defer signal.Stop(sigs)
 		r := reaper{self: os.Getpid(), seen: map[zombie]time.Time{}}
 		// Woken by SIGCHLD (coalesced signals are fine: a scan collects
@@ -116,6 +119,7 @@ func StartReaper(ctx context.Context) {
 			}
 		}
 	}()
+	return func() { <-done }
 }
 
 // zombie identifies one zombie; the start time tells a reused pid apart.
