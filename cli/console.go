@@ -14,6 +14,7 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/ctl"
+	"cronvisor/daemon"
 	"cronvisor/statedir"
 	"cronvisor/ui"
 )
@@ -31,14 +32,13 @@ var (
 // console on top. Without a terminal it runs headless, like daemon.
 func runConsole(_ *cobra.Command, g *globals) error {
 	if f, ok := g.stdout.(*os.File); !ok || !isTerminal(f) {
-		fmt.Fprintln(g.stderr, "cronvisor: stdout is not a terminal; running headless like `cronvisor daemon`")
-		return runDaemon(g, "auto")
+		return runDaemon(g, "auto", "stdout is not a terminal; running headless like `cronvisor daemon`")
 	}
 	cfg, err := loadConfig(g)
 	if err != nil {
 		return err
 	}
-	client, err := dialDaemon(socketPath(cfg))
+	client, err := dialDaemon(daemon.SocketPath(cfg))
 	if err == nil {
 		defer client.Close()
 		return attach(client, cfg)
@@ -72,8 +72,8 @@ func dialDaemon(path string) (*ctl.Client, error) {
 // as for a daemon: it quits like a confirmed quit, so that no headless
 // scheduler outlives its window (R and edits of jobs.yaml still reload).
 func runEmbedded(g *globals, cfg *config.Config) error {
-	// Checked before cronvisor.log is opened, not only in openEnv: another
-	// user's symlink there would have root append to any file.
+	// Checked before cronvisor.log is opened, not only in daemon.Open:
+	// another user's symlink there would have root append to any file.
 	if err := statedir.Check(cfg.StateDir); err != nil {
 		return exitCode(1, err)
 	}
@@ -86,39 +86,37 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 		return exitCode(1, err)
 	}
 	defer logFile.Close()
-	quiet := *g
-	quiet.stderr = logFile
 	log := slog.New(slog.NewJSONHandler(logFile, nil))
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	p, err := startProcess(&quiet, log, cfg)
+	d, err := daemon.New(cfg, daemon.Options{ConfigPath: g.configPath, Log: log, HangUpQuits: true})
 	if err != nil {
 		return exitCode(1, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stopServe := make(chan struct{})
+	stopRun, quitRun := context.WithCancel(context.Background())
 	endedBy := make(chan os.Signal, 1) // the signal that ended the console, nil if the operator quit
 	go func() {
-		sig := p.serve(sigs, stopServe, true)
-		cancel() // closes the console, if a signal ended serve
+		sig := d.Run(stopRun, sigs)
+		cancel() // closes the console, if a signal ended Run
 		endedBy <- sig
 	}()
 
-	uiErr := ui.Run(ctx, p.svc, ui.Options{Title: "embedded · " + cfg.Path + " · log " + logPath, Embedded: true})
-	close(stopServe)
+	uiErr := ui.Run(ctx, d.Service(), ui.Options{Title: "embedded · " + cfg.Path + " · log " + logPath, Embedded: true})
+	quitRun()
 	switch <-endedBy {
 	case syscall.SIGHUP:
-		p.shutdownNow(errHangUp)
+		d.Shutdown(errHangUp)
 		return nil // the terminal is gone: nobody reads an error
 	case syscall.SIGTERM:
 		// Stop like a daemon, letting runs finish within the grace.
-		p.shutdown()
+		d.Shutdown(nil)
 	default:
 		// The operator quit the console and confirmed: end the runs now.
-		p.shutdownNow(errConsoleQuit)
+		d.Shutdown(errConsoleQuit)
 	}
 	if uiErr != nil {
 		return exitCode(1, uiErr)
@@ -134,7 +132,7 @@ func attach(client *ctl.Client, cfg *config.Config) error {
 		return exitCode(1, err)
 	}
 	defer offline.Close()
-	opts := ui.Options{Title: socketPath(cfg), Offline: offline}
+	opts := ui.Options{Title: daemon.SocketPath(cfg), Offline: offline}
 	if err := ui.Run(context.Background(), client, opts); err != nil {
 		return exitCode(1, err)
 	}
@@ -154,7 +152,7 @@ or run 'cronvisor' alone to schedule in-process with the console on top).`,
 			if err != nil {
 				return err
 			}
-			path := socketPath(cfg)
+			path := daemon.SocketPath(cfg)
 			client, err := dialDaemon(path)
 			if errors.Is(err, ctl.ErrNoDaemon) {
 				return exitCode(1, fmt.Errorf("%w; start one with `cronvisor daemon`", err))

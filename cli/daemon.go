@@ -2,17 +2,15 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"cronvisor/runner"
+	"cronvisor/daemon"
 )
 
 func newDaemon(g *globals) *cobra.Command {
@@ -28,7 +26,7 @@ then end them like a timeout; exit 0. SIGHUP: reload jobs.yaml (an invalid
 file keeps the old jobs and logs every problem).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDaemon(g, logFormat)
+			return runDaemon(g, logFormat, "")
 		},
 	}
 	cmd.Flags().StringVar(&logFormat, "log-format", "auto", "log format: auto, text or json")
@@ -57,12 +55,17 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-func runDaemon(g *globals, logFormat string) error {
+// runDaemon runs the daemon until SIGTERM or SIGINT; note, when not
+// empty, is its first record (why it runs headless).
+func runDaemon(g *globals, logFormat, note string) error {
 	log, err := newLogger(g, logFormat)
 	if err != nil {
 		return err
 	}
-	resumeGC := pauseGC()
+	if note != "" {
+		log.Warn(note)
+	}
+	resumeGC := daemon.PauseGC()
 	cfg, err := loadConfig(g)
 	if err != nil {
 		resumeGC()
@@ -71,54 +74,12 @@ func runDaemon(g *globals, logFormat string) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	p, err := startProcess(g, log, cfg) // its FreeOSMemory is the start-up's one collection
+	d, err := daemon.New(cfg, daemon.Options{ConfigPath: g.configPath, Log: log}) // its FreeOSMemory is the start-up's one collection
 	resumeGC()
 	if err != nil {
 		return exitCode(1, err)
 	}
-	p.serve(sigs, nil, false)
-	p.shutdown()
+	d.Run(context.Background(), sigs)
+	d.Shutdown(nil)
 	return nil
-}
-
-// logEvents writes one record per run start, end and skip, each with job
-// and run_id. Output lines take their own path (outlog): rate-capped, and
-// never waited for by the run.
-func logEvents(log *slog.Logger) func(runner.Event) {
-	return func(ev runner.Event) {
-		switch e := ev.(type) {
-		case runner.RunStarted:
-			log.Info("run started", "job", e.Job, "run_id", e.RunID, "slot", e.Slot.Format(time.RFC3339Nano), "pid", e.PID, "manual", e.Manual)
-		case runner.RunOutput: // see outlog
-		case runner.RunFinished:
-			attrs := []any{"job", e.Job, "run_id", e.RunID, "outcome", string(e.Outcome), "slot", e.Slot.Format(time.RFC3339Nano)}
-			if e.ExitCode != nil {
-				attrs = append(attrs, "exit_code", *e.ExitCode)
-			}
-			if !e.Started.IsZero() {
-				attrs = append(attrs, "duration", e.Ended.Sub(e.Started).String())
-			}
-			if e.Reason != "" {
-				attrs = append(attrs, "reason", e.Reason)
-			}
-			level := slog.LevelInfo
-			if e.Outcome != runner.OutcomeOK {
-				level = slog.LevelWarn
-			}
-			log.Log(context.Background(), level, "run finished", attrs...)
-		case runner.RunSkipped:
-			attrs := []any{"job", e.Job, "run_id", e.RunID, "slot", e.Slot.Format(time.RFC3339Nano), "reason", e.Reason}
-			if e.Holder != nil {
-				attrs = append(attrs, "holder_pid", e.Holder.PID, "holder_host", e.Holder.Host, "holder_run_id", e.Holder.RunID)
-			}
-			log.Warn("run skipped", attrs...)
-		case runner.ConfigReloaded:
-			log.Info("config reloaded", "jobs", e.Jobs)
-		case runner.ScheduleStalled:
-			log.Error("no next fire: the job is not scheduled until one is found", "job", e.Job,
-				"after", e.After.Format(time.RFC3339Nano), "retry", e.Retry.Format(time.RFC3339Nano))
-		default:
-			log.Debug(fmt.Sprintf("event %T", ev))
-		}
-	}
 }

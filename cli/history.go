@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"cronvisor/daemon"
 	"cronvisor/history"
 )
 
@@ -70,7 +71,7 @@ func runHistory(g *globals, f historyFlags) error {
 		return err
 	}
 	_, inConfig := findJob(cfg, f.job)
-	store, err := history.OpenReadOnly(historyPath(cfg))
+	store, err := history.OpenReadOnly(daemon.HistoryPath(cfg))
 	if errors.Is(err, history.ErrNoHistory) {
 		if f.job != "" && !inConfig {
 			return noJob(g, cfg, f.job)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"cronvisor/daemon"
 	"cronvisor/lock"
 	"cronvisor/service"
 )
@@ -26,7 +27,7 @@ func newLocks(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			locker, err := newLocker(cfg)
+			locker, err := daemon.NewLocker(cfg)
 			if err != nil {
 				return exitCode(1, err)
 			}

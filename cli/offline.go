@@ -7,6 +7,7 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/ctl"
+	"cronvisor/daemon"
 	"cronvisor/history"
 	"cronvisor/lock"
 	"cronvisor/service"
@@ -22,7 +23,7 @@ type stateDirSource struct {
 }
 
 func newStateDirSource(cfg *config.Config) (*stateDirSource, error) {
-	locker, err := newLocker(cfg)
+	locker, err := daemon.NewLocker(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func (s *stateDirSource) Locks(ctx context.Context) ([]ctl.LockStatus, error) {
 
 // History implements ui.StateDir.
 func (s *stateDirSource) History(ctx context.Context, q ctl.HistoryQuery) ([]history.Record, error) {
-	store, err := history.OpenReadOnly(historyPath(s.cfg))
+	store, err := history.OpenReadOnly(daemon.HistoryPath(s.cfg))
 	if errors.Is(err, history.ErrNoHistory) {
 		return nil, nil
 	}

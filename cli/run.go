@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"cronvisor/daemon"
 	"cronvisor/runner"
 )
 
@@ -48,12 +49,13 @@ func runOnce(g *globals, name string, conflictCode int) error {
 	if !ok {
 		return noJob(g, cfg, name)
 	}
-	env, err := openEnv(cfg, slog.New(slog.NewTextHandler(g.stderr, nil)), g.stderr, job.Lock)
+	log := slog.New(slog.NewTextHandler(g.stderr, nil))
+	env, err := daemon.Open(cfg, daemon.Options{ConfigPath: g.configPath, Log: log}, job.Lock)
 	if err != nil {
 		return exitCode(125, err)
 	}
 	defer env.Close()
-	_ = env.recoverRuns(context.Background())
+	_ = env.RecoverRuns(context.Background())
 
 	var outMu sync.Mutex
 	env.Listen(func(ev runner.Event) {

@@ -13,6 +13,7 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/ctl"
+	"cronvisor/daemon"
 	"cronvisor/history"
 	"cronvisor/lock"
 	"cronvisor/service"
@@ -71,12 +72,12 @@ their rows.`,
 func jobStatuses(ctx context.Context, cfg *config.Config) (jobs []ctl.JobStatus, source string, offline bool, err error) {
 	// Only "no daemon" falls back to the state dir: a daemon that refused
 	// us, or a socket of another user that we refuse, is said as it is.
-	client, err := ctl.Dial(socketPath(cfg))
+	client, err := ctl.Dial(daemon.SocketPath(cfg))
 	if err == nil {
 		defer client.Close()
 		jobs, err := client.Jobs(ctx)
 		if err == nil {
-			return jobs, "from the daemon at " + socketPath(cfg) + daemonNote(ctx, client), false, nil
+			return jobs, "from the daemon at " + daemon.SocketPath(cfg) + daemonNote(ctx, client), false, nil
 		}
 		if !errors.Is(err, ctl.ErrNoDaemon) {
 			return nil, "", false, err
@@ -84,7 +85,7 @@ func jobStatuses(ctx context.Context, cfg *config.Config) (jobs []ctl.JobStatus,
 	} else if !errors.Is(err, ctl.ErrNoDaemon) {
 		return nil, "", false, err
 	}
-	locker, err := newLocker(cfg)
+	locker, err := daemon.NewLocker(cfg)
 	if err != nil {
 		return nil, "", true, err
 	}
@@ -113,7 +114,7 @@ func daemonNote(ctx context.Context, client *ctl.Client) string {
 // builder: nothing schedules the jobs, so no next run is given, and a
 // job's state comes from its lock file.
 func offlineStatuses(ctx context.Context, cfg *config.Config, locker lock.Locker) ([]ctl.JobStatus, error) {
-	store, err := history.OpenReadOnly(historyPath(cfg))
+	store, err := history.OpenReadOnly(daemon.HistoryPath(cfg))
 	if err != nil && !errors.Is(err, history.ErrNoHistory) {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package cli
+package daemon
 
 import (
 	"context"
@@ -13,24 +13,27 @@ import (
 const watchDebounce = 250 * time.Millisecond
 
 // watchConfig sends on changed whenever path is written, created, renamed
-// over or removed. It watches the directory, not the file, because editors
-// and config managers replace the file by renaming a new one over it, which
+// over or removed, until ctx is done; done is closed when its goroutine has
+// returned. It watches the directory, not the file, because editors and
+// config managers replace the file by renaming a new one over it, which
 // would orphan a watch on the old inode.
-func watchConfig(ctx context.Context, path string, changed chan<- struct{}) error {
+func watchConfig(ctx context.Context, path string, changed chan<- struct{}) (done <-chan struct{}, err error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		w.Close()
-		return err
+		return nil, err
 	}
 	if err := w.Add(filepath.Dir(abs)); err != nil {
 		w.Close()
-		return err
+		return nil, err
 	}
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		defer w.Close()
 		var fire <-chan time.Time
 		for {
@@ -54,5 +57,5 @@ func watchConfig(ctx context.Context, path string, changed chan<- struct{}) erro
 			}
 		}
 	}()
-	return nil
+	return stopped, nil
 }

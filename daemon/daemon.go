@@ -1,0 +1,174 @@
+// Package daemon runs a supervisor over one jobs.yaml: scheduler, history,
+// housekeeping, the watcher of jobs.yaml and the control socket. Both
+// `cronvisor daemon` and the embedded console run one. A Daemon owns every
+// goroutine it starts: New starts them, Run serves reloads and signals,
+// and Shutdown stops them in order, waiting for each, so that nothing
+// writes to history after the store has closed.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"cronvisor/config"
+	"cronvisor/outlog"
+	"cronvisor/runner"
+	"cronvisor/service"
+)
+
+// Daemon is a running supervisor.
+type Daemon struct {
+	o       Options
+	log     *slog.Logger
+	env     *Env
+	sched   *runner.Scheduler
+	svc     *service.Service
+	current atomic.Pointer[config.Config]
+
+	// ctx ends firing, housekeeping and the watcher; the control socket
+	// outlives it (see socket).
+	ctx           context.Context
+	stop          context.CancelFunc
+	reloads       chan chan error
+	changed       chan struct{}
+	schedDone     chan struct{}
+	housekeepDone chan struct{}
+	watchDone     <-chan struct{} // nil when jobs.yaml is not watched
+	socket        *socket         // nil when this daemon serves no socket
+	stopped       bool
+}
+
+// New starts scheduling cfg's jobs (loaded from o.ConfigPath), with
+// housekeeping, the watcher of jobs.yaml and the control socket.
+func New(cfg *config.Config, o Options) (*Daemon, error) {
+	o = o.withDefaults()
+	e, err := Open(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	d := &Daemon{o: o, log: o.Log, env: e, reloads: make(chan chan error), changed: make(chan struct{}, 1)}
+	d.current.Store(cfg)
+	e.Listen(logEvents(d.log))
+	out := outlog.New(d.log.Handler())
+	e.Listen(out.Handle)
+	e.onClose("outlog", out.Close) // the first to close: runs have ended
+	d.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, e.schedulerOptions()...)
+	if d.svc, err = service.New(e.Supervisor, d.sched, e.Locker, e.Store, cfg, d.Reload); err != nil {
+		d.log.Error("saved pauses not restored; every job runs unpaused", "err", err)
+	}
+	d.svc.SetHistoryHealth(func() string { return e.History.Health().String() })
+	e.Listen(d.svc.Handle)
+	d.ctx, d.stop = context.WithCancel(context.Background())
+	d.schedDone = d.start("scheduler", func() { d.sched.Run(d.ctx, cfg.Jobs) })
+	d.housekeepDone = d.start("housekeeping", func() { e.housekeep(d.ctx, o.Clock, d.current.Load) })
+	d.socket = d.listen(cfg)
+	if o.ConfigPath != "" {
+		if d.watchDone, err = watchConfig(d.ctx, o.ConfigPath, d.changed); err != nil {
+			d.log.Warn("not watching jobs.yaml for changes; SIGHUP still reloads", "err", err)
+		} else {
+			d.log.Debug("started", "part", "watcher")
+		}
+	}
+	// Parsing jobs.yaml builds a node tree several times the size of the
+	// jobs; hand it back to the system now rather than over minutes of
+	// scavenging, so a resident daemon's RSS is its live heap.
+	debug.FreeOSMemory()
+	d.log.Info("cronvisor started", "config", cfg.Path, "state_dir", cfg.StateDir, "jobs", len(cfg.Jobs), "pid", os.Getpid())
+	return d, nil
+}
+
+// start runs f in a goroutine of the daemon's; the channel is closed when
+// f has returned.
+func (d *Daemon) start(part string, f func()) chan struct{} {
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	d.log.Debug("started", "part", part)
+	return done
+}
+
+// Service is the daemon's control API, as the socket serves it; the
+// embedded console calls it directly.
+func (d *Daemon) Service() *service.Service { return d.svc }
+
+// Run serves reloads (a change of jobs.yaml on disk, Reload, SIGHUP)
+// until ctx is done or a terminating signal arrives on sigs, and returns
+// that signal (nil when ctx ended it). With o.HangUpQuits, SIGHUP is a
+// terminating signal too. Call Shutdown after it.
+func (d *Daemon) Run(ctx context.Context, sigs <-chan os.Signal) os.Signal {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.changed:
+			d.log.Info("jobs.yaml changed on disk; reloading")
+			_ = d.reload()
+		case ch := <-d.reloads:
+			ch <- d.reload()
+		case sig := <-sigs:
+			switch {
+			case sig == syscall.SIGHUP && !d.o.HangUpQuits:
+				_ = d.reload()
+				continue
+			case sig == syscall.SIGHUP:
+				d.log.Info("terminal closed (SIGHUP); quitting the console and ending its runs")
+			default:
+				d.log.Info("stopping: no new fires; waiting for running jobs", "signal", sig.String(),
+					"shutdown_grace", d.current.Load().ShutdownGrace.String())
+			}
+			return sig
+		}
+	}
+}
+
+// Reload applies jobs.yaml again and returns its problems as an error; an
+// invalid file keeps the running jobs. It asks Run's loop, which owns the
+// config, and waits for its answer.
+func (d *Daemon) Reload(ctx context.Context) error {
+	ch := make(chan error, 1)
+	select {
+	case d.reloads <- ch:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-d.ctx.Done():
+		return errors.New("shutting down")
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// reload applies a new jobs.yaml; an invalid one keeps the running jobs.
+func (d *Daemon) reload() error {
+	old := d.current.Load()
+	cfg, problems := config.Load(d.o.ConfigPath)
+	if cfg == nil {
+		var msgs []string
+		for _, pr := range config.Errors(problems) {
+			d.log.Error("reload refused; keeping the running jobs", "problem", pr.String())
+			msgs = append(msgs, pr.String())
+		}
+		d.env.Emit(runner.ConfigReloaded{Time: d.o.Clock.Now(), Jobs: len(old.Jobs), Problems: msgs})
+		return fmt.Errorf("jobs.yaml invalid, old jobs kept:\n%s", strings.Join(msgs, "\n"))
+	}
+	if cfg.StateDir != old.StateDir || cfg.LockBackend != old.LockBackend {
+		d.log.Warn("state_dir and lock_backend changes take effect at restart, not on reload")
+		cfg.StateDir, cfg.LockBackend = old.StateDir, old.LockBackend
+	}
+	d.sched.Reload(d.ctx, cfg.Jobs)
+	d.current.Store(cfg)
+	d.env.setConfig(cfg)
+	d.svc.SetConfig(cfg)
+	d.env.Emit(runner.ConfigReloaded{Time: d.o.Clock.Now(), Jobs: len(cfg.Jobs)})
+	d.log.Info("reloaded", "config", cfg.Path, "jobs", len(cfg.Jobs))
+	return nil
+}

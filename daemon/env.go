@@ -1,0 +1,139 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"cronvisor/config"
+	"cronvisor/history"
+	"cronvisor/lock"
+	"cronvisor/proc"
+	"cronvisor/recovery"
+	"cronvisor/runner"
+	"cronvisor/statedir"
+)
+
+// Env is what running jobs needs: the lock backend, the event fan-out and
+// the supervisor, wired from one config. A daemon runs one; `run NAME`
+// uses one for a single fire.
+type Env struct {
+	*runner.Fanout
+	Supervisor *runner.Supervisor
+	Locker     lock.Locker
+	Store      *history.Store  // unopened (degraded) when the database could not be opened
+	History    *history.Writer // the Supervisor's Recorder
+	// Recovery records dead supervisors' runs (see package recovery).
+	Recovery  *recovery.Recoverer
+	log       *slog.Logger
+	cfg       atomic.Pointer[config.Config] // the current one, for Recovery
+	closers   []closer                      // in the order opened; Close runs them backwards
+	schedOpts []runner.SchedulerOption
+}
+
+// closer is one part of an Env or a Daemon to stop, named in the debug
+// record that says it stopped.
+type closer struct {
+	part  string
+	close func() error
+}
+
+// onClose says that part has started and that Close stops it.
+func (e *Env) onClose(part string, f func() error) {
+	e.closers = append(e.closers, closer{part, f})
+	e.log.Debug("started", "part", part)
+}
+
+// Close stops what Open started, the last opened first: the history
+// writer commits what it holds before the store closes, and Recovery,
+// which writes to the store, stops before either.
+func (e *Env) Close() {
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		c := e.closers[i]
+		if err := c.close(); err != nil {
+			e.log.Debug("stopped", "part", c.part, "err", err)
+			continue
+		}
+		e.log.Debug("stopped", "part", c.part)
+	}
+	e.closers = nil
+}
+
+// Open prepares a supervisor for cfg: this is the one place where the
+// parts that run jobs are wired together. Orphans of runs are reparented
+// to this process (subreaper) so that no descendant escapes its run's
+// deadline. A state dir another user could tamper with is refused first:
+// the daemon, the in-process console and `run NAME` all start here, before
+// any lock. With locks named, only those of locks/ are checked (see
+// statedir.Check). History problems, warnings and the recovery of dead
+// supervisors' runs go to o.Log.
+func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
+	o = o.withDefaults()
+	log := o.Log
+	started := time.Now() // before any lock is taken: see recovery.Config.Started
+	if err := statedir.Check(cfg.StateDir, locks...); err != nil {
+		return nil, err
+	}
+	// go-redis has one logger for the whole process, not one per client.
+	redis.SetLogger(redisLog{log})
+	if err := proc.EnableSubreaper(); err != nil {
+		log.Warn("cannot become a child subreaper; orphans of runs may outlive their deadline", "err", err)
+	}
+	locker, err := o.Locker(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Fanout: &runner.Fanout{}, Locker: locker, log: log}
+	e.cfg.Store(cfg)
+	if c, ok := locker.(io.Closer); ok {
+		e.onClose("locker", c.Close)
+	}
+	if r, ok := locker.(*lock.RedisLocker); ok {
+		warnClockSkew(r, log)
+	}
+	reapCtx, stopReaper := context.WithCancel(context.Background())
+	waitReaper := proc.StartReaper(reapCtx)
+	e.onClose("reaper", func() error { stopReaper(); waitReaper(); return nil })
+
+	store, openErr := openHistory(HistoryPath(cfg), o.OpenStore, log)
+	if store == nil {
+		e.Close()
+		return nil, openErr
+	}
+	e.Store = store
+	store.OnReopen(func(path, setAside string) {
+		if setAside != "" {
+			log.Warn("history: the database file was replaced by one that is no database; moved it aside and started a new one", "path", path, "moved_to", setAside)
+			return
+		}
+		log.Warn("history: the database file was deleted or replaced; writing to the one now at its path", "path", path)
+	})
+	e.onClose("history", store.Close)
+	starts := &runner.Starts{}
+	hist := history.NewWriter(history.WriterConfig{Store: store, StateDir: cfg.StateDir,
+		LogLimit: cfg.History.LogLimit, Log: log, Pending: starts.Pending})
+	if openErr != nil {
+		// Jobs still run: their records wait until the store opens.
+		hist.Degrade(openErr)
+	}
+	e.History = hist
+	e.onClose("history writer", hist.Close)
+	e.Recovery = e.newRecovery(store, hist.InFlight, started, log)
+	e.onClose("recovery", func() error { e.Recovery.Close(); return nil })
+	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
+	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
+		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock)}
+	e.schedOpts = append(e.schedOpts, runner.WithLastSlots(store.LastSlots))
+	e.Supervisor = runner.NewSupervisor(e.Locker, hist, e.Emit, opts...)
+	return e, nil
+}
+
+// setConfig tells the env about a reloaded config.
+func (e *Env) setConfig(cfg *config.Config) { e.cfg.Store(cfg) }
+
+// schedulerOptions wires the history store into the scheduler (catch_up).
+func (e *Env) schedulerOptions() []runner.SchedulerOption { return e.schedOpts }

@@ -1,0 +1,37 @@
+package daemon
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"cronvisor/history"
+)
+
+// openHistory opens the history store at path with open. A file there
+// that is not a database is moved aside (history.db.corrupt-TIMESTAMP)
+// and a new one started: what an operator wants at 3 a.m. is jobs
+// recorded again, with the old file kept for a post-mortem. A store that
+// cannot be opened at all (a read-only or full state dir) is returned
+// unopened with the error; its first write that succeeds opens it.
+func openHistory(path string, open func(string) (*history.Store, error), log *slog.Logger) (*history.Store, error) {
+	store, err := open(path)
+	if errors.Is(err, history.ErrNotDatabase) {
+		to, aerr := history.SetAside(path, time.Now())
+		if aerr != nil {
+			log.Error("history: the database is unusable and cannot be moved aside", "path", path, "err", err, "move_err", aerr)
+		} else {
+			log.Warn("history: the database was unusable; moved it aside and started a new one", "path", path, "moved_to", to, "err", err)
+			store, err = open(path)
+		}
+	}
+	if err == nil {
+		return store, nil
+	}
+	log.Error("history degraded: cannot open the database; jobs keep running and their records wait in memory", "path", path, "err", err)
+	store, uerr := history.Unopened(path)
+	if uerr != nil {
+		return nil, uerr
+	}
+	return store, err
+}

@@ -1,0 +1,95 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"slices"
+	"time"
+
+	"cronvisor/clock"
+	"cronvisor/config"
+	"cronvisor/history"
+	"cronvisor/recovery"
+)
+
+// newRecovery returns the recoverer of dead supervisors' runs, judging
+// this process by its pid, its start and its runs in flight (mine).
+func (e *Env) newRecovery(store *history.Store, mine func(runID string) bool, started time.Time, log *slog.Logger) *recovery.Recoverer {
+	return recovery.New(recovery.Config{
+		Store: store, Locker: e.Locker, Alive: recovery.Supervisors(),
+		Self: os.Getpid(), Started: started, Mine: mine,
+		LockOf: func(job string) string {
+			cfg := e.cfg.Load()
+			if i := slices.IndexFunc(cfg.Jobs, func(j config.Job) bool { return j.Name == job }); i >= 0 {
+				return cfg.Jobs[i].Lock
+			}
+			return job
+		},
+		StateDir: e.cfg.Load().StateDir,
+		KeepAge:  func() time.Duration { return e.cfg.Load().History.KeepAge },
+		Log:      log,
+	})
+}
+
+// RecoverRuns records the runs that dead supervisors left behind: those
+// whose processes are gone now, the others as soon as they are (see
+// package recovery).
+func (e *Env) RecoverRuns(ctx context.Context) error {
+	if e.Recovery == nil {
+		return nil
+	}
+	_, err := e.Recovery.Sweep(ctx)
+	if errors.Is(err, history.ErrUnavailable) {
+		return nil // history is degraded, and that is logged once already
+	}
+	return err
+}
+
+// recoverEvery is how often a daemon sweeps the lock records and history
+// for dead supervisors' runs that no fire came across (a run that a fire
+// finds, or that a sweep finds still holding its lock, is recorded as soon
+// as its processes let go: see package recovery); pruneEvery how often it
+// applies the history retention (a scan of the runs table: not per minute).
+// The first prune waits firstPrune: it scans the whole runs table, and a
+// daemon that has just started, or is restarted in a loop, should stay
+// cheap.
+const (
+	recoverEvery = time.Minute
+	pruneEvery   = time.Hour
+	firstPrune   = 10 * time.Minute
+)
+
+// housekeep recovers orphaned runs, at once and then every recoverEvery,
+// and prunes history off the scheduler's goroutine, so that neither ever
+// delays a fire. It returns when ctx is done.
+func (e *Env) housekeep(ctx context.Context, c clock.Clock, current func() *config.Config) {
+	if e.Store == nil {
+		return
+	}
+	t := c.NewTimer(recoverEvery)
+	defer t.Stop()
+	nextPrune := c.Now().Add(firstPrune)
+	for {
+		cfg := current()
+		if err := e.RecoverRuns(ctx); err != nil && ctx.Err() == nil {
+			e.log.Error("recording runs of dead supervisors", "err", err)
+		}
+		if now := c.Now(); !now.Before(nextPrune) {
+			nextPrune = now.Add(pruneEvery)
+			n, err := e.Store.Prune(ctx, cfg.History.KeepRuns, cfg.History.KeepAge, now)
+			if err != nil {
+				e.log.Error("pruning history", "err", err)
+			} else if n > 0 {
+				e.log.Info("pruned history", "rows", n)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			t.Reset(recoverEvery)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"cronvisor/lock"
+	"cronvisor/runner"
+)
+
+// logEvents writes one record per run start, end and skip, each with job
+// and run_id. Output lines take their own path (outlog): rate-capped, and
+// never waited for by the run.
+func logEvents(log *slog.Logger) func(runner.Event) {
+	return func(ev runner.Event) {
+		switch e := ev.(type) {
+		case runner.RunStarted:
+			log.Info("run started", "job", e.Job, "run_id", e.RunID, "slot", e.Slot.Format(time.RFC3339Nano), "pid", e.PID, "manual", e.Manual)
+		case runner.RunOutput: // see outlog
+		case runner.RunFinished:
+			attrs := []any{"job", e.Job, "run_id", e.RunID, "outcome", string(e.Outcome), "slot", e.Slot.Format(time.RFC3339Nano)}
+			if e.ExitCode != nil {
+				attrs = append(attrs, "exit_code", *e.ExitCode)
+			}
+			if !e.Started.IsZero() {
+				attrs = append(attrs, "duration", e.Ended.Sub(e.Started).String())
+			}
+			if e.Reason != "" {
+				attrs = append(attrs, "reason", e.Reason)
+			}
+			level := slog.LevelInfo
+			if e.Outcome != runner.OutcomeOK {
+				level = slog.LevelWarn
+			}
+			log.Log(context.Background(), level, "run finished", attrs...)
+		case runner.RunSkipped:
+			attrs := []any{"job", e.Job, "run_id", e.RunID, "slot", e.Slot.Format(time.RFC3339Nano), "reason", e.Reason}
+			if e.Holder != nil {
+				attrs = append(attrs, "holder_pid", e.Holder.PID, "holder_host", e.Holder.Host, "holder_run_id", e.Holder.RunID)
+			}
+			log.Warn("run skipped", attrs...)
+		case runner.ConfigReloaded:
+			log.Info("config reloaded", "jobs", e.Jobs)
+		case runner.ScheduleStalled:
+			log.Error("no next fire: the job is not scheduled until one is found", "job", e.Job,
+				"after", e.After.Format(time.RFC3339Nano), "retry", e.Retry.Format(time.RFC3339Nano))
+		default:
+			log.Debug(fmt.Sprintf("event %T", ev))
+		}
+	}
+}
+
+// redisLog routes go-redis's own messages (pool dial failures during an
+// outage) into the structured log instead of bare stderr lines.
+type redisLog struct{ log *slog.Logger }
+
+func (r redisLog) Printf(_ context.Context, format string, v ...any) {
+	r.log.Warn("redis: " + fmt.Sprintf(format, v...))
+}
+
+// maxClockSkew is how far this host's clock may be from Redis's before
+// cronvisor warns: slots are wall-clock instants, so hosts whose clocks
+// disagree by more fire the "same" slot at visibly different times.
+const maxClockSkew = 500 * time.Millisecond
+
+func warnClockSkew(r *lock.RedisLocker, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	skew, err := r.ClockSkew(ctx)
+	switch {
+	case err != nil:
+		log.Warn("cannot compare clocks with Redis", "err", err)
+	case skew > maxClockSkew || skew < -maxClockSkew:
+		log.Warn("this host's clock is off Redis's (TIME); fix NTP: slots are wall-clock instants", "skew", skew.String())
+	}
+}

@@ -1,0 +1,78 @@
+package daemon
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+
+	"cronvisor/clock"
+	"cronvisor/config"
+	"cronvisor/ctl"
+	"cronvisor/history"
+	"cronvisor/lock"
+)
+
+// Options are what a supervisor takes from its caller: where jobs.yaml is,
+// the one logger, and the side effects that tests replace. A zero field
+// gets the real thing.
+type Options struct {
+	// ConfigPath is the jobs.yaml that a reload reads and a daemon
+	// watches (New and Open take the config already loaded from it).
+	ConfigPath string
+	// Log receives every record, warnings included; nil discards.
+	Log *slog.Logger
+	// HangUpQuits makes SIGHUP a terminating signal of Run instead of a
+	// reload: an embedded console's terminal closed.
+	HangUpQuits bool
+
+	// Clock is the supervisor's, the housekeeping's and shutdown_grace's.
+	Clock clock.Clock
+	// Locker opens the lock backend (default NewLocker).
+	Locker func(*config.Config) (lock.Locker, error)
+	// OpenStore opens the history database at a path (default
+	// history.Open); see openHistory for what a failure does.
+	OpenStore func(path string) (*history.Store, error)
+	// Listen listens on the control socket's path (default ctl.Listen).
+	Listen func(path string) (net.Listener, error)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Locker == nil {
+		o.Locker = NewLocker
+	}
+	if o.OpenStore == nil {
+		o.OpenStore = history.Open
+	}
+	if o.Listen == nil {
+		o.Listen = ctl.Listen
+	}
+	return o
+}
+
+// NewLocker returns the configured lock backend.
+func NewLocker(cfg *config.Config) (lock.Locker, error) {
+	switch cfg.LockBackend.Type {
+	case "", "file":
+		return lock.NewFileLocker(filepath.Join(cfg.StateDir, "locks")), nil
+	case "redis":
+		l, err := lock.NewRedisLocker(cfg.LockBackend.URL, cfg.LockBackend.TTL)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d:%d: lock_backend: %w", cfg.Path, cfg.LockBackend.Line, cfg.LockBackend.Col, err)
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("unknown lock backend %q", cfg.LockBackend.Type)
+}
+
+// SocketPath is the control socket of cfg's state dir.
+func SocketPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "cronvisor.sock") }
+
+// HistoryPath is the history database of cfg's state dir.
+func HistoryPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "history.db") }

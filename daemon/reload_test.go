@@ -1,0 +1,164 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"cronvisor/runner"
+)
+
+const twoJobs = oneJob + `  - name: tick
+    schedule: "@every 1h"
+    command: ["true"]
+    timeout: 1m
+`
+
+func jobNames(t *testing.T, d *Daemon) string {
+	t.Helper()
+	jobs, err := d.Service().Jobs(context.Background())
+	if err != nil {
+		t.Fatalf("Jobs: %v", err)
+	}
+	var names []string
+	for _, j := range jobs {
+		names = append(names, j.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+func TestReload(t *testing.T) {
+	tests := []struct {
+		name      string
+		body      string
+		wantErr   string // "" for a reload that applies
+		wantJobs  string
+		wantState bool // the state dir stays the one the daemon started with
+	}{
+		{name: "a new job", body: twoJobs, wantJobs: "nap,tick"},
+		{name: "invalid file keeps the old jobs", body: "jobs:\n  - name: nap\n    schedule: \"every tuesday\"\n    command: [\"true\"]\n",
+			wantErr: "old jobs kept", wantJobs: "nap"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, oneJob)
+			d := h.start()
+			h.run(d, nil)
+			h.write(tt.body)
+			err := d.Reload(context.Background())
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Reload: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("Reload: %v, want an error saying %q", err, tt.wantErr)
+			}
+			if got := jobNames(t, d); got != tt.wantJobs {
+				t.Errorf("jobs after reload: %s, want %s", got, tt.wantJobs)
+			}
+			refused := h.tr.logged("reload refused; keeping the running jobs")
+			if (tt.wantErr != "") != (len(refused) > 0) {
+				t.Errorf("refusal records: %v", refused)
+			}
+		})
+	}
+}
+
+func TestReloadKeepsStateDir(t *testing.T) {
+	h := newHarness(t, oneJob)
+	d := h.start()
+	h.run(d, nil)
+	before := d.current.Load().StateDir
+	if err := os.WriteFile(h.path, []byte("state_dir: "+h.dir+"/elsewhere\n"+twoJobs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Reload(context.Background()); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	if got := d.current.Load().StateDir; got != before {
+		t.Errorf("state dir after reload: %s, want %s kept until a restart", got, before)
+	}
+	// The watcher may reload the same file again: one warning or more.
+	if got := h.tr.logged("state_dir and lock_backend changes take effect at restart, not on reload"); len(got) == 0 {
+		t.Error("no warning that the state dir change waits for a restart")
+	}
+}
+
+func TestRunSIGHUP(t *testing.T) {
+	t.Run("daemon: reload", func(t *testing.T) {
+		h := newHarness(t, oneJob)
+		d := h.start()
+		sigs := make(chan os.Signal, 1)
+		ended := h.run(d, sigs)
+		h.write(twoJobs)
+		sigs <- syscall.SIGHUP
+		// A Reload is answered after the SIGHUP's, by the same loop.
+		if err := d.Reload(context.Background()); err != nil {
+			t.Fatalf("Reload: %v", err)
+		}
+		if got := jobNames(t, d); got != "nap,tick" {
+			t.Errorf("jobs after SIGHUP: %s", got)
+		}
+		select {
+		case sig := <-ended:
+			t.Fatalf("Run returned %v on SIGHUP", sig)
+		default:
+		}
+	})
+	t.Run("embedded console: quit", func(t *testing.T) {
+		h := newHarness(t, oneJob)
+		h.opts.HangUpQuits = true
+		d := h.start()
+		sigs := make(chan os.Signal, 1)
+		ended := h.run(d, sigs)
+		sigs <- syscall.SIGHUP
+		if sig := <-ended; sig != syscall.SIGHUP {
+			t.Errorf("Run returned %v, want SIGHUP", sig)
+		}
+	})
+	t.Run("SIGTERM ends Run", func(t *testing.T) {
+		h := newHarness(t, oneJob)
+		d := h.start()
+		sigs := make(chan os.Signal, 1)
+		ended := h.run(d, sigs)
+		sigs <- syscall.SIGTERM
+		if sig := <-ended; sig != syscall.SIGTERM {
+			t.Errorf("Run returned %v, want SIGTERM", sig)
+		}
+		if got := h.tr.logged("stopping: no new fires; waiting for running jobs"); len(got) != 1 {
+			t.Errorf("records: %v, want one saying the drain began", got)
+		}
+	})
+}
+
+func TestWatchReloads(t *testing.T) {
+	h := newHarness(t, oneJob)
+	d := h.start()
+	reloaded := make(chan runner.ConfigReloaded, 4)
+	d.env.Listen(func(ev runner.Event) {
+		if r, ok := ev.(runner.ConfigReloaded); ok {
+			reloaded <- r
+		}
+	})
+	h.run(d, nil)
+	h.write(twoJobs)
+	select {
+	case r := <-reloaded:
+		if r.Jobs != 2 || len(r.Problems) > 0 {
+			t.Errorf("reload on change: %+v, want 2 jobs and no problem", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reload within 10 s of jobs.yaml changing")
+	}
+}
+
+func TestReloadAfterShutdown(t *testing.T) {
+	h := newHarness(t, oneJob)
+	d := h.start()
+	d.Shutdown(nil)
+	if err := d.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), "shutting down") {
+		t.Errorf("Reload after Shutdown: %v, want shutting down", err)
+	}
+}
