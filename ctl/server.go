@@ -237,6 +237,15 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-s.stop:
+			// The daemon stops serving once its runs have ended: what
+			// they emitted last (their run_finished) is already in ch
+			// or the batch, and a console watching the drain wants it.
+			for len(ch) > 0 && enc.Encode(<-ch) == nil {
+				batched++
+			}
+			if batched > 0 {
+				send()
+			}
 			return
 		case ev, ok := <-ch:
 			if !ok {
