@@ -13,7 +13,8 @@ import (
 
 // Version, when set at build time (-ldflags "-X cronvisor/cli.Version=..."),
 // replaces the module version in --version; the rest comes from the
-// binary's build information (see versionLine).
+// binary's build information (see versionLine). A variable because -X sets
+// only variables; nothing assigns it at run time.
 var Version = ""
 
 // ExitError carries the process exit code up to main.
