@@ -46,8 +46,8 @@ func (d *Daemon) listen(cfg *config.Config) *socket {
 // running jobs finish within shutdown_grace, then ends them like a timeout
 // (runner.ErrShutdown); with a cause it ends them at once with it. Then it
 // stops, in order and waiting for each: the control socket, housekeeping,
-// the watcher, and the parts Open wired (see Env.Close). A second call
-// does nothing.
+// the watcher, and the parts Open wired (see Env.Close). Call it from one
+// goroutine, after Run has returned; a second call does nothing.
 func (d *Daemon) Shutdown(cause error) {
 	if d.stopped {
 		return
