@@ -104,7 +104,8 @@ func (o *output) finish() {
 
 // chunkBufs recycles the readers' 64 KiB buffers: a new pair per run
 // was, at a high rate of runs, most of the daemon's garbage and GC work,
-// for runs that mostly print nothing.
+// for runs that mostly print nothing. A pool is process-wide by nature:
+// it holds no state a caller could observe, only spare buffers.
 var chunkBufs = sync.Pool{New: func() any { b := make([]byte, maxLine); return &b }}
 
 // read hands over, after every read, all the whole lines read so far in

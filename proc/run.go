@@ -245,7 +245,9 @@ func startFailed(res Result, err error) Result {
 // devNull is the runs' standard input, opened once: os/exec opens
 // /dev/null for every command without Stdin (six system calls with the
 // poller's attempt to take it). Every child gets its own descriptor of it;
-// os/exec never closes a Stdin it was given.
+// os/exec never closes a Stdin it was given. It is process-wide because
+// every run of every supervisor in the process can share the one read-only
+// descriptor, which is never closed.
 var devNull = sync.OnceValues(func() (*os.File, error) {
 	fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
