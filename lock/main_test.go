@@ -36,7 +36,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "PR_SET_CHILD_SUBREAPER:", err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	sqlServers.close()
+	os.Exit(code)
 }
 
 // runHelper plays a supervisor: it takes lock "survivor" for run "run-1",

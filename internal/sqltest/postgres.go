@@ -1,0 +1,88 @@
+package sqltest
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+)
+
+// Postgres is a throwaway PostgreSQL server with trust authentication:
+// any role name is let in without a password.
+type Postgres struct{ server }
+
+// StartPostgres runs initdb on a fresh data directory and starts postgres
+// on a free loopback port. PostgreSQL refuses to run as root: as root it
+// runs as the user postgres (which Debian's package creates). A missing
+// postgresql is an error: the tests need a real server.
+func StartPostgres() (*Postgres, error) {
+	bin, err := pgBin()
+	if err != nil {
+		return nil, err
+	}
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			return nil, fmt.Errorf("sqltest: postgres refuses root and there is no user postgres: %v", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	}
+	dir, err := tempDir(cred)
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	if err := run(cred, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust",
+		"-E", "UTF8", "--no-sync", "--no-instructions"); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	p := &Postgres{server{name: "postgres", dir: dir, cred: cred}}
+	// fsync=off only risks data at a machine crash; Stop's SIGKILL of
+	// the server keeps every commit, as a real crash of the server would.
+	p.argv = func(port int) []string {
+		return []string{filepath.Join(bin, "postgres"), "-D", data, "-k", dir, "-p", strconv.Itoa(port),
+			"-h", "127.0.0.1", "-c", "fsync=off",
+			"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=16MB"}
+	}
+	p.dial = func(port int) (*sql.DB, error) { return sql.Open("pgx", p.URL("postgres")) }
+	if err := p.startFresh(); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// URL is the postgres:// URL of database db, as the superuser.
+func (p *Postgres) URL(db string) string {
+	return fmt.Sprintf("postgres://postgres@%s/%s?sslmode=disable", p.addr(), db)
+}
+
+// CreateDB creates database name.
+func (p *Postgres) CreateDB(name string) error { return p.Exec(`CREATE DATABASE "` + name + `"`) }
+
+// pgBin is the newest /usr/lib/postgresql/*/bin with initdb.
+func pgBin() (string, error) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("sqltest: no /usr/lib/postgresql/*/bin/initdb (install postgresql)")
+}
+
+func version(binDir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return n
+}

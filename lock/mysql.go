@@ -1,0 +1,186 @@
+package lock
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// MySQLNameLimit is the longest lock name MySQL's GET_LOCK takes.
+const MySQLNameLimit = 64
+
+// MySQLLocker is the MySQL (and MariaDB) backend: `GET_LOCK(name, 0)` on a
+// connection pinned to the lease, `RELEASE_LOCK(name)` on the same one.
+// See NewMySQLLocker for what it promises and where it stops.
+type MySQLLocker struct{ *sqlLocker }
+
+var _ Locker = (*MySQLLocker)(nil)
+
+// MySQLLockName is the name GET_LOCK is given for full (prefix + lock
+// name): full itself up to MySQLNameLimit characters, else its first 47
+// characters, "~" and the first 16 hex digits of its SHA-256, which any
+// program can compute in SQL as
+//
+//	CONCAT(LEFT(n, 47), '~', LEFT(SHA2(n, 256), 16))
+func MySQLLockName(full string) string {
+	if len(full) <= MySQLNameLimit {
+		return full
+	}
+	sum := sha256.Sum256([]byte(full))
+	return full[:47] + "~" + hex.EncodeToString(sum[:])[:16]
+}
+
+// NewMySQLLocker returns a locker on the server of dsn (the driver's
+// user:pass@tcp(host:port)/db form; see mysql.ParseDSN). It does not
+// connect: an unreachable server makes each Acquire fail with
+// ErrUnavailable until it is back. Unset dial, read and write timeouts
+// default to 1 s so that a fire is skipped quickly.
+//
+// What it promises: while the server stays up, at most one session holds
+// a lock name, so at most one supervisor runs under it; a job runs at
+// most once per slot across all supervisors on the database; a run whose
+// lock's connection is killed or breaks is told within 2×KeepAlive (Lost
+// closes) and, its supervisor dying, ended at once by its guard: the
+// server frees the lock the moment the session ends.
+//
+// Where it stops: named locks are not replicated, so a failover to a
+// replica starts with every lock free while old holders may still run
+// (their leases are lost when their connections drop, and their runs
+// ended, but the new primary may already have granted the lock); the
+// slot claims and fencing tokens, being rows, survive a failover that
+// kept them. A proxy that multiplexes sessions (ProxySQL without
+// session pinning, a pooler in transaction mode) breaks session locks.
+func NewMySQLLocker(dsn string, opts ...SQLOption) (*MySQLLocker, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("lock backend: invalid mysql dsn: %v", err)
+	}
+	for _, d := range []*time.Duration{&cfg.Timeout, &cfg.ReadTimeout, &cfg.WriteTimeout} {
+		if *d == 0 {
+			*d = time.Second
+		}
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("lock backend: invalid mysql dsn: %v", err)
+	}
+	l, err := newSQLLocker(sql.OpenDB(conn), mysqlDialect{addr: cfg.Addr}, MySQLLockName, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &MySQLLocker{l}, nil
+}
+
+type mysqlDialect struct{ addr string }
+
+func (d mysqlDialect) server() string { return "mysql at " + d.addr }
+
+func (mysqlDialect) schema() []string {
+	return []string{
+		`CREATE TABLE IF NOT EXISTS cronvisor_locks (
+			name VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+			job VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+			host VARCHAR(255) NOT NULL, pid BIGINT NOT NULL, supervisor_pid BIGINT NOT NULL,
+			run_id VARCHAR(100) NOT NULL, slot VARCHAR(40) NOT NULL, since VARCHAR(40) NOT NULL,
+			conn_id BIGINT NOT NULL, fencing_token BIGINT NOT NULL) ENGINE=InnoDB`,
+		`CREATE TABLE IF NOT EXISTS cronvisor_slots (
+			name VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+			job VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+			slot_ns BIGINT NOT NULL, run_id VARCHAR(100) NOT NULL, host VARCHAR(255) NOT NULL,
+			since VARCHAR(40) NOT NULL, PRIMARY KEY (name, job, slot_ns)) ENGINE=InnoDB`,
+	}
+}
+
+func (mysqlDialect) rebind(q string) string { return q }
+
+func (mysqlDialect) tryLock(ctx context.Context, c *sql.Conn, key string) (bool, error) {
+	var got sql.NullInt64 // NULL: an error such as the session being killed
+	if err := c.QueryRowContext(ctx, `SELECT GET_LOCK(?, 0)`, key).Scan(&got); err != nil {
+		return false, err
+	}
+	if !got.Valid {
+		return false, errors.New("GET_LOCK returned NULL")
+	}
+	return got.Int64 == 1, nil
+}
+
+func (mysqlDialect) unlock(ctx context.Context, c *sql.Conn, key string) error {
+	var r sql.NullInt64
+	return c.QueryRowContext(ctx, `SELECT RELEASE_LOCK(?)`, key).Scan(&r)
+}
+
+func (mysqlDialect) stillHeld(ctx context.Context, c *sql.Conn, key string) (bool, error) {
+	var ok bool
+	err := c.QueryRowContext(ctx, `SELECT COALESCE(IS_USED_LOCK(?) = CONNECTION_ID(), 0)`, key).Scan(&ok)
+	return ok, err
+}
+
+func (mysqlDialect) connID(ctx context.Context, c *sql.Conn) (int64, error) {
+	var id int64
+	err := c.QueryRowContext(ctx, `SELECT CONNECTION_ID()`).Scan(&id)
+	return id, err
+}
+
+// owner asks IS_USED_LOCK, which names the holding connection whatever
+// performance_schema is set to.
+func (mysqlDialect) owner(ctx context.Context, q querier, key string) (int64, bool, error) {
+	var id sql.NullInt64
+	err := q.QueryRowContext(ctx, `SELECT IS_USED_LOCK(?)`, key).Scan(&id)
+	return id.Int64, id.Valid, err
+}
+
+// describe reads the session from information_schema.PROCESSLIST; a user
+// without the PROCESS privilege sees only its own sessions there, and
+// then only the connection id is known.
+func (mysqlDialect) describe(ctx context.Context, q querier, id int64) string {
+	s := fmt.Sprintf("mysql connection %d", id)
+	var user, host, db sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT USER, HOST, DB FROM information_schema.PROCESSLIST WHERE ID = ?`, id).
+		Scan(&user, &host, &db)
+	if err == nil {
+		s += fmt.Sprintf(": user %s from %s", user.String, host.String)
+	}
+	return s
+}
+
+func (mysqlDialect) upsertRecord(ctx context.Context, tx *sql.Tx, r sqlRecord) (int64, error) {
+	h := r.H
+	_, err := tx.ExecContext(ctx, `INSERT INTO cronvisor_locks
+		(name, job, host, pid, supervisor_pid, run_id, slot, since, conn_id, fencing_token)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+		ON DUPLICATE KEY UPDATE job = VALUES(job), host = VALUES(host), pid = VALUES(pid),
+			supervisor_pid = VALUES(supervisor_pid), run_id = VALUES(run_id), slot = VALUES(slot),
+			since = VALUES(since), conn_id = VALUES(conn_id), fencing_token = fencing_token + 1`,
+		r.Name, h.Job, h.Host, h.PID, h.SupervisorPID, h.RunID, fmtTime(h.Slot), fmtTime(h.Since), r.Conn)
+	if err != nil {
+		return 0, err
+	}
+	var fence int64
+	err = tx.QueryRowContext(ctx, `SELECT fencing_token FROM cronvisor_locks WHERE name = ?`, r.Name).Scan(&fence)
+	return fence, err
+}
+
+// transient: anything but a server's error reply, and the replies of a
+// server that is full or shutting down.
+func (mysqlDialect) transient(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return true
+	}
+	switch me.Number {
+	case 1040, 1053, 1203, 1205, 1213, 1927: // too many connections, shutdown, user's connections, lock wait, deadlock, killed
+		return true
+	}
+	return false
+}
+
+func (mysqlDialect) missingTable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1146
+}

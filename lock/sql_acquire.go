@@ -1,0 +1,160 @@
+package lock
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+)
+
+// Acquire takes the lock on a connection of its own, pinned to the lease
+// until Release: the server's session lock belongs to that connection. If
+// another session holds it, a *HeldError names the holder. Otherwise, in
+// one transaction on the same connection while holding the lock: with
+// CheckSlot, a job whose cursor is at or past the slot gets a
+// *SlotDoneError, else the slot is claimed by inserting its row (a unique
+// key: a second claim of the same slot fails even if two holders somehow
+// met); the holder record is written and the fencing token bumped. A
+// server that cannot be reached within about a second and a half gives an
+// error matching ErrUnavailable.
+func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkName(req.Name); err != nil {
+		return nil, err
+	}
+	h := l.fillHolder(req.Holder)
+	if req.CheckSlot {
+		if h.Slot.IsZero() || h.Slot.UnixNano() <= 0 {
+			return nil, fmt.Errorf("lock %q: CheckSlot needs a slot after 1970", req.Name)
+		}
+		if err := checkName(h.Job); err != nil {
+			return nil, fmt.Errorf("lock %q: job: %w", req.Name, err)
+		}
+	}
+	if err := l.ensureSchema(ctx); err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("lock %q", req.Name)
+	full := l.prefix + req.Name
+	key := l.serverKey(full)
+	opCtx, cancel := l.opCtx(ctx)
+	defer cancel()
+	c, err := l.db.Conn(opCtx)
+	if err != nil {
+		return nil, l.wrap(ctx, what, err)
+	}
+	ok, err := l.d.tryLock(opCtx, c, key)
+	if err != nil {
+		discard(c)
+		return nil, l.wrap(ctx, what, err)
+	}
+	if !ok {
+		defer c.Close() // it holds nothing: back to the pool
+		id, held, err := l.d.owner(opCtx, c, key)
+		if err == nil && !held { // let go in between: say so rather than retry
+			return nil, &HeldError{Lock: req.Name, Holder: Holder{Foreign: true, Cmdline: "released while being inspected"}}
+		}
+		var holder Holder
+		if err == nil {
+			holder, err = l.holderOf(opCtx, c, full, id)
+		}
+		if err != nil {
+			return nil, l.wrap(ctx, what, err)
+		}
+		return nil, &HeldError{Lock: req.Name, Holder: holder}
+	}
+	le, err := l.claim(opCtx, c, req, full, key, h)
+	if err != nil {
+		discard(c) // closing the session frees the lock, whatever state it is in
+		var done *SlotDoneError
+		if errors.As(err, &done) {
+			return nil, err
+		}
+		return nil, l.wrap(ctx, what, err)
+	}
+	return le, nil
+}
+
+// claim runs the transaction of a taken lock (see Acquire) and starts the
+// lease.
+func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, key string, h Holder) (*sqlLease, error) {
+	id, err := l.d.connID(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	// A pooler that hands each statement to any server session (PgBouncer
+	// in transaction mode) makes session locks meaningless: the statement
+	// after GET_LOCK may not run on the session that holds it.
+	if held, err := l.d.stillHeld(ctx, c, key); err != nil {
+		return nil, err
+	} else if !held {
+		return nil, ErrSessionMoved
+	}
+	tx, err := c.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }() // a no-op after Commit
+	if req.CheckSlot {
+		if err := l.claimSlot(ctx, tx, req.Name, full, h); err != nil {
+			return nil, err
+		}
+	}
+	fence, err := l.d.upsertRecord(ctx, tx, sqlRecord{Name: full, H: h, Conn: id})
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return l.newLease(c, req.Name, full, key, h, id, fence), nil
+}
+
+// claimSlot refuses a slot at or before the job's last claimed one, and
+// otherwise inserts its claim and drops claims older than the retention.
+func (l *sqlLocker) claimSlot(ctx context.Context, tx *sql.Tx, name, full string, h Holder) error {
+	ns := h.Slot.UnixNano()
+	var last sql.NullInt64
+	err := tx.QueryRowContext(ctx, l.d.rebind(`SELECT MAX(slot_ns) FROM cronvisor_slots WHERE name = ? AND job = ?`),
+		full, h.Job).Scan(&last)
+	if err != nil {
+		return err
+	}
+	if last.Valid && last.Int64 >= ns {
+		return l.slotDone(ctx, tx, name, full, h.Job, last.Int64)
+	}
+	_, err = tx.ExecContext(ctx, l.d.rebind(`INSERT INTO cronvisor_slots (name, job, slot_ns, run_id, host, since)
+		VALUES (?, ?, ?, ?, ?, ?)`), full, h.Job, ns, h.RunID, h.Host, fmtTime(h.Since))
+	if err != nil {
+		return err
+	}
+	cutoff := ns - l.retention.Nanoseconds()
+	_, err = tx.ExecContext(ctx, l.d.rebind(`DELETE FROM cronvisor_slots WHERE name = ? AND job = ? AND slot_ns < ?`),
+		full, h.Job, cutoff)
+	return err
+}
+
+// slotDone is the *SlotDoneError naming the run that claimed slot ns.
+func (l *sqlLocker) slotDone(ctx context.Context, tx *sql.Tx, name, full, job string, ns int64) error {
+	r := Holder{Job: job}
+	var since string
+	err := tx.QueryRowContext(ctx, l.d.rebind(`SELECT run_id, host, since FROM cronvisor_slots
+		WHERE name = ? AND job = ? AND slot_ns = ?`), full, job, ns).Scan(&r.RunID, &r.Host, &since)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	r.Since = parseTime(since)
+	r.Slot = timeFromNS(ns)
+	return &SlotDoneError{Lock: name, Holder: r}
+}
+
+// discard closes c's session rather than return it to the pool: a
+// connection that held a lock, or whose state is unknown, must never be
+// handed to another caller still holding it.
+func discard(c *sql.Conn) {
+	_ = c.Raw(func(any) error { return driver.ErrBadConn })
+	_ = c.Close()
+}
