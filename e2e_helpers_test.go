@@ -37,7 +37,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(fakeSocketVar); path != "" {
 		os.Exit(serveFakeSocket(path)) // the test binary as another user's fake daemon
 	}
-	os.Exit(buildAndRun(m))
+	code := buildAndRun(m)
+	sqlServers.close() // started by the SQL backends' tests that needed them
+	os.Exit(code)
 }
 
 func buildAndRun(m *testing.M) int {

@@ -3,17 +3,20 @@ package config
 import (
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"gopkg.in/yaml.v3"
 )
 
-// lockBackend decodes lock_backend. The URL is checked after expanding
-// ${VAR}, so a password can live in the environment rather than the file;
-// messages therefore quote the URL as written, never expanded. It returns
-// the names of the variables expanded: secrets of the supervisor's.
+// lockBackend decodes lock_backend. The url (redis, postgres) or dsn
+// (mysql) is checked after expanding ${VAR}, so a password can live in the
+// environment rather than the file; messages therefore quote it as
+// written, never expanded. It returns the names of the variables
+// expanded: secrets of the supervisor's.
 func (d *decoder) lockBackend(lb *LockBackend, e entry) (secrets []string) {
 	lb.Line, lb.Col = e.key.Line, e.key.Column
 	known := backendKeys
@@ -22,11 +25,8 @@ func (d *decoder) lockBackend(lb *LockBackend, e entry) (secrets []string) {
 	if t, ok := lookup(known, f, "type"); ok {
 		if s, ok := d.text("lock_backend.type", t.val); ok {
 			lb.Type = s
-			switch {
-			case s == "mysql" || s == "postgres":
-				d.errorf(t.val, "lock_backend.type: %q is part of cronvisor's contract but not built in this version (file and redis are)", s)
-			case s != BackendFile && s != BackendRedis:
-				d.errorf(t.val, "lock_backend.type: %q is not one of file, redis", s)
+			if !slices.Contains(backendTypes, s) {
+				d.errorf(t.val, "lock_backend.type: %q is not one of %s", s, strings.Join(backendTypes, ", "))
 			}
 		}
 	}
@@ -37,23 +37,68 @@ func (d *decoder) lockBackend(lb *LockBackend, e entry) (secrets []string) {
 				d.errorf(t.val, "lock_backend.ttl: %v is shorter than 1s; the lease could lapse between renewals", v)
 			}
 		}
+		if lb.Type != BackendRedis {
+			d.warnf(t.key, "lock_backend.ttl is only used by the redis backend")
+		}
+	}
+	if p, ok := lookup(known, f, "prefix"); ok {
+		if s, ok := d.text("lock_backend.prefix", p.val); ok {
+			lb.Prefix = s
+			if !prefixRE.MatchString(s) {
+				d.errorf(p.val, "lock_backend.prefix: %q: use letters, digits, '_', '.', '-' and ':', up to 50 characters", s)
+			}
+		}
+		if lb.Type == BackendFile {
+			d.warnf(p.key, "lock_backend.prefix is not used by the file backend")
+		}
 	}
 	u, hasURL := lookup(known, f, "url")
-	switch {
-	case hasURL && lb.Type == BackendFile:
-		d.warnf(u.key, "lock_backend.url is not used by the file backend")
-	case hasURL:
-		lb.URL, secrets = d.redisURL(u.val)
-	case lb.Type == BackendRedis:
-		d.errorf(e.key, "lock_backend: the redis backend needs a url")
+	dsn, hasDSN := lookup(known, f, "dsn")
+	switch lb.Type {
+	case BackendFile:
+		for _, k := range []entry{u, dsn} {
+			if k.has() {
+				d.warnf(k.key, "lock_backend.%s is not used by the file backend", k.name)
+			}
+		}
+	case BackendMySQL:
+		if hasURL {
+			d.errorf(u.key, "lock_backend.url: the mysql backend takes a dsn (user:pass@tcp(host:3306)/db), not a url")
+		}
+		if !hasDSN {
+			d.errorf(e.key, "lock_backend: the mysql backend needs a dsn")
+			break
+		}
+		lb.URL, secrets = d.backendAddr("lock_backend.dsn", dsn.val, checkMySQLDSN)
+	case BackendRedis, BackendPostgres:
+		if hasDSN {
+			d.errorf(dsn.key, "lock_backend.dsn: the %s backend takes a url, not a dsn", lb.Type)
+		}
+		if !hasURL {
+			d.errorf(e.key, "lock_backend: the %s backend needs a url", lb.Type)
+			break
+		}
+		check := checkRedisURL
+		if lb.Type == BackendPostgres {
+			check = checkPostgresURL
+		}
+		lb.URL, secrets = d.backendAddr("lock_backend.url", u.val, check)
 	}
 	return secrets
 }
 
-// redisURL expands and checks a Redis URL, and returns the names of the
-// variables it expanded.
-func (d *decoder) redisURL(n *yaml.Node) (string, []string) {
-	raw, ok := d.text("lock_backend.url", n)
+// backendTypes are the lock_backend types, in the order messages list them.
+var backendTypes = []string{BackendFile, BackendRedis, BackendMySQL, BackendPostgres}
+
+// prefixRE is what a lock name prefix may hold: it starts server-side
+// names and keys, and MySQL's names are short.
+var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{0,50}$`)
+
+// backendAddr expands and checks a backend's url or dsn, and returns the
+// names of the variables it expanded. check returns what the value should
+// look like when it does not.
+func (d *decoder) backendAddr(key string, n *yaml.Node, check func(string) (string, bool)) (string, []string) {
+	raw, ok := d.text(key, n)
 	if !ok {
 		return "", nil
 	}
@@ -68,15 +113,32 @@ func (d *decoder) redisURL(n *yaml.Node) (string, []string) {
 		return v
 	})
 	if len(unset) > 0 {
-		d.errorf(n, "lock_backend.url: environment variable %s is not set", strings.Join(unset, ", "))
+		d.errorf(n, "%s: environment variable %s is not set", key, strings.Join(unset, ", "))
 		return "", nil
 	}
-	p, err := url.Parse(expanded)
-	if err != nil || (p.Scheme != "redis" && p.Scheme != "rediss") || p.Host == "" {
-		d.errorf(n, "lock_backend.url: %q is not a redis://HOST:PORT/DB or rediss:// URL", raw)
+	if want, ok := check(expanded); !ok {
+		d.errorf(n, "%s: %q is not %s", key, raw, want)
 		return "", nil
 	}
 	return expanded, used
+}
+
+func checkRedisURL(s string) (string, bool) {
+	p, err := url.Parse(s)
+	return "a redis://HOST:PORT/DB or rediss:// URL", err == nil && (p.Scheme == "redis" || p.Scheme == "rediss") && p.Host != ""
+}
+
+func checkPostgresURL(s string) (string, bool) {
+	p, err := url.Parse(s)
+	return "a postgres://USER:PASS@HOST:PORT/DB URL",
+		err == nil && (p.Scheme == "postgres" || p.Scheme == "postgresql") && p.Host != "" && strings.Trim(p.Path, "/") != ""
+}
+
+// checkMySQLDSN parses the dsn as the driver will. Its error text is not
+// quoted: it may carry parts of the expanded value.
+func checkMySQLDSN(s string) (string, bool) {
+	cfg, err := mysql.ParseDSN(s)
+	return "a USER:PASS@tcp(HOST:PORT)/DB dsn", err == nil && cfg.DBName != ""
 }
 
 // history decodes the retention policy for run records and their output.

@@ -295,7 +295,6 @@ var plannedKeys = map[string]string{
 	"retry_backoff_max": "retries",
 	"retry_on":          "retries",
 	"warn_after":        "slow-run notifications",
-	"dsn":               "the MySQL lock backend",
 }
 
 // has reports whether e holds a key written in the mapping.

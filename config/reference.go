@@ -25,7 +25,7 @@ var (
 		{"state_dir", DefaultStateDir, "holds locks/, logs/, the history database and the socket; relative to this file"},
 		{"shutdown_grace", DefaultShutdownGrace.String(), "on SIGTERM, how long running jobs may finish before they are ended like a timeout"},
 		{"defaults", "{}", "any job key but name and lock, applied where a job does not set it"},
-		{"lock_backend", "{type: file}", "where locks live: file (flock on STATE_DIR/locks/LOCK.lock) or redis"},
+		{"lock_backend", "{type: file}", "where locks live: file (flock on STATE_DIR/locks/LOCK.lock), redis, mysql or postgres"},
 		{"history", "", "retention of run records and their output"},
 		{"jobs", "[]", "the list of jobs"},
 	}
@@ -44,15 +44,17 @@ var (
 		kJitter:     {"jitter", "0s", "random delay added to each fire, up to this much"},
 		kCatchUp:    {"catch_up", "0s", "after downtime, run once if a fire was missed less than this long ago"},
 		kEnabled:    {"enabled", "true", "false keeps the job in the file without scheduling it"},
-		kOnLockLost: {"on_lock_lost", string(LockLostEnd), "end | continue: a run whose Redis lease is lost is ended, or goes on unguarded"},
+		kOnLockLost: {"on_lock_lost", string(LockLostEnd), "end | continue: a run whose Redis or SQL lock is lost is ended, or goes on unguarded"},
 		kLogOutput:  {"log_output", "true", "also copy output lines into the daemon's log (rate-capped)"},
 		kUser:       {"user", "the supervisor's", "run as this user (name or uid) with its groups, HOME, USER, LOGNAME, SHELL; root supervisor only"},
 		kGroup:      {"group", "the user's primary", "run with this group (name or gid)"},
 	}
 	backendRef = []Key{
-		{"type", BackendFile, "file | redis"},
-		{"url", "", "redis://HOST:PORT/DB or rediss://; ${VAR} is expanded from the environment"},
+		{"type", BackendFile, "file | redis | mysql | postgres"},
+		{"url", "", "redis://HOST:PORT/DB, rediss://, or postgres://USER:PASS@HOST:PORT/DB; ${VAR} is expanded from the environment"},
+		{"dsn", "", "mysql: USER:PASS@tcp(HOST:PORT)/DB; ${VAR} is expanded from the environment"},
 		{"ttl", DefaultLockTTL.String(), "lease of a Redis lock, renewed while the run lives"},
+		{"prefix", "cronvisor:", "redis, mysql, postgres: starts every key, lock name and row, so installations can share a server"},
 	}
 	historyRef = []Key{
 		{"keep_runs", fmt.Sprint(DefaultKeepRuns), "records kept per job"},

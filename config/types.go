@@ -53,7 +53,7 @@ type Config struct {
 	History       HistoryPolicy
 	Jobs          []Job
 	// SecretEnv names the environment variables that lock_backend's url
-	// expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
+	// or dsn expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
 	// do not get unless their own env sets them.
 	SecretEnv []string
 	// Source is where the settings were written, for messages. It is kept
@@ -82,17 +82,20 @@ type JobSource struct {
 
 // LockBackend selects where locks live.
 type LockBackend struct {
-	Type string        // "file" (default) or "redis"
-	URL  string        // redis only; ${ENV} expanded
-	TTL  time.Duration // redis lease; default 30s
-	Line int           // position of the lock_backend key, for messages (0 when absent)
-	Col  int
+	Type   string        // "file" (default), "redis", "mysql" or "postgres"
+	URL    string        // redis and postgres url, or mysql dsn; ${ENV} expanded
+	TTL    time.Duration // redis lease; default 30s
+	Prefix string        // network backends' name prefix; "" for their default
+	Line   int           // position of the lock_backend key, for messages (0 when absent)
+	Col    int
 }
 
 // Lock backend types.
 const (
-	BackendFile  = "file"
-	BackendRedis = "redis"
+	BackendFile     = "file"
+	BackendRedis    = "redis"
+	BackendMySQL    = "mysql"
+	BackendPostgres = "postgres"
 )
 
 // HistoryPolicy bounds the run history (issue 5).

@@ -62,11 +62,17 @@ func NewLocker(cfg *config.Config) (lock.Locker, error) {
 	case "", "file":
 		return lock.NewFileLocker(filepath.Join(cfg.StateDir, "locks")), nil
 	case "redis":
-		l, err := lock.NewRedisLocker(cfg.LockBackend.URL, cfg.LockBackend.TTL)
+		var opts []lock.RedisOption
+		if p := cfg.LockBackend.Prefix; p != "" {
+			opts = append(opts, lock.WithKeyPrefix(p))
+		}
+		l, err := lock.NewRedisLocker(cfg.LockBackend.URL, cfg.LockBackend.TTL, opts...)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d:%d: lock_backend: %w", cfg.Path, cfg.LockBackend.Line, cfg.LockBackend.Col, err)
+			return nil, backendErr(cfg, err)
 		}
 		return l, nil
+	case "mysql", "postgres":
+		return newSQLLocker(cfg)
 	}
 	return nil, fmt.Errorf("unknown lock backend %q", cfg.LockBackend.Type)
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -66,6 +68,9 @@ func NewMySQLLocker(dsn string, opts ...SQLOption) (*MySQLLocker, error) {
 			*d = time.Second
 		}
 	}
+	// The driver would print I/O errors ("unexpected EOF") to stderr, in
+	// the middle of the daemon's structured log; ours say it with context.
+	cfg.Logger = log.New(io.Discard, "", 0)
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("lock backend: invalid mysql dsn: %v", err)
@@ -144,7 +149,10 @@ func (mysqlDialect) describe(ctx context.Context, q querier, id int64) string {
 	err := q.QueryRowContext(ctx, `SELECT USER, HOST, DB FROM information_schema.PROCESSLIST WHERE ID = ?`, id).
 		Scan(&user, &host, &db)
 	if err == nil {
-		s += fmt.Sprintf(": user %s from %s", user.String, host.String)
+		s += ": user " + user.String
+		if host.String != "" {
+			s += " from " + host.String
+		}
 	}
 	return s
 }

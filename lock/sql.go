@@ -67,6 +67,16 @@ type sqlDialect interface {
 	transient(err error) bool
 }
 
+// PartialLister is implemented by lockers whose List sees only locks with
+// a record (the SQL backends: a foreign session may hold a name cronvisor
+// never took); a caller that knows lock names Inspects the others.
+type PartialLister interface {
+	Locker
+	listIsPartial()
+}
+
+func (l *sqlLocker) listIsPartial() {}
+
 // querier is a *sql.DB, *sql.Conn or *sql.Tx.
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -88,6 +98,13 @@ type sqlLocker struct {
 
 	schemaMu sync.Mutex
 	schemaOK bool
+
+	// held are this locker's unreleased leases by lock name. The server
+	// frees a lock the moment its session dies, before the keep-alive
+	// notices: a fire of this supervisor in between is refused here, so
+	// it never starts a run beside its own.
+	heldMu sync.Mutex
+	held   map[string]*sqlLease
 }
 
 // SQLOption configures a MySQLLocker or PostgresLocker.
@@ -101,7 +118,7 @@ func WithKeepAlive(d time.Duration) SQLOption { return func(l *sqlLocker) { l.ke
 
 func newSQLLocker(db *sql.DB, d sqlDialect, serverKey func(string) string, opts []SQLOption) (*sqlLocker, error) {
 	l := &sqlLocker{db: db, d: d, prefix: DefaultSQLPrefix, keepAlive: DefaultKeepAlive,
-		retention: DefaultRetention, serverKey: serverKey}
+		retention: DefaultRetention, serverKey: serverKey, held: map[string]*sqlLease{}}
 	for _, o := range opts {
 		o(l)
 	}

@@ -34,6 +34,9 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 			return nil, fmt.Errorf("lock %q: job: %w", req.Name, err)
 		}
 	}
+	if own := l.ownLease(req.Name); own != nil {
+		return nil, &HeldError{Lock: req.Name, Holder: own.Holder()}
+	}
 	if err := l.ensureSchema(ctx); err != nil {
 		return nil, err
 	}
@@ -110,7 +113,27 @@ func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, k
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
-	return l.newLease(c, req.Name, full, key, h, id, fence), nil
+	le := l.newLease(c, req.Name, full, key, h, id, fence)
+	l.heldMu.Lock()
+	l.held[req.Name] = le
+	l.heldMu.Unlock()
+	return le, nil
+}
+
+// ownLease is this locker's unreleased lease of name, if any.
+func (l *sqlLocker) ownLease(name string) *sqlLease {
+	l.heldMu.Lock()
+	defer l.heldMu.Unlock()
+	return l.held[name]
+}
+
+// forget drops a released lease from held.
+func (l *sqlLocker) forget(le *sqlLease) {
+	l.heldMu.Lock()
+	defer l.heldMu.Unlock()
+	if l.held[le.name] == le {
+		delete(l.held, le.name)
+	}
 }
 
 // claimSlot refuses a slot at or before the job's last claimed one, and

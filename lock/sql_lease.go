@@ -130,6 +130,7 @@ func (le *sqlLease) Release() error {
 	}
 	le.released = true
 	le.mu.Unlock()
+	defer le.locker.forget(le) // after the unlock: a fire meanwhile is refused, not run
 	le.stop()
 	<-le.done
 	select {

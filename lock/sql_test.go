@@ -216,6 +216,7 @@ func TestSQLServerDown(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("lease not lost with the server down")
 		}
+		_ = lease.Release()
 		began := time.Now()
 		_, err := l.Acquire(context.Background(), sqlReq("sync", "run-2", "", slotAt(2)))
 		if !errors.Is(err, ErrUnavailable) {
@@ -224,7 +225,6 @@ func TestSQLServerDown(t *testing.T) {
 		if d := time.Since(began); d > 5*time.Second {
 			t.Errorf("Acquire with the server down took %s", d)
 		}
-		_ = lease.Release()
 		start()
 		restarted = true
 		deadline := time.Now().Add(10 * time.Second)
@@ -257,4 +257,24 @@ func TestSQLNames(t *testing.T) {
 	if PostgresLockKey("cronvisor:orders") != 8007620273891346568 { // from psql, with the documented expression
 		t.Errorf("PostgresLockKey(cronvisor:orders) = %d", PostgresLockKey("cronvisor:orders"))
 	}
+}
+
+// A lock whose session died is free on the server at once, before the
+// keep-alive notices; the same supervisor's next fire is still refused
+// while its lease is not released, so it never runs beside itself.
+func TestSQLOwnUnreleasedLeaseRefuses(t *testing.T) {
+	eachSQL(t, func(t *testing.T, b sqlBackend) {
+		l, raw := b.open(t, WithKeepAlive(time.Hour))
+		lease := mustSQL(t, l, sqlReq("sync", "run-1", "", slotAt(1)))
+		if _, err := raw.ExecContext(t.Context(), b.killConn, lease.conn); err != nil {
+			t.Fatalf("kill the holder's connection: %v", err)
+		}
+		_, err := l.Acquire(t.Context(), sqlReq("sync", "run-2", "", slotAt(2)))
+		var held *HeldError
+		if !errors.As(err, &held) || held.Holder.RunID != "run-1" {
+			t.Fatalf("Acquire beside an unreleased lease: %v, want held by run-1", err)
+		}
+		_ = lease.Release()
+		mustSQL(t, l, sqlReq("sync", "run-3", "", slotAt(3)))
+	})
 }

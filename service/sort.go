@@ -20,10 +20,17 @@ func ListLocks(ctx context.Context, locker lock.Locker, jobs []config.Job) ([]lo
 	for _, s := range all {
 		seen[s.Name] = true
 	}
+	_, partial := locker.(lock.PartialLister)
 	for _, j := range jobs {
 		if !seen[j.Lock] && j.Overlap != config.OverlapAllow {
 			seen[j.Lock] = true
-			all = append(all, lock.Status{Name: j.Lock})
+			st := lock.Status{Name: j.Lock}
+			if partial && err == nil {
+				if got, ierr := locker.Inspect(ctx, j.Lock); ierr == nil {
+					st = got
+				}
+			}
+			all = append(all, st)
 		}
 	}
 	slices.SortFunc(all, func(a, b lock.Status) int { return strings.Compare(a.Name, b.Name) })
