@@ -8,6 +8,9 @@ need=()
 command -v flock >/dev/null || need+=(util-linux)
 command -v setsid >/dev/null || need+=(util-linux)
 command -v redis-server >/dev/null || need+=(redis-server)
+# SQL lock backends: the tests start mariadbd and postgres themselves (internal/sqltest)
+command -v mariadb-install-db >/dev/null && command -v mysql >/dev/null || need+=(mariadb-server)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null && command -v psql >/dev/null || need+=(postgresql)
 command -v tmux >/dev/null || need+=(tmux)
 [ -f /usr/share/zoneinfo/UTC ] || need+=(tzdata) # schedule tests use the host's zone database too
 command -v useradd >/dev/null || need+=(passwd)  # strict-mode and run-as tests create a user

@@ -196,7 +196,9 @@ func (l *sqlLocker) wrap(caller context.Context, what string, err error) error {
 		l.schemaMu.Unlock()
 	}
 	if l.d.transient(err) {
-		return fmt.Errorf("%s: %w: %s: %v", what, ErrUnavailable, l.d.server(), err)
+		// One line: pgx lists each address it tried on a line of its own.
+		msg := strings.NewReplacer(":\n\t", ": ", "\n\t", "; ", "\n", "; ").Replace(err.Error())
+		return fmt.Errorf("%s: %w: %s: %s", what, ErrUnavailable, l.d.server(), msg)
 	}
 	return fmt.Errorf("%s: %s: %w", what, l.d.server(), err)
 }

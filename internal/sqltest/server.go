@@ -197,7 +197,8 @@ func tempDir(cred *syscall.Credential) (string, error) {
 		return "", err
 	}
 	if cred != nil {
-		if err := os.Chmod(dir, 0o755); err == nil {
+		err = os.Chmod(dir, 0o755)
+		if err == nil {
 			err = os.Chown(dir, int(cred.Uid), int(cred.Gid))
 		}
 		if err != nil {
