@@ -49,19 +49,24 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 	if err != nil {
 		return nil, l.wrap(ctx, what, err)
 	}
-	ok, err := l.d.tryLock(opCtx, c, key)
-	if err != nil {
-		discard(c)
-		return nil, l.wrap(ctx, what, err)
-	}
-	if !ok {
-		defer c.Close() // it holds nothing: back to the pool
-		id, held, err := l.d.owner(opCtx, c, key)
-		if err == nil && !held { // let go in between: say so rather than retry
-			return nil, &HeldError{Lock: req.Name, Holder: Holder{Foreign: true, Cmdline: "released while being inspected"}}
+	// A holder that lets go between our try and our look at it (a
+	// session being terminated) is tried once more.
+	for attempt := 0; ; attempt++ {
+		ok, err := l.d.tryLock(opCtx, c, key)
+		if err != nil {
+			discard(c)
+			return nil, l.wrap(ctx, what, err)
 		}
-		var holder Holder
-		if err == nil {
+		if ok {
+			break
+		}
+		id, held, err := l.d.owner(opCtx, c, key)
+		if err == nil && !held && attempt == 0 {
+			continue
+		}
+		defer c.Close() // it holds nothing: back to the pool
+		holder := Holder{Foreign: true, Cmdline: "a session that let go while being looked at"}
+		if err == nil && held {
 			holder, err = l.holderOf(opCtx, c, full, id)
 		}
 		if err != nil {
@@ -70,15 +75,24 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 		return nil, &HeldError{Lock: req.Name, Holder: holder}
 	}
 	le, err := l.claim(opCtx, c, req, full, key, h)
-	if err != nil {
-		discard(c) // closing the session frees the lock, whatever state it is in
-		var done *SlotDoneError
-		if errors.As(err, &done) {
-			return nil, err
+	var done *SlotDoneError
+	switch {
+	case err == nil:
+		return le, nil
+	case errors.As(err, &done):
+		// Unlocked now rather than by the session's end, which the server
+		// completes a moment after the client has gone: the next fire of
+		// a job sharing the lock must find it free.
+		if l.d.unlock(opCtx, c, key) == nil {
+			c.Close()
+		} else {
+			discard(c)
 		}
+		return nil, err
+	default:
+		discard(c) // closing the session frees the lock, whatever state it is in
 		return nil, l.wrap(ctx, what, err)
 	}
-	return le, nil
 }
 
 // claim runs the transaction of a taken lock (see Acquire) and starts the

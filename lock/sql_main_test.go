@@ -127,18 +127,19 @@ func openPostgres(t *testing.T, opts ...SQLOption) (*sqlLocker, *sql.DB) {
 }
 
 // testDBs remembers each test's database, so its lockers share it.
-var testDBs sync.Map // test name -> database name
+var testDBs sync.Map // *testing.T -> database name
 
 func testDB(t *testing.T, create func(string) error) string {
 	t.Helper()
-	if db, ok := testDBs.Load(t.Name()); ok {
+	if db, ok := testDBs.Load(t); ok {
 		return db.(string)
 	}
 	db := dbName()
 	if err := create(db); err != nil {
 		t.Fatalf("create database: %v", err)
 	}
-	testDBs.Store(t.Name(), db)
+	testDBs.Store(t, db)
+	t.Cleanup(func() { testDBs.Delete(t) })
 	return db
 }
 

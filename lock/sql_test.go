@@ -193,6 +193,7 @@ func TestSQLKilledConnectionIsLost(t *testing.T) {
 			t.Errorf("Release of a lost lease: %v", err)
 		}
 		other, _ := b.open(t)
+		waitFree(t, other, "orders")
 		mustSQL(t, other, sqlReq("sync", "run-2", "", slotAt(2)))
 	})
 }
@@ -275,6 +276,22 @@ func TestSQLOwnUnreleasedLeaseRefuses(t *testing.T) {
 			t.Fatalf("Acquire beside an unreleased lease: %v, want held by run-1", err)
 		}
 		_ = lease.Release()
+		waitFree(t, l, "orders") // the server ends a killed session asynchronously
 		mustSQL(t, l, sqlReq("sync", "run-3", "", slotAt(3)))
 	})
+}
+
+// waitFree waits until the server has let go of a killed session's lock.
+func waitFree(t *testing.T, l *sqlLocker, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		st, err := l.Inspect(t.Context(), name)
+		if err == nil && !st.Held {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lock %s still held 5 s after its session was killed: %+v, %v", name, st, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

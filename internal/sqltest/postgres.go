@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 )
@@ -60,6 +63,24 @@ func StartPostgres() (*Postgres, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// Close stops the server, removes the System V shared memory segment a
+// killed postgres leaves behind (its key is in postmaster.pid), and
+// removes the directory.
+func (p *Postgres) Close() {
+	p.Stop()
+	if b, err := os.ReadFile(filepath.Join(p.dir, "data", "postmaster.pid")); err == nil {
+		// Line 7: "KEY ID" of the segment.
+		if ls := strings.Split(string(b), "\n"); len(ls) > 6 {
+			if f := strings.Fields(ls[6]); len(f) == 2 {
+				if id, err := strconv.Atoi(f[1]); err == nil {
+					_, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+				}
+			}
+		}
+	}
+	p.server.Close()
 }
 
 // URL is the postgres:// URL of database db, as the superuser.

@@ -9,6 +9,7 @@
 package sqltest
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -116,28 +118,42 @@ func (s *server) Stop() {
 	if s.cmd == nil {
 		return
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	pgid := s.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-s.exit // a SIGKILLed process always exits
 	s.cmd = nil
-	// Its children (a postgres backend) are in the group too, and die
-	// with the same signal; wait until the port is free again, so a
-	// restart can bind it.
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		c, err := net.DialTimeout("tcp", s.addr(), 50*time.Millisecond)
-		if err != nil {
-			return
-		}
-		c.Close()
-		time.Sleep(20 * time.Millisecond)
+	if s.admin != nil { // its idle connections are dead: a restart opens a new pool
+		s.admin.Close()
+		s.admin = nil
 	}
+	// Its children (postgres backends) are in the group too and die with
+	// the same signal, a moment later: a restart before the last has gone
+	// finds its shared memory still attached and refuses to start.
+	for deadline := time.Now().Add(5 * time.Second); groupAlive(pgid) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// groupAlive reports whether a process of group pgid is still running
+// (zombies have let go of everything but their pid).
+func groupAlive(pgid int) bool {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and ')'.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }
 
 // Close stops the server and removes its directory.
 func (s *server) Close() {
-	if s.admin != nil {
-		s.admin.Close()
-	}
 	s.Stop()
 	_ = os.RemoveAll(s.dir)
 }

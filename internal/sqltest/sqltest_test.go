@@ -15,18 +15,30 @@ import (
 func TestServers(t *testing.T) {
 	cases := []struct {
 		name, table string
-		start       func() (*server, error)
+		start       func() (*server, func(), error)
 	}{
-		{"mariadb", "mysql.kept", func() (*server, error) { m, err := StartMariaDB(); return srv(m, err) }},
-		{"postgres", "kept", func() (*server, error) { p, err := StartPostgres(); return srv(p, err) }},
+		{"mariadb", "mysql.kept", func() (*server, func(), error) {
+			m, err := StartMariaDB()
+			if err != nil {
+				return nil, nil, err
+			}
+			return &m.server, m.Close, nil
+		}},
+		{"postgres", "kept", func() (*server, func(), error) {
+			p, err := StartPostgres()
+			if err != nil {
+				return nil, nil, err
+			}
+			return &p.server, p.Close, nil
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := tc.start()
+			s, closeServer, err := tc.start()
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer s.Close()
+			defer closeServer()
 			if err := s.Exec("CREATE TABLE " + tc.table + " (n INT)"); err != nil {
 				t.Fatalf("create a table: %v", err)
 			}
@@ -42,33 +54,25 @@ func TestServers(t *testing.T) {
 				t.Errorf("the table did not survive the restart: %v", err)
 			}
 			pid = s.cmd.Process.Pid
-			s.Close()
+			closeServer()
 			if alive(pid) {
 				t.Errorf("server pid %d still running after Close", pid)
 			}
 			if _, err := os.Stat(s.Dir()); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("Close left %s: %v", s.Dir(), err)
 			}
+			db, err := s.dial(s.port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			if s.admin.PingContext(ctx) == nil {
+			if db.PingContext(ctx) == nil {
 				t.Error("the server still answers after Close")
 			}
 		})
 	}
-}
-
-func srv[T interface{ *MariaDB | *Postgres }](s T, err error) (*server, error) {
-	if err != nil {
-		return nil, err
-	}
-	switch v := any(s).(type) {
-	case *MariaDB:
-		return &v.server, nil
-	case *Postgres:
-		return &v.server, nil
-	}
-	return nil, errors.New("unreachable")
 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
