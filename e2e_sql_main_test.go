@@ -152,8 +152,10 @@ func holderConn(t *testing.T, db *sql.DB, s sqlServer, lock string) int64 {
 	return id
 }
 
-// sqlKinds runs f as a parallel subtest per SQL backend.
+// sqlKinds runs f as a parallel subtest per SQL backend, the test itself
+// in parallel with the others.
 func sqlKinds(t *testing.T, f func(t *testing.T, kind string)) {
+	t.Parallel()
 	for _, kind := range []string{"mysql", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()

@@ -195,7 +195,7 @@ func (l *sqlLocker) wrap(caller context.Context, what string, err error) error {
 		l.schemaOK = false
 		l.schemaMu.Unlock()
 	}
-	if l.d.transient(err) {
+	if l.d.transient(err) && !errors.Is(err, ErrSessionMoved) { // that one is a setup to fix
 		// One line: pgx lists each address it tried on a line of its own.
 		msg := strings.NewReplacer(":\n\t", ": ", "\n\t", "; ", "\n", "; ").Replace(err.Error())
 		return fmt.Errorf("%s: %w: %s: %s", what, ErrUnavailable, l.d.server(), msg)

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strings"
 	"sync"
@@ -294,4 +295,25 @@ func waitFree(t *testing.T, l *sqlLocker, name string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// movedSession plays a pooler in transaction mode: the statement after
+// taking the lock runs on a session that does not hold it.
+type movedSession struct{ sqlDialect }
+
+func (movedSession) stillHeld(context.Context, *sql.Conn, string) (bool, error) { return false, nil }
+
+func TestSQLSessionMovedIsRefused(t *testing.T) {
+	eachSQL(t, func(t *testing.T, b sqlBackend) {
+		l, _ := b.open(t)
+		real := l.d
+		l.d = movedSession{real}
+		_, err := l.Acquire(t.Context(), sqlReq("sync", "run-1", "", slotAt(1)))
+		if !errors.Is(err, ErrSessionMoved) || !strings.Contains(err.Error(), "PgBouncer") {
+			t.Fatalf("Acquire through a moving session: %v, want ErrSessionMoved naming the likely pooler", err)
+		}
+		l.d = real
+		waitFree(t, l, "orders")
+		mustSQL(t, l, sqlReq("sync", "run-2", "", slotAt(1))) // the refused fire claimed nothing
+	})
 }
