@@ -72,10 +72,12 @@ type sqlDialect interface {
 // never took); a caller that knows lock names Inspects the others.
 type PartialLister interface {
 	Locker
-	listIsPartial()
+	// ListIsPartial reports whether List may miss held locks.
+	ListIsPartial() bool
 }
 
-func (l *sqlLocker) listIsPartial() {}
+// ListIsPartial implements PartialLister.
+func (l *sqlLocker) ListIsPartial() bool { return true }
 
 // querier is a *sql.DB, *sql.Conn or *sql.Tx.
 type querier interface {

@@ -56,6 +56,13 @@ func (o observed) List(ctx context.Context) ([]lock.Status, error) {
 	return sts, err
 }
 
+// ListIsPartial passes on whether the wrapped backend's List may miss held
+// locks (lock.PartialLister), so that the daemon Inspects the others.
+func (o observed) ListIsPartial() bool {
+	p, ok := o.Locker.(lock.PartialLister)
+	return ok && p.ListIsPartial()
+}
+
 // saw hands a record to the Recoverer's goroutine if it may name a dead
 // supervisor's run; a full queue drops it (the periodic Sweep finds it).
 func (r *Recoverer) saw(lockName string, h lock.Holder) {

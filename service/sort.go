@@ -20,7 +20,8 @@ func ListLocks(ctx context.Context, locker lock.Locker, jobs []config.Job) ([]lo
 	for _, s := range all {
 		seen[s.Name] = true
 	}
-	_, partial := locker.(lock.PartialLister)
+	p, ok := locker.(lock.PartialLister)
+	partial := ok && p.ListIsPartial()
 	for _, j := range jobs {
 		if !seen[j.Lock] && j.Overlap != config.OverlapAllow {
 			seen[j.Lock] = true
