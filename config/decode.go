@@ -286,16 +286,7 @@ func (d *decoder) keyed(n *yaml.Node, what string, known []string, hint keyHint,
 // plannedKeys are keys of the contract whose feature this version does not
 // have yet, with the feature: such a file is refused with that reason
 // rather than run without what it asks for.
-var plannedKeys = map[string]string{
-	"metrics":           "Prometheus metrics",
-	"notify":            "notifications",
-	"ping":              "monitor pings",
-	"retries":           "retries",
-	"retry_backoff":     "retries",
-	"retry_backoff_max": "retries",
-	"retry_on":          "retries",
-	"warn_after":        "slow-run notifications",
-}
+var plannedKeys = map[string]string{}
 
 // has reports whether e holds a key written in the mapping.
 func (e entry) has() bool { return e.key != nil }

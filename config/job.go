@@ -32,6 +32,14 @@ const (
 	kLogOutput
 	kUser
 	kGroup
+	kRetries
+	kRetryBackoff
+	kRetryBackoffMax
+	kRetryOn
+	kWarnAfter
+	kPing
+	kPingSkips
+	kNotify
 	numJobKeys
 )
 
@@ -48,7 +56,8 @@ var defaultKeys = slices.DeleteFunc(slices.Clone(jobKeys), func(k string) bool {
 // fieldOrder decodes the keys others depend on first: the zone before the
 // schedule, the shell before a string command.
 var fieldOrder = [...]int{kName, kTimezone, kSchedule, kShell, kCommand, kDir, kEnv,
-	kTimeout, kKillGrace, kOverlap, kLock, kJitter, kCatchUp, kEnabled, kOnLockLost, kLogOutput, kUser, kGroup}
+	kTimeout, kKillGrace, kOverlap, kLock, kJitter, kCatchUp, kEnabled, kOnLockLost, kLogOutput, kUser, kGroup,
+	kRetries, kRetryBackoff, kRetryBackoffMax, kRetryOn, kWarnAfter, kPing, kPingSkips, kNotify}
 
 // maxNameLen keeps STATE_DIR/locks/NAME.lock and log names under the usual
 // 255-byte file name limit.
@@ -163,6 +172,7 @@ func newJob(dir string) Job {
 	return Job{
 		Shell: DefaultShell, Dir: dir, Location: time.Local,
 		KillGrace: DefaultKillGrace, Overlap: OverlapSkip, Enabled: true, OnLockLost: LockLostEnd, LogOutput: true,
+		RetryBackoff: DefaultRetryBackoff, RetryBackoffMax: DefaultRetryBackoffMax, RetryOn: DefaultRetryOn,
 	}
 }
 
@@ -256,6 +266,8 @@ func (d *decoder) field(j *Job, k int, n *yaml.Node) {
 		d.setDuration(&j.Jitter, key, n)
 	case kCatchUp:
 		d.setDuration(&j.CatchUp, key, n)
+	case kRetries, kRetryBackoff, kRetryBackoffMax, kRetryOn, kWarnAfter, kPing, kPingSkips, kNotify:
+		d.alertField(j, k, n)
 	case kOnLockLost:
 		if s, ok := d.text(key, n); ok {
 			switch LockLost(s) {

@@ -46,18 +46,21 @@ func TestLoadValid(t *testing.T) {
 		Env:     map[string]string{"TZ": "UTC", "LEVEL": "debug", "APP_ENV": "production", "PORT": "8080"},
 		Timeout: 90 * time.Second, KillGrace: 5 * time.Second, Overlap: OverlapSkip, Lock: "orders",
 		Jitter: 10 * time.Second, CatchUp: time.Hour, Enabled: true, OnLockLost: LockLostEnd, LogOutput: true,
+		RetryBackoff: DefaultRetryBackoff, RetryBackoffMax: DefaultRetryBackoffMax, RetryOn: DefaultRetryOn,
 	}, {
 		Name: "report.weekly", Schedule: "@weekly",
 		Command: []string{"/usr/bin/env", "report", "--weekly", ""},
 		Shell:   "/bin/bash", Dir: filepath.Join(dir, "reports"), Env: common,
 		Timeout: 0, KillGrace: DefaultKillGrace, Overlap: OverlapQueue, Lock: "report.weekly",
 		Enabled: false, OnLockLost: LockLostEnd,
+		RetryBackoff: DefaultRetryBackoff, RetryBackoffMax: DefaultRetryBackoffMax, RetryOn: DefaultRetryOn,
 	}, {
 		Name: "vacuum-db", Schedule: "30 2 * * *", Timezone: "Europe/Berlin",
 		Command: []string{"/bin/bash", "-c", "vacuumdb --all"},
 		Shell:   "/bin/bash", Dir: dir, Env: common,
 		Timeout: 10 * time.Minute, KillGrace: DefaultKillGrace, Overlap: OverlapQueue, Lock: "vacuum-db",
 		Enabled: true, OnLockLost: LockLostEnd, LogOutput: true,
+		RetryBackoff: DefaultRetryBackoff, RetryBackoffMax: DefaultRetryBackoffMax, RetryOn: DefaultRetryOn,
 	}}
 	wantZone := []string{"Asia/Shanghai", "Local", "Europe/Berlin"}
 	wantLine := []int{23, 36, 43} // each job's mapping, at column 5
@@ -132,6 +135,7 @@ func TestParseDefaults(t *testing.T) {
 		Command: []string{"/bin/sh", "-c", "echo hi"}, Shell: "/bin/sh", Dir: "/srv/cron",
 		Timeout: time.Minute, KillGrace: 10 * time.Second, Overlap: OverlapSkip, Lock: "a",
 		Enabled: true, OnLockLost: LockLostEnd, LogOutput: true,
+		RetryBackoff: DefaultRetryBackoff, RetryBackoffMax: DefaultRetryBackoffMax, RetryOn: DefaultRetryOn,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("job:\ngot  %+v\nwant %+v", got, want)

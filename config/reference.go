@@ -27,27 +27,36 @@ var (
 		{"defaults", "{}", "any job key but name and lock, applied where a job does not set it"},
 		{"lock_backend", "{type: file}", "where locks live: file (flock on STATE_DIR/locks/LOCK.lock), redis, mysql or postgres"},
 		{"history", "", "retention of run records and their output"},
+		{"metrics", "", "{listen: HOST:PORT}: Prometheus /metrics and /healthz (off when absent; daemon --metrics-addr wins)"},
 		{"jobs", "[]", "the list of jobs"},
 	}
 	jobRef = [numJobKeys]Key{
-		kName:       {"name", "(required)", "unique, [A-Za-z0-9_.-]+; names the job's lock and logs"},
-		kSchedule:   {"schedule", "(required)", "5 fields, 6 with leading seconds, @yearly..@hourly, or @every DURATION"},
-		kTimezone:   {"timezone", "local zone", "IANA zone the schedule is read in (Europe/Berlin, UTC)"},
-		kCommand:    {"command", "(required)", "a string runs with `shell -c`; a list is exec'd as argv"},
-		kShell:      {"shell", DefaultShell, "absolute path of the shell a string command runs with"},
-		kDir:        {"dir", "this file's dir", "working directory of the run; relative to this file"},
-		kEnv:        {"env", "{}", "variables on top of the supervisor's environment (extends defaults' env)"},
-		kTimeout:    {"timeout", "(required)", "max runtime, or none; then SIGTERM to the run's process group, SIGKILL after kill_grace"},
-		kKillGrace:  {"kill_grace", DefaultKillGrace.String(), "time between SIGTERM and SIGKILL when a run is ended"},
-		kOverlap:    {"overlap", string(OverlapSkip), "skip | queue | replace | allow: what a fire does while the lock is held"},
-		kLock:       {"lock", "the job's name", "lock name; jobs sharing a lock never run at the same time"},
-		kJitter:     {"jitter", "0s", "random delay added to each fire, up to this much"},
-		kCatchUp:    {"catch_up", "0s", "after downtime, run once if a fire was missed less than this long ago"},
-		kEnabled:    {"enabled", "true", "false keeps the job in the file without scheduling it"},
-		kOnLockLost: {"on_lock_lost", string(LockLostEnd), "end | continue: a run whose Redis or SQL lock is lost is ended, or goes on unguarded"},
-		kLogOutput:  {"log_output", "true", "also copy output lines into the daemon's log (rate-capped)"},
-		kUser:       {"user", "the supervisor's", "run as this user (name or uid) with its groups, HOME, USER, LOGNAME, SHELL; root supervisor only"},
-		kGroup:      {"group", "the user's primary", "run with this group (name or gid)"},
+		kName:            {"name", "(required)", "unique, [A-Za-z0-9_.-]+; names the job's lock and logs"},
+		kSchedule:        {"schedule", "(required)", "5 fields, 6 with leading seconds, @yearly..@hourly, or @every DURATION"},
+		kTimezone:        {"timezone", "local zone", "IANA zone the schedule is read in (Europe/Berlin, UTC)"},
+		kCommand:         {"command", "(required)", "a string runs with `shell -c`; a list is exec'd as argv"},
+		kShell:           {"shell", DefaultShell, "absolute path of the shell a string command runs with"},
+		kDir:             {"dir", "this file's dir", "working directory of the run; relative to this file"},
+		kEnv:             {"env", "{}", "variables on top of the supervisor's environment (extends defaults' env)"},
+		kTimeout:         {"timeout", "(required)", "max runtime, or none; then SIGTERM to the run's process group, SIGKILL after kill_grace"},
+		kKillGrace:       {"kill_grace", DefaultKillGrace.String(), "time between SIGTERM and SIGKILL when a run is ended"},
+		kOverlap:         {"overlap", string(OverlapSkip), "skip | queue | replace | allow: what a fire does while the lock is held"},
+		kLock:            {"lock", "the job's name", "lock name; jobs sharing a lock never run at the same time"},
+		kJitter:          {"jitter", "0s", "random delay added to each fire, up to this much"},
+		kCatchUp:         {"catch_up", "0s", "after downtime, run once if a fire was missed less than this long ago"},
+		kEnabled:         {"enabled", "true", "false keeps the job in the file without scheduling it"},
+		kOnLockLost:      {"on_lock_lost", string(LockLostEnd), "end | continue: a run whose Redis or SQL lock is lost is ended, or goes on unguarded"},
+		kLogOutput:       {"log_output", "true", "also copy output lines into the daemon's log (rate-capped)"},
+		kUser:            {"user", "the supervisor's", "run as this user (name or uid) with its groups, HOME, USER, LOGNAME, SHELL; root supervisor only"},
+		kGroup:           {"group", "the user's primary", "run with this group (name or gid)"},
+		kRetries:         {"retries", "0", "extra attempts in the same slot, under the same lock, after an outcome in retry_on"},
+		kRetryBackoff:    {"retry_backoff", DefaultRetryBackoff.String(), "wait before the first retry, doubling per attempt"},
+		kRetryBackoffMax: {"retry_backoff_max", DefaultRetryBackoffMax.String(), "longest wait between attempts"},
+		kRetryOn:         {"retry_on", "[failed, timeout]", "the outcomes retried"},
+		kWarnAfter:       {"warn_after", "0s", "a slow notification and a console mark once a run passes this (0: off)"},
+		kPing:            {"ping", "", "monitor URL, healthchecks.io scheme: /start, success, /fail or /EXIT, ?rid=RUN_ID"},
+		kPingSkips:       {"ping_skips", "false", "also ping /fail with the reason for skips and misses"},
+		kNotify:          {"notify", "[]", "notification targets: each {on: [events], url: or command:, headers:, after_skips:}"},
 	}
 	backendRef = []Key{
 		{"type", BackendFile, "file | redis | mysql | postgres"},
@@ -55,6 +64,16 @@ var (
 		{"dsn", "", "mysql: USER:PASS@tcp(HOST:PORT)/DB; ${VAR} is expanded from the environment"},
 		{"ttl", DefaultLockTTL.String(), "lease of a Redis lock, renewed while the run lives"},
 		{"prefix", "cronvisor:", "redis, mysql, postgres: starts every key, lock name and row, so installations can share a server"},
+	}
+	targetRef = []Key{
+		{"on", "(required)", "events: failure, timeout, skip, missed, recovered, success, start, slow"},
+		{"url", "", "webhook: POST the JSON body here (one of url or command)"},
+		{"headers", "{}", "webhook headers; ${VAR} is expanded from the environment"},
+		{"command", "", "run with the body's fields in CRONVISOR_* variables and the output tail on stdin"},
+		{"after_skips", "1", "skip: only once this many consecutive skips are reached"},
+	}
+	metricsRef = []Key{
+		{"listen", "(required)", "HOST:PORT of /metrics and /healthz"},
 	}
 	historyRef = []Key{
 		{"keep_runs", fmt.Sprint(DefaultKeepRuns), "records kept per job"},
@@ -68,6 +87,8 @@ var (
 	jobKeys     = keyNames(jobRef[:])
 	backendKeys = keyNames(backendRef)
 	historyKeys = keyNames(historyRef)
+	targetKeys  = keyNames(targetRef)
+	metricsKeys = keyNames(metricsRef)
 )
 
 func keyNames(keys []Key) []string {
@@ -93,5 +114,7 @@ func Reference() []Section {
 		{"jobs[]", "each job", slices.Clone(jobRef[:])},
 		{"lock_backend", "the lock backend", slices.Clone(backendRef)},
 		{"history", "retention", slices.Clone(historyRef)},
+		{"metrics", "Prometheus metrics", slices.Clone(metricsRef)},
+		{"notify[]", "each notification target (a job's or defaults')", slices.Clone(targetRef)},
 	}
 }

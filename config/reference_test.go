@@ -13,6 +13,8 @@ func placed(path, key string) string {
 		return key + ": x\n"
 	case "jobs[]":
 		return "jobs:\n  - " + key + ": x\n"
+	case "notify[]":
+		return "defaults:\n  notify:\n    - " + key + ": x\n"
 	}
 	return path + ":\n  " + key + ": x\n"
 }
@@ -63,6 +65,7 @@ func TestReferenceCoversKnownKeys(t *testing.T) {
 	for path, known := range map[string][]string{
 		"": topKeys, "defaults": defaultKeys, "jobs[]": jobKeys,
 		"lock_backend": backendKeys, "history": historyKeys,
+		"metrics": metricsKeys, "notify[]": targetKeys,
 	} {
 		if got := strings.Join(byPath[path], " "); got != strings.Join(known, " ") {
 			t.Errorf("section %q lists %s; the decoder knows %s", path, got, strings.Join(known, " "))

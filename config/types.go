@@ -51,6 +51,7 @@ type Config struct {
 	ShutdownGrace time.Duration // default 30s
 	LockBackend   LockBackend
 	History       HistoryPolicy
+	Metrics       Metrics
 	Jobs          []Job
 	// SecretEnv names the environment variables that lock_backend's url
 	// or dsn expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
@@ -141,6 +142,18 @@ type Job struct {
 	// RunAs is who the run's processes are, from user: and group: (nil:
 	// the supervisor's own user), resolved when the file is loaded.
 	RunAs *Account
+
+	// Retries are extra attempts in the same slot under the same lock,
+	// after an outcome in RetryOn, waiting RetryBackoff doubling up to
+	// RetryBackoffMax between them (see alert.go).
+	Retries         int
+	RetryBackoff    time.Duration
+	RetryBackoffMax time.Duration
+	RetryOn         RetryOn
+	WarnAfter       time.Duration // a slow notification once a run passes it; 0: off
+	Ping            string        // healthchecks.io-style monitor URL; "" for none
+	PingSkips       bool          // report skips and misses to Ping as /fail
+	Notify          []Target      // read-only, like Command
 }
 
 // Account is a user and group a job runs as, looked up in the system's

@@ -1,0 +1,263 @@
+package config
+
+import (
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults of the retry keys.
+const (
+	DefaultRetryBackoff    = 10 * time.Second
+	DefaultRetryBackoffMax = 5 * time.Minute
+	// MaxRetries bounds retries: attempts past a few dozen in one slot are a
+	// typo, not a policy.
+	MaxRetries = 100
+)
+
+// RetryOn is the set of outcomes a job retries after.
+type RetryOn struct{ Failed, Timeout bool }
+
+// DefaultRetryOn retries both failures and timeouts, as the contract shows.
+var DefaultRetryOn = RetryOn{Failed: true, Timeout: true}
+
+// Metrics is the top-level metrics block; Listen "" means off.
+type Metrics struct{ Listen string }
+
+// Events is a set of notification events, one bit each.
+type Events uint16
+
+// Notification events, as written in a target's on: list.
+const (
+	EventFailure Events = 1 << iota
+	EventTimeout
+	EventSkip
+	EventMissed
+	EventRecovered
+	EventSuccess
+	EventStart
+	EventSlow
+)
+
+// eventNames are the names of the Events bits in order.
+var eventNames = []string{"failure", "timeout", "skip", "missed", "recovered", "success", "start", "slow"}
+
+// EventName is the name of one event bit as written in jobs.yaml.
+func EventName(e Events) string {
+	for i, n := range eventNames {
+		if e == 1<<i {
+			return n
+		}
+	}
+	return ""
+}
+
+// Has reports whether the set holds e.
+func (s Events) Has(e Events) bool { return s&e != 0 }
+
+// Target is one notification target: a webhook (URL) or a command.
+type Target struct {
+	On         Events
+	URL        string            // webhook: POST the JSON body here
+	Headers    map[string]string // webhook headers, ${ENV} expanded at load
+	Command    []string          // command: argv, a string runs with /bin/sh -c
+	AfterSkips int               // skip only after this many consecutive skips; default 1
+}
+
+// alertField decodes the retry, slow-run, ping and notify keys of a job.
+func (d *decoder) alertField(j *Job, k int, n *yaml.Node) {
+	key := jobKeys[k]
+	switch k {
+	case kRetries:
+		if rn := resolve(n); rn.Kind == yaml.ScalarNode && rn.Value == "0" {
+			j.Retries = 0
+			return
+		}
+		if v, ok := d.positiveInt(key, n); ok {
+			if v > MaxRetries {
+				d.errorf(n, "retries: %d is more than %d", v, MaxRetries)
+				return
+			}
+			j.Retries = v
+		}
+	case kRetryBackoff:
+		d.setDuration(&j.RetryBackoff, key, n)
+	case kRetryBackoffMax:
+		d.setDuration(&j.RetryBackoffMax, key, n)
+	case kWarnAfter:
+		d.setDuration(&j.WarnAfter, key, n)
+	case kRetryOn:
+		j.RetryOn = d.retryOn(n)
+	case kPing:
+		if s, ok := d.text(key, n); ok && d.httpURL(key, n, s) {
+			j.Ping = strings.TrimRight(s, "/")
+		}
+	case kPingSkips:
+		j.PingSkips, _ = d.boolean(key, n)
+	case kNotify:
+		j.Notify = d.targets(n)
+	}
+}
+
+func (d *decoder) retryOn(n *yaml.Node) RetryOn {
+	var r RetryOn
+	for _, item := range d.stringList("retry_on", n) {
+		switch v := resolve(item).Value; v {
+		case "failed":
+			r.Failed = true
+		case "timeout":
+			r.Timeout = true
+		default:
+			d.errorf(item, "retry_on: %q is not one of failed, timeout", v)
+		}
+	}
+	return r
+}
+
+// stringList returns the scalar items of a list, reporting the others.
+func (d *decoder) stringList(key string, n *yaml.Node) []*yaml.Node {
+	rn := resolve(n)
+	if rn.Kind != yaml.SequenceNode {
+		d.errorf(n, "%s: expected a list, found %s", key, describe(n))
+		return nil
+	}
+	out := make([]*yaml.Node, 0, len(rn.Content))
+	for _, item := range rn.Content {
+		if ri := resolve(item); ri.Kind != yaml.ScalarNode || isNull(ri) {
+			d.errorf(item, "%s: each item must be a string, found %s", key, describe(item))
+			continue
+		}
+		out = append(out, item)
+	}
+	return out
+}
+
+func (d *decoder) httpURL(key string, n *yaml.Node, s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		d.errorf(n, "%s: %q is not an http:// or https:// URL", key, s)
+		return false
+	}
+	return true
+}
+
+// targets decodes a notify list.
+func (d *decoder) targets(n *yaml.Node) []Target {
+	rn := resolve(n)
+	if rn.Kind != yaml.SequenceNode {
+		d.errorf(n, "notify: expected a list of targets (- on: [failure] ...), found %s", describe(n))
+		return nil
+	}
+	out := make([]Target, 0, len(rn.Content))
+	for _, item := range rn.Content {
+		if t, ok := d.target(item); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (d *decoder) target(n *yaml.Node) (Target, bool) {
+	f := make([]entry, len(targetKeys))
+	d.keyed(n, "notify target", targetKeys, nil, f)
+	t := Target{AfterSkips: 1}
+	ok := true
+	if e, has := lookup(targetKeys, f, "on"); has {
+		for _, item := range d.stringList("notify.on", e.val) {
+			v := resolve(item).Value
+			if i := slices.Index(eventNames, v); i >= 0 {
+				t.On |= 1 << i
+			} else {
+				d.errorf(item, "notify.on: %q is not one of %s", v, strings.Join(eventNames, ", "))
+				ok = false
+			}
+		}
+	} else {
+		d.errorf(n, "notify target has no on: list of events")
+		ok = false
+	}
+	u, hasURL := lookup(targetKeys, f, "url")
+	c, hasCmd := lookup(targetKeys, f, "command")
+	switch {
+	case hasURL == hasCmd:
+		d.errorf(n, "notify target needs exactly one of url or command")
+		ok = false
+	case hasURL:
+		if s, good := d.text("notify.url", u.val); good && d.httpURL("notify.url", u.val, s) {
+			t.URL = s
+		} else {
+			ok = false
+		}
+	default:
+		var j Job
+		j.Shell = DefaultShell
+		d.command(&j, c.val)
+		t.Command = j.Command
+		ok = ok && t.Command != nil
+	}
+	if e, has := lookup(targetKeys, f, "headers"); has {
+		if hasCmd {
+			d.warnf(e.key, "notify.headers is not used by a command target")
+		}
+		t.Headers = d.headers(e.val)
+	}
+	if e, has := lookup(targetKeys, f, "after_skips"); has {
+		if v, good := d.positiveInt("notify.after_skips", e.val); good {
+			t.AfterSkips = v
+		}
+	}
+	return t, ok
+}
+
+// headers decodes a mapping of header names to values, expanding ${ENV}.
+func (d *decoder) headers(n *yaml.Node) map[string]string {
+	rn := resolve(n)
+	if rn.Kind != yaml.MappingNode {
+		d.errorf(n, "notify.headers: expected a mapping, found %s", describe(n))
+		return nil
+	}
+	out := map[string]string{}
+	for _, e := range d.entries(rn, 0) {
+		v, ok := d.text("notify.headers."+e.name, e.val)
+		if !ok {
+			continue
+		}
+		var unset []string
+		out[e.name] = os.Expand(v, func(name string) string {
+			val, ok := os.LookupEnv(name)
+			if !ok {
+				unset = append(unset, name)
+			}
+			return val
+		})
+		if len(unset) > 0 {
+			d.errorf(e.val, "notify.headers.%s: environment variable %s is not set", e.name, strings.Join(unset, ", "))
+		}
+	}
+	return out
+}
+
+// metrics decodes the top-level metrics block.
+func (d *decoder) metrics(m *Metrics, n *yaml.Node) {
+	f := make([]entry, len(metricsKeys))
+	d.keyed(n, "metrics", metricsKeys, nil, f)
+	e, ok := lookup(metricsKeys, f, "listen")
+	if !ok {
+		d.errorf(n, "metrics: needs listen: HOST:PORT")
+		return
+	}
+	s, ok := d.text("metrics.listen", e.val)
+	if !ok {
+		return
+	}
+	if _, _, err := net.SplitHostPort(s); err != nil {
+		d.errorf(e.val, "metrics.listen: %q is not HOST:PORT (%v)", s, err)
+		return
+	}
+	m.Listen = s
+}
