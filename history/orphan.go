@@ -12,8 +12,7 @@ import (
 // database) leave it recorded once, and a run its supervisor closed
 // before dying is never reopened or overwritten.
 const (
-	adoptSQL = `INSERT OR IGNORE INTO runs (` + columns + `)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	adoptSQL     = `INSERT OR IGNORE INTO runs (` + columns + `) ` + values
 	interruptSQL = `UPDATE runs SET outcome = 'interrupted', ended_at = ?,
 	exit_code = NULL, reason = ?, log_path = ? WHERE run_id = ? AND outcome = 'running'`
 )

@@ -224,7 +224,7 @@ func scanRecord(sc scanner, id *int64) (Record, error) {
 	var hHost, hJob, hRun sql.NullString
 	err := sc.Scan(id, &r.RunID, &r.Job, &r.Outcome, &at, &sched, &start, &end,
 		&exit, &r.Reason, &hPID, &hHost, &hJob, &hRun, &hSince,
-		&r.LogPath, &r.Host, &r.SupervisorPID, &r.PID, &r.Manual)
+		&r.LogPath, &r.Host, &r.SupervisorPID, &r.PID, &r.Manual, &r.Attempt)
 	if err != nil {
 		return Record{}, err
 	}

@@ -78,6 +78,7 @@ type Record struct {
 	SupervisorPID int
 	PID           int
 	Manual        bool // started by `cronvisor run` or run-now, not by the schedule
+	Attempt       int  // 1 for the first attempt in its slot (0 reads as 1)
 }
 
 // DurationMS is the run time in milliseconds, 0 unless both StartedAt and
@@ -114,6 +115,7 @@ type jsonRecord struct {
 	LogPath     string      `json:"log_path"`
 	Host        string      `json:"host"`
 	Manual      bool        `json:"manual"`
+	Attempt     int         `json:"attempt"`
 }
 
 // MarshalJSON writes the contract's history record: times as RFC3339Nano or
@@ -130,6 +132,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		LogPath:     r.LogPath,
 		Host:        r.Host,
 		Manual:      r.Manual,
+		Attempt:     max(r.Attempt, 1),
 	}
 	if h := r.Holder; h != nil {
 		j.Holder = &jsonHolder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID, Since: fmtTime(h.Since)}
@@ -146,7 +149,7 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	out := Record{Job: j.Job, RunID: j.RunID, Outcome: j.Outcome, ExitCode: j.ExitCode,
-		Reason: j.Reason, LogPath: j.LogPath, Host: j.Host, Manual: j.Manual}
+		Reason: j.Reason, LogPath: j.LogPath, Host: j.Host, Manual: j.Manual, Attempt: j.Attempt}
 	var err error
 	times := []struct {
 		dst *time.Time

@@ -26,7 +26,7 @@ func outcomeCases() []struct {
 		rec    Record
 	}{
 		{"ok", true, run("r-ok", OutcomeOK, intp(0), "")},
-		{"failed", true, run("r-failed", OutcomeFailed, intp(3), "")},
+		{"failed, second attempt", true, func() Record { r := run("r-failed", OutcomeFailed, intp(3), ""); r.Attempt = 2; return r }()},
 		{"timeout", true, run("r-timeout", OutcomeTimeout, intp(-1), "deadline 90s exceeded")},
 		{"replaced", true, run("r-replaced", OutcomeReplaced, nil, "replaced by r-next")},
 		{"interrupted", true, run("r-int", OutcomeInterrupted, nil, "supervisor 100 on web1 died")},
@@ -74,6 +74,7 @@ func checkJSON(t *testing.T, b []byte, r Record) {
 		"job": r.Job, "run_id": r.RunID, "outcome": r.Outcome,
 		"duration_ms": float64(r.DurationMS()), "exit_code": exit, "reason": r.Reason,
 		"holder": holder, "log_path": r.LogPath, "host": r.Host, "manual": r.Manual,
+		"attempt": float64(max(r.Attempt, 1)),
 	}
 	if !reflect.DeepEqual(m, want) {
 		t.Errorf("JSON\n got %v\nwant %v", m, want)
@@ -94,6 +95,7 @@ func TestMarshalJSON(t *testing.T) {
 			}
 			want := tc.rec
 			want.SupervisorPID, want.PID = 0, 0 // not part of the JSON form
+			want.Attempt = max(want.Attempt, 1) // the JSON form says 1 for "first"
 			sameRecord(t, back, want)
 		})
 	}
@@ -107,7 +109,7 @@ func TestMarshalJSONLiteral(t *testing.T) {
 	}
 	want := `{"job":"j","run_id":"r1","outcome":"skipped","scheduled_at":"2025-03-01T12:00:00Z",` +
 		`"started_at":"","ended_at":"","duration_ms":0,"exit_code":null,"reason":"","holder":null,` +
-		`"log_path":"","host":"","manual":false}`
+		`"log_path":"","host":"","manual":false,"attempt":1}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}

@@ -66,6 +66,8 @@ var migrations = []string{
 	CREATE INDEX runs_outcome_at ON runs (outcome, at);
 	-- everything newest first
 	CREATE INDEX runs_at ON runs (at);`,
+	// 2: each attempt of a retried slot is its own row; 1 for the first.
+	`ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;`,
 }
 
 // Store is the run history of one state dir. It is safe for concurrent use,

@@ -12,17 +12,19 @@ import (
 // and scanRecord.
 const columns = `run_id, job, outcome, at, scheduled_at, started_at, ended_at,
 	exit_code, reason, holder_pid, holder_host, holder_job, holder_run_id,
-	holder_since, log_path, host, supervisor_pid, pid, manual`
+	holder_since, log_path, host, supervisor_pid, pid, manual, attempt`
 
-const insertSQL = `INSERT INTO runs (` + columns + `)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+// values are the placeholders of columns, one each.
+const values = `VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
+const insertSQL = `INSERT INTO runs (` + columns + `) ` + values
 
 const selectRunSQL = `SELECT id, ` + columns + ` FROM runs WHERE run_id = ?`
 
 const updateSQL = `UPDATE runs SET run_id=?, job=?, outcome=?, at=?, scheduled_at=?,
 	started_at=?, ended_at=?, exit_code=?, reason=?, holder_pid=?, holder_host=?,
 	holder_job=?, holder_run_id=?, holder_since=?, log_path=?, host=?,
-	supervisor_pid=?, pid=?, manual=? WHERE id=?`
+	supervisor_pid=?, pid=?, manual=?, attempt=? WHERE id=?`
 
 // WriteKind says what a Write does.
 type WriteKind int
@@ -233,6 +235,9 @@ func merge(old, r Record) Record {
 		r.PID = old.PID
 	}
 	r.Manual = r.Manual || old.Manual
+	if r.Attempt == 0 {
+		r.Attempt = old.Attempt
+	}
 	return r
 }
 
@@ -271,7 +276,7 @@ func args(r Record) []any {
 	}
 	return []any{r.RunID, r.Job, r.Outcome, sortTime(r).UnixNano(),
 		nanos(r.ScheduledAt), nanos(r.StartedAt), nanos(r.EndedAt), exit, r.Reason,
-		hPID, hHost, hJob, hRun, hSince, r.LogPath, r.Host, r.SupervisorPID, r.PID, r.Manual}
+		hPID, hHost, hJob, hRun, hSince, r.LogPath, r.Host, r.SupervisorPID, r.PID, r.Manual, r.Attempt}
 }
 
 // nanos stores a zero time as NULL.

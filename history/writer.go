@@ -130,7 +130,7 @@ const writeTimeout = 10 * time.Second
 func (w *Writer) Started(e runner.RunStarted) {
 	r := Record{Job: e.Job, RunID: e.RunID, Outcome: OutcomeRunning,
 		ScheduledAt: e.Slot, StartedAt: e.Started, Host: w.host, SupervisorPID: w.pid,
-		PID: e.PID, Manual: e.Manual}
+		PID: e.PID, Manual: e.Manual, Attempt: e.Attempt}
 	w.mu.Lock()
 	w.logs[e.RunID] = &runLog{stateDir: w.stateDir, job: e.Job, runID: e.RunID, limit: w.logLimit}
 	w.mu.Unlock()
@@ -178,12 +178,16 @@ func (w *Writer) Finished(e runner.RunFinished) error {
 	defer w.release(e.RunID)
 	r := Record{Job: e.Job, RunID: e.RunID, Outcome: string(e.Outcome),
 		ScheduledAt: e.Slot, StartedAt: e.Started, EndedAt: e.Ended, ExitCode: e.ExitCode,
-		Reason: e.Reason, Host: w.host, SupervisorPID: w.pid, PID: e.PID, Manual: e.Manual}
+		Reason: e.Reason, Host: w.host, SupervisorPID: w.pid, PID: e.PID, Manual: e.Manual, Attempt: e.Attempt}
 	if l != nil {
 		r.LogPath = w.closeLog(l)
 	}
 	return w.write("record run end", Write{Kind: WriteFinish, Record: r})
 }
+
+// WriteFailures is how many history writes (records and run logs) have
+// failed since NewWriter, for the metrics.
+func (w *Writer) WriteFailures() int64 { return w.rep.failures.Load() }
 
 // Skipped writes a skip, returning once it is committed or held.
 func (w *Writer) Skipped(e runner.RunSkipped) {

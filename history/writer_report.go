@@ -3,6 +3,7 @@ package history
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,6 +17,8 @@ const reportEvery = time.Minute
 type reporter struct {
 	log *slog.Logger
 	now func() time.Time
+	// failures counts every failed write, logged or not, for the metrics.
+	failures atomic.Int64
 
 	mu    sync.Mutex
 	last  map[string]time.Time
@@ -44,6 +47,7 @@ func (r *reporter) allow(op string) (bool, int) {
 }
 
 func (r *reporter) error(op string, err error) {
+	r.failures.Add(1)
 	if ok, n := r.allow(op); ok {
 		r.log.Error("history: "+op+" failed", "err", err, "suppressed", n)
 	}

@@ -30,13 +30,23 @@ func (le *fileLease) Holder() Holder {
 }
 
 func (le *fileLease) SetPID(pid int) error {
+	return le.rewrite(func(h *Holder) { h.PID = pid })
+}
+
+// SetRun rewrites the record for a retry of the same slot, which kept
+// the lock: its run id and, started, its pid.
+func (le *fileLease) SetRun(runID string, pid int) error {
+	return le.rewrite(func(h *Holder) { h.RunID, h.PID = runID, pid })
+}
+
+func (le *fileLease) rewrite(change func(*Holder)) error {
 	le.mu.Lock()
 	defer le.mu.Unlock()
 	if le.released {
 		return ErrReleased
 	}
 	h := le.holder
-	h.PID = pid
+	change(&h)
 	size, err := writeRecord(le.f, h, le.size)
 	le.size = size
 	if err != nil {

@@ -137,13 +137,23 @@ func (le *redisLease) FencingToken() int64 { return le.fence }
 // run's pid, only while the lock still holds our token; if it does not,
 // the lease is lost and the error matches ErrLeaseLost.
 func (le *redisLease) SetPID(pid int) error {
+	return le.rewrite(func(h *Holder) { h.PID = pid })
+}
+
+// SetRun rewrites the record for a retry of the same slot, which kept
+// the lock: its run id and, started, its pid.
+func (le *redisLease) SetRun(runID string, pid int) error {
+	return le.rewrite(func(h *Holder) { h.RunID, h.PID = runID, pid })
+}
+
+func (le *redisLease) rewrite(change func(*Holder)) error {
 	le.mu.Lock()
 	defer le.mu.Unlock()
 	if le.released {
 		return ErrReleased
 	}
 	h := le.holder
-	h.PID = pid
+	change(&h)
 	rec, err := json.Marshal(redisRecord{Holder: h, FencingToken: le.fence})
 	if err != nil {
 		return fmt.Errorf("lock %q: encode record: %w", le.name, err)

@@ -43,6 +43,7 @@ type RunStarted struct {
 	PID      int
 	Lock     string
 	Manual   bool
+	Attempt  int // 1 for the first attempt in the slot
 	// LogOutput is the job's log_output: its lines also go to the
 	// supervisor's own log (every listener still gets every RunOutput).
 	LogOutput bool
@@ -74,6 +75,9 @@ type RunFinished struct {
 	ExitCode *int // nil when the process did not exit by itself
 	Reason   string
 	Manual   bool
+	Attempt  int // 1 for the first attempt in the slot; 0 when it never started an attempt
+	// Retrying: another attempt follows in the same slot, under the same lock.
+	Retrying bool
 	Err      error // the cause behind Outcome error, for errors.Is; not recorded
 }
 
@@ -85,9 +89,26 @@ type RunSkipped struct {
 	Slot   time.Time
 	Time   time.Time
 	Reason string
+	Class  SkipClass // Reason's class, a bounded label for metrics
 	Holder *lock.Holder
 	Manual bool
 }
+
+// SkipClass is the kind of reason a fire did not run, without the
+// details a reason string carries (holders, times).
+type SkipClass string
+
+// Skip classes.
+const (
+	SkipLockHeld           SkipClass = "lock_held"
+	SkipSlotAlreadyRun     SkipClass = "slot_already_run"
+	SkipPaused             SkipClass = "paused"
+	SkipMissed             SkipClass = "missed"
+	SkipBackendUnreachable SkipClass = "backend_unreachable"
+	SkipQueued             SkipClass = "queued"  // another fire already waits for the lock
+	SkipDropped            SkipClass = "dropped" // a pending or queued fire ended by a reload or shutdown
+	SkipDisabled           SkipClass = "disabled"
+)
 
 // ConfigReloaded: a new jobs.yaml took effect (Err == nil) or was refused.
 type ConfigReloaded struct {
@@ -142,3 +163,20 @@ func (e ScheduleStalled) JobName() string { return e.Job }
 
 // At implements Event.
 func (e ScheduleStalled) At() time.Time { return e.Time }
+
+// RunSlow: a run has been going for the job's warn_after and goes on.
+type RunSlow struct {
+	Job     string
+	RunID   string
+	Slot    time.Time
+	Started time.Time
+	Time    time.Time
+	After   time.Duration // the job's warn_after
+	Attempt int
+}
+
+// JobName implements Event.
+func (e RunSlow) JobName() string { return e.Job }
+
+// At implements Event.
+func (e RunSlow) At() time.Time { return e.Time }

@@ -19,8 +19,8 @@ import (
 // execute runs the job's command under lease (nil for overlap allow),
 // records it (see Recorder) and reports RunStarted, RunOutput lines and
 // RunFinished. execDone is called on this goroutine once the child has
-// exec'd.
-func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, lease lock.Lease, execDone func()) RunFinished {
+// exec'd. recorded says that the end's record is durable.
+func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, lease lock.Lease, execDone func(), attempt int) (f RunFinished, recorded bool) {
 	// Runs outlive the scheduler's context on purpose: shutdown lets them
 	// finish within shutdown_grace, then ends them with ErrShutdown.
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -36,11 +36,12 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	s.mu.Lock()
 	s.active[runID] = run
 	s.mu.Unlock()
-	recorded := false // until the end is durable, the lock record says in flight
 	defer func() {
 		// Release before announcing the end: a replacing fire waits on
-		// done and then takes the lock, which must be free by then.
-		if lease != nil {
+		// done and then takes the lock, which must be free by then. A run
+		// with another attempt to come keeps it (see attempts); until the
+		// end is durable, the lock record says in flight.
+		if lease != nil && !f.Retrying {
 			s.release(lease, recorded)
 		}
 		s.mu.Lock()
@@ -55,7 +56,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	spec := proc.Spec{
 		Argv:       job.Command,
 		Dir:        job.Dir,
-		Env:        s.environ(job, runID, slot, deadline, lastOK, lease),
+		Env:        s.environ(job, runID, slot, deadline, lastOK, lease, attempt),
 		KillGrace:  job.KillGrace,
 		Tag:        "CRONVISOR_RUN_ID=" + runID,
 		Credential: credential(job.RunAs),
@@ -63,10 +64,10 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 			execDone()
 			startedAt = s.clock.Now()
 			if lease != nil {
-				_ = lease.SetPID(pid)
+				setHolderPID(lease, runID, pid, attempt)
 			}
 			ev := RunStarted{Job: job.Name, RunID: runID, Slot: slot, Started: startedAt,
-				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual, LogOutput: job.LogOutput}
+				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual, LogOutput: job.LogOutput, Attempt: attempt}
 			s.rec.Started(ev)
 			s.emit(ev)
 		},
@@ -98,8 +99,11 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 			}
 		}()
 	}
+	stopWarn := s.warnSlow(runCtx, job, runID, slot, attempt)
 	res := proc.Run(runCtx, spec)
-	f := finished(job, runID, slot, manual, res)
+	stopWarn()
+	f = finished(job, runID, slot, manual, res)
+	f.Attempt = attempt
 	stderrTail.annotate(&f)
 	if lostLease.Load() && job.OnLockLost == config.LockLostContinue {
 		f.Reason = strings.TrimPrefix(f.Reason+"; lock lost during the run, continued unguarded (on_lock_lost: continue)", "; ")
@@ -110,11 +114,12 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	}
 	_, vouched := lease.(lock.Preceded) // only such a lease can show the memo current
 	s.rememberLastOK(job.Name, runID, lastOK, knownLastOK && vouched)
+	s.planRetry(ctx, job, &f)
 	// The end is recorded here, before the deferred release: a run whose
 	// lock is free has its end recorded, whatever the observers of emit do.
 	recorded = s.recordEnd(f, lease != nil)
 	s.emit(f)
-	return f
+	return f, recorded
 }
 
 // lockLost is the cause that ends a run whose lease was lost. A Tethered
@@ -204,7 +209,7 @@ func exitReason(res proc.Result) string {
 
 // environ is the supervisor's environment without its secrets, then the
 // contract's CRONVISOR_* variables, then the job's env on top.
-func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastOKSlot time.Time, lease lock.Lease) []string {
+func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastOKSlot time.Time, lease lock.Lease, attempt int) []string {
 	lockFD := lease != nil && lease.File() != nil
 	var lastOK string
 	if !lastOKSlot.IsZero() {
@@ -227,6 +232,7 @@ func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastO
 		"CRONVISOR_SCHEDULED_AT": slot.Format(time.RFC3339Nano),
 		"CRONVISOR_DEADLINE":     dl,
 		"CRONVISOR_LAST_OK_SLOT": lastOK,
+		"CRONVISOR_ATTEMPT":      strconv.Itoa(max(attempt, 1)),
 	} {
 		vars[k] = v
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -65,6 +66,10 @@ type Scheduler struct {
 	maxSleep time.Duration
 	reload   chan []config.Job
 	runs     sync.WaitGroup
+
+	// woke is when the loop last woke (Unix nanoseconds): /healthz tells
+	// a live loop from a stuck one by it.
+	woke atomic.Int64
 
 	mu     sync.Mutex
 	next   map[string]time.Time       // job -> next due fire, for status
@@ -176,6 +181,7 @@ func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 	defer timer.Stop()
 	for {
 		now = s.clock.Now()
+		s.woke.Store(now.UnixNano())
 		if d := s.untilNext(h, now); s.settle != nil && d > 0 && d <= s.lead {
 			s.settle(d)
 			now = s.clock.Now()
@@ -200,6 +206,14 @@ func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 			s.apply(ctx, h, byName, jobs)
 		}
 	}
+}
+
+// Awake tells whether the loop has woken within its longest sleep (plus
+// slack for a loaded machine) before now: false once it is stuck, or
+// before Run started.
+func (s *Scheduler) Awake(now time.Time, slack time.Duration) bool {
+	w := s.woke.Load()
+	return w != 0 && now.Sub(time.Unix(0, w)) <= s.maxSleep+slack
 }
 
 // WaitAll blocks until every run started by the scheduler has ended.
@@ -324,7 +338,7 @@ func (s *Scheduler) fire(ctx context.Context, e *entry, now time.Time) {
 			s.recordMissed(j, first, n-1, "missed: supervisor woke late (suspend or clock step); only the newest fire runs")
 		}
 		if !j.Enabled {
-			s.firer.Skip(RunSkipped{Job: j.Name, RunID: NewRunID(now), Slot: newest, Time: now, Reason: "disabled"})
+			s.firer.Skip(RunSkipped{Job: j.Name, RunID: NewRunID(now), Slot: newest, Time: now, Reason: "disabled", Class: SkipDisabled})
 		} else {
 			s.dispatch(ctx, j, newest)
 		}
@@ -340,7 +354,7 @@ func (s *Scheduler) recordMissed(j config.Job, first time.Time, n int, reason st
 	if n > 1 {
 		reason += " (" + strconv.Itoa(n) + " fires from " + first.Format(time.RFC3339) + ")"
 	}
-	s.firer.Skip(RunSkipped{Job: j.Name, RunID: NewRunID(s.clock.Now()), Slot: first, Time: s.clock.Now(), Reason: reason})
+	s.firer.Skip(RunSkipped{Job: j.Name, RunID: NewRunID(s.clock.Now()), Slot: first, Time: s.clock.Now(), Reason: reason, Class: SkipMissed})
 }
 
 // missedSlots walks the slots in (after, now]: the first, the newest and

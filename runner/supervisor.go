@@ -26,6 +26,9 @@ var (
 	ErrLockLost = errors.New("lock lost")
 	// ErrStartFailed wraps why a run's process could not be started.
 	ErrStartFailed = errors.New("failed to start")
+	// ErrLockBackend wraps why the lock backend refused a fire with an
+	// error (not a holder): RunFinished.Err of such a fire.
+	ErrLockBackend = errors.New("cannot take lock")
 )
 
 // queuePoll is how often a queued fire retries the lock. Polling keeps the
@@ -177,13 +180,13 @@ func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.T
 	}
 	defer startDone()
 	if !manual && s.IsPaused(job.Name) {
-		return s.skip(job, runID, slot, manual, "paused", nil)
+		return s.skip(job, runID, slot, manual, "paused", SkipPaused, nil)
 	}
 	if job.Overlap == config.OverlapAllow {
 		if err := s.rec.Admit(runID); err != nil {
 			return s.notAdmitted(job, runID, slot, manual, nil, err)
 		}
-		return s.execute(ctx, job, slot, runID, manual, nil, startDone)
+		return s.attempts(ctx, job, slot, runID, manual, nil, startDone)
 	}
 	lease, err := s.acquire(ctx, job, slot, runID, manual)
 	var held *lock.HeldError
@@ -201,7 +204,7 @@ func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.T
 	if err := s.rec.Admit(runID); err != nil {
 		return s.notAdmitted(job, runID, slot, manual, lease, err)
 	}
-	return s.execute(ctx, job, slot, runID, manual, lease, startDone)
+	return s.attempts(ctx, job, slot, runID, manual, lease, startDone)
 }
 
 // notAdmitted records a fire refused by the admission check, after
@@ -241,29 +244,31 @@ func (s *Supervisor) refused(job config.Job, runID string, slot time.Time, manua
 	switch {
 	case errors.As(err, &held):
 		h := held.Holder
-		return s.skip(job, runID, slot, manual, "lock held by "+DescribeHolder(h), &h)
+		return s.skip(job, runID, slot, manual, "lock held by "+DescribeHolder(h), SkipLockHeld, &h)
 	case errors.As(err, &done):
 		h := done.Holder
-		return s.skip(job, runID, slot, manual, "slot already run", &h)
-	case errors.Is(err, errQueueFull), errors.Is(err, errQueueDropped):
-		return s.skip(job, runID, slot, manual, err.Error(), nil)
+		return s.skip(job, runID, slot, manual, "slot already run", SkipSlotAlreadyRun, &h)
+	case errors.Is(err, errQueueFull):
+		return s.skip(job, runID, slot, manual, err.Error(), SkipQueued, nil)
+	case errors.Is(err, errQueueDropped):
+		return s.skip(job, runID, slot, manual, err.Error(), SkipDropped, nil)
 	case errors.Is(err, context.Canceled):
 		// The supervisor stopped while this fire was taking its lock.
-		return s.skip(job, runID, slot, manual, "supervisor stopping", nil)
+		return s.skip(job, runID, slot, manual, "supervisor stopping", SkipDropped, nil)
 	case errors.Is(err, lock.ErrUnavailable):
-		return s.skip(job, runID, slot, manual, "lock backend unreachable ("+err.Error()+")", nil)
+		return s.skip(job, runID, slot, manual, "lock backend unreachable ("+err.Error()+")", SkipBackendUnreachable, nil)
 	}
 	now := s.clock.Now()
 	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: OutcomeError,
-		Reason: "cannot take lock: " + err.Error(), Manual: manual, Err: err}
+		Reason: "cannot take lock: " + err.Error(), Manual: manual, Err: fmt.Errorf("%w: %w", ErrLockBackend, err)}
 	s.recordEnd(f, false)
 	s.emit(f)
 	return f
 }
 
-func (s *Supervisor) skip(job config.Job, runID string, slot time.Time, manual bool, reason string, h *lock.Holder) RunFinished {
+func (s *Supervisor) skip(job config.Job, runID string, slot time.Time, manual bool, reason string, class SkipClass, h *lock.Holder) RunFinished {
 	now := s.clock.Now()
-	s.Skip(RunSkipped{Job: job.Name, RunID: runID, Slot: slot, Time: now, Reason: reason, Holder: h, Manual: manual})
+	s.Skip(RunSkipped{Job: job.Name, RunID: runID, Slot: slot, Time: now, Reason: reason, Class: class, Holder: h, Manual: manual})
 	return RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: OutcomeSkipped, Reason: reason, Manual: manual}
 }
 

@@ -1,0 +1,137 @@
+package runner
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/lock"
+)
+
+// runRelabeler is a lease whose holder record can name a new run: the
+// next attempt of a slot keeps the lock, and once it has started the
+// record must name it (recovery rebuilds a dead supervisor's run from
+// it). Until then the record names the attempt before, whose record is
+// final: a supervisor dying in the backoff leaves nothing to recover.
+type runRelabeler interface {
+	SetRun(runID string, pid int) error
+}
+
+// attempts runs the job's attempts for one slot under lease (nil for
+// overlap allow), which stays held from the first to the last so that no
+// other supervisor runs the slot in between. The slot's result is the last
+// attempt's. Each attempt has its own run id and its own record.
+func (s *Supervisor) attempts(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, lease lock.Lease, execDone func()) RunFinished {
+	for attempt := 1; ; attempt++ {
+		f, recorded := s.execute(ctx, job, slot, runID, manual, lease, execDone, attempt)
+		if !f.Retrying {
+			return f
+		}
+		if !s.backoff(ctx, retryDelay(job, attempt)) {
+			if lease != nil {
+				s.release(lease, recorded)
+			}
+			return f
+		}
+		runID = NewRunID(s.clock.Now())
+		if err := s.rec.Admit(runID); err != nil {
+			return s.notAdmitted(job, runID, slot, manual, lease, err)
+		}
+	}
+}
+
+// backoff waits d on the supervisor's clock; false when ctx ended first
+// (the supervisor stops: no further attempt starts).
+func (s *Supervisor) backoff(ctx context.Context, d time.Duration) bool {
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// retryDelay is the wait after attempt n: retry_backoff doubling per
+// attempt, capped at retry_backoff_max.
+func retryDelay(job config.Job, n int) time.Duration {
+	d := job.RetryBackoff
+	for i := 1; i < n && d < job.RetryBackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, max(job.RetryBackoffMax, job.RetryBackoff))
+}
+
+// planRetry decides whether another attempt follows f, and says in f's
+// reason when one was due but is not started because it would begin at
+// or after the job's next slot (that fire is the next try) or because
+// the supervisor is stopping.
+func (s *Supervisor) planRetry(ctx context.Context, job config.Job, f *RunFinished) {
+	if f.Attempt > job.Retries || !retriable(job.RetryOn, f.Outcome) {
+		return
+	}
+	start := s.clock.Now().Add(retryDelay(job, f.Attempt))
+	note := ""
+	switch next := nextSlot(job, f.Slot); {
+	case ctx.Err() != nil:
+		note = "no retry: supervisor stopping"
+	case !next.IsZero() && !start.Before(next):
+		note = "no retry: attempt " + itoa(f.Attempt+1) + " would start at or after the next slot " + next.Format(time.RFC3339)
+	default:
+		f.Retrying = true
+		return
+	}
+	if f.Reason != "" {
+		note = f.Reason + "; " + note
+	}
+	f.Reason = note
+}
+
+func retriable(on config.RetryOn, o Outcome) bool {
+	return (o == OutcomeFailed && on.Failed) || (o == OutcomeTimeout && on.Timeout)
+}
+
+func nextSlot(job config.Job, slot time.Time) time.Time {
+	if job.Sched == nil || slot.IsZero() {
+		return time.Time{}
+	}
+	return job.Sched.Next(slot)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// warnSlow emits RunSlow once the run has lasted the job's warn_after,
+// unless it ends (runCtx done, or the returned stop called) first. stop
+// waits for the watcher, so RunSlow never follows the run's RunFinished.
+func (s *Supervisor) warnSlow(runCtx context.Context, job config.Job, runID string, slot time.Time, attempt int) (stop func()) {
+	if job.WarnAfter <= 0 || (job.Timeout > 0 && job.WarnAfter >= job.Timeout) {
+		return func() {}
+	}
+	started := s.clock.Now()
+	t := s.clock.NewTimer(job.WarnAfter)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer t.Stop()
+		select {
+		case <-t.C():
+			s.emit(RunSlow{Job: job.Name, RunID: runID, Slot: slot, Started: started,
+				Time: s.clock.Now(), After: job.WarnAfter, Attempt: attempt})
+		case <-quit:
+		case <-runCtx.Done():
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+// setHolderPID rewrites the lease's record once the attempt's process
+// started: its pid, and for a retry its run id.
+func setHolderPID(lease lock.Lease, runID string, pid, attempt int) {
+	if r, ok := lease.(runRelabeler); ok && attempt > 1 {
+		_ = r.SetRun(runID, pid)
+		return
+	}
+	_ = lease.SetPID(pid)
+}

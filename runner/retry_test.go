@@ -1,0 +1,175 @@
+package runner
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/lock"
+	"cronvisor/schedule"
+)
+
+// failTwice fails its first two runs (counted in a file of dir), then
+// succeeds, printing CRONVISOR_ATTEMPT each time.
+func failTwice(dir string) config.Job {
+	j := shJob("flaky", `echo "attempt $CRONVISOR_ATTEMPT"; echo x >> `+filepath.Join(dir, "n")+`; test $(wc -l < `+filepath.Join(dir, "n")+`) -ge 3`)
+	j.Retries, j.RetryBackoff, j.RetryBackoffMax, j.RetryOn = 2, 20*time.Millisecond, time.Second, config.DefaultRetryOn
+	return j
+}
+
+func finishes(ev *events) []RunFinished {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	var out []RunFinished
+	for _, e := range ev.all {
+		if f, ok := e.(RunFinished); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestRetriesInOneSlotUnderOneLock(t *testing.T) {
+	dir := t.TempDir()
+	locker := lock.NewFileLocker(filepath.Join(dir, "locks"))
+	other, otherEv := newTestSupervisor(t, dir)
+	j := failTwice(dir)
+	ev := &events{}
+	var between []string // what the other supervisor's fires did between attempts
+	s := NewSupervisor(locker, NopRecorder{}, func(e Event) {
+		ev.emit(e)
+		switch e := e.(type) {
+		case RunFinished:
+			if e.Retrying {
+				// The lease is still held here: another supervisor's fire of
+				// the same slot is refused.
+				f := other.Fire(context.Background(), j, slotAt(0), false)
+				between = append(between, string(f.Outcome)+": "+f.Reason)
+			}
+		case RunStarted:
+			if e.Attempt > 1 {
+				st, err := locker.Inspect(context.Background(), j.Lock)
+				if err != nil || st.Holder.RunID != e.RunID {
+					t.Errorf("attempt %d: lock names run %q (%v), want %q", e.Attempt, st.Holder.RunID, err, e.RunID)
+				}
+			}
+		}
+	})
+	f := s.Fire(context.Background(), j, slotAt(0), false)
+	if f.Outcome != OutcomeOK || f.Attempt != 3 {
+		t.Fatalf("slot ended %s at attempt %d (%s), want ok at 3", f.Outcome, f.Attempt, f.Reason)
+	}
+	fs := finishes(ev)
+	if len(fs) != 3 {
+		t.Fatalf("%d RunFinished, want 3", len(fs))
+	}
+	ids := map[string]bool{}
+	for i, r := range fs {
+		ids[r.RunID] = true
+		wantOutcome, wantRetry := OutcomeFailed, true
+		if i == 2 {
+			wantOutcome, wantRetry = OutcomeOK, false
+		}
+		if r.Attempt != i+1 || r.Outcome != wantOutcome || r.Retrying != wantRetry || !r.Slot.Equal(slotAt(0)) {
+			t.Errorf("attempt %d: %+v", i+1, r)
+		}
+		if out := ev.output(r.RunID); len(out) != 1 || out[0] != "attempt "+itoa(i+1) {
+			t.Errorf("attempt %d printed %q", i+1, out)
+		}
+	}
+	if len(ids) != 3 {
+		t.Errorf("run ids %v, want one per attempt", ids)
+	}
+	if len(between) != 2 || !strings.HasPrefix(between[0], "skipped: lock held by") {
+		t.Errorf("the other supervisor between attempts: %q, want two lock-held skips", between)
+	}
+	if len(finishes(otherEv)) != 0 {
+		t.Errorf("the other supervisor ran: %+v", finishes(otherEv))
+	}
+	// And the slot is done for the other supervisor once the lock is free.
+	if f := other.Fire(context.Background(), j, slotAt(0), false); f.Reason != "slot already run" {
+		t.Errorf("after the attempts: %s %q, want slot already run", f.Outcome, f.Reason)
+	}
+}
+
+func TestRetryNotStarted(t *testing.T) {
+	every, err := schedule.Parse("@every 1m", time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		edit    func(*config.Job)
+		runs    int
+		outcome Outcome
+		reason  string
+	}{
+		{"would reach into the next slot", func(j *config.Job) { j.Sched, j.RetryBackoff = every, 2*time.Minute }, 1,
+			OutcomeFailed, "no retry: attempt 2 would start at or after the next slot"},
+		{"retry_on leaves failures out", func(j *config.Job) { j.RetryOn = config.RetryOn{Timeout: true} }, 1, OutcomeFailed, ""},
+		{"retries exhausted", func(j *config.Job) { j.Retries = 1 }, 2, OutcomeFailed, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, ev := newTestSupervisor(t, dir)
+			j := failTwice(dir)
+			tc.edit(&j)
+			slot := time.Now().Truncate(time.Minute)
+			f := s.Fire(context.Background(), j, slot, false)
+			if n := len(finishes(ev)); n != tc.runs || f.Outcome != tc.outcome || !strings.HasPrefix(f.Reason, tc.reason) {
+				t.Errorf("%d runs, last %s %q; want %d, %s %q", n, f.Outcome, f.Reason, tc.runs, tc.outcome, tc.reason)
+			}
+			if st, _ := s.locker.Inspect(context.Background(), j.Lock); st.Held {
+				t.Errorf("lock still held after the slot: %+v", st)
+			}
+		})
+	}
+}
+
+func TestRetryDelayDoublesUpToMax(t *testing.T) {
+	j := config.Job{RetryBackoff: 10 * time.Second, RetryBackoffMax: 35 * time.Second}
+	for n, want := range map[int]time.Duration{1: 10 * time.Second, 2: 20 * time.Second, 3: 35 * time.Second, 9: 35 * time.Second} {
+		if got := retryDelay(j, n); got != want {
+			t.Errorf("after attempt %d: %v, want %v", n, got, want)
+		}
+	}
+}
+
+func TestWarnAfterEmitsSlowOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		script string
+		warn   time.Duration
+		slow   int
+	}{
+		{"passes warn_after", "sleep 0.5", 50 * time.Millisecond, 1},
+		{"ends before it", "true", 5 * time.Second, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, ev := newTestSupervisor(t, t.TempDir())
+			j := shJob("slowish", tc.script)
+			j.WarnAfter = tc.warn
+			s.Fire(context.Background(), j, slotAt(0), false)
+			ev.mu.Lock()
+			defer ev.mu.Unlock()
+			slow, finishedAt := 0, -1
+			for i, e := range ev.all {
+				switch e := e.(type) {
+				case RunSlow:
+					slow++
+					if finishedAt >= 0 || e.After != tc.warn || e.Attempt != 1 {
+						t.Errorf("RunSlow %+v at %d, after RunFinished at %d", e, i, finishedAt)
+					}
+				case RunFinished:
+					finishedAt = i
+				}
+			}
+			if slow != tc.slow {
+				t.Errorf("%d RunSlow, want %d", slow, tc.slow)
+			}
+		})
+	}
+}
