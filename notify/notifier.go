@@ -1,0 +1,385 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/runner"
+)
+
+// Last is the newest delivery result of a job's notifications or pings.
+type Last struct {
+	Event  string // the notification event or ping kind
+	Result string // ResultOK, ResultFailed or ResultDropped
+	At     time.Time
+	Err    string
+}
+
+// Notifier turns the runner's events into notifications and pings. Its
+// Handle is a fan-out listener; Close flushes what is queued, within a
+// bound.
+type Notifier struct {
+	jobs    func(name string) (config.Job, bool)
+	host    string
+	log     *slog.Logger
+	policy  Policy
+	client  *http.Client
+	counted func(kind, result string)
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	closed  bool
+	senders map[string]*sender
+	jobsSt  map[string]*jobState
+	tails   map[string]*tail // by run id, for jobs with targets or a ping
+}
+
+type jobState struct {
+	failures int // consecutive slots that ended failed, timeout or error
+	skips    int // consecutive skips since the last run
+	notified Last
+	pinged   Last // the last ping that failed; zero when none did
+}
+
+// Option configures a Notifier.
+type Option func(*Notifier)
+
+// WithPolicy replaces DefaultPolicy (tests use short backoffs).
+func WithPolicy(p Policy) Option { return func(n *Notifier) { n.policy = p } }
+
+// WithCounter has every delivery's result counted (the metrics).
+func WithCounter(f func(kind, result string)) Option { return func(n *Notifier) { n.counted = f } }
+
+// WithHost replaces os.Hostname in payloads.
+func WithHost(h string) Option { return func(n *Notifier) { n.host = h } }
+
+// New returns a Notifier that looks each event's job up in jobs (the
+// current config: targets change with a reload).
+func New(jobs func(name string) (config.Job, bool), log *slog.Logger, opts ...Option) *Notifier {
+	host, _ := os.Hostname()
+	n := &Notifier{jobs: jobs, host: host, log: log, policy: DefaultPolicy,
+		client: &http.Client{}, senders: map[string]*sender{}, jobsSt: map[string]*jobState{}, tails: map[string]*tail{}}
+	for _, o := range opts {
+		o(n)
+	}
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	return n
+}
+
+// Handle is the fan-out listener. It never blocks on a delivery.
+func (n *Notifier) Handle(ev runner.Event) {
+	job, ok := n.jobs(ev.JobName())
+	if !ok || (len(job.Notify) == 0 && job.Ping == "") {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return
+	}
+	st := n.jobsSt[job.Name]
+	if st == nil {
+		st = &jobState{}
+		n.jobsSt[job.Name] = st
+	}
+	switch e := ev.(type) {
+	case runner.RunStarted:
+		n.tails[e.RunID] = &tail{}
+		n.ping(job, "start", e.RunID, nil)
+		n.notify(job, config.EventStart, n.started(e, st))
+	case runner.RunOutput:
+		if t := n.tails[e.RunID]; t != nil {
+			t.add(e.Line)
+		}
+	case runner.RunSlow:
+		p := n.base(e.Job, e.RunID, e.Slot, st)
+		p.Outcome, p.StartedAt, p.Attempt = "running", stamp(e.Started), e.Attempt
+		p.Reason = "still running after warn_after " + e.After.String()
+		p.DurationMS = e.Time.Sub(e.Started).Milliseconds()
+		p.OutputTail = n.tails[e.RunID].String()
+		n.notify(job, config.EventSlow, p)
+	case runner.RunFinished:
+		n.finished(job, e, st)
+	case runner.RunSkipped:
+		n.skipped(job, e, st)
+	}
+}
+
+func (n *Notifier) base(job, runID string, slot time.Time, st *jobState) Payload {
+	return Payload{Job: job, RunID: runID, Host: n.host, ScheduledAt: stamp(slot), ConsecutiveFailures: st.failures}
+}
+
+func (n *Notifier) started(e runner.RunStarted, st *jobState) Payload {
+	p := n.base(e.Job, e.RunID, e.Slot, st)
+	p.Outcome, p.StartedAt, p.Attempt, p.at = "running", stamp(e.Started), e.Attempt, e.Started
+	return p
+}
+
+// finished: one notification per slot (an attempt with a retry to come
+// only logs to the ping), and the failure streak behind recovered.
+func (n *Notifier) finished(job config.Job, e runner.RunFinished, st *jobState) {
+	t := n.tails[e.RunID]
+	delete(n.tails, e.RunID)
+	st.skips = 0
+	p := n.base(e.Job, e.RunID, e.Slot, st)
+	p.Outcome, p.ExitCode, p.Reason, p.Attempt = string(e.Outcome), e.ExitCode, e.Reason, e.Attempt
+	p.StartedAt, p.EndedAt, p.OutputTail = stamp(e.Started), stamp(e.Ended), t.String()
+	if !e.Started.IsZero() {
+		p.DurationMS = e.Ended.Sub(e.Started).Milliseconds()
+	}
+	if e.Retrying {
+		n.ping(job, "log", e.RunID, []byte(p.OutputTail))
+		return
+	}
+	switch e.Outcome {
+	case runner.OutcomeOK:
+		n.ping(job, "", e.RunID, []byte(p.OutputTail))
+		if st.failures > 0 {
+			n.notify(job, config.EventRecovered, p)
+		}
+		st.failures = 0
+		p.ConsecutiveFailures = 0
+		n.notify(job, config.EventSuccess, p)
+	case runner.OutcomeFailed, runner.OutcomeTimeout, runner.OutcomeError:
+		st.failures++
+		p.ConsecutiveFailures = st.failures
+		kind, ev := "fail", config.EventFailure
+		if e.Outcome == runner.OutcomeTimeout {
+			ev = config.EventTimeout
+		} else if e.ExitCode != nil {
+			kind = itoa(*e.ExitCode)
+		}
+		n.ping(job, kind, e.RunID, []byte(p.OutputTail))
+		n.notify(job, ev, p)
+	default: // replaced, interrupted: the end of a run, not a verdict on it
+		if e.Started.IsZero() {
+			return
+		}
+		n.ping(job, "fail", e.RunID, []byte(p.Reason))
+	}
+}
+
+// skipped: missed fires are their own event; other skips page only once
+// a streak reaches a target's after_skips, so that one long run that
+// makes the next fire skip pages nobody. Paused and disabled jobs are
+// skipped on purpose and never notify.
+func (n *Notifier) skipped(job config.Job, e runner.RunSkipped, st *jobState) {
+	if e.Class == runner.SkipPaused || e.Class == runner.SkipDisabled {
+		return
+	}
+	p := n.base(e.Job, e.RunID, e.Slot, st)
+	p.Outcome, p.Reason, p.Holder, p.EndedAt = "skipped", e.Reason, holderOf(e.Holder), stamp(e.Time)
+	if job.PingSkips {
+		n.ping(job, "fail", e.RunID, []byte(e.Reason))
+	}
+	if e.Class == runner.SkipMissed {
+		n.notify(job, config.EventMissed, p)
+		return
+	}
+	st.skips++
+	p.Event = "skip"
+	for _, t := range job.Notify {
+		if t.On.Has(config.EventSkip) && st.skips == t.AfterSkips {
+			n.send(job.Name, t, p)
+		}
+	}
+}
+
+// notify sends p as event ev to each of job's targets that wants it.
+func (n *Notifier) notify(job config.Job, ev config.Events, p Payload) {
+	p.Event = config.EventName(ev)
+	for _, t := range job.Notify {
+		if t.On.Has(ev) {
+			n.send(job.Name, t, p)
+		}
+	}
+}
+
+func (n *Notifier) send(job string, t config.Target, p Payload) {
+	m := message{job: job, event: p.Event}
+	if t.Command != nil {
+		m.argv, m.env, m.stdin = t.Command, p.Env(), p.OutputTail
+		n.offer("command", "c:"+strings.Join(t.Command, "\x00"), m)
+		return
+	}
+	m.method, m.url, m.body = http.MethodPost, t.URL, mustJSON(p)
+	m.header = map[string]string{"Content-Type": "application/json", "User-Agent": "cronvisor"}
+	for k, v := range t.Headers {
+		m.header[k] = v
+	}
+	n.offer("webhook", "w:"+t.URL+"\x00"+headerKey(t.Headers), m)
+}
+
+// ping sends the healthchecks.io-scheme ping kind ("" for success) of a
+// run to the job's ping URL; one queue per URL keeps a run's pings in
+// order.
+func (n *Notifier) ping(job config.Job, kind, runID string, body []byte) {
+	if job.Ping == "" {
+		return
+	}
+	u := job.Ping
+	if kind != "" {
+		u += "/" + kind
+	}
+	u += "?rid=" + runID
+	ev := kind
+	if ev == "" {
+		ev = "success"
+	}
+	n.offer("ping", "p:"+job.Ping, message{job: job.Name, event: ev, method: http.MethodPost, url: u, body: body,
+		header: map[string]string{"User-Agent": "cronvisor", "Content-Type": "text/plain; charset=utf-8"}})
+}
+
+// offer queues m on the target's sender, starting it on first use; a
+// full queue drops m. Called with n.mu held.
+func (n *Notifier) offer(kind, key string, m message) {
+	s := n.senders[key]
+	if s == nil {
+		s = newSender(n.ctx, kind, n.policy, n.client, n.log, n.result)
+		n.senders[key] = s
+	}
+	if !s.offer(m) {
+		n.record(kind, m, ResultDropped, errQueueFull)
+	}
+}
+
+// result is a sender's report of a delivery.
+func (n *Notifier) result(kind string, m message, result string, err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.record(kind, m, result, err)
+}
+
+// record logs a delivery that did not succeed, counts every one, and
+// keeps the newest per job for status. Called with n.mu held.
+func (n *Notifier) record(kind string, m message, result string, err error) {
+	if n.counted != nil {
+		n.counted(kind, result)
+	}
+	last := Last{Event: m.event, Result: result, At: time.Now()}
+	if err != nil {
+		last.Err = err.Error()
+		n.log.Warn("notification not delivered", "kind", kind, "job", m.job, "event", m.event,
+			"result", result, "target", target(m), "err", err)
+	}
+	st := n.jobsSt[m.job]
+	if st == nil {
+		return
+	}
+	switch {
+	case kind != "ping":
+		st.notified = last
+	case result != ResultOK:
+		st.pinged = last
+	}
+}
+
+func target(m message) string {
+	if m.argv != nil {
+		return m.argv[0]
+	}
+	return redact(m.url)
+}
+
+// LastNotification is the newest notification result of job; false when
+// none was sent since this process started.
+func (n *Notifier) LastNotification(job string) (Last, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st := n.jobsSt[job]
+	if st == nil || st.notified.Result == "" {
+		return Last{}, false
+	}
+	return st.notified, true
+}
+
+// FailedPing is the newest ping of job that was not delivered.
+func (n *Notifier) FailedPing(job string) (Last, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st := n.jobsSt[job]
+	if st == nil || st.pinged.Result == "" {
+		return Last{}, false
+	}
+	return st.pinged, true
+}
+
+// Close stops taking events and delivers what is queued for at most
+// flush; then what is left is dropped (and counted) and in-flight
+// deliveries are cancelled. It returns when every sender has stopped.
+func (n *Notifier) Close(flush time.Duration) {
+	n.mu.Lock()
+	n.closed = true
+	senders := make([]*sender, 0, len(n.senders))
+	for _, s := range n.senders {
+		close(s.q)
+		senders = append(senders, s)
+	}
+	n.mu.Unlock()
+	t := time.NewTimer(flush)
+	defer t.Stop()
+	for _, s := range senders {
+		select {
+		case <-s.done:
+			continue
+		case <-t.C:
+			n.cancel()
+		}
+		<-s.done
+	}
+	n.cancel()
+}
+
+func mustJSON(p Payload) []byte {
+	b, _ := json.Marshal(p) // only strings, numbers and pointers to them
+	return b
+}
+
+func headerKey(h map[string]string) string {
+	keys := make([]string, 0, len(h))
+	for k, v := range h {
+		keys = append(keys, k+"="+v)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, "\x00")
+}
+
+// SetCounter has every delivery's result counted from now on (the
+// metrics, made after the Notifier).
+func (n *Notifier) SetCounter(f func(kind, result string)) {
+	n.mu.Lock()
+	n.counted = f
+	n.mu.Unlock()
+}
+
+// String renders a result for status: "failure: ok at T", with the
+// error when it failed.
+func (l Last) String() string {
+	s := l.Event + ": " + l.Result + " at " + l.At.Format(time.RFC3339)
+	if l.Result != ResultOK && l.Err != "" {
+		s += ": " + l.Err
+	}
+	return s
+}
+
+// Describe is what status shows of job: its newest notification and
+// its newest ping that failed ("" for none).
+func (n *Notifier) Describe(job string) (notification, failedPing string) {
+	if l, ok := n.LastNotification(job); ok {
+		notification = l.String()
+	}
+	if l, ok := n.FailedPing(job); ok {
+		failedPing = l.String()
+	}
+	return notification, failedPing
+}
