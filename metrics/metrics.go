@@ -1,0 +1,134 @@
+// Package metrics exports what the runner's events say as Prometheus
+// metrics, and serves them at /metrics beside a liveness check at
+// /healthz. Handle updates counters on the emitting goroutine: a
+// Prometheus counter is an atomic add, cheaper than queueing the event,
+// and a scrape then sees exact counts. Labels are bounded: job names from
+// jobs.yaml, outcomes and skip classes, never reason strings.
+package metrics
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"cronvisor/runner"
+)
+
+// Sources are the readings taken at scrape time rather than from events.
+type Sources struct {
+	NextFires     func() map[string]time.Time // the scheduler's next fire per job
+	HistoryFailed func() int64                // failed history writes so far
+}
+
+// Metrics holds cronvisor's collectors in their own registry.
+type Metrics struct {
+	reg         *prometheus.Registry
+	runs        *prometheus.CounterVec
+	skips       *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	running     *prometheus.GaugeVec
+	lastSuccess *prometheus.GaugeVec
+	lateness    prometheus.Histogram
+	lockErrors  prometheus.Counter
+	deliveries  *prometheus.CounterVec
+}
+
+// New registers cronvisor's metrics, Go's and the process's.
+func New(src Sources) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_runs_total",
+		Help: "Runs (attempts) that ended, by job and outcome."}, []string{"job", "outcome"})
+	m.skips = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_skips_total",
+		Help: "Fires that did not run, by job and reason class (lock_held, slot_already_run, paused, missed, backend_unreachable, queued, dropped, disabled)."},
+		[]string{"job", "reason"})
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cronvisor_run_duration_seconds",
+		Help: "How long runs took, from exec to exit.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 10)}, []string{"job"})
+	m.running = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cronvisor_running",
+		Help: "Runs of the job in flight under this supervisor."}, []string{"job"})
+	m.lastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cronvisor_last_success_timestamp_seconds",
+		Help: "When the job's last successful run ended (Unix time)."}, []string{"job"})
+	m.lateness = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cronvisor_start_lateness_seconds",
+		Help:    "From a scheduled fire's slot to its run's exec (jitter included).",
+		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30}})
+	m.lockErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "cronvisor_lock_backend_errors_total",
+		Help: "Fires the lock backend failed (unreachable, or an error taking the lock)."})
+	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_notifications_total",
+		Help: "Notification and ping deliveries, by kind (webhook, command, ping) and result (ok, failed, dropped)."},
+		[]string{"kind", "result"})
+	m.reg.MustRegister(m.own()...)
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if src.NextFires != nil {
+		m.reg.MustRegister(nextFires(src.NextFires))
+	}
+	if src.HistoryFailed != nil {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cronvisor_history_write_failures_total",
+			Help: "History writes that failed (records kept in memory to retry count each failure)."},
+			func() float64 { return float64(src.HistoryFailed()) }))
+	}
+	return m
+}
+
+// own lists cronvisor's own collectors (not Go's or the process's).
+func (m *Metrics) own() []prometheus.Collector {
+	return []prometheus.Collector{m.runs, m.skips, m.duration, m.running, m.lastSuccess, m.lateness, m.lockErrors, m.deliveries}
+}
+
+// Registry is where the metrics live (tests gather from it).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Delivered counts one notification or ping delivery; notify's counter.
+func (m *Metrics) Delivered(kind, result string) { m.deliveries.WithLabelValues(kind, result).Inc() }
+
+// Handle is the fan-out listener.
+func (m *Metrics) Handle(ev runner.Event) {
+	switch e := ev.(type) {
+	case runner.RunStarted:
+		m.running.WithLabelValues(e.Job).Inc()
+		if !e.Manual && e.Attempt <= 1 && !e.Slot.IsZero() {
+			m.lateness.Observe(max(e.Started.Sub(e.Slot), 0).Seconds())
+		}
+	case runner.RunFinished:
+		m.runs.WithLabelValues(e.Job, string(e.Outcome)).Inc()
+		if !e.Started.IsZero() {
+			m.running.WithLabelValues(e.Job).Dec()
+			m.duration.WithLabelValues(e.Job).Observe(e.Ended.Sub(e.Started).Seconds())
+		}
+		if e.Outcome == runner.OutcomeOK {
+			m.lastSuccess.WithLabelValues(e.Job).Set(float64(e.Ended.UnixNano()) / 1e9)
+		}
+		if errors.Is(e.Err, runner.ErrLockBackend) {
+			m.lockErrors.Inc()
+		}
+	case runner.RunSkipped:
+		class := e.Class
+		if class == "" {
+			class = "other"
+		}
+		m.skips.WithLabelValues(e.Job, string(class)).Inc()
+		if class == runner.SkipBackendUnreachable {
+			m.lockErrors.Inc()
+		}
+	}
+}
+
+// nextFires reads the scheduler's next fires at scrape time: they change
+// with every fire, and a gauge per job kept current would cost the loop.
+type nextFireCollector struct {
+	desc *prometheus.Desc
+	read func() map[string]time.Time
+}
+
+func nextFires(read func() map[string]time.Time) prometheus.Collector {
+	return nextFireCollector{read: read, desc: prometheus.NewDesc("cronvisor_next_fire_timestamp_seconds",
+		"When the job fires next (Unix time, jitter included).", []string{"job"}, nil)}
+}
+
+func (c nextFireCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c nextFireCollector) Collect(ch chan<- prometheus.Metric) {
+	for job, t := range c.read() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(t.UnixNano())/1e9, job)
+	}
+}

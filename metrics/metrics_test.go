@@ -1,0 +1,123 @@
+package metrics
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"cronvisor/lock"
+	"cronvisor/runner"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func finish(job, id string, o runner.Outcome, started time.Time, d time.Duration) []runner.Event {
+	return []runner.Event{
+		runner.RunStarted{Job: job, RunID: id, Slot: started.Add(-2 * time.Millisecond), Started: started, Attempt: 1},
+		runner.RunFinished{Job: job, RunID: id, Slot: started, Started: started, Ended: started.Add(d), Outcome: o, Attempt: 1},
+	}
+}
+
+func TestCountsFromEvents(t *testing.T) {
+	m := New(Sources{
+		NextFires:     func() map[string]time.Time { return map[string]time.Time{"a": t0.Add(time.Hour)} },
+		HistoryFailed: func() int64 { return 2 },
+	})
+	var evs []runner.Event
+	evs = append(evs, finish("a", "r1", runner.OutcomeOK, t0, time.Second)...)
+	evs = append(evs, finish("a", "r2", runner.OutcomeFailed, t0.Add(time.Minute), time.Second)...)
+	evs = append(evs, finish("a", "r3", runner.OutcomeTimeout, t0.Add(2*time.Minute), time.Second)...)
+	evs = append(evs,
+		runner.RunSkipped{Job: "a", RunID: "s1", Reason: "lock held by x", Class: runner.SkipLockHeld, Holder: &lock.Holder{PID: 1}},
+		runner.RunSkipped{Job: "a", RunID: "s2", Reason: "lock held by y", Class: runner.SkipLockHeld},
+		runner.RunSkipped{Job: "b", RunID: "s3", Reason: "missed: woke late", Class: runner.SkipMissed},
+		runner.RunSkipped{Job: "b", RunID: "s4", Reason: "lock backend unreachable", Class: runner.SkipBackendUnreachable},
+		runner.RunStarted{Job: "b", RunID: "r4", Slot: t0, Started: t0, Attempt: 1},
+	)
+	for _, ev := range evs {
+		m.Handle(ev)
+	}
+	m.Delivered("webhook", "ok")
+	m.Delivered("ping", "failed")
+	want := `
+# HELP cronvisor_runs_total Runs (attempts) that ended, by job and outcome.
+# TYPE cronvisor_runs_total counter
+cronvisor_runs_total{job="a",outcome="failed"} 1
+cronvisor_runs_total{job="a",outcome="ok"} 1
+cronvisor_runs_total{job="a",outcome="timeout"} 1
+# HELP cronvisor_skips_total Fires that did not run, by job and reason class (lock_held, slot_already_run, paused, missed, backend_unreachable, queued, dropped, disabled).
+# TYPE cronvisor_skips_total counter
+cronvisor_skips_total{job="a",reason="lock_held"} 2
+cronvisor_skips_total{job="b",reason="backend_unreachable"} 1
+cronvisor_skips_total{job="b",reason="missed"} 1
+# HELP cronvisor_running Runs of the job in flight under this supervisor.
+# TYPE cronvisor_running gauge
+cronvisor_running{job="a"} 0
+cronvisor_running{job="b"} 1
+# HELP cronvisor_lock_backend_errors_total Fires the lock backend failed (unreachable, or an error taking the lock).
+# TYPE cronvisor_lock_backend_errors_total counter
+cronvisor_lock_backend_errors_total 1
+# HELP cronvisor_history_write_failures_total History writes that failed (records kept in memory to retry count each failure).
+# TYPE cronvisor_history_write_failures_total counter
+cronvisor_history_write_failures_total 2
+# HELP cronvisor_notifications_total Notification and ping deliveries, by kind (webhook, command, ping) and result (ok, failed, dropped).
+# TYPE cronvisor_notifications_total counter
+cronvisor_notifications_total{kind="ping",result="failed"} 1
+cronvisor_notifications_total{kind="webhook",result="ok"} 1
+# HELP cronvisor_next_fire_timestamp_seconds When the job fires next (Unix time, jitter included).
+# TYPE cronvisor_next_fire_timestamp_seconds gauge
+cronvisor_next_fire_timestamp_seconds{job="a"} ` + fmt.Sprintf("%g", float64(t0.Add(time.Hour).Unix())) + `
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want),
+		"cronvisor_runs_total", "cronvisor_skips_total", "cronvisor_running", "cronvisor_lock_backend_errors_total",
+		"cronvisor_history_write_failures_total", "cronvisor_notifications_total", "cronvisor_next_fire_timestamp_seconds"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(m.duration); n != 1 {
+		t.Errorf("duration series = %d, want 1 (job a)", n)
+	}
+	if got := testutil.ToFloat64(m.lastSuccess.WithLabelValues("a")); got != float64(t0.Add(time.Second).Unix()) {
+		t.Errorf("last success = %v", got)
+	}
+	problems, err := testutil.GatherAndLint(m.Registry())
+	if err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
+	}
+}
+
+func TestLintEachCollector(t *testing.T) {
+	m := New(Sources{NextFires: func() map[string]time.Time { return nil }, HistoryFailed: func() int64 { return 0 }})
+	for _, ev := range finish("a", "r1", runner.OutcomeOK, t0, time.Second) {
+		m.Handle(ev)
+	}
+	m.Handle(runner.RunSkipped{Job: "a", Class: runner.SkipPaused})
+	m.Delivered("webhook", "dropped")
+	for _, c := range m.own() {
+		problems, err := testutil.CollectAndLint(c)
+		if err != nil || len(problems) > 0 {
+			t.Errorf("CollectAndLint: %v %v", problems, err)
+		}
+	}
+}
+
+func TestHealthz(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		alive bool
+		code  int
+	}{{"loop awake", true, 200}, {"loop stalled", false, 503}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := New(Sources{}).Handler(func() bool { return tc.alive })
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+			if rec.Code != tc.code {
+				t.Errorf("/healthz = %d, want %d", rec.Code, tc.code)
+			}
+		})
+	}
+}
