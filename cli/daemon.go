@@ -30,6 +30,7 @@ file keeps the old jobs and logs every problem).`,
 		},
 	}
 	cmd.Flags().StringVar(&logFormat, "log-format", "auto", "log format: auto, text or json")
+	cmd.Flags().StringVar(&g.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and /healthz on HOST:PORT (overrides metrics.listen)")
 	return cmd
 }
 
@@ -74,7 +75,7 @@ func runDaemon(g *globals, logFormat, note string) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	d, err := daemon.New(cfg, daemon.Options{ConfigPath: g.configPath, Log: log}) // its FreeOSMemory is the start-up's one collection
+	d, err := daemon.New(cfg, daemon.Options{ConfigPath: g.configPath, Log: log, MetricsAddr: g.metricsAddr}) // its FreeOSMemory is the start-up's one collection
 	resumeGC()
 	if err != nil {
 		return exitCode(1, err)

@@ -124,9 +124,17 @@ func printHistoryTable(g *globals, recs []history.Record) {
 	fmt.Fprintln(w, "SLOT\tJOB\tOUTCOME\tDURATION\tEXIT\tRUN ID\tREASON")
 	for _, r := range recs {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", shortTime(recordTime(r)), r.Job,
-			paintOutcome(r.Outcome, color), human(r), exitText(r.ExitCode), r.RunID, dash(r.Reason))
+			paintOutcome(r.Outcome, color)+attemptText(r.Attempt), human(r), exitText(r.ExitCode), r.RunID, dash(r.Reason))
 	}
 	_ = w.Flush()
+}
+
+// attemptText marks the retries of a slot beside their outcome.
+func attemptText(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (attempt %d)", n)
 }
 
 func printOverlaps(g *globals, groups []history.Overlap, asJSON bool) error {

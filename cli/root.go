@@ -43,9 +43,10 @@ func usageError(format string, a ...any) error {
 
 // globals are the flags every command shares.
 type globals struct {
-	configPath string
-	stdout     io.Writer
-	stderr     io.Writer
+	configPath  string
+	metricsAddr string // --metrics-addr of daemon: overrides metrics.listen
+	stdout      io.Writer
+	stderr      io.Writer
 }
 
 // Execute runs the command line args and returns the process exit code.

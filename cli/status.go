@@ -56,6 +56,7 @@ their rows.`,
 				return nil
 			}
 			printStatusTable(g, jobs, offline)
+			printAlerts(g, jobs)
 			if len(jobs) > 0 && jobs[0].History != "" {
 				fmt.Fprintln(g.stderr, "cronvisor: "+jobs[0].History)
 			}
@@ -166,4 +167,17 @@ func holderText(h *ctl.Holder) string {
 		return fmt.Sprintf("pid %d (foreign: %s)", h.PID, h.Cmdline)
 	}
 	return fmt.Sprintf("pid %d@%s run %s", h.PID, h.Host, h.RunID)
+}
+
+// printAlerts lists, below the table, each job's newest notification
+// and its newest ping that failed (a daemon's; none without one).
+func printAlerts(g *globals, jobs []ctl.JobStatus) {
+	for _, j := range jobs {
+		if n := j.LastNotification; n != "" {
+			fmt.Fprintf(g.stdout, "%s: last notification %s\n", j.Name, n)
+		}
+		if j.FailedPing != "" {
+			fmt.Fprintf(g.stdout, "%s: ping failed: %s\n", j.Name, j.FailedPing)
+		}
+	}
 }

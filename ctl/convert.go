@@ -44,14 +44,17 @@ func EventOf(ev runner.Event) (WireEvent, bool) {
 	switch e := ev.(type) {
 	case runner.RunStarted:
 		return WireEvent{Type: EventRunStarted, Job: e.Job, RunID: e.RunID, Time: e.Started,
-			Slot: e.Slot, StartedAt: e.Started, Deadline: e.Deadline, PID: e.PID, Lock: e.Lock, Manual: e.Manual}, true
+			Slot: e.Slot, StartedAt: e.Started, Deadline: e.Deadline, PID: e.PID, Lock: e.Lock, Manual: e.Manual, Attempt: e.Attempt}, true
 	case runner.RunOutput:
 		return WireEvent{Type: EventRunOutput, Job: e.Job, RunID: e.RunID, Time: e.Time,
 			Stream: e.Stream, Line: e.Line}, true
 	case runner.RunFinished:
 		return WireEvent{Type: EventRunFinished, Job: e.Job, RunID: e.RunID, Time: e.Ended,
 			Slot: e.Slot, StartedAt: e.Started, PID: e.PID, Outcome: string(e.Outcome),
-			ExitCode: e.ExitCode, Reason: e.Reason, Manual: e.Manual}, true
+			ExitCode: e.ExitCode, Reason: e.Reason, Manual: e.Manual, Attempt: e.Attempt}, true
+	case runner.RunSlow:
+		return WireEvent{Type: EventRunSlow, Job: e.Job, RunID: e.RunID, Time: e.Time, Slot: e.Slot,
+			StartedAt: e.Started, Attempt: e.Attempt, Reason: "still running after warn_after " + e.After.String()}, true
 	case runner.RunSkipped:
 		w := WireEvent{Type: EventRunSkipped, Job: e.Job, RunID: e.RunID, Time: e.Time,
 			Slot: e.Slot, Outcome: string(runner.OutcomeSkipped), Reason: e.Reason, Manual: e.Manual}

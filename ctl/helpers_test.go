@@ -128,8 +128,8 @@ func newFakeBackend() *fakeBackend {
 		},
 		history: []history.Record{
 			{Job: "sync", RunID: "r0", Outcome: "ok", ScheduledAt: ref(-time.Hour), StartedAt: ref(-time.Hour),
-				EndedAt: ref(-time.Hour + time.Second), ExitCode: &zero, LogPath: "/state/logs/sync/r0.log"},
-			{Job: "sync", RunID: "s1", Outcome: "skipped", ScheduledAt: ref(-time.Minute), Reason: "lock held",
+				EndedAt: ref(-time.Hour + time.Second), ExitCode: &zero, LogPath: "/state/logs/sync/r0.log", Attempt: 2},
+			{Job: "sync", RunID: "s1", Outcome: "skipped", ScheduledAt: ref(-time.Minute), Reason: "lock held", Attempt: 1,
 				Holder: &history.Holder{PID: 1, Host: "h1", Job: "sync", RunID: "r1", Since: ref(-2 * time.Minute)}},
 		},
 		subscribed:   make(chan chan WireEvent, 4),

@@ -133,6 +133,16 @@ type JobStatus struct {
 	// while the daemon's history store fails (the same for every job:
 	// their records wait in memory), "" while it works.
 	History string `json:"history,omitempty"`
+	// LastNotification is how the job's newest notification went
+	// ("failure: ok at T", "timeout: failed at T: why"), and FailedPing
+	// the newest ping that was not delivered; "" when none since the
+	// daemon started (or no daemon runs).
+	LastNotification string `json:"last_notification,omitempty"`
+	// Attempt is the current run's attempt in its slot (retries), and
+	// Slow says that it has passed the job's warn_after.
+	Attempt    int    `json:"attempt,omitempty"`
+	Slow       bool   `json:"slow,omitempty"`
+	FailedPing string `json:"failed_ping,omitempty"`
 }
 
 // PauseInfo says who paused a job and when: the user and process at the
@@ -241,6 +251,8 @@ const (
 	EventRunFinished    EventType = "run_finished"
 	EventRunSkipped     EventType = "run_skipped"
 	EventConfigReloaded EventType = "config_reloaded"
+	// EventRunSlow: a run passed its job's warn_after and goes on.
+	EventRunSlow EventType = "run_slow"
 	// EventShuttingDown: the daemon stopped firing and waits for Jobs runs
 	// to finish; the stream ends when they have.
 	EventShuttingDown EventType = "shutting_down"
@@ -260,6 +272,7 @@ type WireEvent struct {
 	Deadline  time.Time `json:"deadline,omitzero"`
 	Lock      string    `json:"lock,omitempty"`
 	Manual    bool      `json:"manual,omitempty"`
+	Attempt   int       `json:"attempt,omitempty"` // of the run in its slot, 1 for the first
 	PID       int       `json:"pid,omitempty"`
 	Outcome   string    `json:"outcome,omitempty"`
 	// ExitCode is nil when the process did not exit by itself.

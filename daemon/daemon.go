@@ -60,10 +60,15 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	e.Listen(out.Handle)
 	e.onClose("outlog", out.Close) // the first to close: runs have ended
 	d.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, e.schedulerOptions()...)
+	if err := d.serveMetrics(cfg); err != nil {
+		e.Close()
+		return nil, err
+	}
 	if d.svc, err = service.New(e.Supervisor, d.sched, e.Locker, e.Store, cfg, d.Reload); err != nil {
 		d.log.Error("saved pauses not restored; every job runs unpaused", "err", err)
 	}
 	d.svc.SetHistoryHealth(func() string { return e.History.Health().String() })
+	d.svc.SetAlerts(e.Notifier.Describe)
 	e.Listen(d.svc.Handle)
 	d.ctx, d.stop = context.WithCancel(context.Background())
 	d.schedDone = d.start("scheduler", func() { d.sched.Run(d.ctx, cfg.Jobs) })

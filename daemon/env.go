@@ -12,6 +12,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/notify"
 	"cronvisor/proc"
 	"cronvisor/recovery"
 	"cronvisor/runner"
@@ -29,6 +30,7 @@ type Env struct {
 	History    *history.Writer // the Supervisor's Recorder
 	// Recovery records dead supervisors' runs (see package recovery).
 	Recovery  *recovery.Recoverer
+	Notifier  *notify.Notifier // notifications and pings of the current config's jobs
 	log       *slog.Logger
 	cfg       atomic.Pointer[config.Config] // the current one, for Recovery
 	closers   []closer                      // in the order opened; Close runs them backwards
@@ -125,6 +127,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	e.Recovery = e.newRecovery(store, hist.InFlight, started, log)
 	e.onClose("recovery", func() error { e.Recovery.Close(); return nil })
 	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
+	e.listenNotifier(log)
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
 		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock)}
 	e.schedOpts = append(e.schedOpts, runner.WithLastSlots(store.LastSlots))

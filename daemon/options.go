@@ -25,6 +25,9 @@ type Options struct {
 	// HangUpQuits makes SIGHUP a terminating signal of Run instead of a
 	// reload: an embedded console's terminal closed.
 	HangUpQuits bool
+	// MetricsAddr serves /metrics and /healthz there, over the config's
+	// metrics.listen (daemon --metrics-addr).
+	MetricsAddr string
 
 	// Clock is the supervisor's, the housekeeping's and shutdown_grace's.
 	Clock clock.Clock

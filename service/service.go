@@ -32,6 +32,7 @@ type Service struct {
 	store   *history.Store // nil when history is unavailable
 	reload  func(ctx context.Context) error
 	health  func() string // the history path's state for JobStatus.History; nil: none
+	alerts  func(job string) (notification, failedPing string)
 	cfg     atomic.Pointer[config.Config]
 	started time.Time
 
@@ -47,6 +48,7 @@ type Service struct {
 
 type jobState struct {
 	running                map[string]ctl.WireEvent // run id -> its run_started; nil until a run starts
+	slow                   map[string]bool          // run ids of running runs past warn_after
 	lastOutcome            string
 	lastStarted, lastEnded time.Time
 	runs, skips, failures  int
@@ -64,6 +66,9 @@ func New(sup *runner.Supervisor, sched *runner.Scheduler, locker lock.Locker, st
 	s.seed(context.Background(), cfg)
 	return s, s.restorePauses()
 }
+
+// SetAlerts supplies JobStatus.LastNotification and FailedPing.
+func (s *Service) SetAlerts(f func(job string) (notification, failedPing string)) { s.alerts = f }
 
 // SetHistoryHealth supplies JobStatus.History ("" while history works).
 // Call it before serving.
@@ -121,8 +126,16 @@ func (s *Service) Handle(ev runner.Event) {
 			}
 			st.running[w.RunID] = w
 			st.lastStarted = w.StartedAt
+		case ctl.EventRunSlow:
+			if _, ok := st.running[w.RunID]; ok {
+				if st.slow == nil {
+					st.slow = map[string]bool{}
+				}
+				st.slow[w.RunID] = true
+			}
 		case ctl.EventRunFinished:
 			delete(st.running, w.RunID)
+			delete(st.slow, w.RunID)
 			st.lastOutcome, st.lastEnded = w.Outcome, w.Time
 			if !w.StartedAt.IsZero() {
 				st.lastStarted = w.StartedAt
@@ -180,7 +193,7 @@ func (s *Service) Events(ctx context.Context) (<-chan ctl.WireEvent, error) {
 // Jobs implements ctl.Backend.
 func (s *Service) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
 	v := daemonView{s}
-	b := Statuses{Locks: s.locker, History: v, Pauses: v, Live: v, Health: s.health, Guard: &s.mu}
+	b := Statuses{Locks: s.locker, History: v, Pauses: v, Live: v, Health: s.health, Alerts: s.alerts, Guard: &s.mu}
 	return b.Build(ctx, s.cfg.Load().Jobs), nil
 }
 
@@ -206,7 +219,8 @@ func (v daemonView) Running(job string) (Run, bool) {
 			cur = r
 		}
 	}
-	return Run{RunID: cur.RunID, PID: cur.PID, Started: cur.StartedAt, Deadline: cur.Deadline}, cur.RunID != ""
+	return Run{RunID: cur.RunID, PID: cur.PID, Started: cur.StartedAt, Deadline: cur.Deadline,
+		Attempt: cur.Attempt, Slow: v.s.state(job).slow[cur.RunID]}, cur.RunID != ""
 }
 
 func (v daemonView) Queued(job string) bool { return v.s.sup.Queued(job) }

@@ -23,6 +23,9 @@ type Statuses struct {
 	// Health is the history's state for JobStatus.History, "" while it
 	// works; nil: "".
 	Health func() string
+	// Alerts gives JobStatus.LastNotification and FailedPing (the
+	// daemon's notifier); nil: none.
+	Alerts func(job string) (notification, failedPing string)
 	// Guard, when set, is held while History, Pauses and Live's per-job
 	// methods are read, so that every job is seen at one moment; the lock
 	// backend and the scheduler are read before it is taken.
@@ -57,6 +60,8 @@ type Run struct {
 	RunID             string
 	PID               int
 	Started, Deadline time.Time
+	Attempt           int  // in its slot; 0 when unknown
+	Slow              bool // it has passed its job's warn_after
 }
 
 // Live is what a running scheduler knows.
@@ -104,6 +109,9 @@ func (b Statuses) Build(ctx context.Context, jobs []config.Job) []ctl.JobStatus 
 		if b.Pauses != nil {
 			js.PausedBy, js.Paused = b.Pauses.Paused(j.Name)
 		}
+		if b.Alerts != nil {
+			js.LastNotification, js.FailedPing = b.Alerts(j.Name)
+		}
 		if h, ok := held[j.Lock]; ok && j.Overlap != config.OverlapAllow {
 			js.Holder = ctl.HolderOf(h)
 		}
@@ -123,6 +131,7 @@ func (b Statuses) state(j config.Job, js *ctl.JobStatus, held map[string]lock.Ho
 	switch {
 	case running:
 		js.RunID, js.PID, js.StartedAt, js.Deadline = run.RunID, run.PID, run.Started, run.Deadline
+		js.Attempt, js.Slow = run.Attempt, run.Slow
 		return ctl.StateRunning
 	case b.Live != nil && b.Live.Queued(j.Name):
 		return ctl.StateQueued

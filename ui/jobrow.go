@@ -86,8 +86,14 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 	switch j.State {
 	case ctl.StateRunning:
 		s := "running pid " + strconv.Itoa(j.PID) + " for " + dur(now.Sub(j.StartedAt))
+		if j.Attempt > 1 {
+			s += ", attempt " + strconv.Itoa(j.Attempt)
+		}
 		if !j.Deadline.IsZero() {
 			s += ", deadline in " + countdown(now, j.Deadline)
+		}
+		if j.Slow {
+			s += ", SLOW (past warn_after)"
 		}
 		return s
 	case ctl.StateQueued:

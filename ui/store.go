@@ -133,6 +133,10 @@ func (s *store) apply(ev ctl.WireEvent) {
 		s.finished(ev)
 	case ctl.EventRunSkipped:
 		s.skipped(ev)
+	case ctl.EventRunSlow:
+		if i, ok := s.index[ev.Job]; ok && s.jobs[i].RunID == ev.RunID {
+			s.jobs[i].Slow = true
+		}
 	}
 }
 
@@ -161,6 +165,7 @@ func (s *store) started(ev ctl.WireEvent) {
 		j := &s.jobs[i]
 		j.State, j.RunID, j.PID = ctl.StateRunning, ev.RunID, ev.PID
 		j.StartedAt, j.Deadline, j.LastStartedAt = ev.StartedAt, ev.Deadline, ev.StartedAt
+		j.Attempt, j.Slow = ev.Attempt, false
 		if ev.Lock != "" {
 			j.Holder = h
 		}
@@ -188,6 +193,7 @@ func (s *store) finished(ev ctl.WireEvent) {
 	if j.RunID == ev.RunID {
 		j.State, j.RunID, j.PID = ctl.StateIdle, "", 0
 		j.StartedAt, j.Deadline = time.Time{}, time.Time{}
+		j.Attempt, j.Slow = 0, false
 		if j.Paused {
 			j.State = ctl.StatePaused
 		}
