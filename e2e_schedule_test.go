@@ -107,15 +107,16 @@ func TestE2EUnschedulableJobIsShown(t *testing.T) {
 // version does not have are refused with that reason, not as unknown.
 func TestE2EPlannedFeaturesSaySo(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, `jobs:
+	s := newSandbox(t, `lock_backend:
+  dsn: "user:pass@tcp(127.0.0.1:3306)/db"
+jobs:
   - name: a
     schedule: "@hourly"
     command: "true"
     timeout: 5s
-    retries: 2
 `)
 	code, out, stderr := s.runCV(10*time.Second, "validate")
-	if code != 1 || !strings.Contains(out+stderr, `jobs.yaml:7:5: "retries" is part of cronvisor's contract but not built in this version`) {
+	if code != 1 || !strings.Contains(out+stderr, `jobs.yaml:3:3: "dsn" is part of cronvisor's contract but not built in this version`) {
 		t.Errorf("validate: exit %d, output %q %q", code, out, stderr)
 	}
 	for _, verb := range []string{"pause", "resume", "trigger", "kill", "reload", "logs"} {
