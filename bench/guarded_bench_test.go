@@ -24,6 +24,7 @@ import (
 // cursor read from it. Only the daemon's slog listener is missing.
 type rig struct {
 	sup     *runner.Supervisor
+	fan     *runner.Fanout
 	started chan time.Time // RunStarted times, when a benchmark asks for them
 	failed  atomic.Int64   // runs that did not end ok
 }
@@ -36,8 +37,8 @@ func newRig(b *testing.B, withStarts bool) *rig {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { store.Close() })
-	r := &rig{}
 	fan := &runner.Fanout{}
+	r := &rig{fan: fan}
 	starts := &runner.Starts{}
 	hist := history.NewWriter(history.WriterConfig{Store: store, StateDir: dir, LogLimit: 1 << 20,
 		Log: slog.New(failHandler{b}), Pending: starts.Pending})

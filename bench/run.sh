@@ -7,6 +7,7 @@
 #   bench/run.sh go               # the in-process Go benchmarks
 #   bench/run.sh lateness N       # N jobs every second: cronvisor vs a bare Go scheduler
 #   bench/run.sh attached N       # N jobs every second: daemon alone vs with `cronvisor ui` attached (needs tmux)
+#   bench/run.sh alerts N         # N jobs every second: plain daemon vs metrics and a webhook target
 #   bench/run.sh idle N           # N hourly jobs: start-up and idle cost of the daemon
 #
 # Environment: DURATION (window of each run, default 60s), REPS (runs of
@@ -79,6 +80,11 @@ attached() {
     -jobs "$1" -duration "$DURATION" -reps "$REPS"
 }
 
+alerts() {
+  "$out/cvbench" alerts -cronvisor "$out/cronvisor" -stamp "$out/stamp" \
+    -jobs "$1" -duration "$DURATION" -reps "$REPS"
+}
+
 idle() {
   "$out/cvbench" idle -cronvisor "$out/cronvisor" -jobs "$1" -duration "$DURATION" -reps "$REPS"
 }
@@ -89,6 +95,7 @@ case "${1:-all}" in
   lateness) build; lateness "${2:?jobs}" ;;
   idle) build; idle "${2:?jobs}" ;;
   attached) build; attached "${2:?jobs}" ;;
+  alerts) build; alerts "${2:?jobs}" ;;
   all)
     machine; echo
     gobench; echo

@@ -75,7 +75,7 @@ func runIdle(o options, rep int) (idleRun, error) {
 	minute := func(i int) int { return (m0 + 10 + i%40) % 60 }
 	config := filepath.Join(dir, "jobs.yaml")
 	if err := writeJobs(config, o.jobs, func(i int) string { return fmt.Sprintf("%d * * * *", minute(i)) },
-		[]string{"/bin/true"}); err != nil {
+		[]string{"/bin/true"}, ""); err != nil {
 		return r, err
 	}
 	if o.rowsPerJob > 0 {

@@ -146,13 +146,16 @@ func runCronvisor(o options, rep int, attach func(o options, config, dir string)
 	if attach != nil {
 		dir += "-attached"
 	}
+	if o.alertsURL != "" {
+		dir += "-alerts"
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return r, err
 	}
 	stamps := filepath.Join(dir, "stamps")
 	config := filepath.Join(dir, "jobs.yaml")
 	everySecond := func(int) string { return "* * * * * *" }
-	if err := writeJobs(config, o.jobs, everySecond, []string{o.stamp, stamps}); err != nil {
+	if err := writeJobs(config, o.jobs, everySecond, []string{o.stamp, stamps}, alertsConfig(o.alertsURL)); err != nil {
 		return r, err
 	}
 	d, err := startDaemon(o.cronvisor, config, dir)
@@ -346,10 +349,12 @@ func parseSlot(field string) (int64, error) {
 func jobName(i int) string { return fmt.Sprintf("job-%05d", i) }
 
 // writeJobs writes a jobs.yaml of n jobs running command on schedule(i).
-func writeJobs(path string, n int, schedule func(i int) string, command []string) error {
+// extra is added at the end of defaults and may close it with top-level
+// keys.
+func writeJobs(path string, n int, schedule func(i int) string, command []string, extra string) error {
 	var b strings.Builder
 	b.WriteString("state_dir: state\nshutdown_grace: 10s\n")
-	b.WriteString("defaults:\n  timeout: 30s\n  overlap: skip\n  kill_grace: 1s\njobs:\n")
+	b.WriteString("defaults:\n  timeout: 30s\n  overlap: skip\n  kill_grace: 1s\n" + extra + "jobs:\n")
 	argv := make([]string, len(command))
 	for i, a := range command {
 		argv[i] = strconv.Quote(a)

@@ -6,6 +6,7 @@
 //
 //	cvbench lateness -cronvisor BIN -stamp BIN -jobs 100 -duration 60s -reps 3
 //	cvbench attached -cronvisor BIN -stamp BIN -jobs 20 -duration 60s -reps 3
+//	cvbench alerts -cronvisor BIN -stamp BIN -jobs 100 -duration 60s -reps 3
 //	cvbench idle -cronvisor BIN -jobs 10000 -duration 60s -reps 3
 package main
 
@@ -25,7 +26,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: cvbench lateness|attached|idle [flags]  (-h for the flags)")
+		fmt.Fprintln(stderr, "usage: cvbench lateness|attached|alerts|idle [flags]  (-h for the flags)")
 		return 2
 	}
 	fs := flag.NewFlagSet("cvbench "+args[0], flag.ContinueOnError)
@@ -70,8 +71,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = idle(o, stdout)
 	case "attached":
 		err = attached(o, stdout)
+	case "alerts":
+		err = alerts(o, stdout)
 	default:
-		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness, attached or idle\n", args[0])
+		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness, attached, alerts or idle\n", args[0])
 		return 2
 	}
 	if err != nil {
@@ -89,4 +92,7 @@ type options struct {
 	reps             int
 	rowsPerJob       int
 	dir              string
+	// alertsURL, when set, gives the daemon's jobs a webhook target there
+	// (start and success) and turns metrics on (the alerts scenario).
+	alertsURL string
 }
