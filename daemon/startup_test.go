@@ -19,7 +19,7 @@ import (
 // reaper, history before the writer that writes it, Recovery after both,
 // and the goroutines that fire, sweep, serve and watch last.
 var startOrder = []string{
-	"started locker", "started reaper", "started history", "started history writer", "started recovery",
+	"started locker", "started reaper", "started history", "started history writer", "started recovery", "started notifications",
 	"started outlog", "started scheduler", "started housekeeping", "started socket", "started watcher",
 }
 
@@ -85,7 +85,7 @@ func TestNewWithoutSocket(t *testing.T) {
 	if got := h.tr.logged("another cronvisor serves this state dir's control socket; running without one (locks still exclude overlaps)"); len(got) != 1 {
 		t.Errorf("records: %v, want one warning", got)
 	}
-	want := []string{"started locker", "started reaper", "started history", "started history writer", "started recovery",
+	want := []string{"started locker", "started reaper", "started history", "started history writer", "started recovery", "started notifications",
 		"started outlog", "started scheduler", "started housekeeping", "started watcher"}
 	equalSteps(t, "start-up", h.tr.prefixed("started "), want)
 }
