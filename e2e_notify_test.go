@@ -344,3 +344,47 @@ jobs:
 		t.Errorf("history runs %v, want the three attempts %v", ran, runs)
 	}
 }
+
+// TestE2EMetricsCountAMiss: a daemon that starts after its job's slots
+// passed records them missed, and /metrics counts that skip as a miss.
+func TestE2EMetricsCountAMiss(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, `jobs:
+  - name: tick
+    schedule: "@every 2s"
+    command: "true"
+    timeout: 5s
+`)
+	first := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 10*time.Second, "daemon start", func() bool { return strings.Contains(first.stderr(), "cronvisor started") })
+	waitFor(t, 10*time.Second, "a first run", func() bool { return len(s.historyJSON("--job", "tick", "--outcome", "ok")) >= 1 })
+	_ = syscall.Kill(first.pid(), syscall.SIGTERM)
+	if code := first.wait(10 * time.Second); code != 0 {
+		t.Fatalf("first daemon exit %d", code)
+	}
+	time.Sleep(5 * time.Second) // two slots or more pass with no supervisor
+	d := s.cv("daemon", "--log-format", "json", "--metrics-addr", "127.0.0.1:0")
+	waitFor(t, 10*time.Second, "daemon start", func() bool { return metricsAddrLog.MatchString(d.stderr()) })
+	addr := metricsAddrLog.FindStringSubmatch(d.stderr())[1]
+	var missed []string
+	waitFor(t, 10*time.Second, "the missed record", func() bool {
+		missed = missed[:0]
+		for _, r := range s.historyJSON("--job", "tick", "--outcome", "skipped") {
+			if strings.HasPrefix(r.Reason, "missed while down") {
+				missed = append(missed, r.Reason)
+			}
+		}
+		return len(missed) > 0
+	})
+	scrape := httpGet(t, "http://"+addr+"/metrics")
+	_ = syscall.Kill(d.pid(), syscall.SIGTERM)
+	if code := d.wait(10 * time.Second); code != 0 {
+		t.Errorf("daemon exit %d", code)
+	}
+	if len(missed) != 1 {
+		t.Fatalf("missed records %q, want one", missed)
+	}
+	if n := metricValue(scrape, `cronvisor_skips_total{job="tick",reason="missed"}`); n != 1 {
+		t.Errorf("missed skips in /metrics: %d, want 1; records %q", n, missed)
+	}
+}
