@@ -80,6 +80,9 @@ func New(jobs func(name string) (config.Job, bool), log *slog.Logger, opts ...Op
 func (n *Notifier) Handle(ev runner.Event) {
 	job, ok := n.jobs(ev.JobName())
 	if !ok || (len(job.Notify) == 0 && job.Ping == "") {
+		if f, ended := ev.(runner.RunFinished); ended {
+			n.forget(f.RunID) // a reload took the job's targets away mid-run
+		}
 		return
 	}
 	n.mu.Lock()
@@ -113,6 +116,12 @@ func (n *Notifier) Handle(ev runner.Event) {
 	case runner.RunSkipped:
 		n.skipped(job, e, st)
 	}
+}
+
+func (n *Notifier) forget(runID string) {
+	n.mu.Lock()
+	delete(n.tails, runID)
+	n.mu.Unlock()
 }
 
 func (n *Notifier) base(job, runID string, slot time.Time, st *jobState) Payload {
@@ -291,29 +300,6 @@ func target(m message) string {
 	return redact(m.url)
 }
 
-// LastNotification is the newest notification result of job; false when
-// none was sent since this process started.
-func (n *Notifier) LastNotification(job string) (Last, bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	st := n.jobsSt[job]
-	if st == nil || st.notified.Result == "" {
-		return Last{}, false
-	}
-	return st.notified, true
-}
-
-// FailedPing is the newest ping of job that was not delivered.
-func (n *Notifier) FailedPing(job string) (Last, bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	st := n.jobsSt[job]
-	if st == nil || st.pinged.Result == "" {
-		return Last{}, false
-	}
-	return st.pinged, true
-}
-
 // Close stops taking events and delivers what is queued for at most
 // flush; then what is left is dropped (and counted) and in-flight
 // deliveries are cancelled. It returns when every sender has stopped.
@@ -352,34 +338,4 @@ func headerKey(h map[string]string) string {
 	}
 	sort.Strings(keys)
 	return strings.Join(keys, "\x00")
-}
-
-// SetCounter has every delivery's result counted from now on (the
-// metrics, made after the Notifier).
-func (n *Notifier) SetCounter(f func(kind, result string)) {
-	n.mu.Lock()
-	n.counted = f
-	n.mu.Unlock()
-}
-
-// String renders a result for status: "failure: ok at T", with the
-// error when it failed.
-func (l Last) String() string {
-	s := l.Event + ": " + l.Result + " at " + l.At.Format(time.RFC3339)
-	if l.Result != ResultOK && l.Err != "" {
-		s += ": " + l.Err
-	}
-	return s
-}
-
-// Describe is what status shows of job: its newest notification and
-// its newest ping that failed ("" for none).
-func (n *Notifier) Describe(job string) (notification, failedPing string) {
-	if l, ok := n.LastNotification(job); ok {
-		notification = l.String()
-	}
-	if l, ok := n.FailedPing(job); ok {
-		failedPing = l.String()
-	}
-	return notification, failedPing
 }
