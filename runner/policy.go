@@ -98,6 +98,12 @@ func (s *Supervisor) Kill(job string, cause error) int {
 			n++
 		}
 	}
+	for w := range s.waits {
+		if w.job == job {
+			w.cancel(cause)
+			n++
+		}
+	}
 	return n
 }
 

@@ -28,7 +28,7 @@ func (s *Supervisor) attempts(ctx context.Context, job config.Job, slot time.Tim
 		if !f.Retrying {
 			return f
 		}
-		if !s.backoff(ctx, retryDelay(job, attempt)) {
+		if !s.backoff(ctx, job.Name, retryDelay(job, attempt)) {
 			if lease != nil {
 				s.release(lease, recorded)
 			}
@@ -41,15 +41,33 @@ func (s *Supervisor) attempts(ctx context.Context, job config.Job, slot time.Tim
 	}
 }
 
+// retryWait is a slot waiting for its next attempt; Kill of its job
+// cancels it, so that an operator's kill also ends the retries.
+type retryWait struct {
+	job    string
+	cancel context.CancelCauseFunc
+}
+
 // backoff waits d on the supervisor's clock; false when ctx ended first
-// (the supervisor stops: no further attempt starts).
-func (s *Supervisor) backoff(ctx context.Context, d time.Duration) bool {
+// (the supervisor stops: no further attempt starts) or the job was killed.
+func (s *Supervisor) backoff(ctx context.Context, job string, d time.Duration) bool {
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	w := &retryWait{job: job, cancel: cancel}
+	s.mu.Lock()
+	s.waits[w] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.waits, w)
+		s.mu.Unlock()
+	}()
 	t := s.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C():
 		return true
-	case <-ctx.Done():
+	case <-wctx.Done():
 		return false
 	}
 }

@@ -173,3 +173,38 @@ func TestWarnAfterEmitsSlowOnce(t *testing.T) {
 		})
 	}
 }
+
+func TestKillEndsTheRetries(t *testing.T) {
+	dir := t.TempDir()
+	s, ev := newTestSupervisor(t, dir)
+	j := shJob("doomed", "exit 1")
+	j.Retries, j.RetryBackoff, j.RetryBackoffMax, j.RetryOn = 5, time.Minute, time.Minute, config.DefaultRetryOn
+	ch := fireAsync(s, j, slotAt(0))
+	// Kill once the first attempt has ended and the slot waits: the
+	// process is gone by then, so Kill finds only the waiting slot.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(finishes(ev)) == 0 || s.killWaiting("doomed") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the slot never waited for its retry")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	f := recv(t, ch)
+	if f.Attempt != 1 || len(finishes(ev)) != 1 {
+		t.Errorf("after the kill: attempt %d, %d runs; want the first only", f.Attempt, len(finishes(ev)))
+	}
+	if st, _ := s.locker.Inspect(context.Background(), j.Lock); st.Held {
+		t.Errorf("lock still held after the kill: %+v", st)
+	}
+}
+
+// killWaiting is Kill once the job has no run in flight (0 before that,
+// signalling nothing).
+func (s *Supervisor) killWaiting(job string) int {
+	for _, r := range s.Active() {
+		if r.Job == job {
+			return 0
+		}
+	}
+	return s.Kill(job, ErrKilled)
+}

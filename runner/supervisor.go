@@ -60,6 +60,7 @@ type Supervisor struct {
 	mu      sync.Mutex
 	active  map[string]*activeRun // by run id
 	queued  map[string]bool       // job name -> a fire is waiting for the lock
+	waits   map[*retryWait]bool   // slots waiting for their next attempt (Kill ends them)
 	paused  map[string]bool
 	lastOKs map[string]lastOKMemo // job name -> what its last run here left
 }
@@ -139,6 +140,7 @@ func NewSupervisor(locker lock.Locker, rec Recorder, emit func(Event), opts ...O
 		pid:     os.Getpid(),
 		active:  map[string]*activeRun{},
 		queued:  map[string]bool{},
+		waits:   map[*retryWait]bool{},
 		paused:  map[string]bool{},
 		lastOKs: map[string]lastOKMemo{},
 
