@@ -103,20 +103,19 @@ func TestE2EUnschedulableJobIsShown(t *testing.T) {
 	}
 }
 
-// TestE2EPlannedFeaturesSaySo: contract keys and commands of features this
-// version does not have are refused with that reason, not as unknown.
+// TestE2EPlannedFeaturesSaySo: commands of features this version does not
+// have are refused with that reason, not as unknown; the contract's keys
+// are all built (a file using retries validates).
 func TestE2EPlannedFeaturesSaySo(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, `lock_backend:
-  dsn: "user:pass@tcp(127.0.0.1:3306)/db"
-jobs:
+	s := newSandbox(t, `jobs:
   - name: a
     schedule: "@hourly"
     command: "true"
     timeout: 5s
+    retries: 2
 `)
-	code, out, stderr := s.runCV(10*time.Second, "validate")
-	if code != 1 || !strings.Contains(out+stderr, `jobs.yaml:3:3: "dsn" is part of cronvisor's contract but not built in this version`) {
+	if code, out, stderr := s.runCV(10*time.Second, "validate"); code != 0 {
 		t.Errorf("validate: exit %d, output %q %q", code, out, stderr)
 	}
 	for _, verb := range []string{"pause", "resume", "trigger", "kill", "reload", "logs"} {

@@ -275,18 +275,9 @@ func (d *decoder) keyed(n *yaml.Node, what string, known []string, hint keyHint,
 				continue
 			}
 		}
-		if feature, ok := plannedKeys[e.name]; ok {
-			d.errorf(e.key, "%q is part of cronvisor's contract but not built in this version (it comes with %s)", e.name, feature)
-			continue
-		}
 		d.errorf(e.key, "unknown key %q%s", e.name, suggest(e.name, known))
 	}
 }
-
-// plannedKeys are keys of the contract whose feature this version does not
-// have yet, with the feature: such a file is refused with that reason
-// rather than run without what it asks for.
-var plannedKeys = map[string]string{}
 
 // has reports whether e holds a key written in the mapping.
 func (e entry) has() bool { return e.key != nil }
