@@ -96,6 +96,22 @@ func (le *sqlLease) FencingToken() int64 { return le.fence }
 // while its session still is the one that wrote it; a connection that
 // fails loses the lease.
 func (le *sqlLease) SetPID(pid int) error {
+	return le.setHolder(le.holderRunID(), pid, "set pid")
+}
+
+// SetRun rewrites the record for a retry of the same slot, which kept
+// the lock: its run id and, started, its pid.
+func (le *sqlLease) SetRun(runID string, pid int) error {
+	return le.setHolder(runID, pid, "set run")
+}
+
+func (le *sqlLease) holderRunID() string {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	return le.holder.RunID
+}
+
+func (le *sqlLease) setHolder(runID string, pid int, op string) error {
 	le.mu.Lock()
 	defer le.mu.Unlock()
 	if le.released {
@@ -104,13 +120,13 @@ func (le *sqlLease) SetPID(pid int) error {
 	l := le.locker
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	_, err := le.c.ExecContext(ctx, l.d.rebind(`UPDATE cronvisor_locks SET pid = ? WHERE name = ? AND conn_id = ?`),
-		pid, le.full, le.conn)
+	_, err := le.c.ExecContext(ctx, l.d.rebind(`UPDATE cronvisor_locks SET pid = ?, run_id = ? WHERE name = ? AND conn_id = ?`),
+		pid, runID, le.full, le.conn)
 	if err != nil {
 		le.markLost()
-		return l.wrap(context.Background(), fmt.Sprintf("lock %q: set pid", le.name), err)
+		return l.wrap(context.Background(), fmt.Sprintf("lock %q: %s", le.name, op), err)
 	}
-	le.holder.PID = pid
+	le.holder.PID, le.holder.RunID = pid, runID
 	return nil
 }
 
