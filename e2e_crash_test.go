@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cronvisor/history"
+	"cronvisor/run"
 )
 
 // killAtRunStarted starts a daemon on the sandbox with its stderr on a
@@ -98,7 +99,7 @@ func (s *sandbox) runsByID() map[string]history.Record {
 	s.t.Helper()
 	out := map[string]history.Record{}
 	for _, r := range s.historyJSON() {
-		if r.Outcome == history.OutcomeSkipped {
+		if r.Outcome == run.Skipped {
 			continue
 		}
 		if prev, dup := out[r.RunID]; dup {
@@ -132,7 +133,7 @@ func TestE2ESIGKILLAtRunStartedLeavesOneRecordPerRun(t *testing.T) {
 	// The next supervisor closes the last one too.
 	d := s.cv("daemon", "--log-format", "json")
 	final := func(r history.Record) bool {
-		return r.Outcome == history.OutcomeInterrupted || r.Outcome == history.OutcomeOK
+		return r.Outcome == run.Interrupted || r.Outcome == run.OK
 	}
 	var runs map[string]history.Record
 	waitFor(t, 10*time.Second, "every killed daemon's run recorded as closed", func() bool {
@@ -161,14 +162,14 @@ func TestE2ESIGKILLAtRunStartedLeavesOneRecordPerRun(t *testing.T) {
 		switch {
 		case !final(r):
 			t.Errorf("run %s: record %+v, want it interrupted or finished", id, r)
-		case r.Outcome == history.OutcomeInterrupted && !strings.Contains(r.Reason, "died"):
+		case r.Outcome == run.Interrupted && !strings.Contains(r.Reason, "died"):
 			t.Errorf("run %s interrupted with reason %q, want it to say the supervisor died", id, r.Reason)
 		case r.ScheduledAt.IsZero() || r.EndedAt.IsZero():
 			t.Errorf("run %s: record %+v lacks its slot or its end", id, r)
 		}
 	}
 	for id, r := range runs {
-		if r.Outcome == history.OutcomeRunning {
+		if r.Outcome == run.Running {
 			t.Errorf("run %s still recorded running after every supervisor stopped: %+v", id, r)
 		}
 	}
@@ -219,7 +220,7 @@ func TestE2EOrphanInterruptedWithinSecondsOfItsExit(t *testing.T) {
 			// Another second of fires: the run must stay open while its
 			// process lives and holds the lock.
 			time.Sleep(1500 * time.Millisecond)
-			if r := s.runsByID()[runID]; r.Outcome != history.OutcomeRunning {
+			if r := s.runsByID()[runID]; r.Outcome != run.Running {
 				t.Fatalf("run %s recorded %+v while its process still runs, want running", runID, r)
 			}
 			for _, p := range orphans {
@@ -229,11 +230,11 @@ func TestE2EOrphanInterruptedWithinSecondsOfItsExit(t *testing.T) {
 			var r history.Record
 			waitFor(t, 10*time.Second, "the orphan's run closed", func() bool {
 				r = s.runsByID()[runID]
-				return r.Outcome != history.OutcomeRunning
+				return r.Outcome != run.Running
 			})
 			took := time.Since(exited)
 			t.Logf("recorded %s %v after its process exited (ended_at %+v after)", r.Outcome, took.Round(time.Millisecond), r.EndedAt.Sub(exited).Round(time.Millisecond))
-			if r.Outcome != history.OutcomeInterrupted || r.ExitCode != nil || !strings.Contains(r.Reason, "died during the run") {
+			if r.Outcome != run.Interrupted || r.ExitCode != nil || !strings.Contains(r.Reason, "died during the run") {
 				t.Errorf("orphaned run recorded as %+v, want interrupted, exit unknown, supervisor died", r)
 			}
 			if took > 3*time.Second || r.EndedAt.Sub(exited) > 3*time.Second {

@@ -339,7 +339,7 @@ func TestE2ESIGKILLLosesNoFinishedRun(t *testing.T) {
 		got[r.RunID] = r
 	}
 	for id, outcome := range finished {
-		if got[id].Outcome != outcome {
+		if string(got[id].Outcome) != outcome {
 			t.Errorf("run %s finished %s before the kill; history says %q", id, outcome, got[id].Outcome)
 		}
 	}

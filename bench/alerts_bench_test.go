@@ -11,7 +11,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/metrics"
 	"cronvisor/notify"
-	"cronvisor/runner"
+	"cronvisor/run"
 )
 
 // BenchmarkFireToExecAlerts is BenchmarkFireToExec's span for a rig as
@@ -41,7 +41,7 @@ func BenchmarkFireToExecAlerts(b *testing.B) {
 			out  *[]time.Duration
 		}{{plain, job, &slotP, &ps}, {alerted, withHook, &slotA, &as}} {
 			t0 := time.Now()
-			if f := c.r.fire(c.job, c.slot); f.Outcome != runner.OutcomeOK {
+			if f := c.r.fire(c.job, c.slot); f.Outcome != run.OK {
 				b.Fatalf("outcome %s: %s", f.Outcome, f.Reason)
 			}
 			*c.out = append(*c.out, (<-c.r.started).Sub(t0))

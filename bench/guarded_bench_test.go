@@ -16,6 +16,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -51,7 +52,7 @@ func newRig(b *testing.B, withStarts bool) *rig {
 			}
 		})
 	}
-	r.sup = runner.NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks")), hist, fan.Emit,
+	r.sup = runner.NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun), hist, fan.Emit,
 		runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts))
 	return r
 }
@@ -71,7 +72,7 @@ func trueJob(name string) config.Job {
 func (r *rig) fire(job config.Job, slot *time.Time) runner.RunFinished {
 	*slot = slot.Add(time.Second)
 	f := r.sup.Fire(context.Background(), job, *slot, false)
-	if f.Outcome != runner.OutcomeOK {
+	if f.Outcome != run.OK {
 		r.failed.Add(1)
 	}
 	return f
@@ -171,7 +172,7 @@ func BenchmarkFireToExec(b *testing.B) {
 			b.Fatal(err)
 		}
 		t0 = time.Now()
-		if f := r.fire(job, &slot); f.Outcome != runner.OutcomeOK {
+		if f := r.fire(job, &slot); f.Outcome != run.OK {
 			b.Fatalf("outcome %s: %s", f.Outcome, f.Reason) // one run at a time: no race to excuse
 		}
 		guarded = append(guarded, (<-r.started).Sub(t0))

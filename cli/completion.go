@@ -49,7 +49,7 @@ func addCompletion(root *cobra.Command, g *globals) {
 			return matching(completionNames(g.configPath), nil, prefix), cobra.ShellCompDirectiveNoFileComp
 		})
 		_ = h.RegisterFlagCompletionFunc("outcome", func(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
-			return matching(knownOutcomes, nil, prefix), cobra.ShellCompDirectiveNoFileComp
+			return matching(knownOutcomes(), nil, prefix), cobra.ShellCompDirectiveNoFileComp
 		})
 	}
 }

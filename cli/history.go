@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +16,7 @@ import (
 
 	"cronvisor/daemon"
 	"cronvisor/history"
+	"cronvisor/run"
 )
 
 type historyFlags struct {
@@ -28,7 +28,14 @@ type historyFlags struct {
 	overlaps bool
 }
 
-var knownOutcomes = []string{"ok", "failed", "timeout", "skipped", "replaced", "interrupted", "error", "running"}
+// knownOutcomes are the values --outcome takes: the final ones and running.
+func knownOutcomes() []string {
+	names := []string{}
+	for _, o := range append(run.Finals(), run.Running) {
+		names = append(names, string(o))
+	}
+	return names
+}
 
 func newHistory(g *globals) *cobra.Command {
 	var f historyFlags
@@ -45,7 +52,7 @@ that held the lock.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHistory(g, f) },
 	}
 	c.Flags().StringVar(&f.job, "job", "", "only this job")
-	c.Flags().StringArrayVar(&f.outcomes, "outcome", nil, "only these outcomes (repeatable): "+strings.Join(knownOutcomes, ", "))
+	c.Flags().StringArrayVar(&f.outcomes, "outcome", nil, "only these outcomes (repeatable): "+strings.Join(knownOutcomes(), ", "))
 	c.Flags().StringVar(&f.since, "since", "", "only records of the last DURATION (e.g. 90m, 24h, 1d, 2w)")
 	c.Flags().IntVar(&f.limit, "limit", 100, "at most N records (0: all)")
 	c.Flags().BoolVar(&f.asJSON, "json", false, "one JSON object per line")
@@ -54,10 +61,13 @@ that held the lock.`,
 }
 
 func runHistory(g *globals, f historyFlags) error {
-	for _, o := range f.outcomes {
-		if !slices.Contains(knownOutcomes, o) {
-			return usageError("--outcome %q: want one of %s", o, strings.Join(knownOutcomes, ", "))
+	var outcomes []run.Outcome
+	for _, s := range f.outcomes {
+		o := run.Outcome(s)
+		if !o.Final() && o != run.Running {
+			return usageError("--outcome %q: want one of %s", o, strings.Join(knownOutcomes(), ", "))
 		}
+		outcomes = append(outcomes, o)
 	}
 	since, err := parseSince(f.since)
 	if err != nil {
@@ -90,7 +100,7 @@ func runHistory(g *globals, f historyFlags) error {
 			return noJob(g, cfg, f.job)
 		}
 	}
-	filter := history.Filter{Job: f.job, Outcomes: f.outcomes, Limit: f.limit}
+	filter := history.Filter{Job: f.job, Outcomes: outcomes, Limit: f.limit}
 	if since > 0 {
 		filter.Since = time.Now().Add(-since)
 	}
@@ -251,14 +261,14 @@ func wantColor(g *globals) bool {
 	return ok && isTerminal(f)
 }
 
-func paintOutcome(o string, color bool) string {
+func paintOutcome(o run.Outcome, color bool) string {
 	if !color {
-		return o
+		return string(o)
 	}
-	code := map[string]string{"ok": "32", "failed": "31", "timeout": "31", "error": "31",
-		"skipped": "33", "replaced": "35", "interrupted": "35", "running": "36"}[o]
+	code := map[run.Outcome]string{run.OK: "32", run.Failed: "31", run.Timeout: "31", run.Error: "31",
+		run.Skipped: "33", run.Replaced: "35", run.Interrupted: "35", run.Running: "36"}[o]
 	if code == "" {
-		return o
+		return string(o)
 	}
-	return "\x1b[" + code + "m" + o + "\x1b[0m"
+	return "\x1b[" + code + "m" + string(o) + "\x1b[0m"
 }

@@ -65,7 +65,7 @@ func printLocksJSON(g *globals, statuses []lock.Status) error {
 	for _, s := range statuses {
 		row := lockJSON{Lock: s.Name, Held: s.Held}
 		if s.Held {
-			h := s.Holder
+			h := s.Record
 			row.PID, row.Host, row.Job, row.RunID = h.PID, h.Host, h.Job, h.RunID
 			row.Slot, row.Since = rfc3339(h.Slot), rfc3339(h.Since)
 			row.SupervisorPID, row.Foreign, row.Cmdline = h.SupervisorPID, h.Foreign, h.Cmdline
@@ -85,7 +85,7 @@ func printLocksTable(g *globals, statuses []lock.Status) {
 			fmt.Fprintf(w, "%s\tfree\t-\t-\t-\t-\t-\n", s.Name)
 			continue
 		}
-		h := s.Holder
+		h := s.Record
 		job, run := h.Job, h.RunID
 		if h.Foreign {
 			job, run = "(foreign) "+h.Cmdline, "-"

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"cronvisor/daemon"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -71,7 +72,7 @@ func runOnce(g *globals, name string, conflictCode int) error {
 		case runner.RunSkipped:
 			fmt.Fprintf(g.stderr, "cronvisor: %s: skipped: %s\n", e.Job, e.Reason)
 		case runner.RunFinished:
-			if e.Outcome != runner.OutcomeOK && e.Outcome != runner.OutcomeFailed && e.Outcome != runner.OutcomeSkipped {
+			if e.Outcome != run.OK && e.Outcome != run.Failed && e.Outcome != run.Skipped {
 				fmt.Fprintf(g.stderr, "cronvisor: %s: %s: %s\n", e.Job, e.Outcome, e.Reason)
 			}
 		}
@@ -99,26 +100,26 @@ func runOnce(g *globals, name string, conflictCode int) error {
 // runExit maps a finished fire to the contract's exit codes.
 func runExit(f runner.RunFinished, sig os.Signal, conflictCode int) error {
 	switch f.Outcome {
-	case runner.OutcomeOK:
+	case run.OK:
 		return nil
-	case runner.OutcomeFailed:
+	case run.Failed:
 		if f.ExitCode != nil {
 			return exitCode(*f.ExitCode, nil)
 		}
 		return exitCode(1, nil)
-	case runner.OutcomeTimeout:
+	case run.Timeout:
 		return exitCode(124, nil)
-	case runner.OutcomeSkipped:
+	case run.Skipped:
 		if conflictCode == 0 {
 			return nil
 		}
 		return exitCode(conflictCode, nil)
-	case runner.OutcomeInterrupted, runner.OutcomeReplaced:
+	case run.Interrupted, run.Replaced:
 		if s, ok := sig.(syscall.Signal); ok {
 			return exitCode(128+int(s), nil)
 		}
 		return exitCode(130, nil)
-	case runner.OutcomeError:
+	case run.Error:
 		// Like timeout(1): 127 command not found, 126 other start
 		// failures (proc sets those), 125 cronvisor's own failure.
 		if errors.Is(f.Err, runner.ErrStartFailed) && f.ExitCode != nil {

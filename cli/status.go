@@ -16,6 +16,7 @@ import (
 	"cronvisor/daemon"
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/service"
 )
 
@@ -154,19 +155,16 @@ func printStatusTable(g *globals, jobs []ctl.JobStatus, offline bool) {
 			next = "in " + j.NextRun.Sub(now).Round(time.Second).String()
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Name, j.Schedule, state,
-			paintOutcome(dash(j.LastOutcome), color), shortTime(j.LastStartedAt), next, holderText(j.Holder))
+			paintOutcome(run.Outcome(dash(string(j.LastOutcome))), color), shortTime(j.LastStartedAt), next, holderText(j.Holder))
 	}
 	_ = w.Flush()
 }
 
-func holderText(h *ctl.Holder) string {
+func holderText(h *run.Holder) string {
 	if h == nil {
 		return "-"
 	}
-	if h.Foreign {
-		return fmt.Sprintf("pid %d (foreign: %s)", h.PID, h.Cmdline)
-	}
-	return fmt.Sprintf("pid %d@%s run %s", h.PID, h.Host, h.RunID)
+	return h.String()
 }
 
 // printAlerts lists, below the table, each job's newest notification

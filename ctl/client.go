@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"cronvisor/history"
+	"cronvisor/procfs"
 	"cronvisor/statedir"
 )
 
@@ -101,30 +102,11 @@ func deniedError(path string, err error) error {
 		}
 	}
 	self := statedir.UserName(uint32(os.Geteuid()))
-	if listening(path) {
+	if procfs.Listening(path) {
 		return &refusedError{fmt.Sprintf("a cronvisor daemon serves %s but refused you (%s): permission denied (%s); it serves only its own user and root",
 			path, self, who)}
 	}
 	return fmt.Errorf("control socket %s: %w for you (%s; %s): a daemon of another user may serve it", path, err, self, who)
-}
-
-// listening reports whether /proc/net/unix lists a listening socket bound
-// at path. Any user may read it; it names the bound path, not the file's
-// current owner, so it says only that someone listens there.
-func listening(path string) bool {
-	data, err := os.ReadFile("/proc/net/unix")
-	if err != nil {
-		return false
-	}
-	// Num RefCount Protocol Flags Type St Inode Path; flag 00010000 is
-	// __SO_ACCEPTCON, a listening socket.
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 8 && f[7] == path && f[3] == "00010000" {
-			return true
-		}
-	}
-	return false
 }
 
 // Close drops the client's idle connections.

@@ -4,25 +4,19 @@ import (
 	"strings"
 
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
-// HolderOf is a lock holder's wire form.
-func HolderOf(h lock.Holder) *Holder {
-	return &Holder{
-		PID:     h.PID,
-		Host:    h.Host,
-		Job:     h.Job,
-		RunID:   h.RunID,
-		Since:   h.Since,
-		Foreign: h.Foreign,
-		Cmdline: h.Cmdline,
-	}
+// HolderOf is who holds a lock, as the wire (and every layer) has it.
+func HolderOf(rec lock.Record) *run.Holder {
+	h := rec.Holder
+	return &h
 }
 
 // LockStatusOf is a lock's wire form.
 func LockStatusOf(s lock.Status) LockStatus {
-	h := s.Holder
+	h := s.Record
 	return LockStatus{
 		Lock:          s.Name,
 		Held:          s.Held,
@@ -50,16 +44,17 @@ func EventOf(ev runner.Event) (WireEvent, bool) {
 			Stream: e.Stream, Line: e.Line}, true
 	case runner.RunFinished:
 		return WireEvent{Type: EventRunFinished, Job: e.Job, RunID: e.RunID, Time: e.Ended,
-			Slot: e.Slot, StartedAt: e.Started, PID: e.PID, Outcome: string(e.Outcome),
+			Slot: e.Slot, StartedAt: e.Started, PID: e.PID, Outcome: e.Outcome,
 			ExitCode: e.ExitCode, Reason: e.Reason, Manual: e.Manual, Attempt: e.Attempt}, true
 	case runner.RunSlow:
 		return WireEvent{Type: EventRunSlow, Job: e.Job, RunID: e.RunID, Time: e.Time, Slot: e.Slot,
 			StartedAt: e.Started, Attempt: e.Attempt, Reason: "still running after warn_after " + e.After.String()}, true
 	case runner.RunSkipped:
 		w := WireEvent{Type: EventRunSkipped, Job: e.Job, RunID: e.RunID, Time: e.Time,
-			Slot: e.Slot, Outcome: string(runner.OutcomeSkipped), Reason: e.Reason, Manual: e.Manual}
+			Slot: e.Slot, Outcome: run.Skipped, Reason: e.Reason, Manual: e.Manual}
 		if e.Holder != nil {
-			w.Holder = HolderOf(*e.Holder)
+			h := *e.Holder
+			w.Holder = &h
 		}
 		return w, true
 	case runner.ConfigReloaded:

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
 func TestEventOf(t *testing.T) {
 	code := 0
-	holder := lock.Holder{PID: 77, Host: "h2", Job: "other", RunID: "r9", Since: ref(-time.Minute), SupervisorPID: 70}
+	holder := lock.Record{Holder: run.Holder{PID: 77, Host: "h2", Job: "other", RunID: "r9", Since: ref(-time.Minute)}, SupervisorPID: 70}
 	tests := []struct {
 		name   string
 		ev     runner.Event
@@ -25,12 +26,12 @@ func TestEventOf(t *testing.T) {
 		{"output", runner.RunOutput{Job: "sync", RunID: "r1", Time: ref(time.Second), Stream: "stderr", Line: "oops"},
 			WireEvent{Type: EventRunOutput, Job: "sync", RunID: "r1", Time: ref(time.Second), Stream: "stderr", Line: "oops"}, true},
 		{"finished", runner.RunFinished{Job: "sync", RunID: "r1", Slot: ref(-time.Second), Started: ref(0), Ended: ref(time.Hour),
-			PID: 42, Outcome: runner.OutcomeOK, ExitCode: &code, Reason: "", Manual: false},
+			PID: 42, Outcome: run.OK, ExitCode: &code, Reason: "", Manual: false},
 			WireEvent{Type: EventRunFinished, Job: "sync", RunID: "r1", Time: ref(time.Hour), Slot: ref(-time.Second),
 				StartedAt: ref(0), PID: 42, Outcome: "ok", ExitCode: &code}, true},
-		{"skipped with holder", runner.RunSkipped{Job: "sync", RunID: "r2", Slot: ref(0), Time: ref(0), Reason: "lock held", Holder: &holder},
+		{"skipped with holder", runner.RunSkipped{Job: "sync", RunID: "r2", Slot: ref(0), Time: ref(0), Reason: "lock held", Holder: &holder.Holder},
 			WireEvent{Type: EventRunSkipped, Job: "sync", RunID: "r2", Time: ref(0), Slot: ref(0), Outcome: "skipped",
-				Reason: "lock held", Holder: &Holder{PID: 77, Host: "h2", Job: "other", RunID: "r9", Since: ref(-time.Minute)}}, true},
+				Reason: "lock held", Holder: &run.Holder{PID: 77, Host: "h2", Job: "other", RunID: "r9", Since: ref(-time.Minute)}}, true},
 		{"reload refused", runner.ConfigReloaded{Time: ref(0), Jobs: 3, Problems: []string{"a:1:1: x", "a:2:1: y"}},
 			WireEvent{Type: EventConfigReloaded, Time: ref(0), Jobs: 3, Problems: []string{"a:1:1: x", "a:2:1: y"},
 				Reason: "a:1:1: x; a:2:1: y"}, true},
@@ -57,11 +58,10 @@ func TestLockStatusOf(t *testing.T) {
 		s    lock.Status
 		want LockStatus
 	}{
-		{"held by cronvisor", lock.Status{Name: "orders", Held: true, Holder: lock.Holder{PID: 42, Host: "h1", Job: "sync",
-			RunID: "r1", Slot: ref(0), Since: ref(time.Second), SupervisorPID: 40}},
+		{"held by cronvisor", lock.Status{Name: "orders", Held: true, Record: lock.Record{Holder: run.Holder{PID: 42, Host: "h1", Job: "sync", RunID: "r1", Since: ref(time.Second)}, Slot: ref(0), SupervisorPID: 40}},
 			LockStatus{Lock: "orders", Held: true, PID: 42, Host: "h1", Job: "sync", RunID: "r1", Slot: ref(0),
 				Since: ref(time.Second), SupervisorPID: 40}},
-		{"held by flock(1)", lock.Status{Name: "x", Held: true, Holder: lock.Holder{PID: 7, Foreign: true, Cmdline: "flock -n x"}},
+		{"held by flock(1)", lock.Status{Name: "x", Held: true, Record: lock.Record{Holder: run.Holder{PID: 7, Foreign: true, Cmdline: "flock -n x"}}},
 			LockStatus{Lock: "x", Held: true, PID: 7, Foreign: true, Cmdline: "flock -n x"}},
 		{"free", lock.Status{Name: "y"}, LockStatus{Lock: "y"}},
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 // streamEvents are one of each kind, with a run output line longer than a
@@ -20,7 +22,7 @@ func streamEvents() []WireEvent {
 		{Type: EventRunFinished, Job: "sync", RunID: "r1", Time: ref(2 * time.Second), StartedAt: ref(0), PID: 4242,
 			Outcome: "failed", ExitCode: &code, Manual: true},
 		{Type: EventRunSkipped, Job: "sync", RunID: "r2", Time: ref(3 * time.Second), Outcome: "skipped", Reason: "lock held",
-			Holder: &Holder{PID: 77, Foreign: true, Cmdline: "flock -n x sleep 9"}},
+			Holder: &run.Holder{PID: 77, Foreign: true, Cmdline: "flock -n x sleep 9"}},
 		{Type: EventConfigReloaded, Time: ref(4 * time.Second), Jobs: 2, Problems: []string{"jobs.yaml:1:1: bad"}},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cronvisor/history"
+	"cronvisor/run"
 )
 
 // peerEnv makes the test binary a socket client instead of running tests:
@@ -113,7 +114,7 @@ func newFakeBackend() *fakeBackend {
 			{Name: "sync", Schedule: "*/5 * * * *", Timezone: "UTC", State: StateRunning, RunID: "r1", PID: 4242,
 				StartedAt: ref(0), Deadline: ref(time.Minute), LastOutcome: "ok", LastStartedAt: ref(-time.Hour),
 				LastEndedAt: ref(-time.Hour + time.Second), NextRun: ref(5 * time.Minute), Lock: "orders",
-				Holder: &Holder{PID: 4242, Host: "h1", Job: "sync", RunID: "r1", Since: ref(0)}, Enabled: true,
+				Holder: &run.Holder{PID: 4242, Host: "h1", Job: "sync", RunID: "r1", Since: ref(0)}, Enabled: true,
 				Counts: Counts{Since: ref(-24 * time.Hour), Runs: 10, Skips: 2, Failures: 1}},
 			{Name: "a.b", Schedule: "@daily", Timezone: "Local", State: StateDisabled, Lock: "a.b"},
 			// Valid job names that a URL path would lose.
@@ -130,7 +131,7 @@ func newFakeBackend() *fakeBackend {
 			{Job: "sync", RunID: "r0", Outcome: "ok", ScheduledAt: ref(-time.Hour), StartedAt: ref(-time.Hour),
 				EndedAt: ref(-time.Hour + time.Second), ExitCode: &zero, LogPath: "/state/logs/sync/r0.log", Attempt: 2},
 			{Job: "sync", RunID: "s1", Outcome: "skipped", ScheduledAt: ref(-time.Minute), Reason: "lock held", Attempt: 1,
-				Holder: &history.Holder{PID: 1, Host: "h1", Job: "sync", RunID: "r1", Since: ref(-2 * time.Minute)}},
+				Holder: &run.Holder{PID: 1, Host: "h1", Job: "sync", RunID: "r1", Since: ref(-2 * time.Minute)}},
 		},
 		subscribed:   make(chan chan WireEvent, 4),
 		unsubscribed: make(chan struct{}, 4),

@@ -6,12 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"time"
-)
 
-// outcomes are the contract's history outcomes, the values outcome= takes.
-func outcomes() []string {
-	return []string{"ok", "failed", "timeout", "skipped", "replaced", "interrupted", "error"}
-}
+	"cronvisor/run"
+)
 
 // encodeQuery is the URL query of GET /v1/history.
 func encodeQuery(q HistoryQuery) url.Values {
@@ -20,7 +17,7 @@ func encodeQuery(q HistoryQuery) url.Values {
 		v.Set("job", q.Job)
 	}
 	for _, o := range q.Outcomes {
-		v.Add("outcome", o)
+		v.Add("outcome", string(o))
 	}
 	if !q.Since.IsZero() {
 		v.Set("since", q.Since.Format(time.RFC3339Nano))
@@ -40,11 +37,13 @@ func decodeQuery(v url.Values) (HistoryQuery, error) {
 			return HistoryQuery{}, fmt.Errorf("%w: unknown parameter %q (want job, outcome, since, limit)", ErrBadRequest, k)
 		}
 	}
-	q := HistoryQuery{Job: v.Get("job"), Outcomes: v["outcome"]}
-	for _, o := range q.Outcomes {
-		if !slices.Contains(outcomes(), o) {
-			return HistoryQuery{}, fmt.Errorf("%w: outcome %q: want one of %v", ErrBadRequest, o, outcomes())
+	q := HistoryQuery{Job: v.Get("job")}
+	for _, s := range v["outcome"] {
+		o := run.Outcome(s)
+		if !o.Final() {
+			return HistoryQuery{}, fmt.Errorf("%w: outcome %q: want one of %v", ErrBadRequest, o, run.Finals())
 		}
+		q.Outcomes = append(q.Outcomes, o)
 	}
 	if s := v.Get("since"); s != "" {
 		t, err := time.Parse(time.RFC3339Nano, s)

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 func TestDecodeQuery(t *testing.T) {
@@ -17,7 +19,7 @@ func TestDecodeQuery(t *testing.T) {
 	}{
 		{"empty", "", HistoryQuery{}, false},
 		{"all", "job=sync&outcome=ok&outcome=skipped&since=2026-03-14T09:26:53Z&limit=10",
-			HistoryQuery{Job: "sync", Outcomes: []string{"ok", "skipped"}, Since: ref(0), Limit: 10}, false},
+			HistoryQuery{Job: "sync", Outcomes: []run.Outcome{"ok", "skipped"}, Since: ref(0), Limit: 10}, false},
 		{"since with offset and fraction", "since=2026-03-14T17:26:53.5%2B08:00",
 			HistoryQuery{Since: ref(500 * time.Millisecond)}, false},
 		{"limit 0 is the default", "limit=0", HistoryQuery{}, false},

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 func TestRoutesRoundTrip(t *testing.T) {
@@ -81,7 +84,7 @@ func TestHistoryQueryRoundTrip(t *testing.T) {
 	}{
 		{"empty", HistoryQuery{}},
 		{"job only", HistoryQuery{Job: "sync"}},
-		{"everything", HistoryQuery{Job: "a.b", Outcomes: []string{"failed", "timeout"}, Since: ref(-90 * time.Minute), Limit: 7}},
+		{"everything", HistoryQuery{Job: "a.b", Outcomes: []run.Outcome{"failed", "timeout"}, Since: ref(-90 * time.Minute), Limit: 7}},
 		{"sub-second since", HistoryQuery{Since: ref(123456789 * time.Nanosecond)}},
 	}
 	for _, tt := range tests {
@@ -92,7 +95,7 @@ func TestHistoryQueryRoundTrip(t *testing.T) {
 			f.mu.Lock()
 			got := f.query
 			f.mu.Unlock()
-			if got.Job != tt.q.Job || !sameStrings(got.Outcomes, tt.q.Outcomes) || !got.Since.Equal(tt.q.Since) || got.Limit != tt.q.Limit {
+			if got.Job != tt.q.Job || !slices.Equal(got.Outcomes, tt.q.Outcomes) || !got.Since.Equal(tt.q.Since) || got.Limit != tt.q.Limit {
 				t.Errorf("backend got %+v, want %+v", got, tt.q)
 			}
 		})
@@ -100,9 +103,6 @@ func TestHistoryQueryRoundTrip(t *testing.T) {
 }
 
 // sameStrings treats nil and empty alike, as a query string does.
-func sameStrings(a, b []string) bool {
-	return len(a) == len(b) && strings.Join(a, "\x00") == strings.Join(b, "\x00")
-}
 
 func TestErrors(t *testing.T) {
 	f := newFakeBackend()
@@ -121,7 +121,7 @@ func TestErrors(t *testing.T) {
 		{"kill unknown", func(ctx context.Context) error { _, err := c.Kill(ctx, "nope"); return err }, ErrUnknownJob, 404, `"nope"`},
 		{"a slash in a name stays in the name", func(ctx context.Context) error { return c.Pause(ctx, "x/y") }, ErrUnknownJob, 404, `"x/y"`},
 		{"bad outcome", func(ctx context.Context) error {
-			_, err := c.History(ctx, HistoryQuery{Outcomes: []string{"fine"}})
+			_, err := c.History(ctx, HistoryQuery{Outcomes: []run.Outcome{"fine"}})
 			return err
 		}, ErrBadRequest, 400, `outcome "fine"`},
 		{"bad since", func(ctx context.Context) error {

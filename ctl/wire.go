@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"cronvisor/history"
+	"cronvisor/run"
 )
 
 // ErrUnknownJob means the daemon has no job by that name. The server
@@ -118,15 +119,15 @@ type JobStatus struct {
 	StartedAt time.Time `json:"started_at,omitzero"`
 	Deadline  time.Time `json:"deadline,omitzero"`
 	// LastOutcome is a history outcome (ok, failed, ...), "" if none yet.
-	LastOutcome   string    `json:"last_outcome"`
-	LastStartedAt time.Time `json:"last_started_at,omitzero"`
-	LastEndedAt   time.Time `json:"last_ended_at,omitzero"`
-	NextRun       time.Time `json:"next_run,omitzero"`
-	Lock          string    `json:"lock"`
+	LastOutcome   run.Outcome `json:"last_outcome"`
+	LastStartedAt time.Time   `json:"last_started_at,omitzero"`
+	LastEndedAt   time.Time   `json:"last_ended_at,omitzero"`
+	NextRun       time.Time   `json:"next_run,omitzero"`
+	Lock          string      `json:"lock"`
 	// Holder is who holds the job's lock, nil when it is free.
-	Holder  *Holder `json:"holder"`
-	Enabled bool    `json:"enabled"`
-	Counts  Counts  `json:"counts"`
+	Holder  *run.Holder `json:"holder"`
+	Enabled bool        `json:"enabled"`
+	Counts  Counts      `json:"counts"`
 	// Problem says what keeps the job from being scheduled, "" if nothing.
 	Problem string `json:"problem,omitempty"`
 	// History is "history degraded since T: reason (N records waiting)"
@@ -160,10 +161,10 @@ type PauseInfo struct {
 // Outcome and Reason are the fire's record (skipped: lock held by …), or
 // Outcome is "" when the fire had not decided yet.
 type RunResult struct {
-	RunID   string `json:"run_id"`
-	Started bool   `json:"started"`
-	Outcome string `json:"outcome,omitempty"`
-	Reason  string `json:"reason,omitempty"`
+	RunID   string      `json:"run_id"`
+	Started bool        `json:"started"`
+	Outcome run.Outcome `json:"outcome,omitempty"`
+	Reason  string      `json:"reason,omitempty"`
 }
 
 // DaemonStatus is the daemon as a whole.
@@ -189,19 +190,6 @@ type Counts struct {
 	Failures int       `json:"failures"` // failed, timeout and error outcomes
 }
 
-// Holder is who holds a lock. For a holder outside cronvisor (flock(1) on
-// the lock file) Foreign is set and PID, Cmdline and Since describe that
-// process.
-type Holder struct {
-	PID     int       `json:"pid"`
-	Host    string    `json:"host"`
-	Job     string    `json:"job"`
-	RunID   string    `json:"run_id"`
-	Since   time.Time `json:"since,omitzero"`
-	Foreign bool      `json:"foreign"`
-	Cmdline string    `json:"cmdline"`
-}
-
 // LockStatus is one lock. For a free lock the holder fields are the last
 // record, if any.
 type LockStatus struct {
@@ -221,7 +209,7 @@ type LockStatus struct {
 // HistoryQuery selects history records; zero fields do not filter.
 type HistoryQuery struct {
 	Job      string
-	Outcomes []string // any of these outcomes
+	Outcomes []run.Outcome // any of these outcomes
 	Since    time.Time
 	Limit    int // 0: the backend's default
 }
@@ -268,19 +256,19 @@ type WireEvent struct {
 	Slot  time.Time `json:"slot,omitzero"`
 	// StartedAt is the run's start, on run_finished (zero if it never
 	// started), so a client can show the duration.
-	StartedAt time.Time `json:"started_at,omitzero"`
-	Deadline  time.Time `json:"deadline,omitzero"`
-	Lock      string    `json:"lock,omitempty"`
-	Manual    bool      `json:"manual,omitempty"`
-	Attempt   int       `json:"attempt,omitempty"` // of the run in its slot, 1 for the first
-	PID       int       `json:"pid,omitempty"`
-	Outcome   string    `json:"outcome,omitempty"`
+	StartedAt time.Time   `json:"started_at,omitzero"`
+	Deadline  time.Time   `json:"deadline,omitzero"`
+	Lock      string      `json:"lock,omitempty"`
+	Manual    bool        `json:"manual,omitempty"`
+	Attempt   int         `json:"attempt,omitempty"` // of the run in its slot, 1 for the first
+	PID       int         `json:"pid,omitempty"`
+	Outcome   run.Outcome `json:"outcome,omitempty"`
 	// ExitCode is nil when the process did not exit by itself.
-	ExitCode *int    `json:"exit_code,omitempty"`
-	Reason   string  `json:"reason,omitempty"`
-	Holder   *Holder `json:"holder,omitempty"`
-	Stream   string  `json:"stream,omitempty"` // stdout or stderr
-	Line     string  `json:"line,omitempty"`   // one or more lines joined by "\n" (runner.RunOutput)
+	ExitCode *int        `json:"exit_code,omitempty"`
+	Reason   string      `json:"reason,omitempty"`
+	Holder   *run.Holder `json:"holder,omitempty"`
+	Stream   string      `json:"stream,omitempty"` // stdout or stderr
+	Line     string      `json:"line,omitempty"`   // one or more lines joined by "\n" (runner.RunOutput)
 	// Jobs and Problems are config_reloaded's: the job count in effect and,
 	// when the new file was refused, why.
 	Jobs     int      `json:"jobs,omitempty"`

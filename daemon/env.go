@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"cronvisor/config"
 	"cronvisor/history"
 	"cronvisor/lock"
@@ -17,6 +15,8 @@ import (
 	"cronvisor/recovery"
 	"cronvisor/runner"
 	"cronvisor/statedir"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Env is what running jobs needs: the lock backend, the event fan-out and

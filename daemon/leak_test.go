@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"cronvisor/ctl"
+
+	"go.uber.org/goleak"
 )
 
 // TestShutdownLeavesNoGoroutine starts a daemon with its real parts (file

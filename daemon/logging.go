@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -31,7 +32,7 @@ func logEvents(log *slog.Logger) func(runner.Event) {
 				attrs = append(attrs, "reason", e.Reason)
 			}
 			level := slog.LevelInfo
-			if e.Outcome != runner.OutcomeOK {
+			if e.Outcome != run.OK {
 				level = slog.LevelWarn
 			}
 			log.Log(context.Background(), level, "run finished", attrs...)

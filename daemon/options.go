@@ -11,6 +11,7 @@ import (
 	"cronvisor/ctl"
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/runner"
 )
 
 // Options are what a supervisor takes from its caller: where jobs.yaml is,
@@ -63,7 +64,7 @@ func (o Options) withDefaults() Options {
 func NewLocker(cfg *config.Config) (lock.Locker, error) {
 	switch cfg.LockBackend.Type {
 	case "", "file":
-		return lock.NewFileLocker(filepath.Join(cfg.StateDir, "locks")), nil
+		return lock.NewFileLocker(filepath.Join(cfg.StateDir, "locks"), runner.InRun), nil
 	case "redis":
 		var opts []lock.RedisOption
 		if p := cfg.LockBackend.Prefix; p != "" {

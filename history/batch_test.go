@@ -1,6 +1,10 @@
 package history
 
-import "testing"
+import (
+	"testing"
+
+	"cronvisor/run"
+)
 
 // TestBatchedQueriesMatchPerJob checks LastSlots and Latest against the
 // per-job queries they replace at start-up, on rows that exercise their
@@ -9,13 +13,13 @@ func TestBatchedQueriesMatchPerJob(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
 	for _, r := range []Record{
-		{Job: "a", RunID: "1", Outcome: OutcomeOK, ScheduledAt: minute(0)},
-		{Job: "a", RunID: "2", Outcome: OutcomeSkipped, ScheduledAt: minute(10)},
-		{Job: "a", RunID: "3", Outcome: OutcomeOK, ScheduledAt: minute(12), Manual: true},
-		{Job: "b", RunID: "4", Outcome: OutcomeOK, ScheduledAt: minute(1), Manual: true},
-		{Job: "c", RunID: "5", Outcome: OutcomeError, StartedAt: minute(1)}, // no slot
-		{Job: "d", RunID: "6", Outcome: OutcomeOK, ScheduledAt: minute(3)},
-		{Job: "d", RunID: "7", Outcome: OutcomeFailed, ScheduledAt: minute(3)}, // same at: newest id wins
+		{Job: "a", RunID: "1", Outcome: run.OK, ScheduledAt: minute(0)},
+		{Job: "a", RunID: "2", Outcome: run.Skipped, ScheduledAt: minute(10)},
+		{Job: "a", RunID: "3", Outcome: run.OK, ScheduledAt: minute(12), Manual: true},
+		{Job: "b", RunID: "4", Outcome: run.OK, ScheduledAt: minute(1), Manual: true},
+		{Job: "c", RunID: "5", Outcome: run.Error, StartedAt: minute(1)}, // no slot
+		{Job: "d", RunID: "6", Outcome: run.OK, ScheduledAt: minute(3)},
+		{Job: "d", RunID: "7", Outcome: run.Failed, ScheduledAt: minute(3)}, // same at: newest id wins
 	} {
 		mustSkip(t, s, r)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 // benchRows is the size of the store BenchmarkSkipsLast24h queries:
@@ -60,7 +62,7 @@ func BenchmarkInsert(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				i++
-				r := Record{Job: "job", RunID: strconv.Itoa(i), Outcome: OutcomeOK, ScheduledAt: minute(i),
+				r := Record{Job: "job", RunID: strconv.Itoa(i), Outcome: run.OK, ScheduledAt: minute(i),
 					StartedAt: minute(i), EndedAt: minute(i).Add(time.Second), ExitCode: intp(0), Host: "h"}
 				if err := s.Finish(ctx, r); err != nil {
 					b.Fatal(err)
@@ -94,14 +96,14 @@ func buildBig(b *testing.B, s *Store, n int, end time.Time) {
 			ScheduledAt: slot, Host: "h", SupervisorPID: 1}
 		switch h := (k*37 + j*11) % 100; { // every job gets every residue
 		case h < 20:
-			r.Outcome, r.Reason = OutcomeSkipped, "lock held"
-			r.Holder = &Holder{PID: 4242, Host: "h", Job: r.Job, RunID: strconv.Itoa(i - benchJobs), Since: slot}
+			r.Outcome, r.Reason = run.Skipped, "lock held"
+			r.Holder = &run.Holder{PID: 4242, Host: "h", Job: r.Job, RunID: strconv.Itoa(i - benchJobs), Since: slot}
 		case h < 28:
-			r.Outcome, r.ExitCode = OutcomeFailed, intp(1)
+			r.Outcome, r.ExitCode = run.Failed, intp(1)
 		default:
-			r.Outcome, r.ExitCode = OutcomeOK, intp(0)
+			r.Outcome, r.ExitCode = run.OK, intp(0)
 		}
-		if r.Outcome != OutcomeSkipped {
+		if r.Outcome != run.Skipped {
 			r.StartedAt, r.EndedAt = slot, slot.Add(3*time.Second)
 			r.LogPath = "/state/logs/" + r.Job + "/" + r.RunID + ".log"
 		}
@@ -124,7 +126,7 @@ func BenchmarkSkipsLast24h(b *testing.B) {
 	t0 := time.Now()
 	buildBig(b, s, n, end)
 	b.Logf("built %d rows in %v", n, time.Since(t0).Round(time.Millisecond))
-	f := Filter{Job: "job-042", Outcomes: []string{OutcomeSkipped}, Since: end.Add(-24 * time.Hour)}
+	f := Filter{Job: "job-042", Outcomes: []run.Outcome{run.Skipped}, Since: end.Add(-24 * time.Hour)}
 	ctx := context.Background()
 	cases := []struct {
 		name string

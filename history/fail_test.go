@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 // TestFailingStore checks that a store that cannot write reports it from
@@ -16,8 +18,8 @@ func TestFailingStore(t *testing.T) {
 	ctx := testCtx(t)
 	w, p := openTemp(t)
 	// Two finished runs of a job: Prune(keep 1) has one to delete.
-	mustRun(t, w, Record{Job: "a", RunID: "old", Outcome: OutcomeOK, ScheduledAt: minute(-2)})
-	mustRun(t, w, Record{Job: "a", RunID: "new", Outcome: OutcomeOK, ScheduledAt: minute(-1)})
+	mustRun(t, w, Record{Job: "a", RunID: "old", Outcome: run.OK, ScheduledAt: minute(-2)})
+	mustRun(t, w, Record{Job: "a", RunID: "new", Outcome: run.OK, ScheduledAt: minute(-1)})
 	stores := []struct {
 		name string
 		open func(t *testing.T) *Store
@@ -40,7 +42,7 @@ func TestFailingStore(t *testing.T) {
 	}
 	r := Record{Job: "a", RunID: "r1", ScheduledAt: minute(0), StartedAt: minute(0)}
 	done := r
-	done.Outcome, done.EndedAt = OutcomeOK, minute(1)
+	done.Outcome, done.EndedAt = run.OK, minute(1)
 	for _, st := range stores {
 		s := st.open(t)
 		calls := []struct {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"cronvisor/run"
 )
 
 // The two writes of recovering a dead supervisor's run. Each is one
@@ -22,7 +24,7 @@ const (
 // the start of a run whose supervisor died before its own start row was
 // committed.
 func (s *Store) Adopt(ctx context.Context, r Record) (bool, error) {
-	r.Outcome = OutcomeRunning
+	r.Outcome = run.Running
 	if err := check(r); err != nil {
 		return false, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"cronvisor/run"
 )
 
 // Overlap is a run and the fires that were skipped because it held the lock.
@@ -26,7 +28,7 @@ const overlapChunk = 500
 // a Holder did not collide with a run and are left out. Groups come newest
 // skip first.
 func (s *Store) Overlaps(ctx context.Context, f Filter) ([]Overlap, error) {
-	f.Outcomes = []string{OutcomeSkipped}
+	f.Outcomes = []run.Outcome{run.Skipped}
 	q, a := buildQuery(f, "holder_pid IS NOT NULL")
 	db, err := s.reader()
 	if err != nil {

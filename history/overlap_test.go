@@ -3,18 +3,20 @@ package history
 import (
 	"reflect"
 	"testing"
+
+	"cronvisor/run"
 )
 
 func TestOverlaps(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
-	holder := func(pid int, job, run string) *Holder {
-		return &Holder{PID: pid, Host: "h", Job: job, RunID: run, Since: minute(0)}
+	holder := func(pid int, job, runID string) *run.Holder {
+		return &run.Holder{PID: pid, Host: "h", Job: job, RunID: runID, Since: minute(0)}
 	}
 	// r1 (job a) held the lock over three fires of a and one of b, which
 	// shares its lock; flock(1) as pid 77 blocked two fires; a pruned run
 	// blocked one; a skip without a holder is no overlap.
-	mustRun(t, s, Record{Job: "a", RunID: "r1", Outcome: OutcomeOK, ScheduledAt: minute(0),
+	mustRun(t, s, Record{Job: "a", RunID: "r1", Outcome: run.OK, ScheduledAt: minute(0),
 		StartedAt: minute(0), EndedAt: minute(4), PID: 10, Host: "h"})
 	for _, r := range []Record{
 		{Job: "a", RunID: "s1", ScheduledAt: minute(1), Holder: holder(10, "a", "r1")},
@@ -44,7 +46,7 @@ func TestOverlaps(t *testing.T) {
 			{"r1", false, 10, []string{"s3", "s2", "s1"}},
 		}},
 		{"skips of job b", Filter{Job: "b"}, []group{{"r1", false, 10, []string{"s2"}}}},
-		{"since", Filter{Since: minute(6), Outcomes: []string{OutcomeOK}}, []group{
+		{"since", Filter{Since: minute(6), Outcomes: []run.Outcome{run.OK}}, []group{
 			{"gone", true, 88, []string{"g1"}},
 			{"", true, 77, []string{"f2"}},
 		}},
@@ -67,7 +69,7 @@ func TestOverlaps(t *testing.T) {
 	}
 	t.Run("known run is the stored record", func(t *testing.T) {
 		got, _ := s.Overlaps(ctx, Filter{Job: "b"})
-		if len(got) != 1 || got[0].Run.Outcome != OutcomeOK || !got[0].Run.EndedAt.Equal(minute(4)) {
+		if len(got) != 1 || got[0].Run.Outcome != run.OK || !got[0].Run.EndedAt.Equal(minute(4)) {
 			t.Errorf("Run = %+v", got)
 		}
 	})

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 // helperEnv makes the test binary act as a helper process (see TestMain):
@@ -53,7 +55,7 @@ func helper(mode, db, prefix string) int {
 			Host: "h", SupervisorPID: os.Getpid(), Reason: strings.Repeat("x", 2000)}
 		err := s.Start(ctx, r)
 		if err == nil {
-			r.Outcome, r.EndedAt = OutcomeOK, minute(i).Add(time.Second)
+			r.Outcome, r.EndedAt = run.OK, minute(i).Add(time.Second)
 			err = s.Finish(ctx, r)
 		}
 		if err == nil && mode != "durable" {
@@ -122,7 +124,7 @@ func TestFinishSurvivesSIGKILL(t *testing.T) {
 			if err := s.h.Load().db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
 				t.Errorf("integrity_check = %q, %v", check, err)
 			}
-			got, err := s.Query(ctx, Filter{Outcomes: []string{OutcomeOK}})
+			got, err := s.Query(ctx, Filter{Outcomes: []run.Outcome{run.OK}})
 			if err != nil {
 				t.Fatal(err)
 			}

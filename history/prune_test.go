@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 // pruneFixture is job a: ok runs on days 0..5 (day 5 manual), a failed
@@ -27,7 +29,7 @@ func pruneFixture(t *testing.T) (*Store, string) {
 			t.Fatal(err)
 		}
 		r.LogPath = l.Path()
-		if r.Outcome == OutcomeRunning {
+		if r.Outcome == run.Running {
 			if err := s.Start(t.Context(), r); err != nil {
 				t.Fatal(err)
 			}
@@ -36,12 +38,12 @@ func pruneFixture(t *testing.T) (*Store, string) {
 		mustRun(t, s, r)
 	}
 	for d := range 6 {
-		add(Record{Job: "a", RunID: "a" + strconv.Itoa(d), Outcome: OutcomeOK, ScheduledAt: day(d), Manual: d == 5})
+		add(Record{Job: "a", RunID: "a" + strconv.Itoa(d), Outcome: run.OK, ScheduledAt: day(d), Manual: d == 5})
 	}
-	add(Record{Job: "a", RunID: "a6", Outcome: OutcomeFailed, ScheduledAt: day(6)})
-	add(Record{Job: "a", RunID: "a7", Outcome: OutcomeSkipped, ScheduledAt: day(7)})
-	add(Record{Job: "b", RunID: "b0", Outcome: OutcomeOK, ScheduledAt: day(0)})
-	add(Record{Job: "c", RunID: "c1", Outcome: OutcomeRunning, ScheduledAt: day(1)})
+	add(Record{Job: "a", RunID: "a6", Outcome: run.Failed, ScheduledAt: day(6)})
+	add(Record{Job: "a", RunID: "a7", Outcome: run.Skipped, ScheduledAt: day(7)})
+	add(Record{Job: "b", RunID: "b0", Outcome: run.OK, ScheduledAt: day(0)})
+	add(Record{Job: "c", RunID: "c1", Outcome: run.Running, ScheduledAt: day(1)})
 	return s, dir
 }
 
@@ -94,8 +96,8 @@ func TestPrune(t *testing.T) {
 func TestPruneLeavesNonFiles(t *testing.T) {
 	s, _ := openTemp(t)
 	dir := t.TempDir() // a damaged record naming a directory as its log
-	mustRun(t, s, Record{Job: "a", RunID: "1", Outcome: OutcomeFailed, ScheduledAt: minute(0), LogPath: dir})
-	mustRun(t, s, Record{Job: "a", RunID: "2", Outcome: OutcomeOK, ScheduledAt: minute(1)})
+	mustRun(t, s, Record{Job: "a", RunID: "1", Outcome: run.Failed, ScheduledAt: minute(0), LogPath: dir})
+	mustRun(t, s, Record{Job: "a", RunID: "2", Outcome: run.OK, ScheduledAt: minute(1)})
 	removed, err := s.Prune(testCtx(t), 1, 0, minute(2))
 	if removed != 1 || err == nil {
 		t.Errorf("Prune = %d, %v; want 1 and an error about %s", removed, err, dir)

@@ -8,13 +8,15 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"cronvisor/run"
 )
 
 // Filter selects records. Zero fields do not filter.
 type Filter struct {
 	Job      string
-	Outcomes []string  // any of these
-	Since    time.Time // at or after
+	Outcomes []run.Outcome // any of these
+	Since    time.Time     // at or after
 	// Before pages back: only records strictly older than it. Pass the
 	// time of the last record of the previous page; records sharing that
 	// exact nanosecond are the only ones a page boundary can drop.
@@ -50,11 +52,11 @@ func buildQuery(f Filter, extra ...string) (string, []any) {
 	switch len(f.Outcomes) {
 	case 0:
 	case 1:
-		where, a = append(where, "outcome = ?"), append(a, f.Outcomes[0])
+		where, a = append(where, "outcome = ?"), append(a, string(f.Outcomes[0]))
 	default:
 		where = append(where, "outcome IN (?"+strings.Repeat(",?", len(f.Outcomes)-1)+")")
 		for _, o := range f.Outcomes {
-			a = append(a, o)
+			a = append(a, string(o))
 		}
 	}
 	if !f.Since.IsZero() {
@@ -78,7 +80,7 @@ func buildQuery(f Filter, extra ...string) (string, []any) {
 // supervisor that died; telling which is the caller's business (Host,
 // SupervisorPID).
 func (s *Store) OpenRuns(ctx context.Context) ([]Record, error) {
-	return s.Query(ctx, Filter{Outcomes: []string{OutcomeRunning}})
+	return s.Query(ctx, Filter{Outcomes: []run.Outcome{run.Running}})
 }
 
 // LastOKSlot is the slot of the job's latest successful run, manual ones
@@ -234,7 +236,7 @@ func scanRecord(sc scanner, id *int64) (Record, error) {
 		r.ExitCode = &c
 	}
 	if hPID.Valid {
-		r.Holder = &Holder{PID: int(hPID.Int64), Host: hHost.String, Job: hJob.String,
+		r.Holder = &run.Holder{PID: int(hPID.Int64), Host: hHost.String, Job: hJob.String,
 			RunID: hRun.String, Since: fromNanos(hSince)}
 	}
 	return r, nil

@@ -8,19 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// Outcomes of a record. OutcomeRunning marks a run still in flight; the others
-// are final and are the contract's `outcome` values.
-const (
-	OutcomeRunning     = "running"
-	OutcomeOK          = "ok"
-	OutcomeFailed      = "failed"
-	OutcomeTimeout     = "timeout"
-	OutcomeSkipped     = "skipped"
-	OutcomeReplaced    = "replaced"
-	OutcomeInterrupted = "interrupted"
-	OutcomeError       = "error"
+	"cronvisor/run"
 )
 
 // Errors returned (wrapped) by this package.
@@ -39,39 +28,19 @@ var (
 	ErrLogClosed = errors.New("history: log closed")
 )
 
-// final reports whether o is a known final outcome.
-func final(o string) bool {
-	switch o {
-	case OutcomeOK, OutcomeFailed, OutcomeTimeout, OutcomeSkipped,
-		OutcomeReplaced, OutcomeInterrupted, OutcomeError:
-		return true
-	}
-	return false
-}
-
-// Holder is who held a lock when a fire was skipped. PID and Host are set
-// for any holder; Job and RunID only when the holder was a cronvisor run.
-type Holder struct {
-	PID   int       `json:"pid"`
-	Host  string    `json:"host"`
-	Job   string    `json:"job"`
-	RunID string    `json:"run_id"`
-	Since time.Time `json:"since,omitzero"`
-}
-
 // Record is one row of history: a run (open while Outcome is "running") or a
 // fire that did not run. Zero times mean "not applicable".
 type Record struct {
 	Job         string
 	RunID       string
-	Outcome     string
+	Outcome     run.Outcome
 	ScheduledAt time.Time // the slot, before jitter
 	StartedAt   time.Time
 	EndedAt     time.Time
-	ExitCode    *int    // nil when unknown or not applicable
-	Reason      string  // why skipped, failed to start or interrupted
-	Holder      *Holder // who held the lock, for skips
-	LogPath     string  // the run's output log, "" if none
+	ExitCode    *int        // nil when unknown or not applicable
+	Reason      string      // why skipped, failed to start or interrupted
+	Holder      *run.Holder // who held the lock, for skips
+	LogPath     string      // the run's output log, "" if none
 	// Host, SupervisorPID and PID say who ran it, so that the next supervisor
 	// can tell the runs of a dead one from those of a live one.
 	Host          string
@@ -90,28 +59,19 @@ func (r Record) DurationMS() int64 {
 	return r.EndedAt.Sub(r.StartedAt).Milliseconds()
 }
 
-// jsonHolder is the contract's holder object.
-type jsonHolder struct {
-	PID   int    `json:"pid"`
-	Host  string `json:"host"`
-	Job   string `json:"job"`
-	RunID string `json:"run_id"`
-	Since string `json:"since,omitempty"`
-}
-
 // jsonRecord is the contract's history record; the field order is the
 // contract's, so `history --json` reads the same as the documentation.
 type jsonRecord struct {
 	Job         string      `json:"job"`
 	RunID       string      `json:"run_id"`
-	Outcome     string      `json:"outcome"`
+	Outcome     run.Outcome `json:"outcome"`
 	ScheduledAt string      `json:"scheduled_at"`
 	StartedAt   string      `json:"started_at"`
 	EndedAt     string      `json:"ended_at"`
 	DurationMS  int64       `json:"duration_ms"`
 	ExitCode    *int        `json:"exit_code"`
 	Reason      string      `json:"reason"`
-	Holder      *jsonHolder `json:"holder"`
+	Holder      *run.Holder `json:"holder"`
 	LogPath     string      `json:"log_path"`
 	Host        string      `json:"host"`
 	Manual      bool        `json:"manual"`
@@ -135,7 +95,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		Attempt:     max(r.Attempt, 1),
 	}
 	if h := r.Holder; h != nil {
-		j.Holder = &jsonHolder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID, Since: fmtTime(h.Since)}
+		// Only the contract's fields: a foreign holder's command line is
+		// not kept in history.
+		j.Holder = &run.Holder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID, Since: h.Since}
 	}
 	return json.Marshal(j)
 }
@@ -155,13 +117,7 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		dst *time.Time
 		src string
 	}{{&out.ScheduledAt, j.ScheduledAt}, {&out.StartedAt, j.StartedAt}, {&out.EndedAt, j.EndedAt}}
-	if h := j.Holder; h != nil {
-		out.Holder = &Holder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID}
-		times = append(times, struct {
-			dst *time.Time
-			src string
-		}{&out.Holder.Since, h.Since})
-	}
+	out.Holder = j.Holder
 	for _, t := range times {
 		if *t.dst, err = parseTime(t.src); err != nil {
 			return err

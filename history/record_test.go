@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 // outcomeCases are one record of each outcome, as the runner would write
@@ -14,7 +16,7 @@ func outcomeCases() []struct {
 	starts bool
 	rec    Record
 } {
-	run := func(id, outcome string, exit *int, reason string) Record {
+	ran := func(id string, outcome run.Outcome, exit *int, reason string) Record {
 		return Record{Job: "sync_orders", RunID: id, Outcome: outcome,
 			ScheduledAt: minute(0), StartedAt: minute(0).Add(1500 * time.Millisecond),
 			EndedAt: minute(1).Add(1750 * time.Millisecond), ExitCode: exit, Reason: reason,
@@ -25,18 +27,18 @@ func outcomeCases() []struct {
 		starts bool
 		rec    Record
 	}{
-		{"ok", true, run("r-ok", OutcomeOK, intp(0), "")},
-		{"failed, second attempt", true, func() Record { r := run("r-failed", OutcomeFailed, intp(3), ""); r.Attempt = 2; return r }()},
-		{"timeout", true, run("r-timeout", OutcomeTimeout, intp(-1), "deadline 90s exceeded")},
-		{"replaced", true, run("r-replaced", OutcomeReplaced, nil, "replaced by r-next")},
-		{"interrupted", true, run("r-int", OutcomeInterrupted, nil, "supervisor 100 on web1 died")},
-		{"error, manual", false, Record{Job: "sync_orders", RunID: "r-err", Outcome: OutcomeError,
+		{"ok", true, ran("r-ok", run.OK, intp(0), "")},
+		{"failed, second attempt", true, func() Record { r := ran("r-failed", run.Failed, intp(3), ""); r.Attempt = 2; return r }()},
+		{"timeout", true, ran("r-timeout", run.Timeout, intp(-1), "deadline 90s exceeded")},
+		{"replaced", true, ran("r-replaced", run.Replaced, nil, "replaced by r-next")},
+		{"interrupted", true, ran("r-int", run.Interrupted, nil, "supervisor 100 on web1 died")},
+		{"error, manual", false, Record{Job: "sync_orders", RunID: "r-err", Outcome: run.Error,
 			ScheduledAt: minute(2), EndedAt: minute(2), Reason: "exec: \"php\": not found",
 			Host: "web1", SupervisorPID: 100, Manual: true}},
-		{"skipped with holder", false, Record{Job: "sync_orders", RunID: "r-skip", Outcome: OutcomeSkipped,
+		{"skipped with holder", false, Record{Job: "sync_orders", RunID: "r-skip", Outcome: run.Skipped,
 			ScheduledAt: minute(5), EndedAt: minute(5), Reason: "lock orders held",
 			Host: "web1", SupervisorPID: 100,
-			Holder: &Holder{PID: 4242, Host: "web1", Job: "sync_orders", RunID: "r-ok", Since: minute(0)}}},
+			Holder: &run.Holder{PID: 4242, Host: "web1", Job: "sync_orders", RunID: "r-ok", Since: minute(0)}}},
 	}
 }
 
@@ -71,7 +73,7 @@ func checkJSON(t *testing.T, b []byte, r Record) {
 		holder = map[string]any{"pid": float64(h.PID), "host": h.Host, "job": h.Job, "run_id": h.RunID}
 	}
 	want := map[string]any{
-		"job": r.Job, "run_id": r.RunID, "outcome": r.Outcome,
+		"job": r.Job, "run_id": r.RunID, "outcome": string(r.Outcome),
 		"duration_ms": float64(r.DurationMS()), "exit_code": exit, "reason": r.Reason,
 		"holder": holder, "log_path": r.LogPath, "host": r.Host, "manual": r.Manual,
 		"attempt": float64(max(r.Attempt, 1)),
@@ -102,7 +104,7 @@ func TestMarshalJSON(t *testing.T) {
 }
 
 func TestMarshalJSONLiteral(t *testing.T) {
-	r := Record{Job: "j", RunID: "r1", Outcome: OutcomeSkipped, ScheduledAt: minute(0)}
+	r := Record{Job: "j", RunID: "r1", Outcome: run.Skipped, ScheduledAt: minute(0)}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)

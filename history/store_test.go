@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 func TestStoreRoundTrip(t *testing.T) {
@@ -32,7 +34,7 @@ func TestStoreRoundTrip(t *testing.T) {
 			} else if err := s.Skip(ctx, r); err != nil {
 				t.Fatalf("Skip: %v", err)
 			}
-			got, err := s.Query(ctx, Filter{Job: r.Job, Outcomes: []string{r.Outcome}})
+			got, err := s.Query(ctx, Filter{Job: r.Job, Outcomes: []run.Outcome{r.Outcome}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +65,7 @@ func TestStartFinish(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := open
-		want.Outcome = OutcomeRunning
+		want.Outcome = run.Running
 		if len(got) != 1 {
 			t.Fatalf("OpenRuns = %v", runIDs(got))
 		}
@@ -75,7 +77,7 @@ func TestStartFinish(t *testing.T) {
 		}
 	})
 	t.Run("finish closes it", func(t *testing.T) {
-		if err := s.Finish(ctx, Record{RunID: "r1", Outcome: OutcomeOK, EndedAt: minute(1), ExitCode: intp(0)}); err != nil {
+		if err := s.Finish(ctx, Record{RunID: "r1", Outcome: run.OK, EndedAt: minute(1), ExitCode: intp(0)}); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := s.OpenRuns(ctx); len(got) != 0 {
@@ -83,11 +85,11 @@ func TestStartFinish(t *testing.T) {
 		}
 	})
 	t.Run("finish without start inserts", func(t *testing.T) {
-		r := Record{Job: "a", RunID: "r2", Outcome: OutcomeInterrupted, ScheduledAt: minute(2), Reason: "x"}
+		r := Record{Job: "a", RunID: "r2", Outcome: run.Interrupted, ScheduledAt: minute(2), Reason: "x"}
 		if err := s.Finish(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := s.Query(ctx, Filter{Outcomes: []string{OutcomeInterrupted}})
+		got, _ := s.Query(ctx, Filter{Outcomes: []run.Outcome{run.Interrupted}})
 		if len(got) != 1 {
 			t.Fatalf("got %v", runIDs(got))
 		}
@@ -98,16 +100,16 @@ func TestStartFinish(t *testing.T) {
 func TestBadRecords(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
-	ok := Record{Job: "a", RunID: "r", Outcome: OutcomeOK, ScheduledAt: minute(0)}
+	ok := Record{Job: "a", RunID: "r", Outcome: run.OK, ScheduledAt: minute(0)}
 	tests := []struct {
 		name string
 		call func(Record) error
 		mod  func(*Record)
 	}{
-		{"finish running", func(r Record) error { return s.Finish(ctx, r) }, func(r *Record) { r.Outcome = OutcomeRunning }},
+		{"finish running", func(r Record) error { return s.Finish(ctx, r) }, func(r *Record) { r.Outcome = run.Running }},
 		{"finish unknown outcome", func(r Record) error { return s.Finish(ctx, r) }, func(r *Record) { r.Outcome = "great" }},
 		{"finish new without job", func(r Record) error { return s.Finish(ctx, r) }, func(r *Record) { r.Job = "" }},
-		{"skip running", func(r Record) error { return s.Skip(ctx, r) }, func(r *Record) { r.Outcome = OutcomeRunning }},
+		{"skip running", func(r Record) error { return s.Skip(ctx, r) }, func(r *Record) { r.Outcome = run.Running }},
 		{"skip without run id", func(r Record) error { return s.Skip(ctx, r) }, func(r *Record) { r.RunID = "" }},
 		{"start without time", func(r Record) error { return s.Start(ctx, r) }, func(r *Record) { r.ScheduledAt = time.Time{} }},
 	}
@@ -126,11 +128,11 @@ func TestQueryFilters(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
 	fix := []Record{
-		{Job: "a", RunID: "a1", Outcome: OutcomeOK, ScheduledAt: minute(0)},
-		{Job: "a", RunID: "a2", Outcome: OutcomeSkipped, ScheduledAt: minute(1)},
-		{Job: "b", RunID: "b1", Outcome: OutcomeFailed, ScheduledAt: minute(2)},
-		{Job: "a", RunID: "a3", Outcome: OutcomeFailed, ScheduledAt: minute(3)},
-		{Job: "b", RunID: "b2", Outcome: OutcomeSkipped, StartedAt: minute(4)}, // no slot: sorts by start
+		{Job: "a", RunID: "a1", Outcome: run.OK, ScheduledAt: minute(0)},
+		{Job: "a", RunID: "a2", Outcome: run.Skipped, ScheduledAt: minute(1)},
+		{Job: "b", RunID: "b1", Outcome: run.Failed, ScheduledAt: minute(2)},
+		{Job: "a", RunID: "a3", Outcome: run.Failed, ScheduledAt: minute(3)},
+		{Job: "b", RunID: "b2", Outcome: run.Skipped, StartedAt: minute(4)}, // no slot: sorts by start
 	}
 	for _, r := range fix {
 		mustSkip(t, s, r)
@@ -142,8 +144,8 @@ func TestQueryFilters(t *testing.T) {
 	}{
 		{"all newest first", Filter{}, []string{"b2", "a3", "b1", "a2", "a1"}},
 		{"job", Filter{Job: "a"}, []string{"a3", "a2", "a1"}},
-		{"one outcome", Filter{Outcomes: []string{OutcomeSkipped}}, []string{"b2", "a2"}},
-		{"two outcomes of a job", Filter{Job: "a", Outcomes: []string{OutcomeOK, OutcomeSkipped}}, []string{"a2", "a1"}},
+		{"one outcome", Filter{Outcomes: []run.Outcome{run.Skipped}}, []string{"b2", "a2"}},
+		{"two outcomes of a job", Filter{Job: "a", Outcomes: []run.Outcome{run.OK, run.Skipped}}, []string{"a2", "a1"}},
 		{"since", Filter{Since: minute(2)}, []string{"b2", "a3", "b1"}},
 		{"before pages back", Filter{Before: minute(3), Limit: 2}, []string{"b1", "a2"}},
 		{"limit", Filter{Limit: 1}, []string{"b2"}},
@@ -166,12 +168,12 @@ func TestSlots(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
 	for _, r := range []Record{
-		{Job: "a", RunID: "1", Outcome: OutcomeOK, ScheduledAt: minute(0)},
-		{Job: "a", RunID: "2", Outcome: OutcomeFailed, ScheduledAt: minute(5)},
-		{Job: "a", RunID: "3", Outcome: OutcomeSkipped, ScheduledAt: minute(10)},
-		{Job: "a", RunID: "4", Outcome: OutcomeOK, ScheduledAt: minute(12), Manual: true},
-		{Job: "b", RunID: "5", Outcome: OutcomeOK, ScheduledAt: minute(1), Manual: true},
-		{Job: "c", RunID: "6", Outcome: OutcomeError, StartedAt: minute(1)}, // no slot
+		{Job: "a", RunID: "1", Outcome: run.OK, ScheduledAt: minute(0)},
+		{Job: "a", RunID: "2", Outcome: run.Failed, ScheduledAt: minute(5)},
+		{Job: "a", RunID: "3", Outcome: run.Skipped, ScheduledAt: minute(10)},
+		{Job: "a", RunID: "4", Outcome: run.OK, ScheduledAt: minute(12), Manual: true},
+		{Job: "b", RunID: "5", Outcome: run.OK, ScheduledAt: minute(1), Manual: true},
+		{Job: "c", RunID: "6", Outcome: run.Error, StartedAt: minute(1)}, // no slot
 	} {
 		mustSkip(t, s, r)
 	}
@@ -287,9 +289,9 @@ func TestSkipsQueryUsesIndex(t *testing.T) {
 		query func() (string, []any)
 		index string
 	}{
-		{"skips of a job since", query(Filter{Job: "j1", Outcomes: []string{OutcomeSkipped}, Since: minute(0)}), "runs_job_outcome_at"},
+		{"skips of a job since", query(Filter{Job: "j1", Outcomes: []run.Outcome{run.Skipped}, Since: minute(0)}), "runs_job_outcome_at"},
 		{"a job", query(Filter{Job: "j1", Limit: 20}), "runs_job_at"},
-		{"open runs", query(Filter{Outcomes: []string{OutcomeRunning}}), "runs_outcome_at"},
+		{"open runs", query(Filter{Outcomes: []run.Outcome{run.Running}}), "runs_outcome_at"},
 		{"everything", query(Filter{Limit: 20}), "runs_at"},
 		{"last ok slot", slot(lastOKSlotSQL), "runs_job_outcome_at"},
 		{"last slot", slot(lastSlotSQL), "runs_job_at"},
@@ -330,8 +332,8 @@ func TestApplyBatch(t *testing.T) {
 		{WriteStart, Record{Job: "a", RunID: "old", ScheduledAt: minute(1)}}, // already recorded
 		{WriteSkip, Record{Job: "", RunID: "bad", ScheduledAt: minute(1)}},   // no job
 		{WriteSkip, Record{Job: "b", RunID: "s1", ScheduledAt: minute(1), Reason: "held"}},
-		{WriteFinish, Record{RunID: "r1", Outcome: OutcomeOK, EndedAt: minute(2), ExitCode: intp(0)}},
-		{WriteFinish, Record{RunID: "r1", Outcome: OutcomeRunning}}, // not a final outcome
+		{WriteFinish, Record{RunID: "r1", Outcome: run.OK, EndedAt: minute(2), ExitCode: intp(0)}},
+		{WriteFinish, Record{RunID: "r1", Outcome: run.Running}}, // not a final outcome
 	}
 	errs := s.Apply(ctx, writes)
 	for i, wantErr := range []bool{false, true, true, false, false, true} {
@@ -343,11 +345,11 @@ func TestApplyBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outcomes := map[string]string{}
+	outcomes := map[string]run.Outcome{}
 	for _, r := range got {
 		outcomes[r.RunID] = r.Outcome
 	}
-	want := map[string]string{"old": OutcomeRunning, "r1": OutcomeOK, "s1": OutcomeSkipped}
+	want := map[string]run.Outcome{"old": run.Running, "r1": run.OK, "s1": run.Skipped}
 	if !reflect.DeepEqual(outcomes, want) {
 		t.Errorf("after the batch: %v, want %v", outcomes, want)
 	}

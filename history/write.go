@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"cronvisor/run"
 )
 
 // columns are the runs columns a Record maps to, in the order of row.args
@@ -130,10 +132,10 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.St
 	}
 	switch w.Kind {
 	case WriteStart:
-		r.Outcome = OutcomeRunning
+		r.Outcome = run.Running
 		return insertRow("start")
 	case WriteFinish:
-		if !final(r.Outcome) {
+		if !r.Outcome.Final() {
 			return fmt.Errorf("%w: finish %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
 		}
 		switch err := finish(ctx, tx, h, insert, r); {
@@ -144,9 +146,9 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.St
 		}
 	case WriteSkip:
 		if r.Outcome == "" {
-			r.Outcome = OutcomeSkipped
+			r.Outcome = run.Skipped
 		}
-		if !final(r.Outcome) {
+		if !r.Outcome.Final() {
 			return fmt.Errorf("%w: skip %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
 		}
 		return insertRow("skip")
@@ -274,7 +276,7 @@ func args(r Record) []any {
 	if r.ExitCode != nil {
 		exit = *r.ExitCode
 	}
-	return []any{r.RunID, r.Job, r.Outcome, sortTime(r).UnixNano(),
+	return []any{r.RunID, r.Job, string(r.Outcome), sortTime(r).UnixNano(),
 		nanos(r.ScheduledAt), nanos(r.StartedAt), nanos(r.EndedAt), exit, r.Reason,
 		hPID, hHost, hJob, hRun, hSince, r.LogPath, r.Host, r.SupervisorPID, r.PID, r.Manual, r.Attempt}
 }

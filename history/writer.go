@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -128,7 +128,7 @@ const writeTimeout = 10 * time.Second
 // goroutine, which waited there before reading the child's output, spent
 // a commit's fsync per run doing nothing). The end's commit follows it.
 func (w *Writer) Started(e runner.RunStarted) {
-	r := Record{Job: e.Job, RunID: e.RunID, Outcome: OutcomeRunning,
+	r := Record{Job: e.Job, RunID: e.RunID, Outcome: run.Running,
 		ScheduledAt: e.Slot, StartedAt: e.Started, Host: w.host, SupervisorPID: w.pid,
 		PID: e.PID, Manual: e.Manual, Attempt: e.Attempt}
 	w.mu.Lock()
@@ -176,7 +176,7 @@ func (w *Writer) Finished(e runner.RunFinished) error {
 	delete(w.logs, e.RunID)
 	w.mu.Unlock()
 	defer w.release(e.RunID)
-	r := Record{Job: e.Job, RunID: e.RunID, Outcome: string(e.Outcome),
+	r := Record{Job: e.Job, RunID: e.RunID, Outcome: e.Outcome,
 		ScheduledAt: e.Slot, StartedAt: e.Started, EndedAt: e.Ended, ExitCode: e.ExitCode,
 		Reason: e.Reason, Host: w.host, SupervisorPID: w.pid, PID: e.PID, Manual: e.Manual, Attempt: e.Attempt}
 	if l != nil {
@@ -191,8 +191,8 @@ func (w *Writer) WriteFailures() int64 { return w.rep.failures.Load() }
 
 // Skipped writes a skip, returning once it is committed or held.
 func (w *Writer) Skipped(e runner.RunSkipped) {
-	r := Record{Job: e.Job, RunID: e.RunID, Outcome: OutcomeSkipped,
-		ScheduledAt: e.Slot, Reason: e.Reason, Holder: holder(e.Holder),
+	r := Record{Job: e.Job, RunID: e.RunID, Outcome: run.Skipped,
+		ScheduledAt: e.Slot, Reason: e.Reason, Holder: e.Holder,
 		Host: w.host, SupervisorPID: w.pid, Manual: e.Manual}
 	if r.ScheduledAt.IsZero() {
 		r.ScheduledAt = e.Time
@@ -233,11 +233,4 @@ func (w *Writer) closeLog(l *runLog) string {
 		w.rep.error("close run log", err)
 	}
 	return l.log.Path()
-}
-
-func holder(h *lock.Holder) *Holder {
-	if h == nil {
-		return nil
-	}
-	return &Holder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID, Since: h.Since}
 }

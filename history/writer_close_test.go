@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -21,7 +22,7 @@ func TestFinishedSaysWhetherTheEndIsDurable(t *testing.T) {
 		if err := j.Finished(end); err != nil {
 			t.Fatalf("Finished = %v, want nil", err)
 		}
-		if r := record(t, store, "ok-run"); r.Outcome != OutcomeOK {
+		if r := record(t, store, "ok-run"); r.Outcome != run.OK {
 			t.Errorf("outcome %q after Finished returned, want ok", r.Outcome)
 		}
 	})
@@ -59,7 +60,7 @@ func TestCloseDrains(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	for _, id := range []string{"a", "b", "c"} {
-		if r := record(t, store, id); r.Outcome != OutcomeRunning {
+		if r := record(t, store, id); r.Outcome != run.Running {
 			t.Errorf("run %s: %q, want its start row committed by Close", id, r.Outcome)
 		}
 	}
@@ -89,13 +90,13 @@ func TestSkippedAndRefusedFiresAreRecorded(t *testing.T) {
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	j.Skipped(runner.RunSkipped{Job: "job", RunID: "skip", Slot: slot, Time: slot, Reason: "paused"})
 	if err := j.Finished(runner.RunFinished{Job: "job", RunID: "refused", Slot: slot, Ended: slot,
-		Outcome: runner.OutcomeError, Reason: "cannot take lock"}); err != nil {
+		Outcome: run.Error, Reason: "cannot take lock"}); err != nil {
 		t.Fatal(err)
 	}
-	if r := record(t, store, "skip"); r.Outcome != OutcomeSkipped || r.Reason != "paused" {
+	if r := record(t, store, "skip"); r.Outcome != run.Skipped || r.Reason != "paused" {
 		t.Errorf("skip recorded as %q %q", r.Outcome, r.Reason)
 	}
-	if r := record(t, store, "refused"); r.Outcome != OutcomeError {
+	if r := record(t, store, "refused"); r.Outcome != run.Error {
 		t.Errorf("refused fire recorded as %q", r.Outcome)
 	}
 }

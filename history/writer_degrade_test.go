@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -36,7 +37,7 @@ func runEvents(id string, slot time.Time) (runner.RunStarted, runner.RunFinished
 	code := 0
 	return runner.RunStarted{Job: "job", RunID: id, Slot: slot, Started: slot, PID: 1},
 		runner.RunFinished{Job: "job", RunID: id, Slot: slot, Started: slot, Ended: slot.Add(time.Second),
-			Outcome: runner.OutcomeOK, ExitCode: &code}
+			Outcome: run.OK, ExitCode: &code}
 }
 
 // TestFailingStoreHoldsRecordsUntilItRecovers: while the store fails,
@@ -78,7 +79,7 @@ func TestFailingStoreHoldsRecordsUntilItRecovers(t *testing.T) {
 		t.Errorf("%d records, want %d", len(recs), runs+1)
 	}
 	for _, r := range recs {
-		if r.Outcome == OutcomeRunning {
+		if r.Outcome == run.Running {
 			t.Errorf("run %s left running", r.RunID)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -63,7 +64,7 @@ func TestRunLogs(t *testing.T) {
 			}
 			code := 0
 			_ = j.Finished(runner.RunFinished{Job: "job", RunID: id, Slot: slot, Started: slot,
-				Ended: slot.Add(time.Second), PID: 42, Outcome: runner.OutcomeOK, ExitCode: &code})
+				Ended: slot.Add(time.Second), PID: 42, Outcome: run.OK, ExitCode: &code})
 			r := record(t, store, id)
 			path := LogPath(dir, "job", id)
 			b, err := os.ReadFile(path)
@@ -75,7 +76,7 @@ func TestRunLogs(t *testing.T) {
 			case err != nil || string(b) != tc.wantFile || r.LogPath != path:
 				t.Errorf("log_path %q, file %q (%v); want %q holding %q", r.LogPath, b, err, path, tc.wantFile)
 			}
-			if r.Outcome != OutcomeOK {
+			if r.Outcome != run.OK {
 				t.Errorf("outcome %q, want ok", r.Outcome)
 			}
 		})
@@ -95,11 +96,11 @@ func TestConcurrentRunsAllRecorded(t *testing.T) {
 			j.Started(runner.RunStarted{Job: job, RunID: id, Slot: slot, Started: slot})
 			j.Output(runner.RunOutput{Job: job, RunID: id, Time: slot, Stream: "stderr", Line: "hi"})
 			_ = j.Finished(runner.RunFinished{Job: job, RunID: id, Slot: slot, Started: slot, Ended: slot,
-				Outcome: runner.OutcomeFailed})
+				Outcome: run.Failed})
 		})
 	}
 	wg.Wait()
-	recs, err := store.Query(context.Background(), Filter{Outcomes: []string{OutcomeFailed}})
+	recs, err := store.Query(context.Background(), Filter{Outcomes: []run.Outcome{run.Failed}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"cronvisor/procfs"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -42,11 +44,11 @@ func (l *FileLocker) AwaitRelease(ctx context.Context, name, runID string) error
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		st, err := l.inspect(name, path, false, readProcLocks())
+		st, err := l.inspect(name, path, false, procfs.Locks())
 		if err != nil {
 			return err
 		}
-		if !st.Held || st.Holder.Foreign || st.Holder.RunID != runID {
+		if !st.Held || st.Record.Foreign || st.Record.RunID != runID {
 			return nil
 		}
 		fi, err := os.Lstat(path)
@@ -56,10 +58,10 @@ func (l *FileLocker) AwaitRelease(ctx context.Context, name, runID string) error
 		if err != nil {
 			return err
 		}
-		pids := openersOf(idOf(fi), os.Getpid())
+		pids := procfs.Openers(procfs.IDOf(fi), os.Getpid())
 		wait := time.Duration(-1) // until an exit
 		switch {
-		case slices.ContainsFunc(pids, func(pid int) bool { return runsFor(pid, st.Holder) }):
+		case slices.ContainsFunc(pids, func(pid int) bool { return l.ofRecord(pid, st.Record) }):
 			retried = false
 		case !retried:
 			// The run's processes are not among those visible: they
@@ -74,12 +76,6 @@ func (l *FileLocker) AwaitRelease(ctx context.Context, name, runID string) error
 			return err
 		}
 	}
-}
-
-// runsFor reports whether pid is one of the run's processes (or its
-// supervisor), as classify tells them.
-func runsFor(pid int, rec Holder) bool {
-	return pid == rec.PID || pid == rec.SupervisorPID || hasRunEnv(pid, rec.RunID)
 }
 
 // awaitExit blocks until one of pids exits, wait passes (wait < 0: no

@@ -64,7 +64,7 @@ func TestAwaitReleaseWakesAtTheSurvivorsExit(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = helper.Wait()
-			l := NewFileLocker(dir)
+			l := NewFileLocker(dir, inRun)
 			done := awaitAsync(ctx, l, "survivor", "run-1")
 			if mode == "forks" {
 				// The shell holds the lock, then leaves a
@@ -94,7 +94,7 @@ func TestAwaitReleaseReturnsAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	dir := t.TempDir()
-	l := NewFileLocker(dir)
+	l := NewFileLocker(dir, inRun)
 	if err := acquire(t, l, "free", "j", "run-1", slotAt(1), true).Release(); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestAwaitReleaseStopsWithItsContext(t *testing.T) {
 	}
 	_ = helper.Wait()
 	wctx, cancel := context.WithCancel(ctx)
-	done := awaitAsync(wctx, NewFileLocker(dir), "survivor", "run-1")
+	done := awaitAsync(wctx, NewFileLocker(dir, inRun), "survivor", "run-1")
 	stillWaiting(t, done, "while the survivor holds the lock")
 	cancelled := time.Now()
 	cancel()
@@ -147,7 +147,7 @@ func TestListChangedSince(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	dir := t.TempDir()
-	l := NewFileLocker(dir)
+	l := NewFileLocker(dir, inRun)
 	for _, name := range []string{"old", "new"} {
 		if err := acquire(t, l, name, "j", "run-"+name, slotAt(1), true).Release(); err != nil {
 			t.Fatal(err)
@@ -158,7 +158,7 @@ func TestListChangedSince(t *testing.T) {
 		t.Fatal(err)
 	}
 	sts, err := l.ListChangedSince(ctx, time.Now().Add(-time.Minute))
-	if err != nil || len(sts) != 1 || sts[0].Name != "new" || sts[0].Holder.RunID != "run-new" {
+	if err != nil || len(sts) != 1 || sts[0].Name != "new" || sts[0].Record.RunID != "run-new" {
 		t.Fatalf("ListChangedSince: %+v, %v; want the one lock written since", sts, err)
 	}
 	if all, err := l.List(ctx); err != nil || len(all) != 2 {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"cronvisor/procfs"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -39,8 +41,9 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 // FileLocker is the flock(2) backend: one file per lock, DIR/NAME.lock.
 type FileLocker struct {
-	dir  string
-	host string // os.Hostname, looked up once
+	dir   string
+	host  string // os.Hostname, looked up once
+	inRun InRun  // nil: no process is known as a run's but by its record's pids
 	// pause waits between Acquire's retries (see probeRetries); tests
 	// replace it to act at that moment.
 	pause func(ctx context.Context) error
@@ -53,13 +56,15 @@ type FileLocker struct {
 var _ Locker = (*FileLocker)(nil)
 
 // NewFileLocker returns a locker on dir (STATE_DIR/locks). The directory is
-// created, mode 0700, by the first Acquire that needs it.
-func NewFileLocker(dir string) *FileLocker {
+// created, mode 0700, by the first Acquire that needs it. inRun tells the
+// processes of a run that hold its lock after its supervisor died (nil:
+// only the record's pids are known as the run's).
+func NewFileLocker(dir string, inRun InRun) *FileLocker {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "localhost"
 	}
-	return &FileLocker{dir: dir, host: host, pause: pauseMillisecond, live: make(map[string]int), held: make(map[string]*fileLease)}
+	return &FileLocker{dir: dir, host: host, inRun: inRun, pause: pauseMillisecond, live: make(map[string]int), held: make(map[string]*fileLease)}
 }
 
 func pauseMillisecond(ctx context.Context) error {
@@ -90,39 +95,39 @@ func (l *FileLocker) path(name string) (string, error) {
 // Records without a cursor change (manual runs) are not synced: after a
 // crash their pids mean nothing. A supervisor that dies loses nothing:
 // the written record is in the page cache.
-func (l *FileLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
+func (l *FileLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return Grant{}, err
 	}
 	path, err := l.path(req.Name)
 	if err != nil {
-		return nil, err
+		return Grant{}, err
 	}
-	if req.CheckSlot && req.Holder.Slot.IsZero() {
-		return nil, fmt.Errorf("lock %q: CheckSlot needs a slot", req.Name)
+	if req.CheckSlot && req.Record.Slot.IsZero() {
+		return Grant{}, fmt.Errorf("lock %q: CheckSlot needs a slot", req.Name)
 	}
 	if h, ok := l.ownHolder(req.Name); ok {
-		return nil, &HeldError{Lock: req.Name, Holder: h}
+		return Grant{}, &HeldError{Lock: req.Name, Record: h}
 	}
 	f, err := l.tryLock(ctx, req.Name, path)
 	if err != nil {
-		return nil, err
+		return Grant{}, err
 	}
 	if f == nil {
-		st, err := l.inspect(req.Name, path, true, readProcLocks())
-		held := &HeldError{Lock: req.Name, Holder: st.Holder}
+		st, err := l.inspect(req.Name, path, true, procfs.Locks())
+		held := &HeldError{Lock: req.Name, Record: st.Record}
 		if err != nil { // still a held lock to the caller: skip, don't fail
-			return nil, fmt.Errorf("%w (holder unknown: %v)", held, err)
+			return Grant{}, fmt.Errorf("%w (holder unknown: %v)", held, err)
 		}
-		return nil, held
+		return Grant{}, held
 	}
 	lease, err := l.claim(f, req)
 	if err != nil {
 		closeLocked(f) // our descriptor is the only one yet: this frees the lock
 		l.track(req.Name, -1)
-		return nil, err
+		return Grant{}, err
 	}
-	return lease, nil
+	return lease.grant(), nil
 }
 
 // ownHolder returns the holder of the lease this process holds on name, if
@@ -130,17 +135,17 @@ func (l *FileLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 // descriptions of one process too), so a fire of a job still running here,
 // the common skip, costs no open, no flock, no /proc/locks parse and no
 // ForkLock: with hundreds of fires a second those starved the forks.
-func (l *FileLocker) ownHolder(name string) (Holder, bool) {
+func (l *FileLocker) ownHolder(name string) (Record, bool) {
 	l.mu.Lock()
 	le := l.held[name]
 	l.mu.Unlock()
 	if le == nil {
-		return Holder{}, false
+		return Record{}, false
 	}
 	le.mu.Lock()
 	defer le.mu.Unlock()
 	if le.released {
-		return Holder{}, false
+		return Record{}, false
 	}
 	return le.holder.clone(), true
 }
@@ -251,8 +256,8 @@ func (l *FileLocker) transientHolders(name, path string) bool {
 		return false
 	}
 	self := os.Getpid()
-	for _, lk := range locksOn(readProcLocks(), idOf(fi)) {
-		if lk.write && (lk.pid != self || l.hasLive(name)) {
+	for _, lk := range locksOn(procfs.Locks(), procfs.IDOf(fi)) {
+		if lk.Write && (lk.PID != self || l.hasLive(name)) {
 			return false
 		}
 	}
@@ -281,15 +286,15 @@ func openLockFile(path string) (*os.File, error) {
 }
 
 // regularID checks that f is a regular file and returns its identity.
-func regularID(f *os.File) (fileID, error) {
+func regularID(f *os.File) (procfs.FileID, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return fileID{}, fmt.Errorf("stat lock file: %w", err)
+		return procfs.FileID{}, fmt.Errorf("stat lock file: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return fileID{}, fmt.Errorf("%w: %s is not a regular file (%s)", ErrUnsafeFile, f.Name(), fi.Mode().Type())
+		return procfs.FileID{}, fmt.Errorf("%w: %s is not a regular file (%s)", ErrUnsafeFile, f.Name(), fi.Mode().Type())
 	}
-	return idOf(fi), nil
+	return procfs.IDOf(fi), nil
 }
 
 // claim runs the slot check and writes the new record on a locked file.
@@ -298,7 +303,7 @@ func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := req.Holder
+	h := req.Record
 	h.Foreign, h.Cmdline, h.InFlight = false, "", true
 	if h.Host == "" {
 		h.Host = l.host
@@ -315,7 +320,7 @@ func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
 	h.Slots = prev.clone().Slots
 	if req.CheckSlot {
 		if last, ok := prev.Slots[h.Job]; ok && !h.Slot.After(last) {
-			return nil, &SlotDoneError{Lock: req.Name, Holder: prev}
+			return nil, &SlotDoneError{Lock: req.Name, Record: prev}
 		}
 		if h.Slots == nil {
 			h.Slots = make(map[string]time.Time, 1)
@@ -326,7 +331,10 @@ func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %q: %w", req.Name, err)
 	}
-	le := &fileLease{locker: l, name: req.Name, f: f, holder: h, previous: prev, hadPrev: hadPrev, size: size, unsynced: req.CheckSlot, lost: make(chan struct{})}
+	le := &fileLease{locker: l, name: req.Name, f: f, holder: h, size: size, unsynced: req.CheckSlot}
+	if hadPrev {
+		le.previous = &prev
+	}
 	l.mu.Lock()
 	l.held[req.Name] = le
 	l.mu.Unlock()

@@ -10,13 +10,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 // acquire takes lock name for job at slot, failing the test on error.
-func acquire(t *testing.T, l *FileLocker, name, job, runID string, slot time.Time, check bool) Lease {
+func acquire(t *testing.T, l *FileLocker, name, job, runID string, slot time.Time, check bool) Grant {
 	t.Helper()
 	lease, err := l.Acquire(context.Background(), Request{
-		Name: name, Holder: Holder{Job: job, RunID: runID, Slot: slot}, CheckSlot: check,
+		Name: name, Record: Record{Holder: run.Holder{Job: job, RunID: runID}, Slot: slot}, CheckSlot: check,
 	})
 	if err != nil {
 		t.Fatalf("Acquire(%s, %s, %s): %v", name, job, runID, err)
@@ -26,7 +28,7 @@ func acquire(t *testing.T, l *FileLocker, name, job, runID string, slot time.Tim
 
 func TestAcquireConcurrentOneWins(t *testing.T) {
 	t.Parallel()
-	l := NewFileLocker(t.TempDir())
+	l := NewFileLocker(t.TempDir(), inRun)
 	const n = 16
 	var (
 		wg      sync.WaitGroup
@@ -39,7 +41,7 @@ func TestAcquireConcurrentOneWins(t *testing.T) {
 		wg.Go(func() {
 			<-start
 			lease, err := l.Acquire(context.Background(), Request{
-				Name: "shared", Holder: Holder{Job: "j", RunID: "run-" + string(rune('a'+i))},
+				Name: "shared", Record: Record{Holder: run.Holder{Job: "j", RunID: "run-" + string(rune('a'+i))}},
 			})
 			if err != nil {
 				errs <- err
@@ -56,8 +58,8 @@ func TestAcquireConcurrentOneWins(t *testing.T) {
 		if !errors.Is(err, ErrLocked) || !errors.As(err, &held) {
 			t.Fatalf("loser got %v, want a *HeldError", err)
 		}
-		if held.Holder.Foreign {
-			t.Errorf("holder in this process reported as foreign: %+v", held.Holder)
+		if held.Record.Foreign {
+			t.Errorf("holder in this process reported as foreign: %+v", held.Record)
 		}
 	}
 	winner := <-leases
@@ -78,7 +80,7 @@ func TestAcquireConcurrentOneWins(t *testing.T) {
 func TestOwnLeaseRefusesWithoutTheFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l := NewFileLocker(dir)
+	l := NewFileLocker(dir, inRun)
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	lease := acquire(t, l, "job", "job", "run-1", slot, true)
 	if err := lease.SetPID(4242); err != nil {
@@ -88,9 +90,9 @@ func TestOwnLeaseRefusesWithoutTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := l.Acquire(context.Background(), Request{Name: "job",
-		Holder: Holder{Job: "job", RunID: "run-2", Slot: slot.Add(time.Second)}, CheckSlot: true})
+		Record: Record{Holder: run.Holder{Job: "job", RunID: "run-2"}, Slot: slot.Add(time.Second)}, CheckSlot: true})
 	var held *HeldError
-	if !errors.As(err, &held) || held.Holder.RunID != "run-1" || held.Holder.PID != 4242 {
+	if !errors.As(err, &held) || held.Record.RunID != "run-1" || held.Record.PID != 4242 {
 		t.Fatalf("second Acquire: %v (holder %+v), want held by run-1, pid 4242", err, held)
 	}
 	if err := lease.Release(); err != nil {
@@ -132,11 +134,11 @@ func TestSlots(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			l := NewFileLocker(t.TempDir())
+			l := NewFileLocker(t.TempDir(), inRun)
 			for i, s := range tt.steps {
 				runID := "run-" + string(rune('0'+i))
 				lease, err := l.Acquire(context.Background(), Request{
-					Name: "shared", Holder: Holder{Job: s.job, RunID: runID, Slot: s.slot}, CheckSlot: s.check,
+					Name: "shared", Record: Record{Holder: run.Holder{Job: s.job, RunID: runID}, Slot: s.slot}, CheckSlot: s.check,
 				})
 				if !errors.Is(err, s.want) {
 					t.Fatalf("step %d (%s at %s): got %v, want %v", i, s.job, s.slot, err, s.want)
@@ -154,7 +156,7 @@ func TestSlots(t *testing.T) {
 func TestSlotDoneNamesTheRunAndFreesTheLock(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l := NewFileLocker(dir)
+	l := NewFileLocker(dir, inRun)
 	if err := acquire(t, l, "x", "a", "run-1", slotAt(10), true).Release(); err != nil {
 		t.Fatal(err)
 	}
@@ -163,10 +165,10 @@ func TestSlotDoneNamesTheRunAndFreesTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = l.Acquire(context.Background(), Request{
-		Name: "x", Holder: Holder{Job: "a", RunID: "run-2", Slot: slotAt(10)}, CheckSlot: true,
+		Name: "x", Record: Record{Holder: run.Holder{Job: "a", RunID: "run-2"}, Slot: slotAt(10)}, CheckSlot: true,
 	})
 	var done *SlotDoneError
-	if !errors.As(err, &done) || done.Holder.RunID != "run-1" || done.Lock != "x" {
+	if !errors.As(err, &done) || done.Record.RunID != "run-1" || done.Lock != "x" {
 		t.Fatalf("got %v, want *SlotDoneError naming run-1", err)
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "x.lock")); string(after) != string(before) {
@@ -191,7 +193,7 @@ func TestAcquireRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := NewFileLocker(t.TempDir()).Acquire(context.Background(), tt.req)
+			_, err := NewFileLocker(t.TempDir(), inRun).Acquire(context.Background(), tt.req)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("got %v, want %v", err, tt.want)
 			}
@@ -199,7 +201,7 @@ func TestAcquireRejects(t *testing.T) {
 	}
 	t.Run("slot check without a slot", func(t *testing.T) {
 		t.Parallel()
-		_, err := NewFileLocker(t.TempDir()).Acquire(context.Background(), Request{Name: "x", CheckSlot: true})
+		_, err := NewFileLocker(t.TempDir(), inRun).Acquire(context.Background(), Request{Name: "x", CheckSlot: true})
 		if err == nil || !strings.Contains(err.Error(), "needs a slot") {
 			t.Fatalf("got %v, want a missing-slot error", err)
 		}
@@ -233,8 +235,8 @@ func TestPlantedFilesAreRefused(t *testing.T) {
 			}
 			path := filepath.Join(dir, "x.lock")
 			tt.plant(t, path, target)
-			l := NewFileLocker(dir)
-			_, err := l.Acquire(context.Background(), Request{Name: "x", Holder: Holder{Job: "j"}})
+			l := NewFileLocker(dir, inRun)
+			_, err := l.Acquire(context.Background(), Request{Name: "x", Record: Record{Holder: run.Holder{Job: "j"}}})
 			if !errors.Is(err, ErrUnsafeFile) || !strings.Contains(err.Error(), path) {
 				t.Errorf("Acquire: got %v, want ErrUnsafeFile naming %s", err, path)
 			}
@@ -265,7 +267,7 @@ func TestPermissions(t *testing.T) {
 	old := syscall.Umask(0)
 	t.Cleanup(func() { syscall.Umask(old) })
 	dir := filepath.Join(t.TempDir(), "state", "locks")
-	l := NewFileLocker(dir)
+	l := NewFileLocker(dir, inRun)
 	if err := acquire(t, l, "x", "j", "r", slotAt(1), true).Release(); err != nil {
 		t.Fatal(err)
 	}
@@ -286,12 +288,10 @@ func TestPermissions(t *testing.T) {
 func TestReleaseIsIdempotentAndKeepsTheFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l := NewFileLocker(dir)
+	l := NewFileLocker(dir, inRun)
 	lease := acquire(t, l, "x", "j", "run-1", slotAt(1), true)
-	select {
-	case <-lease.Lost():
-		t.Fatal("file lease reported lost")
-	default:
+	if lease.Lost != nil {
+		t.Fatal("file grant may be lost: a flock cannot be taken away")
 	}
 	for i := range 2 {
 		if err := lease.Release(); err != nil {
@@ -323,7 +323,7 @@ func TestList(t *testing.T) {
 	t.Parallel()
 	t.Run("missing directory", func(t *testing.T) {
 		t.Parallel()
-		got, err := NewFileLocker(filepath.Join(t.TempDir(), "nope")).List(context.Background())
+		got, err := NewFileLocker(filepath.Join(t.TempDir(), "nope"), inRun).List(context.Background())
 		if err != nil || len(got) != 0 {
 			t.Fatalf("got %v, %v; want nothing", got, err)
 		}
@@ -331,7 +331,7 @@ func TestList(t *testing.T) {
 	t.Run("locks sorted, others skipped, bad ones reported", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		l := NewFileLocker(dir)
+		l := NewFileLocker(dir, inRun)
 		for _, name := range []string{"b", "a.x", "a"} {
 			if err := acquire(t, l, name, "j", "r-"+name, slotAt(1), true).Release(); err != nil {
 				t.Fatal(err)
@@ -350,7 +350,7 @@ func TestList(t *testing.T) {
 		var names []string
 		for _, st := range got {
 			names = append(names, st.Name)
-			if st.Held != (st.Name == "c") || st.Holder.RunID != "r-"+st.Name {
+			if st.Held != (st.Name == "c") || st.Record.RunID != "r-"+st.Name {
 				t.Errorf("%s: %+v", st.Name, st)
 			}
 		}
@@ -362,74 +362,8 @@ func TestList(t *testing.T) {
 
 func TestInspectUnknownLockIsFree(t *testing.T) {
 	t.Parallel()
-	st, err := NewFileLocker(t.TempDir()).Inspect(context.Background(), "never")
+	st, err := NewFileLocker(t.TempDir(), inRun).Inspect(context.Background(), "never")
 	if err != nil || st.Held || st.Name != "never" {
 		t.Fatalf("got %+v, %v; want free", st, err)
-	}
-}
-
-// TestAcquireWaitsOutTransientHolders: Acquire retries while the only
-// locks on the file are about to go (an Inspect probe's shared lock, a
-// released descriptor of this process still in a forked child), and not
-// at all for a real holder.
-func TestAcquireWaitsOutTransientHolders(t *testing.T) {
-	t.Parallel()
-	// flockFD takes a lock on a descriptor of its own, as an Inspect probe
-	// or a forked child's copy would hold it.
-	flockFD := func(how int) func(*testing.T, *FileLocker, string) func() {
-		return func(t *testing.T, _ *FileLocker, path string) func() {
-			f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o600)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { f.Close() })
-			if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
-				t.Fatal(err)
-			}
-			return func() { closeLocked(f) } // as Inspect does
-		}
-	}
-	tests := []struct {
-		name       string
-		hold       func(t *testing.T, l *FileLocker, path string) (drop func())
-		dropAfter  int // pauses after which the holder goes; 0: never
-		wantErr    error
-		wantPauses int // at least this many when wantErr is nil (a child forked by a parallel test may keep a dropped lock a moment longer), else exactly
-	}{
-		{"probe gone at the first retry", flockFD(syscall.LOCK_SH), 1, nil, 1},
-		{"probe gone later", flockFD(syscall.LOCK_SH), 3, nil, 3},
-		{"shared holder that stays", flockFD(syscall.LOCK_SH), 0, ErrLocked, probeRetries},
-		{"released descriptor in a forked child", flockFD(syscall.LOCK_EX), 2, nil, 2},
-		{"live lease of this locker: no retry", func(t *testing.T, l *FileLocker, _ string) func() {
-			lease := acquire(t, l, "x", "j", "r", slotAt(1), false)
-			t.Cleanup(func() { lease.Release() })
-			return func() { lease.Release() }
-		}, 0, ErrLocked, 0},
-		{"holder in another process: no retry", func(t *testing.T, l *FileLocker, path string) func() {
-			return startFlock(t, l, path).drop
-		}, 0, ErrLocked, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			l := NewFileLocker(dir)
-			drop := tt.hold(t, l, filepath.Join(dir, "x.lock"))
-			pauses := 0
-			l.pause = func(context.Context) error {
-				if pauses++; pauses == tt.dropAfter {
-					drop()
-				}
-				return nil
-			}
-			lease, err := l.Acquire(context.Background(), Request{Name: "x", Holder: Holder{Job: "j"}})
-			pausesOK := pauses == tt.wantPauses || (tt.wantErr == nil && pauses > tt.wantPauses && pauses < probeRetries)
-			if !errors.Is(err, tt.wantErr) || !pausesOK {
-				t.Fatalf("got %v after %d pauses, want %v after %d", err, pauses, tt.wantErr, tt.wantPauses)
-			}
-			if lease != nil {
-				lease.Release()
-			}
-		})
 	}
 }

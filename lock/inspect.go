@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"cronvisor/procfs"
+
 	"github.com/gofrs/flock"
 )
 
@@ -27,13 +29,13 @@ func (l *FileLocker) Inspect(ctx context.Context, name string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	return l.inspect(name, path, false, readProcLocks())
+	return l.inspect(name, path, false, procfs.Locks())
 }
 
 // inspect is Inspect on a path, given the machine's flock locks (nil when
 // unknown); knownHeld skips the probe when the caller has just failed to
 // take the lock.
-func (l *FileLocker) inspect(name, path string, knownHeld bool, procLocks []procLock) (Status, error) {
+func (l *FileLocker) inspect(name, path string, knownHeld bool, procLocks []procfs.Lock) (Status, error) {
 	st := Status{Name: name}
 	f, err := os.OpenFile(path, inspectFlags, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -52,16 +54,16 @@ func (l *FileLocker) inspect(name, path string, knownHeld bool, procLocks []proc
 		return st, err
 	}
 	lockers := locksOn(procLocks, id)
-	held := knownHeld || slices.ContainsFunc(lockers, func(lk procLock) bool { return lk.write })
+	held := knownHeld || slices.ContainsFunc(lockers, func(lk procfs.Lock) bool { return lk.Write })
 	if !held {
 		if held, err = probe(path); err != nil {
 			return st, err
 		}
 	}
 	st.Held = held
-	st.Holder = rec
+	st.Record = rec
 	if held {
-		st.Holder = l.classify(rec, haveRec, lockers, id)
+		st.Record = l.classify(rec, haveRec, lockers, id)
 	}
 	return st, nil
 }
@@ -108,7 +110,7 @@ func (l *FileLocker) list(ctx context.Context, since time.Time) ([]Status, error
 	var errs []error
 	// One read of /proc/locks for all of them: it lists every lock of the
 	// machine, and reading it per lock made a listing quadratic.
-	procLocks := readProcLocks()
+	procLocks := procfs.Locks()
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".lock")
 		if !ok || !nameRE.MatchString(name) || e.IsDir() {

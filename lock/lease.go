@@ -13,33 +13,31 @@ type fileLease struct {
 	name     string
 	mu       sync.Mutex
 	f        *os.File
-	holder   Holder
-	previous Holder // the record found at acquisition
-	hadPrev  bool
-	size     int // of the record in the file, for writeRecord
+	holder   Record
+	previous *Record // the record found at acquisition, nil if none
+	size     int     // of the record in the file, for writeRecord
 	released bool
-	unsynced bool          // the record holds a new slot cursor not yet fsynced (see Acquire)
-	synced   chan error    // the fsync SetPID started; Release waits for it
-	lost     chan struct{} // never closed: a flock cannot be taken away
+	unsynced bool       // the record holds a new slot cursor not yet fsynced (see Acquire)
+	synced   chan error // the fsync SetPID started; Release waits for it
 }
 
-func (le *fileLease) Holder() Holder {
+func (le *fileLease) Record() Record {
 	le.mu.Lock()
 	defer le.mu.Unlock()
 	return le.holder.clone()
 }
 
 func (le *fileLease) SetPID(pid int) error {
-	return le.rewrite(func(h *Holder) { h.PID = pid })
+	return le.rewrite(func(h *Record) { h.PID = pid })
 }
 
 // SetRun rewrites the record for a retry of the same slot, which kept
 // the lock: its run id and, started, its pid.
 func (le *fileLease) SetRun(runID string, pid int) error {
-	return le.rewrite(func(h *Holder) { h.RunID, h.PID = runID, pid })
+	return le.rewrite(func(h *Record) { h.RunID, h.PID = runID, pid })
 }
 
-func (le *fileLease) rewrite(change func(*Holder)) error {
+func (le *fileLease) rewrite(change func(*Record)) error {
 	le.mu.Lock()
 	defer le.mu.Unlock()
 	if le.released {
@@ -63,11 +61,15 @@ func (le *fileLease) rewrite(change func(*Holder)) error {
 	return nil
 }
 
-func (le *fileLease) File() *os.File { return le.f }
-
-func (le *fileLease) PreviousHolder() (Holder, bool) { return le.previous.clone(), le.hadPrev }
-
-func (le *fileLease) Lost() <-chan struct{} { return le.lost }
+// grant is what a file lease offers: its file, and the record it found.
+func (le *fileLease) grant() Grant {
+	g := Grant{Lease: le, File: le.f, Preceded: true}
+	if le.previous != nil {
+		prev := le.previous.clone()
+		g.Previous = &prev
+	}
+	return g
+}
 
 // Release rewrites the record without InFlight and closes the
 // supervisor's descriptor, nothing more. It must not flock(LOCK_UN) (as

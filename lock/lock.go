@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"cronvisor/run"
 )
 
 // ErrLocked means another holder has the lock. Errors from Acquire that
@@ -44,15 +46,14 @@ var ErrReleased = errors.New("lease released")
 // backend such as Redis); the fire is skipped, never run unguarded.
 var ErrUnavailable = errors.New("lock backend unavailable")
 
-// Holder is who holds a lock. Its JSON form is the one-line record in the
-// lock file; the field names are part of the outside contract.
-type Holder struct {
-	PID           int       `json:"pid"`
-	Host          string    `json:"host"`
-	Job           string    `json:"job"`
-	RunID         string    `json:"run_id"`
+// Record is a lock's record: who holds it (run.Holder) and what the lock
+// keeps beside that. Its JSON form is the one-line record in the lock file;
+// the field names are part of the outside contract.
+type Record struct {
+	// Holder is the run holding the lock. Foreign is set by Inspect for
+	// holders outside cronvisor (flock(1) and the like), never written.
+	run.Holder
 	Slot          time.Time `json:"slot"`
-	Since         time.Time `json:"since"`
 	SupervisorPID int       `json:"supervisor_pid"`
 	// Slots is the last slot each job ran under this lock, so that jobs
 	// sharing a lock each keep their own slot cursor.
@@ -63,33 +64,11 @@ type Holder struct {
 	// never saw recorded to its end, which the next supervisor records
 	// (see package recovery).
 	InFlight bool `json:"in_flight,omitempty"`
-
-	// Foreign is set by Inspect for holders outside cronvisor (flock(1)
-	// and the like); PID, Cmdline and Since then describe that process.
-	Foreign bool `json:"-"`
-	// Cmdline is the foreign holder's command line, NULs turned to spaces.
-	Cmdline string `json:"-"`
-}
-
-// String describes the holder for messages and logs.
-func (h Holder) String() string {
-	if h.Foreign {
-		s := fmt.Sprintf("pid %d outside cronvisor", h.PID)
-		if h.Cmdline != "" {
-			s += fmt.Sprintf(" (%s)", h.Cmdline)
-		}
-		return s
-	}
-	s := fmt.Sprintf("pid %d on %s (job %s, run %s", h.PID, h.Host, h.Job, h.RunID)
-	if !h.Since.IsZero() {
-		s += ", since " + h.Since.Format(time.RFC3339)
-	}
-	return s + ")"
 }
 
 // clone copies h with its own Slots map, so a caller cannot change a
 // lease's record behind its back.
-func (h Holder) clone() Holder {
+func (h Record) clone() Record {
 	if h.Slots != nil {
 		m := make(map[string]time.Time, len(h.Slots))
 		for k, v := range h.Slots {
@@ -103,13 +82,13 @@ func (h Holder) clone() Holder {
 // HeldError is returned by Acquire when another holder has the lock.
 type HeldError struct {
 	Lock   string
-	Holder Holder
+	Record Record
 }
 
 // Error names the lock and its holder: pid, host, job, run id and since,
 // or pid and command line for a holder outside cronvisor.
 func (e *HeldError) Error() string {
-	return fmt.Sprintf("lock %q held by %s", e.Lock, e.Holder)
+	return fmt.Sprintf("lock %q held by %s", e.Lock, e.Record)
 }
 
 // Unwrap makes errors.Is(err, ErrLocked) true.
@@ -121,12 +100,12 @@ func (e *HeldError) Unwrap() error { return ErrLocked }
 // later run of another job sharing the lock.
 type SlotDoneError struct {
 	Lock   string
-	Holder Holder
+	Record Record
 }
 
 // Error names the lock and the record of its last run.
 func (e *SlotDoneError) Error() string {
-	return fmt.Sprintf("lock %q: %s (last record: %s)", e.Lock, ErrSlotDone, e.Holder)
+	return fmt.Sprintf("lock %q: %s (last record: %s)", e.Lock, ErrSlotDone, e.Record)
 }
 
 // Unwrap makes errors.Is(err, ErrSlotDone) true.
@@ -135,12 +114,12 @@ func (e *SlotDoneError) Unwrap() error { return ErrSlotDone }
 // Request asks for a lock.
 type Request struct {
 	Name string // lock name, [A-Za-z0-9_.-]+
-	// Holder is the record to write. The caller fills Job, RunID, Slot,
+	// Record is the record to write. The caller fills Job, RunID, Slot,
 	// Since, PID (the supervisor's pid until the run starts) and
 	// SupervisorPID; Host defaults to the machine's name, Since to now and
 	// the pids to this process. Slots, InFlight, Foreign and Cmdline are
 	// ignored.
-	Holder Holder
+	Record Record
 	// CheckSlot is set by scheduled fires: Acquire refuses with
 	// *SlotDoneError when the job already ran this slot or a later one, and
 	// otherwise advances the job's cursor. Manual runs leave it false and
@@ -152,9 +131,9 @@ type Request struct {
 type Status struct {
 	Name string
 	Held bool
-	// Holder is who holds the lock when Held; for a free lock it is the
+	// Record is who holds the lock when Held; for a free lock it is the
 	// last record, if any.
-	Holder Holder
+	Record Record
 }
 
 // Locker takes and inspects locks.
@@ -162,7 +141,7 @@ type Locker interface {
 	// Acquire takes the lock without waiting for a holder: if it is held,
 	// it returns a *HeldError (ErrLocked) at once, or within a few
 	// milliseconds when the holder looks like it is on its way out.
-	Acquire(ctx context.Context, req Request) (Lease, error)
+	Acquire(ctx context.Context, req Request) (Grant, error)
 	// Inspect reports one lock without disturbing its holder.
 	Inspect(ctx context.Context, name string) (Status, error)
 	// List reports every known lock, sorted by name.
@@ -171,23 +150,17 @@ type Locker interface {
 
 // Lease is a held lock.
 type Lease interface {
-	// Holder returns the record as last written.
-	Holder() Holder
+	// Record returns the record as last written.
+	Record() Record
 	// SetPID rewrites the record with the run's process id once started,
 	// and makes a new slot cursor durable (see FileLocker.Acquire).
 	SetPID(pid int) error
-	// File is the locked open file, to pass to the run's processes
-	// (exec.Cmd.ExtraFiles) so the lock stays held while any of them
-	// lives, also if the supervisor dies. The lease owns it: do not close
-	// it. Nil for backends without a file.
-	File() *os.File
-	// Lost is closed when the lease is lost behind the holder's back
-	// (a Redis lease that could not be renewed). File leases are never
-	// lost.
-	Lost() <-chan struct{}
+	// SetRun rewrites the record for a retry of the same slot, which kept
+	// the lock: its run id and, started, its pid.
+	SetRun(runID string, pid int) error
 	// Release gives the lock up; calling it again is a no-op. For files it
 	// only closes the supervisor's descriptor: the lock stays held while a
-	// run's process that inherited File() lives.
+	// run's process that inherited Grant.File lives.
 	Release() error
 	// ReleaseInFlight is Release for a run whose end is not durably
 	// recorded yet (history is failing): the record keeps saying the run
@@ -197,21 +170,36 @@ type Lease interface {
 	ReleaseInFlight() error
 }
 
-// Tethered is implemented by leases that nothing of the run holds (Redis):
-// a dead supervisor's lease expires while its run's processes may go on,
-// so the run must end first. MinLifeLeft is the least time the lease has
-// left before it can expire, at any moment while it is not lost: a run
-// gone within that long of its supervisor's death never outlives it.
-type Tethered interface {
-	MinLifeLeft() time.Duration
-}
-
-// Preceded is implemented by leases that read the record of the lock's
-// previous holder when they took it (file leases): every holder rewrites
-// the record, so a previous holder that is a run of this process proves
-// that nobody else held the lock since.
-type Preceded interface {
-	// PreviousHolder is the record found when the lock was taken; false
-	// when the file had none.
-	PreviousHolder() (Holder, bool)
+// Grant is what Acquire gives: the lease, and what its backend offers
+// beside it. A zero field is something the backend does not offer.
+type Grant struct {
+	Lease
+	// File is the locked open file (file backend), to pass to the run's
+	// processes (exec.Cmd.ExtraFiles) so the lock stays held while any of
+	// them lives, also if the supervisor dies. The lease owns it: do not
+	// close it.
+	File *os.File
+	// Lost is closed when the lease is lost behind the holder's back (a
+	// Redis lease that could not be renewed). Nil: never lost (a flock
+	// cannot be taken away).
+	Lost <-chan struct{}
+	// Tethered is set for leases that nothing of the run holds (Redis,
+	// SQL): a dead supervisor's lease ends while its run's processes may
+	// go on, so the run must end first. MinLifeLeft is then the least time
+	// the lease has left before it can expire, at any moment while it is
+	// not lost (0 for a lock freed with its session): a run gone within
+	// that long of its supervisor's death never outlives it.
+	Tethered    bool
+	MinLifeLeft time.Duration
+	// FencingToken grows with every acquisition of the lock (Redis): a
+	// store that remembers the highest token it has seen can refuse
+	// writes from a holder whose lease has already passed to another.
+	FencingToken int64
+	// Preceded is set by backends that read the lock's record when they
+	// take it (file backend): every holder rewrites the record, so a
+	// previous holder that is a run of this process proves that nobody
+	// else held the lock since. Previous is that record, nil when the
+	// lock had none.
+	Preceded bool
+	Previous *Record
 }

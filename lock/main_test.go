@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/procfs"
+	"cronvisor/run"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -51,9 +54,9 @@ func TestMain(m *testing.M) {
 // shell (the pid printed) that, a second later, leaves a background
 // `sleep` behind, writes its pid to DIR/bg.pid and exits.
 func runHelper(mode, dir string) error {
-	lease, err := NewFileLocker(dir).Acquire(context.Background(), Request{
+	lease, err := NewFileLocker(dir, inRun).Acquire(context.Background(), Request{
 		Name:      "survivor",
-		Holder:    Holder{Job: "j", RunID: "run-1", Slot: slotAt(1)},
+		Record:    Record{Holder: run.Holder{Job: "j", RunID: "run-1"}, Slot: slotAt(1)},
 		CheckSlot: true,
 	})
 	if err != nil {
@@ -70,7 +73,7 @@ func runHelper(mode, dir string) error {
 	default:
 		return fmt.Errorf("unknown mode %q", mode)
 	}
-	cmd.ExtraFiles = []*os.File{lease.File()}
+	cmd.ExtraFiles = []*os.File{lease.File}
 	cmd.Env = append(os.Environ(), "CRONVISOR_RUN_ID=run-1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // outlives a kill of our group
 	var out strings.Builder
@@ -159,3 +162,7 @@ func waitUntil(ctx context.Context, t *testing.T, what string, cond func() bool)
 		}
 	}
 }
+
+// inRun is the predicate the daemon gives its locker (runner.InRun): a
+// process of run runID carries its tag in its environment.
+func inRun(pid int, runID string) bool { return procfs.HasEnv(pid, []byte(run.Tag(runID))) }

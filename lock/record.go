@@ -21,10 +21,10 @@ const maxRecord = 64 << 10
 // pwrite and ftruncate, which leaves a tail of the older, longer record.
 // It uses pread, so the offset it shares with the run's processes is
 // untouched.
-func readRecord(f *os.File) (h Holder, ok bool, size int, err error) {
+func readRecord(f *os.File) (h Record, ok bool, size int, err error) {
 	data, err := readUpTo(f, maxRecord)
 	if err != nil {
-		return Holder{}, false, 0, fmt.Errorf("read %s: %w", f.Name(), err)
+		return Record{}, false, 0, fmt.Errorf("read %s: %w", f.Name(), err)
 	}
 	h, ok = parseRecord(data)
 	return h, ok, len(data), nil
@@ -70,19 +70,19 @@ func onFD(f *os.File, call func(fd int) error) error {
 }
 
 // parseRecord is readRecord's pure part.
-func parseRecord(data []byte) (Holder, bool) {
+func parseRecord(data []byte) (Record, bool) {
 	lines := bytes.Split(data, []byte("\n"))
 	for i := len(lines) - 1; i >= 0; i-- {
 		line := bytes.TrimSpace(lines[i])
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}
-		var h Holder
+		var h Record
 		if json.Unmarshal(line, &h) == nil {
 			return h, true
 		}
 	}
-	return Holder{}, false
+	return Record{}, false
 }
 
 // writeRecord replaces the file's content, size bytes long, with h as one
@@ -92,7 +92,7 @@ func parseRecord(data []byte) (Holder, bool) {
 // readRecord); the ftruncate is skipped when the new record is not shorter
 // than the file, which has no tail to cut then. It does not sync: see
 // FileLocker.Acquire and syncData.
-func writeRecord(f *os.File, h Holder, size int) (int, error) {
+func writeRecord(f *os.File, h Record, size int) (int, error) {
 	data, err := json.Marshal(h)
 	if err != nil {
 		return size, fmt.Errorf("encode lock record: %w", err)

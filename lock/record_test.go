@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 func TestParseRecord(t *testing.T) {
@@ -44,13 +46,13 @@ func TestParseRecord(t *testing.T) {
 func TestRecordFormat(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l := NewFileLocker(dir)
+	l := NewFileLocker(dir, inRun)
 	host, _ := os.Hostname()
 	slot := time.Date(2025, 3, 30, 2, 30, 0, 123456789, time.FixedZone("CEST", 2*3600))
 	since := slot.Add(1500 * time.Millisecond)
 	lease, err := l.Acquire(t.Context(), Request{
 		Name:      "orders",
-		Holder:    Holder{PID: 1234567, Job: "sync_orders", RunID: "run-42", Slot: slot, Since: since, SupervisorPID: 1234567},
+		Record:    Record{Holder: run.Holder{PID: 1234567, Job: "sync_orders", RunID: "run-42", Since: since}, Slot: slot, SupervisorPID: 1234567},
 		CheckSlot: true,
 	})
 	if err != nil {
@@ -87,8 +89,8 @@ func TestRecordFormat(t *testing.T) {
 		if got := readLockFile(t, path)["pid"]; got != 5.0 {
 			t.Errorf("pid %v, want 5", got)
 		}
-		if lease.Holder().PID != 5 {
-			t.Errorf("Holder().PID = %d, want 5", lease.Holder().PID)
+		if lease.Record().PID != 5 {
+			t.Errorf("Holder().PID = %d, want 5", lease.Record().PID)
 		}
 	})
 
@@ -112,8 +114,8 @@ func TestRecordFormat(t *testing.T) {
 func TestReleaseInFlightKeepsTheRecordInFlight(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l := NewFileLocker(dir)
-	lease, err := l.Acquire(t.Context(), Request{Name: "orders", Holder: Holder{Job: "sync_orders", RunID: "run-7"}})
+	l := NewFileLocker(dir, inRun)
+	lease, err := l.Acquire(t.Context(), Request{Name: "orders", Record: Record{Holder: run.Holder{Job: "sync_orders", RunID: "run-7"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestReleaseInFlightKeepsTheRecordInFlight(t *testing.T) {
 	if fields := readLockFile(t, filepath.Join(dir, "orders.lock")); fields["in_flight"] != true || fields["run_id"] != "run-7" {
 		t.Errorf("record %v after ReleaseInFlight, want run-7 in flight", fields)
 	}
-	st, err := NewFileLocker(dir).Inspect(t.Context(), "orders")
+	st, err := NewFileLocker(dir, inRun).Inspect(t.Context(), "orders")
 	if err != nil || st.Held {
 		t.Errorf("lock after ReleaseInFlight: held %v (%v), want free", st.Held, err)
 	}

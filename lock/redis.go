@@ -12,12 +12,14 @@ import (
 	"strings"
 	"time"
 
+	"cronvisor/run"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // ErrLeaseLost means a Redis lease is no longer ours: its key expired or
-// holds another token. Lease.Lost() is closed by then.
+// holds another token. Grant.Lost is closed by then.
 var ErrLeaseLost = errors.New("lease lost")
 
 // Defaults of the Redis backend.
@@ -40,14 +42,6 @@ const (
 // an unreachable Redis must skip a fire quickly, not stall the scheduler.
 const opTimeout = 1500 * time.Millisecond
 
-// Fenced is implemented by leases that carry a fencing token (the Redis
-// backend's): a number that grows with every acquisition of the lock, so a
-// store that remembers the highest token it has seen can refuse writes
-// from a holder whose lease has already passed to another.
-type Fenced interface {
-	FencingToken() int64
-}
-
 // RedisLocker is the Redis backend: `SET key token NX PX ttl`, renewed every
 // ttl/3 while the run lives, released by compare-and-delete, all through
 // Lua scripts so that each check and its write are atomic.
@@ -64,7 +58,7 @@ type Fenced interface {
 // What it promises: while one Redis instance stays up and keeps its data,
 // and no holder stalls longer than the TTL, at most one holder has a lock,
 // and a job runs at most once per slot across all supervisors. A lease
-// that cannot be renewed is declared lost (Lost() closes) a safety margin
+// that cannot be renewed is declared lost (Grant.Lost closes) a safety margin
 // before it can expire, so that the supervisor can end the run first.
 //
 // What breaks it: a failover to a replica that had not yet received the
@@ -72,13 +66,13 @@ type Fenced interface {
 // Redis restart that loses the data (no persistence: this also forgets the
 // slot cursors) and an eviction policy other than the default noeviction
 // (volatile-* and allkeys-* may drop a lock key early). Unlike a flock, the
-// lock is not held by the run's processes: its leases are Tethered, and
+// lock is not held by the run's processes: its grants are Tethered, and
 // the runner has a guard end a dead supervisor's run before the lease can
 // expire (see proc.Spec.Guard). A supervisor that stalls longer than the
 // TTL (SIGSTOP, GC, a suspended VM) stops renewing while its run may go
 // on, and another supervisor can start the job next to it; the stalled
 // one learns it on waking (Lost). For work that must never overlap, end
-// the run when the lease is lost and pass the fencing token (see Fenced)
+// the run when the lease is lost and pass the fencing token (Grant.FencingToken)
 // to the database the job writes, so that it can reject a stale holder.
 type RedisLocker struct {
 	client    *redis.Client
@@ -181,7 +175,7 @@ func (l *RedisLocker) slotKey(name, job string) string {
 
 // redisRecord is the JSON stored in the holder hash and slot cursors.
 type redisRecord struct {
-	Holder
+	Record
 	FencingToken int64 `json:"fencing_token"`
 }
 
@@ -196,11 +190,11 @@ func parseRedisRecord(s string) (redisRecord, bool) {
 
 // foreignOr returns the record's holder, or a Foreign one for a lock key
 // that cronvisor did not write.
-func foreignOr(rec string) Holder {
+func foreignOr(rec string) Record {
 	if r, ok := parseRedisRecord(rec); ok {
-		return r.Holder
+		return r.Record
 	}
-	return Holder{Foreign: true}
+	return Record{Holder: run.Holder{Foreign: true}}
 }
 
 // slotArg encodes a slot for the scripts (see redis_script.go).
@@ -219,7 +213,7 @@ func newToken() string {
 }
 
 // fillHolder applies Request.Holder's defaults, as the file backend does.
-func (l *RedisLocker) fillHolder(h Holder) Holder {
+func (l *RedisLocker) fillHolder(h Record) Record {
 	h.Foreign, h.Cmdline, h.Slots = false, "", nil
 	if h.Host == "" {
 		h.Host = l.host

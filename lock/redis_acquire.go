@@ -20,30 +20,30 @@ import (
 // stops a supervisor whose timer fires a few milliseconds later from
 // running the same slot again. A Redis that cannot be reached within about
 // a second and a half gives an error matching ErrUnavailable.
-func (l *RedisLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
+func (l *RedisLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return Grant{}, err
 	}
 	if !nameRE.MatchString(req.Name) {
-		return nil, fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, req.Name)
+		return Grant{}, fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, req.Name)
 	}
-	h := l.fillHolder(req.Holder)
+	h := l.fillHolder(req.Record)
 	var slot string
 	if req.CheckSlot {
 		if h.Slot.IsZero() {
-			return nil, fmt.Errorf("lock %q: CheckSlot needs a slot", req.Name)
+			return Grant{}, fmt.Errorf("lock %q: CheckSlot needs a slot", req.Name)
 		}
 		if !nameRE.MatchString(h.Job) { // it is part of the cursor's key
-			return nil, fmt.Errorf("lock %q: %w: job %q", req.Name, ErrBadName, h.Job)
+			return Grant{}, fmt.Errorf("lock %q: %w: job %q", req.Name, ErrBadName, h.Job)
 		}
 		var err error
 		if slot, err = slotArg(h.Slot); err != nil {
-			return nil, fmt.Errorf("lock %q: %w", req.Name, err)
+			return Grant{}, fmt.Errorf("lock %q: %w", req.Name, err)
 		}
 	}
 	rec, err := json.Marshal(h)
 	if err != nil {
-		return nil, fmt.Errorf("lock %q: encode record: %w", req.Name, err)
+		return Grant{}, fmt.Errorf("lock %q: encode record: %w", req.Name, err)
 	}
 	k, token, what := l.keys(req.Name), newToken(), fmt.Sprintf("lock %q", req.Name)
 	opCtx, cancel := context.WithTimeout(ctx, opTimeout)
@@ -56,24 +56,24 @@ func (l *RedisLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 		if !neverSent(err) {
 			go l.abandon(k.lock, token)
 		}
-		return nil, l.wrap(ctx, what, err)
+		return Grant{}, l.wrap(ctx, what, err)
 	}
 	if len(res) != 2 {
-		return nil, fmt.Errorf("%s: unexpected reply %q from redis", what, res)
+		return Grant{}, fmt.Errorf("%s: unexpected reply %q from redis", what, res)
 	}
 	switch res[0] {
 	case "held":
-		return nil, &HeldError{Lock: req.Name, Holder: foreignOr(res[1])}
+		return Grant{}, &HeldError{Lock: req.Name, Record: foreignOr(res[1])}
 	case "done":
 		r, _ := parseRedisRecord(res[1])
-		return nil, &SlotDoneError{Lock: req.Name, Holder: r.Holder}
+		return Grant{}, &SlotDoneError{Lock: req.Name, Record: r.Record}
 	case "ok":
 		if r, ok := parseRedisRecord(res[1]); ok {
-			return l.newLease(req.Name, token, slot, r, start), nil
+			return l.newLease(req.Name, token, slot, r, start).grant(), nil
 		}
 	}
 	go l.abandon(k.lock, token)
-	return nil, fmt.Errorf("%s: unexpected reply %q from redis", what, res)
+	return Grant{}, fmt.Errorf("%s: unexpected reply %q from redis", what, res)
 }
 
 // abandon frees a lock that a failed Acquire may have taken all the same
@@ -117,9 +117,9 @@ func (l *RedisLocker) Inspect(ctx context.Context, name string) (Status, error) 
 	}
 	st := Status{Name: name, Held: res[0] == "held"}
 	if st.Held {
-		st.Holder = foreignOr(res[1])
+		st.Record = foreignOr(res[1])
 	} else if r, ok := parseRedisRecord(res[1]); ok {
-		st.Holder = r.Holder
+		st.Record = r.Record
 	}
 	return st, nil
 }

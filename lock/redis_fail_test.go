@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cronvisor/internal/redistest"
+	"cronvisor/run"
 )
 
 // redisHelperEnv makes the test binary hold a Redis lock until it is
@@ -90,7 +91,7 @@ func TestRedisKilledHolderExpires(t *testing.T) {
 			break
 		}
 		var held *HeldError
-		if !errors.As(err, &held) || held.Holder.RunID != "run-killed" {
+		if !errors.As(err, &held) || held.Record.RunID != "run-killed" {
 			t.Fatalf("Acquire while the dead holder's lease lasts: %v, want held by run-killed", err)
 		}
 		sawHolder = true
@@ -118,7 +119,7 @@ func TestRedisRenewalAndRelease(t *testing.T) {
 	b := newRedisLocker(t, srv.URL(), time.Second)
 	lease := mustAcquire(ctx, t, a, redisReq("sync", "run-a", "host-a", time.Time{}))
 	select { // three TTLs: only renewal keeps the key alive that long
-	case <-lease.Lost():
+	case <-lease.lost:
 		t.Fatal("lease lost while Redis is up")
 	case <-time.After(3 * time.Second):
 	}
@@ -190,10 +191,10 @@ func TestRedisExpiredLeaseSparesSuccessor(t *testing.T) {
 				return fmt.Errorf("SetPID: %v, want ErrLeaseLost", err)
 			}
 			select {
-			case <-old.Lost():
+			case <-old.lost:
 				return nil
 			default:
-				return errors.New("Lost() not closed")
+				return errors.New("Lost not closed")
 			}
 		}},
 		{"release spares the successor", func() error {
@@ -208,7 +209,7 @@ func TestRedisExpiredLeaseSparesSuccessor(t *testing.T) {
 		}},
 		{"successor's record intact", func() error {
 			st, err := a.Inspect(ctx, "orders")
-			if err != nil || !st.Held || st.Holder.RunID != "run-new" || st.Holder.PID == 7 {
+			if err != nil || !st.Held || st.Record.RunID != "run-new" || st.Record.PID == 7 {
 				return fmt.Errorf("Inspect = %+v, %v; want held by run-new", st, err)
 			}
 			return nil
@@ -261,7 +262,7 @@ func TestRedisScriptsRefuseForeignToken(t *testing.T) {
 			if left := raw.PTTL(ctx, k.lock).Val(); left < 30*time.Second {
 				t.Fatalf("PTTL %s, want the holder's minute, not the stranger's second", left)
 			}
-			if st, err := l.Inspect(ctx, "orders"); err != nil || st.Holder.RunID != "run-h" {
+			if st, err := l.Inspect(ctx, "orders"); err != nil || st.Record.RunID != "run-h" {
 				t.Fatalf("Inspect = %+v, %v; want the holder's record", st, err)
 			}
 		})
@@ -270,12 +271,12 @@ func TestRedisScriptsRefuseForeignToken(t *testing.T) {
 		if err := raw.Set(ctx, "cronvisor:lock:other", stranger, time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
-		_, err := l.Acquire(ctx, Request{Name: "other", Holder: Holder{Job: "sync", RunID: "r"}})
+		_, err := l.Acquire(ctx, Request{Name: "other", Record: Record{Holder: run.Holder{Job: "sync", RunID: "r"}}})
 		var held *HeldError
-		if !errors.As(err, &held) || !held.Holder.Foreign {
+		if !errors.As(err, &held) || !held.Record.Foreign {
 			t.Fatalf("Acquire: %v, want a HeldError with a foreign holder", err)
 		}
-		if st, err := l.Inspect(ctx, "other"); err != nil || !st.Held || !st.Holder.Foreign {
+		if st, err := l.Inspect(ctx, "other"); err != nil || !st.Held || !st.Record.Foreign {
 			t.Fatalf("Inspect = %+v, %v; want held by a foreign holder", st, err)
 		}
 	})
@@ -291,7 +292,7 @@ func TestRedisOutage(t *testing.T) {
 	srv.Stop()
 	stopped := time.Now()
 	select {
-	case <-lease.Lost():
+	case <-lease.lost:
 		d := time.Since(stopped)
 		t.Logf("lease declared lost %s after Redis stopped", d)
 		if d > ttl {
@@ -327,7 +328,7 @@ func TestRedisOutage(t *testing.T) {
 			next, err := l.Acquire(ctx, redisReq("sync", "run-b", "host-a", slotAt(1)))
 			if err == nil {
 				_ = next.Release()
-				if old, tok := lease.FencingToken(), next.(Fenced).FencingToken(); tok <= old {
+				if old, tok := lease.fence, next.FencingToken; tok <= old {
 					t.Fatalf("fencing token %d after Redis lost its data, want > %d", tok, old)
 				}
 				return
@@ -371,29 +372,6 @@ func TestNewRedisLockerErrors(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
 				t.Fatalf("NewRedisLocker: %v, want an error about %q that hides the password", err, tc.want)
-			}
-		})
-	}
-}
-
-func TestRedisAcquireBadRequest(t *testing.T) {
-	// Refused before any connection: nothing listens on port 1.
-	l := newRedisLocker(t, "redis://127.0.0.1:1/0", time.Second)
-	tests := []struct {
-		name string
-		req  Request
-		want error // nil: any error
-	}{
-		{"bad lock name", Request{Name: "a/b"}, ErrBadName},
-		{"check slot without a slot", Request{Name: "a", Holder: Holder{Job: "j"}, CheckSlot: true}, nil},
-		{"job name with a colon", Request{Name: "a", Holder: Holder{Job: "j:k", Slot: slotAt(1)}, CheckSlot: true}, ErrBadName},
-		{"slot before 1970", Request{Name: "a", Holder: Holder{Job: "j", Slot: time.Unix(-5, 0)}, CheckSlot: true}, nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := l.Acquire(context.Background(), tc.req)
-			if err == nil || errors.Is(err, ErrUnavailable) || (tc.want != nil && !errors.Is(err, tc.want)) {
-				t.Fatalf("Acquire: %v, want a request error %v before contacting Redis", err, tc.want)
 			}
 		})
 	}

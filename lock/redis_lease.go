@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -20,7 +19,7 @@ type redisLease struct {
 	fence  int64
 
 	mu       sync.Mutex
-	holder   Holder
+	holder   Record
 	released bool
 
 	lost     chan struct{}
@@ -29,17 +28,12 @@ type redisLease struct {
 	done     chan struct{}      // closed when it has ended
 }
 
-var (
-	_ Fenced   = (*redisLease)(nil)
-	_ Tethered = (*redisLease)(nil)
-)
-
 // newLease starts renewing a lock taken at boot time start.
 func (l *RedisLocker) newLease(name, token, slot string, r redisRecord, start time.Duration) *redisLease {
 	ctx, stop := context.WithCancel(context.Background())
 	le := &redisLease{
 		locker: l, name: name, token: token, slot: slot, fence: r.FencingToken,
-		holder: r.Holder, lost: make(chan struct{}), stop: stop, done: make(chan struct{}),
+		holder: r.Record, lost: make(chan struct{}), stop: stop, done: make(chan struct{}),
 	}
 	go le.renew(ctx, start+l.ttl)
 	return le
@@ -117,36 +111,35 @@ func (le *redisLease) stopRenewal() {
 	<-le.done
 }
 
-func (le *redisLease) Holder() Holder {
+func (le *redisLease) Record() Record {
 	le.mu.Lock()
 	defer le.mu.Unlock()
 	return le.holder.clone()
 }
 
-// MinLifeLeft is the margin (see Tethered): renewals keep about 2/3 of
-// the TTL left while Redis answers; while it does not, the lease is
-// declared lost, and its run ended, only once the margin is all that is
-// left.
-func (le *redisLease) MinLifeLeft() time.Duration { return le.locker.margin() }
-
-// FencingToken is the lock's acquisition count when this lease took it;
-// see Fenced.
-func (le *redisLease) FencingToken() int64 { return le.fence }
+// grant is what a Redis lease offers: Lost, the fencing token (the
+// lock's acquisition count when this lease took it) and MinLifeLeft, the
+// margin: renewals keep about 2/3 of the TTL left while Redis answers;
+// while it does not, the lease is declared lost, and its run ended, only
+// once the margin is all that is left.
+func (le *redisLease) grant() Grant {
+	return Grant{Lease: le, Lost: le.lost, Tethered: true, MinLifeLeft: le.locker.margin(), FencingToken: le.fence}
+}
 
 // SetPID rewrites the holder record (and the slot cursor's copy) with the
 // run's pid, only while the lock still holds our token; if it does not,
 // the lease is lost and the error matches ErrLeaseLost.
 func (le *redisLease) SetPID(pid int) error {
-	return le.rewrite(func(h *Holder) { h.PID = pid })
+	return le.rewrite(func(h *Record) { h.PID = pid })
 }
 
 // SetRun rewrites the record for a retry of the same slot, which kept
 // the lock: its run id and, started, its pid.
 func (le *redisLease) SetRun(runID string, pid int) error {
-	return le.rewrite(func(h *Holder) { h.RunID, h.PID = runID, pid })
+	return le.rewrite(func(h *Record) { h.RunID, h.PID = runID, pid })
 }
 
-func (le *redisLease) rewrite(change func(*Holder)) error {
+func (le *redisLease) rewrite(change func(*Record)) error {
 	le.mu.Lock()
 	defer le.mu.Unlock()
 	if le.released {
@@ -154,7 +147,7 @@ func (le *redisLease) rewrite(change func(*Holder)) error {
 	}
 	h := le.holder
 	change(&h)
-	rec, err := json.Marshal(redisRecord{Holder: h, FencingToken: le.fence})
+	rec, err := json.Marshal(redisRecord{Record: h, FencingToken: le.fence})
 	if err != nil {
 		return fmt.Errorf("lock %q: encode record: %w", le.name, err)
 	}
@@ -174,11 +167,6 @@ func (le *redisLease) rewrite(change func(*Holder)) error {
 	le.holder = h
 	return nil
 }
-
-// File is nil: a Redis lock is not a descriptor the run could inherit.
-func (le *redisLease) File() *os.File { return nil }
-
-func (le *redisLease) Lost() <-chan struct{} { return le.lost }
 
 // Release stops renewing and deletes the lock only if it still holds our
 // token, so a lease that expired never deletes its successor's lock. If

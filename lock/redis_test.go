@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"cronvisor/internal/redistest"
+	"cronvisor/run"
 )
 
 // newRedisLocker is a locker on url, closed when the test ends.
@@ -42,7 +43,7 @@ func rawRedis(t *testing.T, url string) *redis.Client {
 func redisReq(job, runID, host string, slot time.Time) Request {
 	return Request{
 		Name:      "orders",
-		Holder:    Holder{Job: job, RunID: runID, Host: host, Slot: slot},
+		Record:    Record{Holder: run.Holder{Job: job, RunID: runID, Host: host}, Slot: slot},
 		CheckSlot: !slot.IsZero(),
 	}
 }
@@ -53,10 +54,10 @@ func mustAcquire(ctx context.Context, t *testing.T, l *RedisLocker, req Request)
 	t.Helper()
 	lease, err := l.Acquire(ctx, req)
 	if err != nil {
-		t.Fatalf("Acquire(%s, run %s): %v", req.Name, req.Holder.RunID, err)
+		t.Fatalf("Acquire(%s, run %s): %v", req.Name, req.Record.RunID, err)
 	}
 	t.Cleanup(func() { _ = lease.Release() })
-	return lease.(*redisLease)
+	return lease.Lease.(*redisLease)
 }
 
 func TestRedisHolderVisibleToSecondHost(t *testing.T) {
@@ -68,29 +69,29 @@ func TestRedisHolderVisibleToSecondHost(t *testing.T) {
 	if err := lease.SetPID(4242); err != nil {
 		t.Fatalf("SetPID: %v", err)
 	}
-	want := Holder{PID: 4242, Host: "host-a", Job: "sync", RunID: "run-a"}
+	want := Record{Holder: run.Holder{PID: 4242, Host: "host-a", Job: "sync", RunID: "run-a"}}
 	views := []struct {
 		name string
-		get  func() (Holder, bool, error)
+		get  func() (Record, bool, error)
 	}{
-		{"Acquire", func() (Holder, bool, error) {
+		{"Acquire", func() (Record, bool, error) {
 			_, err := b.Acquire(ctx, redisReq("sync", "run-b", "host-b", slotAt(2)))
 			var held *HeldError
 			if !errors.As(err, &held) {
-				return Holder{}, false, err
+				return Record{}, false, err
 			}
-			return held.Holder, true, nil
+			return held.Record, true, nil
 		}},
-		{"Inspect", func() (Holder, bool, error) {
+		{"Inspect", func() (Record, bool, error) {
 			st, err := b.Inspect(ctx, "orders")
-			return st.Holder, st.Held, err
+			return st.Record, st.Held, err
 		}},
-		{"List", func() (Holder, bool, error) {
+		{"List", func() (Record, bool, error) {
 			sts, err := b.List(ctx)
 			if err != nil || len(sts) != 1 || sts[0].Name != "orders" {
-				return Holder{}, false, errors.Join(err, errors.New("want one lock, orders"))
+				return Record{}, false, errors.Join(err, errors.New("want one lock, orders"))
 			}
-			return sts[0].Holder, sts[0].Held, nil
+			return sts[0].Record, sts[0].Held, nil
 		}},
 	}
 	for _, v := range views {
@@ -110,12 +111,12 @@ func TestRedisHolderVisibleToSecondHost(t *testing.T) {
 		if err != nil || st.Held {
 			t.Fatalf("Inspect = %+v, %v; want free", st, err)
 		}
-		assertHolder(t, st.Holder, want)
+		assertHolder(t, st.Record, want)
 	})
 }
 
 // assertHolder compares the fields a holder record must carry across hosts.
-func assertHolder(t *testing.T, got, want Holder) {
+func assertHolder(t *testing.T, got, want Record) {
 	t.Helper()
 	if got.PID != want.PID || got.Host != want.Host || got.Job != want.Job || got.RunID != want.RunID || got.Foreign {
 		t.Fatalf("holder = %+v, want pid %d host %s job %s run %s", got, want.PID, want.Host, want.Job, want.RunID)
@@ -205,7 +206,7 @@ func TestRedisSlotCursor(t *testing.T) {
 				return
 			}
 			var done *SlotDoneError
-			if !errors.As(err, &done) || done.Holder.RunID != st.wantRun {
+			if !errors.As(err, &done) || done.Record.RunID != st.wantRun {
 				t.Fatalf("Acquire: %v, want the record of run %s", err, st.wantRun)
 			}
 		})
@@ -223,7 +224,7 @@ func TestRedisFencingTokensIncrease(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Acquire %d: %v", i, err)
 		}
-		tok := lease.(Fenced).FencingToken()
+		tok := lease.FencingToken
 		if tok <= last {
 			t.Fatalf("acquisition %d: fencing token %d, want > %d", i, tok, last)
 		}
@@ -254,15 +255,20 @@ func TestRedisClockSkew(t *testing.T) {
 
 // TestRedisLeaseMinLifeLeft checks the promise the guard relies on: while
 // a Redis lease is renewed, its key always has at least MinLifeLeft to
-// live; file leases, which the run's processes hold, are not Tethered.
+// live; file grants, which the run's processes hold, offer none (nor Lost
+// or a fencing token), and Redis grants no file.
 func TestRedisLeaseMinLifeLeft(t *testing.T) {
 	srv := redistest.New(t)
 	ctx := context.Background()
 	const ttl = time.Second
-	lease := mustAcquire(ctx, t, newRedisLocker(t, srv.URL(), ttl), redisReq("sync", "r1", "a", time.Time{}))
-	tethered, ok := Lease(lease).(Tethered)
-	if !ok || tethered.MinLifeLeft() != ttl/5 {
-		t.Fatalf("redis lease: Tethered %v, MinLifeLeft %v; want ttl/5", ok, tethered.MinLifeLeft())
+	g, err := newRedisLocker(t, srv.URL(), ttl).Acquire(ctx, redisReq("sync", "r1", "a", time.Time{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	if !g.Tethered || g.MinLifeLeft != ttl/5 || g.Lost == nil || g.FencingToken <= 0 || g.File != nil || g.Preceded || g.Previous != nil {
+		t.Fatalf("redis grant: MinLifeLeft %v, Lost %v, token %d, File %v, Preceded %v; want ttl/5, a channel, > 0, nil, false",
+			g.MinLifeLeft, g.Lost, g.FencingToken, g.File, g.Preceded)
 	}
 	raw := rawRedis(t, srv.URL())
 	least := ttl
@@ -274,16 +280,17 @@ func TestRedisLeaseMinLifeLeft(t *testing.T) {
 		least = min(least, left)
 	}
 	t.Logf("least time left seen: %v (ttl %v)", least, ttl)
-	if least < tethered.MinLifeLeft() {
-		t.Errorf("the renewed key had %v left, less than MinLifeLeft %v", least, tethered.MinLifeLeft())
+	if least < g.MinLifeLeft {
+		t.Errorf("the renewed key had %v left, less than MinLifeLeft %v", least, g.MinLifeLeft)
 	}
 
-	fl, err := NewFileLocker(t.TempDir()).Acquire(ctx, Request{Name: "orders", Holder: Holder{Job: "sync", RunID: "r2"}})
+	fl, err := NewFileLocker(t.TempDir(), inRun).Acquire(ctx, Request{Name: "orders", Record: Record{Holder: run.Holder{Job: "sync", RunID: "r2"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fl.Release()
-	if _, ok := fl.(Tethered); ok {
-		t.Error("a file lease is Tethered: its runs would be guarded")
+	if fl.Tethered || fl.MinLifeLeft != 0 || fl.Lost != nil || fl.FencingToken != 0 || fl.File == nil || !fl.Preceded {
+		t.Errorf("file grant: MinLifeLeft %v (its runs would be guarded), Lost %v, token %d, File %v, Preceded %v; want 0, nil, 0, the file, true",
+			fl.MinLifeLeft, fl.Lost, fl.FencingToken, fl.File, fl.Preceded)
 	}
 }

@@ -1,6 +1,10 @@
 package lock
 
-import "testing"
+import (
+	"testing"
+
+	"cronvisor/run"
+)
 
 // TestSQLSetRunRenamesTheHolder: a retry keeps the lock and renames its
 // record, which another host then reads.
@@ -16,27 +20,27 @@ func TestSQLSetRunRenamesTheHolder(t *testing.T) {
 			t.Fatalf("SetRun: %v", err)
 		}
 		st, err := other.Inspect(t.Context(), "orders")
-		if err != nil || !st.Held || st.Holder.RunID != "run-1b" || st.Holder.PID != 4343 {
+		if err != nil || !st.Held || st.Record.RunID != "run-1b" || st.Record.PID != 4343 {
 			t.Errorf("Inspect = %+v, %v; want held by run-1b pid 4343", st, err)
 		}
-		if h := lease.Holder(); h.RunID != "run-1b" || h.PID != 4343 {
-			t.Errorf("lease.Holder() = %+v", h)
+		if h := lease.Record(); h.RunID != "run-1b" || h.PID != 4343 {
+			t.Errorf("lease.Record() = %+v", h)
 		}
 	})
 }
 
 func TestFileSetRunRenamesTheHolder(t *testing.T) {
-	l := NewFileLocker(t.TempDir())
-	lease, err := l.Acquire(t.Context(), Request{Name: "orders", Holder: Holder{Job: "sync", RunID: "run-1", PID: 1, SupervisorPID: 1}})
+	l := NewFileLocker(t.TempDir(), inRun)
+	lease, err := l.Acquire(t.Context(), Request{Name: "orders", Record: Record{Holder: run.Holder{Job: "sync", RunID: "run-1", PID: 1}, SupervisorPID: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lease.Release()
-	if err := lease.(*fileLease).SetRun("run-1b", 4343); err != nil {
+	if err := lease.SetRun("run-1b", 4343); err != nil {
 		t.Fatalf("SetRun: %v", err)
 	}
 	st, err := l.Inspect(t.Context(), "orders")
-	if err != nil || st.Holder.RunID != "run-1b" || st.Holder.PID != 4343 {
+	if err != nil || st.Record.RunID != "run-1b" || st.Record.PID != 4343 {
 		t.Errorf("Inspect = %+v, %v; want run-1b pid 4343 in the record", st, err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"cronvisor/run"
 )
 
 // Defaults of the SQL backends (MySQLLocker, PostgresLocker).
@@ -149,7 +151,7 @@ func (l *sqlLocker) KeepAlive() time.Duration { return l.keepAlive }
 // sqlRecord is one row of cronvisor_locks.
 type sqlRecord struct {
 	Name  string // prefix + lock name
-	H     Holder
+	H     Record
 	Conn  int64 // the session holding the lock when written
 	Fence int64
 }
@@ -246,19 +248,19 @@ func (l *sqlLocker) readRecord(ctx context.Context, q querier, full string) (sql
 
 // holderOf is who holds a lock whose server key is owned by session id:
 // the record when that session wrote it, else a foreign holder.
-func (l *sqlLocker) holderOf(ctx context.Context, q querier, full string, id int64) (Holder, error) {
+func (l *sqlLocker) holderOf(ctx context.Context, q querier, full string, id int64) (Record, error) {
 	r, ok, err := l.readRecord(ctx, q, full)
 	if err != nil {
-		return Holder{}, err
+		return Record{}, err
 	}
 	if ok && r.Conn == id {
 		return r.H, nil
 	}
-	return Holder{Foreign: true, PID: int(id), Cmdline: l.d.describe(ctx, q, id)}, nil
+	return Record{Holder: run.Holder{Foreign: true, PID: int(id), Cmdline: l.d.describe(ctx, q, id)}}, nil
 }
 
-// fillHolder applies Request.Holder's defaults, as the other backends do.
-func (l *sqlLocker) fillHolder(h Holder) Holder {
+// fillHolder applies Request.Record's defaults, as the other backends do.
+func (l *sqlLocker) fillHolder(h Record) Record {
 	h.Foreign, h.Cmdline, h.Slots, h.InFlight = false, "", nil, false
 	if h.Host == "" {
 		h.Host = l.host
@@ -295,11 +297,11 @@ func (l *sqlLocker) Inspect(ctx context.Context, name string) (Status, error) {
 	}
 	if held {
 		st.Held = true
-		st.Holder, err = l.holderOf(opCtx, l.db, full, id)
+		st.Record, err = l.holderOf(opCtx, l.db, full, id)
 	} else {
 		var r sqlRecord
 		r, _, err = l.readRecord(opCtx, l.db, full)
-		st.Holder = r.H
+		st.Record = r.H
 	}
 	if err != nil {
 		return st, l.wrap(ctx, fmt.Sprintf("lock %q", name), err)

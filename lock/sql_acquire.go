@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+
+	"cronvisor/run"
 )
 
 // Acquire takes the lock on a connection of its own, pinned to the lease
@@ -18,27 +20,27 @@ import (
 // met); the holder record is written and the fencing token bumped. A
 // server that cannot be reached within about a second and a half gives an
 // error matching ErrUnavailable.
-func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
+func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return Grant{}, err
 	}
 	if err := checkName(req.Name); err != nil {
-		return nil, err
+		return Grant{}, err
 	}
-	h := l.fillHolder(req.Holder)
+	h := l.fillHolder(req.Record)
 	if req.CheckSlot {
 		if h.Slot.IsZero() || h.Slot.UnixNano() <= 0 {
-			return nil, fmt.Errorf("lock %q: CheckSlot needs a slot after 1970", req.Name)
+			return Grant{}, fmt.Errorf("lock %q: CheckSlot needs a slot after 1970", req.Name)
 		}
 		if err := checkName(h.Job); err != nil {
-			return nil, fmt.Errorf("lock %q: job: %w", req.Name, err)
+			return Grant{}, fmt.Errorf("lock %q: job: %w", req.Name, err)
 		}
 	}
 	if own := l.ownLease(req.Name); own != nil {
-		return nil, &HeldError{Lock: req.Name, Holder: own.Holder()}
+		return Grant{}, &HeldError{Lock: req.Name, Record: own.Record()}
 	}
 	if err := l.ensureSchema(ctx); err != nil {
-		return nil, err
+		return Grant{}, err
 	}
 	what := fmt.Sprintf("lock %q", req.Name)
 	full := l.prefix + req.Name
@@ -47,7 +49,7 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 	defer cancel()
 	c, err := l.db.Conn(opCtx)
 	if err != nil {
-		return nil, l.wrap(ctx, what, err)
+		return Grant{}, l.wrap(ctx, what, err)
 	}
 	// A holder that lets go between our try and our look at it (a
 	// session being terminated) is tried once more.
@@ -55,7 +57,7 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 		ok, err := l.d.tryLock(opCtx, c, key)
 		if err != nil {
 			discard(c)
-			return nil, l.wrap(ctx, what, err)
+			return Grant{}, l.wrap(ctx, what, err)
 		}
 		if ok {
 			break
@@ -65,20 +67,20 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 			continue
 		}
 		defer c.Close() // it holds nothing: back to the pool
-		holder := Holder{Foreign: true, Cmdline: "a session that let go while being looked at"}
+		holder := Record{Holder: run.Holder{Foreign: true, Cmdline: "a session that let go while being looked at"}}
 		if err == nil && held {
 			holder, err = l.holderOf(opCtx, c, full, id)
 		}
 		if err != nil {
-			return nil, l.wrap(ctx, what, err)
+			return Grant{}, l.wrap(ctx, what, err)
 		}
-		return nil, &HeldError{Lock: req.Name, Holder: holder}
+		return Grant{}, &HeldError{Lock: req.Name, Record: holder}
 	}
 	le, err := l.claim(opCtx, c, req, full, key, h)
 	var done *SlotDoneError
 	switch {
 	case err == nil:
-		return le, nil
+		return le.grant(), nil
 	case errors.As(err, &done):
 		// Unlocked now rather than by the session's end, which the server
 		// completes a moment after the client has gone: the next fire of
@@ -88,16 +90,16 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Lease, error) {
 		} else {
 			discard(c)
 		}
-		return nil, err
+		return Grant{}, err
 	default:
 		discard(c) // closing the session frees the lock, whatever state it is in
-		return nil, l.wrap(ctx, what, err)
+		return Grant{}, l.wrap(ctx, what, err)
 	}
 }
 
 // claim runs the transaction of a taken lock (see Acquire) and starts the
 // lease.
-func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, key string, h Holder) (*sqlLease, error) {
+func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, key string, h Record) (*sqlLease, error) {
 	id, err := l.d.connID(ctx, c)
 	if err != nil {
 		return nil, err
@@ -152,7 +154,7 @@ func (l *sqlLocker) forget(le *sqlLease) {
 
 // claimSlot refuses a slot at or before the job's last claimed one, and
 // otherwise inserts its claim and drops claims older than the retention.
-func (l *sqlLocker) claimSlot(ctx context.Context, tx *sql.Tx, name, full string, h Holder) error {
+func (l *sqlLocker) claimSlot(ctx context.Context, tx *sql.Tx, name, full string, h Record) error {
 	ns := h.Slot.UnixNano()
 	var last sql.NullInt64
 	err := tx.QueryRowContext(ctx, l.d.rebind(`SELECT MAX(slot_ns) FROM cronvisor_slots WHERE name = ? AND job = ?`),
@@ -176,7 +178,7 @@ func (l *sqlLocker) claimSlot(ctx context.Context, tx *sql.Tx, name, full string
 
 // slotDone is the *SlotDoneError naming the run that claimed slot ns.
 func (l *sqlLocker) slotDone(ctx context.Context, tx *sql.Tx, name, full, job string, ns int64) error {
-	r := Holder{Job: job}
+	r := Record{Holder: run.Holder{Job: job}}
 	var since string
 	err := tx.QueryRowContext(ctx, l.d.rebind(`SELECT run_id, host, since FROM cronvisor_slots
 		WHERE name = ? AND job = ? AND slot_ns = ?`), full, job, ns).Scan(&r.RunID, &r.Host, &since)
@@ -185,7 +187,7 @@ func (l *sqlLocker) slotDone(ctx context.Context, tx *sql.Tx, name, full, job st
 	}
 	r.Since = parseTime(since)
 	r.Slot = timeFromNS(ns)
-	return &SlotDoneError{Lock: name, Holder: r}
+	return &SlotDoneError{Lock: name, Record: r}
 }
 
 // discard closes c's session rather than return it to the pool: a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 )
@@ -21,7 +20,7 @@ type sqlLease struct {
 	fence  int64
 
 	mu       sync.Mutex
-	holder   Holder
+	holder   Record
 	released bool
 
 	lost     chan struct{}
@@ -30,14 +29,9 @@ type sqlLease struct {
 	done     chan struct{}      // closed when it has ended
 }
 
-var (
-	_ Fenced   = (*sqlLease)(nil)
-	_ Tethered = (*sqlLease)(nil)
-)
-
 func timeFromNS(ns int64) time.Time { return time.Unix(0, ns) }
 
-func (l *sqlLocker) newLease(c *sql.Conn, name, full, key string, h Holder, id, fence int64) *sqlLease {
+func (l *sqlLocker) newLease(c *sql.Conn, name, full, key string, h Record, id, fence int64) *sqlLease {
 	ctx, stop := context.WithCancel(context.Background())
 	le := &sqlLease{locker: l, c: c, name: name, full: full, key: key, conn: id, fence: fence,
 		holder: h, lost: make(chan struct{}), stop: stop, done: make(chan struct{})}
@@ -77,20 +71,21 @@ func (le *sqlLease) keepAlive(ctx context.Context) {
 
 func (le *sqlLease) markLost() { le.lostOnce.Do(func() { close(le.lost) }) }
 
-func (le *sqlLease) Holder() Holder {
+func (le *sqlLease) Record() Record {
 	le.mu.Lock()
 	defer le.mu.Unlock()
 	return le.holder.clone()
 }
 
-// MinLifeLeft is 0: the server frees the lock the instant the session
+// grant is what a session lock offers: Lost, the fencing token (the
+// lock's acquisition count when this lease took it), and Tethered with a
+// MinLifeLeft of 0: the server frees the lock the instant the session
 // ends, so when this supervisor dies (taking its connection along) the
 // run's guard must end the run at once, and a lost lease was already
 // someone else's to take.
-func (le *sqlLease) MinLifeLeft() time.Duration { return 0 }
-
-// FencingToken is the lock's acquisition count when this lease took it.
-func (le *sqlLease) FencingToken() int64 { return le.fence }
+func (le *sqlLease) grant() Grant {
+	return Grant{Lease: le, Lost: le.lost, Tethered: true, FencingToken: le.fence}
+}
 
 // SetPID rewrites the holder record on the lock's own connection, only
 // while its session still is the one that wrote it; a connection that
@@ -129,11 +124,6 @@ func (le *sqlLease) setHolder(runID string, pid int, op string) error {
 	le.holder.PID, le.holder.RunID = pid, runID
 	return nil
 }
-
-// File is nil: a session lock is not a descriptor the run could inherit.
-func (le *sqlLease) File() *os.File { return nil }
-
-func (le *sqlLease) Lost() <-chan struct{} { return le.lost }
 
 // Release stops the keep-alive, gives the lock up on its connection and
 // closes that connection; closing alone would free the lock too, so an

@@ -8,12 +8,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 // sqlReq asks for lock "orders" as job on host; a non-zero slot makes it
 // a scheduled fire.
 func sqlReq(job, runID, host string, slot time.Time) Request {
-	return Request{Name: "orders", Holder: Holder{Job: job, RunID: runID, Host: host, Slot: slot},
+	return Request{Name: "orders", Record: Record{Holder: run.Holder{Job: job, RunID: runID, Host: host}, Slot: slot},
 		CheckSlot: !slot.IsZero()}
 }
 
@@ -21,10 +23,10 @@ func mustSQL(t *testing.T, l *sqlLocker, req Request) *sqlLease {
 	t.Helper()
 	lease, err := l.Acquire(t.Context(), req)
 	if err != nil {
-		t.Fatalf("Acquire(%s, run %s): %v", req.Name, req.Holder.RunID, err)
+		t.Fatalf("Acquire(%s, run %s): %v", req.Name, req.Record.RunID, err)
 	}
 	t.Cleanup(func() { _ = lease.Release() })
-	return lease.(*sqlLease)
+	return lease.Lease.(*sqlLease)
 }
 
 func TestSQLHolderVisibleToSecondHost(t *testing.T) {
@@ -40,18 +42,18 @@ func TestSQLHolderVisibleToSecondHost(t *testing.T) {
 		if !errors.As(err, &held) {
 			t.Fatalf("second Acquire: %v, want a *HeldError", err)
 		}
-		if h := held.Holder; h.Foreign || h.Host != "host-a" || h.RunID != "run-1" || h.PID != 4242 || !h.Slot.Equal(slotAt(1)) {
+		if h := held.Record; h.Foreign || h.Host != "host-a" || h.RunID != "run-1" || h.PID != 4242 || !h.Slot.Equal(slotAt(1)) {
 			t.Errorf("holder = %+v, want run-1 pid 4242 on host-a", h)
 		}
 		st, err := other.Inspect(t.Context(), "orders")
-		if err != nil || !st.Held || st.Holder.RunID != "run-1" {
+		if err != nil || !st.Held || st.Record.RunID != "run-1" {
 			t.Errorf("Inspect = %+v, %v; want held by run-1", st, err)
 		}
 		if err := lease.Release(); err != nil {
 			t.Fatalf("Release: %v", err)
 		}
 		list, err := other.List(t.Context())
-		if err != nil || len(list) != 1 || list[0].Held || list[0].Holder.RunID != "run-1" {
+		if err != nil || len(list) != 1 || list[0].Held || list[0].Record.RunID != "run-1" {
 			t.Errorf("List after release = %+v, %v; want orders free with run-1's record", list, err)
 		}
 		mustSQL(t, other, sqlReq("sync", "run-2", "host-b", slotAt(2)))
@@ -70,7 +72,7 @@ func TestSQLSlotClaims(t *testing.T) {
 		}{{"same slot", slotAt(5)}, {"earlier slot", slotAt(4)}} {
 			_, err := l.Acquire(ctx, sqlReq("sync", "run-x", "", tc.slot))
 			var done *SlotDoneError
-			if !errors.As(err, &done) || done.Holder.RunID != "run-1" {
+			if !errors.As(err, &done) || done.Record.RunID != "run-1" {
 				t.Errorf("%s: Acquire = %v, want a *SlotDoneError naming run-1", tc.name, err)
 			}
 		}
@@ -125,7 +127,7 @@ func TestSQLFencingTokensIncrease(t *testing.T) {
 		var last int64
 		for i, l := range []*sqlLocker{a, other, a, other} {
 			lease := mustSQL(t, l, sqlReq("sync", "run", "", time.Time{}))
-			if tok := lease.FencingToken(); tok <= last {
+			if tok := lease.fence; tok <= last {
 				t.Errorf("acquisition %d: token %d, not above %d", i, tok, last)
 			} else {
 				last = tok
@@ -155,13 +157,13 @@ func TestSQLForeignHolder(t *testing.T) {
 			req.Name = name
 			_, err = l.Acquire(ctx, req)
 			var held *HeldError
-			if !errors.As(err, &held) || !held.Holder.Foreign || held.Holder.PID == 0 {
+			if !errors.As(err, &held) || !held.Record.Foreign || held.Record.PID == 0 {
 				t.Errorf("%s: Acquire = %v, want a *HeldError with a foreign holder", name, err)
-			} else if !strings.Contains(held.Holder.Cmdline, b.name) {
-				t.Errorf("%s: foreign holder %q does not say it is a %s session", name, held.Holder.Cmdline, b.name)
+			} else if !strings.Contains(held.Record.Cmdline, b.name) {
+				t.Errorf("%s: foreign holder %q does not say it is a %s session", name, held.Record.Cmdline, b.name)
 			}
 			st, err := l.Inspect(ctx, name)
-			if err != nil || !st.Held || !st.Holder.Foreign {
+			if err != nil || !st.Held || !st.Record.Foreign {
 				t.Errorf("%s: Inspect = %+v, %v; want held by a foreign session", name, st, err)
 			}
 			_ = c.Close() // its session, and with it the lock, goes back to the pool: drop it
@@ -177,15 +179,16 @@ func TestSQLKilledConnectionIsLost(t *testing.T) {
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, raw := b.open(t, WithKeepAlive(keepAlive))
 		lease := mustSQL(t, l, sqlReq("sync", "run-1", "", slotAt(1)))
-		if lease.MinLifeLeft() != 0 {
-			t.Errorf("MinLifeLeft = %s, want 0: the server frees the lock with the session", lease.MinLifeLeft())
+		if g := lease.grant(); !g.Tethered || g.MinLifeLeft != 0 || g.File != nil {
+			t.Errorf("grant Tethered %v, MinLifeLeft %s, File %v; want true, 0 (the server frees the lock with the session), nil",
+				g.Tethered, g.MinLifeLeft, g.File)
 		}
 		killed := time.Now()
 		if _, err := raw.ExecContext(t.Context(), b.killConn, lease.conn); err != nil {
 			t.Fatalf("kill the holder's connection: %v", err)
 		}
 		select {
-		case <-lease.Lost():
+		case <-lease.lost:
 		case <-time.After(10 * 2 * keepAlive): // generous: a loaded machine
 			t.Fatalf("lease not lost %s after its connection was killed", 20*keepAlive)
 		}
@@ -214,7 +217,7 @@ func TestSQLServerDown(t *testing.T) {
 			}
 		}()
 		select {
-		case <-lease.Lost():
+		case <-lease.lost:
 		case <-time.After(10 * time.Second):
 			t.Fatal("lease not lost with the server down")
 		}
@@ -273,7 +276,7 @@ func TestSQLOwnUnreleasedLeaseRefuses(t *testing.T) {
 		}
 		_, err := l.Acquire(t.Context(), sqlReq("sync", "run-2", "", slotAt(2)))
 		var held *HeldError
-		if !errors.As(err, &held) || held.Holder.RunID != "run-1" {
+		if !errors.As(err, &held) || held.Record.RunID != "run-1" {
 			t.Fatalf("Acquire beside an unreleased lease: %v, want held by run-1", err)
 		}
 		_ = lease.Release()

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -95,7 +96,7 @@ func (m *Metrics) Handle(ev runner.Event) {
 			m.running.WithLabelValues(e.Job).Dec()
 			m.duration.WithLabelValues(e.Job).Observe(e.Ended.Sub(e.Started).Seconds())
 		}
-		if e.Outcome == runner.OutcomeOK {
+		if e.Outcome == run.OK {
 			m.lastSuccess.WithLabelValues(e.Job).Set(float64(e.Ended.UnixNano()) / 1e9)
 		}
 		if errors.Is(e.Err, runner.ErrLockBackend) {

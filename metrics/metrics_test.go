@@ -10,13 +10,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func finish(job, id string, o runner.Outcome, started time.Time, d time.Duration) []runner.Event {
+func finish(job, id string, o run.Outcome, started time.Time, d time.Duration) []runner.Event {
 	return []runner.Event{
 		runner.RunStarted{Job: job, RunID: id, Slot: started.Add(-2 * time.Millisecond), Started: started, Attempt: 1},
 		runner.RunFinished{Job: job, RunID: id, Slot: started, Started: started, Ended: started.Add(d), Outcome: o, Attempt: 1},
@@ -29,11 +29,11 @@ func TestCountsFromEvents(t *testing.T) {
 		HistoryFailed: func() int64 { return 2 },
 	})
 	var evs []runner.Event
-	evs = append(evs, finish("a", "r1", runner.OutcomeOK, t0, time.Second)...)
-	evs = append(evs, finish("a", "r2", runner.OutcomeFailed, t0.Add(time.Minute), time.Second)...)
-	evs = append(evs, finish("a", "r3", runner.OutcomeTimeout, t0.Add(2*time.Minute), time.Second)...)
+	evs = append(evs, finish("a", "r1", run.OK, t0, time.Second)...)
+	evs = append(evs, finish("a", "r2", run.Failed, t0.Add(time.Minute), time.Second)...)
+	evs = append(evs, finish("a", "r3", run.Timeout, t0.Add(2*time.Minute), time.Second)...)
 	evs = append(evs,
-		runner.RunSkipped{Job: "a", RunID: "s1", Reason: "lock held by x", Class: runner.SkipLockHeld, Holder: &lock.Holder{PID: 1}},
+		runner.RunSkipped{Job: "a", RunID: "s1", Reason: "lock held by x", Class: runner.SkipLockHeld, Holder: &run.Holder{PID: 1}},
 		runner.RunSkipped{Job: "a", RunID: "s2", Reason: "lock held by y", Class: runner.SkipLockHeld},
 		runner.RunSkipped{Job: "b", RunID: "s3", Reason: "missed: woke late", Class: runner.SkipMissed},
 		runner.RunSkipped{Job: "b", RunID: "s4", Reason: "lock backend unreachable", Class: runner.SkipBackendUnreachable},
@@ -92,7 +92,7 @@ cronvisor_next_fire_timestamp_seconds{job="a"} ` + fmt.Sprintf("%g", float64(t0.
 
 func TestLintEachCollector(t *testing.T) {
 	m := New(Sources{NextFires: func() map[string]time.Time { return nil }, HistoryFailed: func() int64 { return 0 }})
-	for _, ev := range finish("a", "r1", runner.OutcomeOK, t0, time.Second) {
+	for _, ev := range finish("a", "r1", run.OK, t0, time.Second) {
 		m.Handle(ev)
 	}
 	m.Handle(runner.RunSkipped{Job: "a", Class: runner.SkipPaused})

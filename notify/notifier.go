@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"cronvisor/config"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -151,7 +152,7 @@ func (n *Notifier) finished(job config.Job, e runner.RunFinished, st *jobState) 
 		return
 	}
 	switch e.Outcome {
-	case runner.OutcomeOK:
+	case run.OK:
 		n.ping(job, "", e.RunID, []byte(p.OutputTail))
 		if st.failures > 0 {
 			n.notify(job, config.EventRecovered, p)
@@ -159,11 +160,11 @@ func (n *Notifier) finished(job config.Job, e runner.RunFinished, st *jobState) 
 		st.failures = 0
 		p.ConsecutiveFailures = 0
 		n.notify(job, config.EventSuccess, p)
-	case runner.OutcomeFailed, runner.OutcomeTimeout, runner.OutcomeError:
+	case run.Failed, run.Timeout, run.Error:
 		st.failures++
 		p.ConsecutiveFailures = st.failures
 		kind, ev := "fail", config.EventFailure
-		if e.Outcome == runner.OutcomeTimeout {
+		if e.Outcome == run.Timeout {
 			ev = config.EventTimeout
 		} else if e.ExitCode != nil {
 			kind = itoa(*e.ExitCode)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"cronvisor/config"
-	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -67,7 +67,7 @@ func newTestNotifier(job config.Job, opts ...Option) *Notifier {
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func ran(runID string, at time.Time, outcome runner.Outcome, code int) []runner.Event {
+func ran(runID string, at time.Time, outcome run.Outcome, code int) []runner.Event {
 	return []runner.Event{
 		runner.RunStarted{Job: "a", RunID: runID, Slot: at, Started: at, Attempt: 1},
 		runner.RunOutput{Job: "a", RunID: runID, Time: at, Stream: "stdout", Line: "line of " + runID},
@@ -83,9 +83,9 @@ func TestEventsEachNotifyOnce(t *testing.T) {
 		URL: srv.URL + "/hook", AfterSkips: 3}}}
 	n := newTestNotifier(job)
 	var evs []runner.Event
-	evs = append(evs, ran("r1", t0, runner.OutcomeFailed, 3)...)
-	evs = append(evs, ran("r2", t0.Add(time.Minute), runner.OutcomeTimeout, -1)...)
-	holder := &lock.Holder{PID: 42, Host: "web1", Job: "a", RunID: "r2"}
+	evs = append(evs, ran("r1", t0, run.Failed, 3)...)
+	evs = append(evs, ran("r2", t0.Add(time.Minute), run.Timeout, -1)...)
+	holder := &run.Holder{PID: 42, Host: "web1", Job: "a", RunID: "r2"}
 	for i := range 4 { // the fourth skip of the streak pages nobody again
 		evs = append(evs, runner.RunSkipped{Job: "a", RunID: "s" + itoa(i), Slot: t0.Add(time.Duration(2+i) * time.Minute),
 			Time: t0.Add(time.Duration(2+i) * time.Minute), Reason: "lock held", Class: runner.SkipLockHeld, Holder: holder})
@@ -93,8 +93,8 @@ func TestEventsEachNotifyOnce(t *testing.T) {
 	evs = append(evs, runner.RunSkipped{Job: "a", RunID: "m1", Slot: t0, Time: t0, Reason: "missed: woke late", Class: runner.SkipMissed})
 	evs = append(evs, runner.RunSlow{Job: "a", RunID: "r3", Slot: t0.Add(9 * time.Minute), Started: t0.Add(9 * time.Minute),
 		Time: t0.Add(10 * time.Minute), After: time.Minute, Attempt: 1})
-	evs = append(evs, ran("r3", t0.Add(9*time.Minute), runner.OutcomeOK, 0)...)
-	evs = append(evs, ran("r4", t0.Add(11*time.Minute), runner.OutcomeOK, 0)...) // ok again: no second recovered
+	evs = append(evs, ran("r3", t0.Add(9*time.Minute), run.OK, 0)...)
+	evs = append(evs, ran("r4", t0.Add(11*time.Minute), run.OK, 0)...) // ok again: no second recovered
 	for _, ev := range evs {
 		n.Handle(ev)
 	}
@@ -147,7 +147,7 @@ func TestDeliveryRetriesAfterServerErrors(t *testing.T) {
 	results := map[string]int{}
 	job := config.Job{Name: "a", Notify: []config.Target{{On: config.EventFailure, URL: srv.URL}}}
 	n := newTestNotifier(job, WithCounter(func(kind, result string) { mu.Lock(); results[kind+"/"+result]++; mu.Unlock() }))
-	for _, ev := range ran("r1", t0, runner.OutcomeFailed, 1) {
+	for _, ev := range ran("r1", t0, run.Failed, 1) {
 		n.Handle(ev)
 	}
 	n.Close(5 * time.Second)
@@ -173,7 +173,7 @@ func TestSilentTargetBlocksNothing(t *testing.T) {
 	n := newTestNotifier(job, WithCounter(func(kind, result string) { mu.Lock(); results[result]++; mu.Unlock() }))
 	start := time.Now()
 	for i := range 100 { // far more than the queue holds
-		for _, ev := range ran("r"+itoa(i), t0, runner.OutcomeFailed, 1) {
+		for _, ev := range ran("r"+itoa(i), t0, run.Failed, 1) {
 			n.Handle(ev)
 		}
 	}
@@ -197,10 +197,10 @@ func TestPingsInOrderPerRun(t *testing.T) {
 	job := config.Job{Name: "a", Ping: srv.URL + "/uuid", PingSkips: true}
 	n := newTestNotifier(job)
 	// Two overlapping runs (overlap: allow), then a skip.
-	r1, r2 := ran("r1", t0, runner.OutcomeOK, 0), ran("r2", t0, runner.OutcomeFailed, 7)
+	r1, r2 := ran("r1", t0, run.OK, 0), ran("r2", t0, run.Failed, 7)
 	for _, ev := range []runner.Event{r1[0], r2[0], r2[1], r1[1], r2[2], r1[2],
 		runner.RunSkipped{Job: "a", RunID: "s1", Slot: t0, Time: t0, Reason: "lock held", Class: runner.SkipLockHeld},
-		runner.RunFinished{Job: "a", RunID: "r5", Slot: t0, Started: t0, Ended: t0, Outcome: runner.OutcomeFailed, ExitCode: new(int), Attempt: 1, Retrying: true}} {
+		runner.RunFinished{Job: "a", RunID: "r5", Slot: t0, Started: t0, Ended: t0, Outcome: run.Failed, ExitCode: new(int), Attempt: 1, Retrying: true}} {
 		n.Handle(ev)
 	}
 	n.Close(5 * time.Second)
@@ -224,7 +224,7 @@ func TestCommandTargetGetsEnvAndTail(t *testing.T) {
 	job := config.Job{Name: "a", Notify: []config.Target{{On: config.EventFailure,
 		Command: []string{"/bin/sh", "-c", `{ echo "$CRONVISOR_EVENT $CRONVISOR_JOB $CRONVISOR_RUN_ID $CRONVISOR_EXIT_CODE $CRONVISOR_CONSECUTIVE_FAILURES"; cat; } > ` + out}}}}
 	n := newTestNotifier(job)
-	for _, ev := range ran("r1", t0, runner.OutcomeFailed, 5) {
+	for _, ev := range ran("r1", t0, run.Failed, 5) {
 		n.Handle(ev)
 	}
 	n.Close(5 * time.Second)
@@ -241,7 +241,7 @@ func TestFailedPingIsKept(t *testing.T) {
 	_, srv := newHook(t, func(int) int { return 500 })
 	job := config.Job{Name: "a", Ping: srv.URL}
 	n := newTestNotifier(job)
-	for _, ev := range ran("r1", t0, runner.OutcomeOK, 0) {
+	for _, ev := range ran("r1", t0, run.OK, 0) {
 		n.Handle(ev)
 	}
 	n.Close(5 * time.Second)

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"cronvisor/lock"
+	"cronvisor/run"
 )
 
 // Payload is one notification: the webhook's JSON body, field for field
@@ -38,7 +38,8 @@ type Payload struct {
 	at                  time.Time // when the event happened, for logs
 }
 
-// Holder is who held the lock of a skipped fire.
+// Holder is the webhook body's holder: run.Holder without since, as the
+// contract lists the body's fields.
 type Holder struct {
 	PID   int    `json:"pid"`
 	Host  string `json:"host"`
@@ -46,7 +47,7 @@ type Holder struct {
 	RunID string `json:"run_id"`
 }
 
-func holderOf(h *lock.Holder) *Holder {
+func holderOf(h *run.Holder) *Holder {
 	if h == nil {
 		return nil
 	}

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/procfs"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -45,10 +47,10 @@ func guardedSupervisor(script string) int {
 
 // guards lists the live guard processes of the run tagged tag.
 func guards(tag string) []int {
-	all, _ := pids()
+	all, _ := procfs.PIDs()
 	var out []int
 	for _, pid := range all {
-		b, err := readProcFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		b, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		if err == nil && strings.HasPrefix(string(b), GuardName+"\x00") && strings.Contains(string(b), tag) && !gone(pid) {
 			out = append(out, pid)
 		}

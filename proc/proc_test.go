@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/procfs"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -51,10 +53,10 @@ func TestMain(m *testing.M) {
 
 // tagged lists live processes whose environment holds entry.
 func tagged(entry string) []int {
-	all, _ := pids()
+	all, _ := procfs.PIDs()
 	var out []int
 	for _, pid := range all {
-		if st, err := readStat(pid); err == nil && st.alive() && hasEnv(pid, []byte(entry)) {
+		if st, err := procfs.ReadStat(pid); err == nil && st.Alive() && procfs.HasEnv(pid, []byte(entry)) {
 			out = append(out, pid)
 		}
 	}
@@ -148,8 +150,8 @@ func waitFor(d time.Duration, cond func() bool) bool {
 
 // gone reports whether pid no longer exists or is a zombie.
 func gone(pid int) bool {
-	st, err := readStat(pid)
-	return err != nil || !st.alive()
+	st, err := procfs.ReadStat(pid)
+	return err != nil || !st.Alive()
 }
 
 // readPID reads a pid a test script wrote to path, waiting until it is there.
@@ -166,28 +168,4 @@ func readPID(t *testing.T, path string) int {
 		t.Fatalf("no pid in %s", path)
 	}
 	return pid
-}
-
-func TestLookup(t *testing.T) {
-	t.Parallel()
-	before := time.Now()
-	cmd := exec.Command("sleep", "30")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	p, err := Lookup(cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Started counts from whole seconds of boot time.
-	if strings.Join(p.Argv, " ") != "sleep 30" || !strings.HasSuffix(p.Exe, "/sleep") ||
-		p.Started.Before(before.Add(-2*time.Second)) || p.Started.After(time.Now().Add(2*time.Second)) {
-		t.Errorf("Lookup = %+v, want sleep 30 started about %v", p, before)
-	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
-	if _, err := Lookup(cmd.Process.Pid); err == nil {
-		t.Errorf("Lookup of a reaped pid: no error")
-	}
 }

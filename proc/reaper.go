@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"cronvisor/procfs"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -142,18 +144,18 @@ func (r *reaper) scan(now time.Time) int {
 	all, ok := orphans()
 	if !ok {
 		var err error
-		if all, err = pids(); err != nil {
+		if all, err = procfs.PIDs(); err != nil {
 			return 0
 		}
 	}
 	current := map[zombie]bool{}
 	reaped := 0
 	for _, pid := range all {
-		st, err := readStat(pid)
-		if err != nil || st.ppid != r.self || st.alive() {
+		st, err := procfs.ReadStat(pid)
+		if err != nil || st.PPID != r.self || st.Alive() {
 			continue
 		}
-		z := zombie{pid, st.start}
+		z := zombie{pid, st.Start}
 		first, ok := r.seen[z]
 		if !ok {
 			first = now

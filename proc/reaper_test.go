@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/procfs"
+
 	"golang.org/x/sys/unix"
 )
 
 // isZombie reports whether pid is a zombie.
 func isZombie(pid int) bool {
-	st, err := readStat(pid)
-	return err == nil && st.state == 'Z'
+	st, err := procfs.ReadStat(pid)
+	return err == nil && st.State == 'Z'
 }
 
 // vanished reports whether pid has left the process table (was reaped).

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"time"
 
+	"cronvisor/procfs"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -44,12 +46,12 @@ func (t *tree) isMember(pid int) bool {
 	if pid == t.self {
 		return false
 	}
-	st, err := readStat(pid)
-	if err != nil || !st.alive() {
+	st, err := procfs.ReadStat(pid)
+	if err != nil || !st.Alive() {
 		return false
 	}
-	return st.pgrp == t.pgid ||
-		(t.tag != nil && hasEnv(pid, t.tag)) ||
+	return st.PGRP == t.pgid ||
+		(t.tag != nil && procfs.HasEnv(pid, t.tag)) ||
 		(t.lock != nil && t.lock.heldBy(t.self, pid))
 }
 
@@ -95,13 +97,13 @@ func (t *tree) candidates() []int {
 		if roots, ok := orphans(); ok {
 			// The main process, if not reaped yet, is a child of
 			// whichever thread forked it.
-			if st, err := readStat(t.pgid); err == nil && st.ppid == t.self {
+			if st, err := procfs.ReadStat(t.pgid); err == nil && st.PPID == t.self {
 				roots = append(roots, t.pgid)
 			}
 			return subtrees(roots, t.otherRunMain)
 		}
 	}
-	all, err := pids()
+	all, err := procfs.PIDs()
 	if err != nil {
 		return nil
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/procfs"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -50,7 +52,7 @@ func startOrphan(t *testing.T, script string, extra *os.File) int {
 		var ws unix.WaitStatus
 		_, _ = unix.Wait4(pid, &ws, 0, nil)
 	})
-	if !waitFor(2*time.Second, func() bool { st, err := readStat(pid); return err == nil && st.ppid == os.Getpid() }) {
+	if !waitFor(2*time.Second, func() bool { st, err := procfs.ReadStat(pid); return err == nil && st.PPID == os.Getpid() }) {
 		t.Fatalf("%d was not reparented to this process", pid)
 	}
 	return pid
@@ -153,14 +155,14 @@ func TestDescendantsListsTheWholeTree(t *testing.T) {
 	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() }()
 	var found []int
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		kids, ok := childrenOf(os.Getpid())
+		kids, ok := procfs.Children(os.Getpid())
 		if !ok {
 			t.Fatal("this kernel cannot list children; the fallback scan is used")
 		}
 		d := subtrees(kids, nil)
 		found = found[:0]
 		for _, pid := range d {
-			if st, err := readStat(pid); err == nil && st.pgrp == cmd.Process.Pid {
+			if st, err := procfs.ReadStat(pid); err == nil && st.PGRP == cmd.Process.Pid {
 				found = append(found, pid)
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"cronvisor/proc"
+	"cronvisor/procfs"
 )
 
 // Alive tells whether pid is a live supervisor that was already running
@@ -30,7 +30,7 @@ func Supervisors() Alive {
 		if pid <= 0 {
 			return false
 		}
-		p, err := proc.Lookup(pid)
+		p, err := procfs.Lookup(pid)
 		if err != nil || !isCronvisor(p, exe) {
 			return false
 		}
@@ -39,7 +39,7 @@ func Supervisors() Alive {
 }
 
 // isCronvisor reports whether p runs the binary exe or one named cronvisor.
-func isCronvisor(p proc.Process, exe string) bool {
+func isCronvisor(p procfs.Process, exe string) bool {
 	if exe != "" && p.Exe == exe {
 		return true
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/proc"
+	"cronvisor/procfs"
 )
 
 // TestSupervisors checks the liveness of real processes: this test binary
@@ -14,7 +14,7 @@ import (
 // process that is not cronvisor, a zombie and a pid nobody has.
 func TestSupervisors(t *testing.T) {
 	t.Parallel()
-	self, err := proc.Lookup(os.Getpid())
+	self, err := procfs.Lookup(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestSupervisors(t *testing.T) {
 func waitZombie(t *testing.T, pid int) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if _, err := proc.Lookup(pid); err != nil {
+		if _, err := procfs.Lookup(pid); err != nil {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -13,6 +13,8 @@ import (
 
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/run"
+	"cronvisor/runner"
 )
 
 // Reference times: this process "started" at started; records are a few
@@ -65,7 +67,7 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	f := &fixture{dir: dir, store: store, locker: lock.NewFileLocker(filepath.Join(dir, "locks")),
+	f := &fixture{dir: dir, store: store, locker: lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun),
 		interrupt: make(chan string, 16)}
 	cfg := Config{
 		Store: notifying{store, f.interrupt}, Locker: f.locker, Alive: aliveOnly(livePID),
@@ -83,7 +85,7 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 
 // writeRecord writes h as lock name's record, as a supervisor would have,
 // with no process holding the lock.
-func (f *fixture) writeRecord(t *testing.T, name string, h lock.Holder) {
+func (f *fixture) writeRecord(t *testing.T, name string, h lock.Record) {
 	t.Helper()
 	data, err := json.Marshal(h)
 	if err != nil {
@@ -123,14 +125,13 @@ func (f *fixture) orphan(t *testing.T, name, runID string, slot time.Time) (int,
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	lease, err := lock.NewFileLocker(filepath.Join(f.dir, "locks")).Acquire(ctx, lock.Request{
-		Name: name, Holder: lock.Holder{Job: name, RunID: runID, Slot: slot, Since: slot.Add(time.Second),
-			SupervisorPID: deadPID, PID: deadPID}})
+	lease, err := lock.NewFileLocker(filepath.Join(f.dir, "locks"), runner.InRun).Acquire(ctx, lock.Request{
+		Name: name, Record: lock.Record{Holder: run.Holder{Job: name, RunID: runID, Since: slot.Add(time.Second), PID: deadPID}, Slot: slot, SupervisorPID: deadPID}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, "sleep", "30")
-	cmd.ExtraFiles = []*os.File{lease.File()}
+	cmd.ExtraFiles = []*os.File{lease.File}
 	cmd.Env = append(os.Environ(), "CRONVISOR_RUN_ID="+runID)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -139,7 +140,7 @@ func (f *fixture) orphan(t *testing.T, name, runID string, slot time.Time) (int,
 	if err := lease.SetPID(cmd.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
-	lease.File().Close() // the supervisor's descriptor dies with it
+	lease.File.Close() // the supervisor's descriptor dies with it
 	stop := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() }
 	t.Cleanup(stop)
 	return cmd.Process.Pid, stop

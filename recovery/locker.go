@@ -11,9 +11,8 @@ import (
 // r: the previous holder a fire's acquisition found, the holder that
 // refused a fire, the records Inspect and List return. A fire that finds
 // a dead supervisor's run, holding the lock or just gone, so starts its
-// recovery at once. Leases pass through unchanged (their optional
-// interfaces included); the report costs the fire a few comparisons, and
-// never blocks it.
+// recovery at once. Grants pass through unchanged; the report costs the
+// fire a few comparisons, and never blocks it.
 func (r *Recoverer) Locker() lock.Locker { return observed{Locker: r.cfg.Locker, r: r} }
 
 type observed struct {
@@ -21,29 +20,27 @@ type observed struct {
 	r *Recoverer
 }
 
-func (o observed) Acquire(ctx context.Context, req lock.Request) (lock.Lease, error) {
-	lease, err := o.Locker.Acquire(ctx, req)
+func (o observed) Acquire(ctx context.Context, req lock.Request) (lock.Grant, error) {
+	g, err := o.Locker.Acquire(ctx, req)
 	var held *lock.HeldError
 	var done *lock.SlotDoneError
 	switch {
 	case err == nil:
-		if p, ok := lease.(lock.Preceded); ok {
-			if h, ok := p.PreviousHolder(); ok {
-				o.r.saw(req.Name, h)
-			}
+		if g.Previous != nil {
+			o.r.saw(req.Name, *g.Previous)
 		}
 	case errors.As(err, &held):
-		o.r.saw(req.Name, held.Holder)
+		o.r.saw(req.Name, held.Record)
 	case errors.As(err, &done):
-		o.r.saw(req.Name, done.Holder)
+		o.r.saw(req.Name, done.Record)
 	}
-	return lease, err
+	return g, err
 }
 
 func (o observed) Inspect(ctx context.Context, name string) (lock.Status, error) {
 	st, err := o.Locker.Inspect(ctx, name)
 	if err == nil {
-		o.r.saw(name, st.Holder)
+		o.r.saw(name, st.Record)
 	}
 	return st, err
 }
@@ -51,7 +48,7 @@ func (o observed) Inspect(ctx context.Context, name string) (lock.Status, error)
 func (o observed) List(ctx context.Context) ([]lock.Status, error) {
 	sts, err := o.Locker.List(ctx)
 	for _, st := range sts {
-		o.r.saw(st.Name, st.Holder)
+		o.r.saw(st.Name, st.Record)
 	}
 	return sts, err
 }
@@ -65,7 +62,7 @@ func (o observed) ListIsPartial() bool {
 
 // saw hands a record to the Recoverer's goroutine if it may name a dead
 // supervisor's run; a full queue drops it (the periodic Sweep finds it).
-func (r *Recoverer) saw(lockName string, h lock.Holder) {
+func (r *Recoverer) saw(lockName string, h lock.Record) {
 	if !r.candidate(h) {
 		return
 	}

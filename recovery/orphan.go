@@ -38,7 +38,7 @@ func (o orphan) reason() string {
 // recoverRecord recovers the run a lock record names, if it is an in-flight
 // run of a dead supervisor on this host, rebuilding its start row if
 // history has none. It returns 1 if it closed the run.
-func (r *Recoverer) recoverRecord(ctx context.Context, lockName string, h lock.Holder) (int, error) {
+func (r *Recoverer) recoverRecord(ctx context.Context, lockName string, h lock.Record) (int, error) {
 	if !r.orphaned(h) {
 		return 0, nil
 	}
@@ -83,7 +83,7 @@ func (r *Recoverer) adopt(ctx context.Context, o *orphan) error {
 
 // orphaned reports whether h names an in-flight run of a dead supervisor on
 // this host that is not known to be recorded already.
-func (r *Recoverer) orphaned(h lock.Holder) bool {
+func (r *Recoverer) orphaned(h lock.Record) bool {
 	if !r.candidate(h) || r.known(h.RunID) {
 		return false
 	}
@@ -95,7 +95,7 @@ func (r *Recoverer) orphaned(h lock.Holder) bool {
 
 // candidate is orphaned's cheap part, done on the fire's path: a record of
 // an unfinished run of another supervisor (or an earlier one of this pid).
-func (r *Recoverer) candidate(h lock.Holder) bool {
+func (r *Recoverer) candidate(h lock.Record) bool {
 	return h.InFlight && !h.Foreign && h.RunID != "" && h.Job != "" && h.Host == r.host &&
 		(h.SupervisorPID != r.cfg.Self || h.Since.Before(r.cfg.Started))
 }
@@ -120,7 +120,7 @@ func (r *Recoverer) keepAge() time.Duration {
 // waits for that in a goroutine. It returns 1 if it closed the run now.
 func (r *Recoverer) recoverRun(ctx context.Context, o orphan) (int, error) {
 	st, err := r.cfg.Locker.Inspect(ctx, o.lock)
-	if err == nil && st.Held && !st.Holder.Foreign && st.Holder.RunID == o.runID {
+	if err == nil && st.Held && !st.Record.Foreign && st.Record.RunID == o.runID {
 		r.watch(o)
 		return 0, nil
 	}

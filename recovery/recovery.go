@@ -92,7 +92,7 @@ type Recoverer struct {
 // sighting is a lock record a fire or an inspection came across.
 type sighting struct {
 	lock   string
-	holder lock.Holder
+	holder lock.Record
 }
 
 // seenQueue bounds the records waiting for the Recoverer's goroutine; one

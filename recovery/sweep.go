@@ -38,7 +38,7 @@ func (r *Recoverer) Sweep(ctx context.Context) (int, error) {
 	handled := map[string]bool{}
 	live := map[string]bool{} // locks whose record is a live supervisor's run
 	for _, st := range statuses {
-		h := st.Holder
+		h := st.Record
 		if !r.candidate(h) {
 			continue
 		}

@@ -10,6 +10,8 @@ import (
 
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/run"
+	"cronvisor/runner"
 )
 
 // TestSweep drives each rule of Sweep with a lock record (written as a
@@ -22,22 +24,21 @@ func TestSweep(t *testing.T) {
 	since := slot.Add(10 * time.Millisecond)
 	// rec is the in-flight record of run "r" of job "j" by a dead
 	// supervisor, after its SetPID.
-	rec := lock.Holder{PID: 4321, Host: host, Job: "j", RunID: "r", Slot: slot, Since: since,
-		SupervisorPID: deadPID, Slots: map[string]time.Time{"j": slot}, InFlight: true}
-	with := func(edit func(*lock.Holder)) lock.Holder {
+	rec := lock.Record{Holder: run.Holder{PID: 4321, Host: host, Job: "j", RunID: "r", Since: since}, Slot: slot, SupervisorPID: deadPID, Slots: map[string]time.Time{"j": slot}, InFlight: true}
+	with := func(edit func(*lock.Record)) lock.Record {
 		h := rec
 		edit(&h)
 		return h
 	}
-	open := &history.Record{Job: "j", RunID: "r", Outcome: history.OutcomeRunning, ScheduledAt: slot,
+	open := &history.Record{Job: "j", RunID: "r", Outcome: run.Running, ScheduledAt: slot,
 		StartedAt: since, Host: host, SupervisorPID: deadPID, PID: 4321}
 	exit0 := 0
-	done := &history.Record{Job: "j", RunID: "r", Outcome: history.OutcomeOK, ScheduledAt: slot,
+	done := &history.Record{Job: "j", RunID: "r", Outcome: run.OK, ScheduledAt: slot,
 		StartedAt: since, EndedAt: since.Add(time.Second), ExitCode: &exit0, Host: host, SupervisorPID: deadPID, PID: 4321}
 	died := "supervisor (pid " + itoa(deadPID) + " on " + host + ") died during the run; exit status unknown"
 	tests := []struct {
 		name    string
-		record  lock.Holder
+		record  lock.Record
 		row     *history.Record // the run's row before the sweep
 		keepAge time.Duration
 		mine    bool
@@ -45,30 +46,30 @@ func TestSweep(t *testing.T) {
 		closed  int
 	}{
 		{name: "start lost: rebuilt from the record and closed", record: rec,
-			want: &history.Record{Job: "j", RunID: "r", Outcome: history.OutcomeInterrupted, ScheduledAt: slot,
+			want: &history.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
 				StartedAt: since, EndedAt: now, Reason: died, Host: host, SupervisorPID: deadPID, PID: 4321}, closed: 1},
-		{name: "start lost before the exec", record: with(func(h *lock.Holder) { h.PID = deadPID }),
-			want: &history.Record{Job: "j", RunID: "r", Outcome: history.OutcomeInterrupted, ScheduledAt: slot,
+		{name: "start lost before the exec", record: with(func(h *lock.Record) { h.PID = deadPID }),
+			want: &history.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
 				EndedAt: now, Reason: "supervisor (pid " + itoa(deadPID) + " on " + host + ") died as the run was starting; whether it ran is unknown",
 				Host: host, SupervisorPID: deadPID}, closed: 1},
-		{name: "manual run: the slot cursor did not move", record: with(func(h *lock.Holder) { h.Slots = nil }),
-			want: &history.Record{Job: "j", RunID: "r", Outcome: history.OutcomeInterrupted, ScheduledAt: slot,
+		{name: "manual run: the slot cursor did not move", record: with(func(h *lock.Record) { h.Slots = nil }),
+			want: &history.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
 				StartedAt: since, EndedAt: now, Reason: died, Host: host, SupervisorPID: deadPID, PID: 4321, Manual: true}, closed: 1},
 		{name: "end lost: the open row closed", record: rec, row: open,
-			want: &history.Record{Job: "j", RunID: "r", Outcome: history.OutcomeInterrupted, ScheduledAt: slot,
+			want: &history.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
 				StartedAt: since, EndedAt: now, Reason: died, Host: host, SupervisorPID: deadPID, PID: 4321}, closed: 1},
 		{name: "end recorded before the death: left alone", record: rec, row: done, want: done},
-		{name: "open row, lock taken since by another run", record: with(func(h *lock.Holder) { h.RunID = "later"; h.InFlight = false }), row: open,
-			want: &history.Record{Job: "j", RunID: "r", Outcome: history.OutcomeInterrupted, ScheduledAt: slot,
+		{name: "open row, lock taken since by another run", record: with(func(h *lock.Record) { h.RunID = "later"; h.InFlight = false }), row: open,
+			want: &history.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
 				StartedAt: since, EndedAt: now, Reason: died, Host: host, SupervisorPID: deadPID, PID: 4321}, closed: 1},
-		{name: "released: not in flight", record: with(func(h *lock.Holder) { h.InFlight = false })},
-		{name: "supervisor alive", record: with(func(h *lock.Holder) { h.SupervisorPID = livePID })},
-		{name: "another host", record: with(func(h *lock.Holder) { h.Host = "elsewhere" })},
+		{name: "released: not in flight", record: with(func(h *lock.Record) { h.InFlight = false })},
+		{name: "supervisor alive", record: with(func(h *lock.Record) { h.SupervisorPID = livePID })},
+		{name: "another host", record: with(func(h *lock.Record) { h.Host = "elsewhere" })},
 		{name: "older than keep_age: its row was pruned", record: rec, keepAge: 30 * time.Minute},
-		{name: "own run", record: with(func(h *lock.Holder) { h.SupervisorPID = os.Getpid(); h.Since = started.Add(time.Second) })},
-		{name: "own run from before a clock step back", record: with(func(h *lock.Holder) { h.SupervisorPID = os.Getpid() }), mine: true},
-		{name: "predecessor with this pid", record: with(func(h *lock.Holder) { h.SupervisorPID = os.Getpid() }),
-			want: &history.Record{Job: "j", RunID: "r", Outcome: history.OutcomeInterrupted, ScheduledAt: slot, StartedAt: since, EndedAt: now,
+		{name: "own run", record: with(func(h *lock.Record) { h.SupervisorPID = os.Getpid(); h.Since = started.Add(time.Second) })},
+		{name: "own run from before a clock step back", record: with(func(h *lock.Record) { h.SupervisorPID = os.Getpid() }), mine: true},
+		{name: "predecessor with this pid", record: with(func(h *lock.Record) { h.SupervisorPID = os.Getpid() }),
+			want: &history.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot, StartedAt: since, EndedAt: now,
 				Reason: strings.Replace(died, itoa(deadPID), itoa(os.Getpid()), 1), Host: host, SupervisorPID: os.Getpid(), PID: 4321}, closed: 1},
 	}
 	for _, tc := range tests {
@@ -83,7 +84,7 @@ func TestSweep(t *testing.T) {
 				if _, err := f.store.Adopt(context.Background(), *tc.row); err != nil {
 					t.Fatal(err)
 				}
-				if tc.row.Outcome != history.OutcomeRunning {
+				if tc.row.Outcome != run.Running {
 					if err := f.store.Finish(context.Background(), *tc.row); err != nil {
 						t.Fatal(err)
 					}
@@ -127,9 +128,8 @@ func TestSweepTwiceRecordsOnce(t *testing.T) {
 	t.Parallel()
 	host, _ := os.Hostname()
 	f := newFixture(t, nil)
-	f.writeRecord(t, "j", lock.Holder{PID: 4321, Host: host, Job: "j", RunID: "r", Slot: started, Since: started,
-		SupervisorPID: deadPID, InFlight: true})
-	other := New(Config{Store: f.store, Locker: lock.NewFileLocker(f.dir + "/locks"), Alive: aliveOnly(livePID),
+	f.writeRecord(t, "j", lock.Record{Holder: run.Holder{PID: 4321, Host: host, Job: "j", RunID: "r", Since: started}, Slot: started, SupervisorPID: deadPID, InFlight: true})
+	other := New(Config{Store: f.store, Locker: lock.NewFileLocker(f.dir+"/locks", runner.InRun), Alive: aliveOnly(livePID),
 		Self: os.Getpid(), Started: started, LockOf: func(j string) string { return j }, StateDir: f.dir,
 		Now: func() time.Time { return now.Add(time.Second) }})
 	defer other.Close()
@@ -161,8 +161,8 @@ func TestLaterSweepsReadWhatChangedAndWhatWasAlive(t *testing.T) {
 	f := newFixture(t, func(c *Config) {
 		c.Alive = func(pid int, _ time.Time) bool { return pid == livePID && supervisorAlive.Load() }
 	})
-	rec := func(runID string, pid int) lock.Holder {
-		return lock.Holder{PID: 4321, Host: host, Job: runID, RunID: runID, Slot: started, Since: started, SupervisorPID: pid, InFlight: true}
+	rec := func(runID string, pid int) lock.Record {
+		return lock.Record{Holder: run.Holder{PID: 4321, Host: host, Job: runID, RunID: runID, Since: started}, Slot: started, SupervisorPID: pid, InFlight: true}
 	}
 	f.writeRecord(t, "alive", rec("alive", livePID))
 	if n, err := f.r.Sweep(context.Background()); err != nil || n != 0 {

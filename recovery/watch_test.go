@@ -9,6 +9,7 @@ import (
 
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/run"
 )
 
 // recordBound is how long recovery may take to close a run once its last
@@ -26,14 +27,14 @@ func TestOrphanRecordedWhenItsLastProcessExits(t *testing.T) {
 	if n, err := f.r.Sweep(context.Background()); err != nil || n != 0 {
 		t.Fatalf("Sweep: closed %d, %v; want 0 closed while the run's process holds the lock", n, err)
 	}
-	if got, ok := f.row(t, "r"); !ok || got.Outcome != history.OutcomeRunning || !got.StartedAt.Equal(started.Add(time.Second)) {
+	if got, ok := f.row(t, "r"); !ok || got.Outcome != run.Running || !got.StartedAt.Equal(started.Add(time.Second)) {
 		t.Fatalf("row %+v (found %v), want the run rebuilt as running, started at its lock's since", got, ok)
 	}
 	exited := time.Now()
 	stop()
 	f.closedWithin(t, "r", recordBound)
 	t.Logf("closed %v after the run's process exited", time.Since(exited).Round(time.Microsecond))
-	if got, _ := f.row(t, "r"); got.Outcome != history.OutcomeInterrupted || !got.EndedAt.Equal(now) {
+	if got, _ := f.row(t, "r"); got.Outcome != run.Interrupted || !got.EndedAt.Equal(now) {
 		t.Fatalf("row %+v, want interrupted, ended now", got)
 	}
 }
@@ -44,7 +45,7 @@ func TestOrphanRecordedWhenItsLastProcessExits(t *testing.T) {
 func TestFireStartsRecovery(t *testing.T) {
 	t.Parallel()
 	req := func(runID string) lock.Request {
-		return lock.Request{Name: "j", Holder: lock.Holder{Job: "j", RunID: runID, Slot: now, SupervisorPID: os.Getpid()}, CheckSlot: true}
+		return lock.Request{Name: "j", Record: lock.Record{Holder: run.Holder{Job: "j", RunID: runID}, Slot: now, SupervisorPID: os.Getpid()}, CheckSlot: true}
 	}
 	t.Run("refused by the orphan", func(t *testing.T) {
 		t.Parallel()
@@ -70,8 +71,8 @@ func TestFireStartsRecovery(t *testing.T) {
 			t.Fatalf("Acquire: %v", err)
 		}
 		defer lease.Release()
-		if _, ok := lease.(lock.Preceded); !ok {
-			t.Errorf("the wrapped locker's lease %T lost its PreviousHolder", lease)
+		if !lease.Preceded || lease.Previous == nil || lease.Previous.RunID != "r" {
+			t.Errorf("the wrapped locker's grant lost its previous record: Preceded %v, Previous %+v", lease.Preceded, lease.Previous)
 		}
 		f.closedWithin(t, "r", recordBound)
 	})
@@ -101,7 +102,7 @@ func TestCloseStopsWaiting(t *testing.T) {
 	if took := time.Since(closing); took > recordBound {
 		t.Errorf("Close took %v", took)
 	}
-	if got, _ := f.row(t, "r"); got.Outcome != history.OutcomeRunning {
+	if got, _ := f.row(t, "r"); got.Outcome != run.Running {
 		t.Fatalf("row %+v after Close, want it still running", got)
 	}
 	if _, err := f.r.Sweep(context.Background()); err != nil {
@@ -138,7 +139,7 @@ func TestStartRebuiltWhenHistoryComesBack(t *testing.T) {
 	}
 	stop()
 	f.closedWithin(t, "r", recordBound)
-	if got, _ := f.row(t, "r"); got.Outcome != history.OutcomeInterrupted || got.StartedAt.IsZero() {
+	if got, _ := f.row(t, "r"); got.Outcome != run.Interrupted || got.StartedAt.IsZero() {
 		t.Fatalf("row %+v, want the run rebuilt and interrupted", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"cronvisor/config"
+	"cronvisor/run"
 )
 
 // TestFireAsAnotherUser: a job with RunAs runs with that uid, gid and
@@ -21,7 +22,7 @@ func TestFireAsAnotherUser(t *testing.T) {
 	j.RunAs = &config.Account{User: "nobody", Home: "/nonexistent", UID: 65534, GID: 65533, Groups: []uint32{65533, 4242}}
 	j.Env = map[string]string{"EXTRA": "x", "LOGNAME": "from-env"}
 	f := s.Fire(context.Background(), j, slotAt(0), false)
-	if f.Outcome != OutcomeOK {
+	if f.Outcome != run.OK {
 		t.Fatalf("outcome %s (%s)", f.Outcome, f.Reason)
 	}
 	want := fmt.Sprintf("65534 65533 65533 4242|/nonexistent|nobody|from-env|%s|x", j.Shell)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"cronvisor/config"
+	"cronvisor/run"
 )
 
 // TestRefusedAdmissionRunsNothingAndFreesTheLock: a run the recorder does
@@ -21,17 +22,17 @@ func TestRefusedAdmissionRunsNothingAndFreesTheLock(t *testing.T) {
 			j := shJob("a", "true")
 			j.Overlap = overlap
 			f := s.Fire(context.Background(), j, slotAt(0), false)
-			if f.Outcome != OutcomeError || !strings.Contains(f.Reason, "not started: history backlog full") {
+			if f.Outcome != run.Error || !strings.Contains(f.Reason, "not started: history backlog full") {
 				t.Fatalf("refused fire: %s %q", f.Outcome, f.Reason)
 			}
 			if _, ok := ev.started(f.RunID); ok {
 				t.Fatal("a refused run started")
 			}
-			if got := rec.ends(); len(got) != 1 || got[0].RunID != f.RunID || got[0].Outcome != OutcomeError {
+			if got := rec.ends(); len(got) != 1 || got[0].RunID != f.RunID || got[0].Outcome != run.Error {
 				t.Fatalf("recorded ends %+v, want the refusal", got)
 			}
 			rec.admit = nil
-			if f := s.Fire(context.Background(), j, slotAt(1), false); f.Outcome != OutcomeOK {
+			if f := s.Fire(context.Background(), j, slotAt(1), false); f.Outcome != run.OK {
 				t.Fatalf("next fire after a refusal: %s %q (lock left held?)", f.Outcome, f.Reason)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"cronvisor/config"
+	"cronvisor/run"
 )
 
 // TestFireKeepsSecretEnvOut: the variables the lock backend's URL expanded
@@ -31,7 +32,7 @@ jobs:
 	j := shJob("secrets", `echo "${CV_TEST_REDIS_PASSWORD-unset}|${CV_TEST_REDIS_HOST-unset}|${CV_TEST_PLAIN-unset}"`)
 	j.Env = map[string]string{"CV_TEST_REDIS_HOST": "named by the job"}
 	f := s.Fire(context.Background(), j, slotAt(0), false)
-	if f.Outcome != OutcomeOK {
+	if f.Outcome != run.OK {
 		t.Fatalf("outcome %s (%s)", f.Outcome, f.Reason)
 	}
 	want := "unset|named by the job|plain"
@@ -48,7 +49,7 @@ func TestFireEnvironmentOverTheLimitExits126(t *testing.T) {
 	j := shJob("big", "true")
 	j.Env = map[string]string{"BIG": strings.Repeat("x", 3<<20)}
 	f := s.Fire(context.Background(), j, slotAt(0), false)
-	if f.Outcome != OutcomeError || f.ExitCode == nil || *f.ExitCode != 126 {
+	if f.Outcome != run.Error || f.ExitCode == nil || *f.ExitCode != 126 {
 		t.Fatalf("outcome %s, exit %v (%s), want error with 126", f.Outcome, f.ExitCode, f.Reason)
 	}
 	if !strings.Contains(f.Reason, "argument list too long") {

@@ -8,21 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"cronvisor/lock"
-)
-
-// Outcome is how a fire ended, as in the contract's history records.
-type Outcome string
-
-// Outcomes of the contract.
-const (
-	OutcomeOK          Outcome = "ok"
-	OutcomeFailed      Outcome = "failed"
-	OutcomeTimeout     Outcome = "timeout"
-	OutcomeSkipped     Outcome = "skipped"
-	OutcomeReplaced    Outcome = "replaced"
-	OutcomeInterrupted Outcome = "interrupted"
-	OutcomeError       Outcome = "error"
+	"cronvisor/run"
 )
 
 // Event is something that happened to a job, in the past tense.
@@ -71,7 +57,7 @@ type RunFinished struct {
 	Started  time.Time // zero when it never started
 	Ended    time.Time
 	PID      int
-	Outcome  Outcome
+	Outcome  run.Outcome
 	ExitCode *int // nil when the process did not exit by itself
 	Reason   string
 	Manual   bool
@@ -90,7 +76,7 @@ type RunSkipped struct {
 	Time   time.Time
 	Reason string
 	Class  SkipClass // Reason's class, a bounded label for metrics
-	Holder *lock.Holder
+	Holder *run.Holder
 	Manual bool
 }
 

@@ -14,13 +14,15 @@ import (
 	"cronvisor/config"
 	"cronvisor/lock"
 	"cronvisor/proc"
+	"cronvisor/procfs"
+	"cronvisor/run"
 )
 
-// execute runs the job's command under lease (nil for overlap allow),
+// execute runs the job's command under g (the zero Grant for overlap allow),
 // records it (see Recorder) and reports RunStarted, RunOutput lines and
 // RunFinished. execDone is called on this goroutine once the child has
 // exec'd. recorded says that the end's record is durable.
-func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, lease lock.Lease, execDone func(), attempt int) (f RunFinished, recorded bool) {
+func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, g lock.Grant, execDone func(), attempt int) (f RunFinished, recorded bool) {
 	// Runs outlive the scheduler's context on purpose: shutdown lets them
 	// finish within shutdown_grace, then ends them with ErrShutdown.
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -32,39 +34,39 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 		runCtx, stop = context.WithTimeout(runCtx, job.Timeout)
 		defer stop()
 	}
-	run := &activeRun{job: job.Name, runID: runID, started: s.clock.Now(), cancel: cancel, done: make(chan struct{})}
+	active := &activeRun{job: job.Name, runID: runID, started: s.clock.Now(), cancel: cancel, done: make(chan struct{})}
 	s.mu.Lock()
-	s.active[runID] = run
+	s.active[runID] = active
 	s.mu.Unlock()
 	defer func() {
 		// Release before announcing the end: a replacing fire waits on
 		// done and then takes the lock, which must be free by then. A run
 		// with another attempt to come keeps it (see attempts); until the
 		// end is durable, the lock record says in flight.
-		if lease != nil && !f.Retrying {
-			s.release(lease, recorded)
+		if g.Lease != nil && !f.Retrying {
+			s.release(g.Lease, recorded)
 		}
 		s.mu.Lock()
 		delete(s.active, runID)
 		s.mu.Unlock()
-		close(run.done)
+		close(active.done)
 	}()
 
 	var startedAt time.Time // set by OnStart, read after proc.Run returns
-	lastOK, knownLastOK := s.lastOKSlot(ctx, job.Name, lease)
+	lastOK, knownLastOK := s.memo.Lookup(ctx, job.Name, g)
 	var stderrTail lastStderr
 	spec := proc.Spec{
 		Argv:       job.Command,
 		Dir:        job.Dir,
-		Env:        s.environ(job, runID, slot, deadline, lastOK, lease, attempt),
+		Env:        s.environ(job, runID, slot, deadline, lastOK, g, attempt),
 		KillGrace:  job.KillGrace,
-		Tag:        "CRONVISOR_RUN_ID=" + runID,
+		Tag:        run.Tag(runID),
 		Credential: credential(job.RunAs),
 		OnStart: func(pid int) {
 			execDone()
 			startedAt = s.clock.Now()
-			if lease != nil {
-				setHolderPID(lease, runID, pid, attempt)
+			if g.Lease != nil {
+				setHolderPID(g.Lease, runID, pid, attempt)
 			}
 			ev := RunStarted{Job: job.Name, RunID: runID, Slot: slot, Started: startedAt,
 				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual, LogOutput: job.LogOutput, Attempt: attempt}
@@ -78,22 +80,22 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 			s.emit(ev)
 		},
 	}
-	if lease != nil && lease.File() != nil {
-		spec.ExtraFiles = []*os.File{lease.File()}
+	if g.File != nil {
+		spec.ExtraFiles = []*os.File{g.File}
 	}
-	if t, ok := lease.(lock.Tethered); ok {
+	if g.Tethered {
 		// No process of the run holds such a lease: if this supervisor
 		// dies, the guard ends the run before the lease can expire.
-		spec.Guard = &proc.Guard{Within: t.MinLifeLeft()}
+		spec.Guard = &proc.Guard{Within: g.MinLifeLeft}
 	}
 	var lostLease atomic.Bool
-	if lease != nil && lease.Lost() != nil {
+	if g.Lost != nil {
 		go func() {
 			select {
-			case <-lease.Lost():
+			case <-g.Lost:
 				lostLease.Store(true)
 				if job.OnLockLost != config.LockLostContinue {
-					cancel(lockLost(lease))
+					cancel(lockLost(g))
 				}
 			case <-runCtx.Done():
 			}
@@ -109,15 +111,14 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 		f.Reason = strings.TrimPrefix(f.Reason+"; lock lost during the run, continued unguarded (on_lock_lost: continue)", "; ")
 	}
 	f.Started, f.Ended = startedAt, s.clock.Now()
-	if f.Outcome == OutcomeOK {
+	if f.Outcome == run.OK {
 		lastOK = slot
 	}
-	_, vouched := lease.(lock.Preceded) // only such a lease can show the memo current
-	s.rememberLastOK(job.Name, runID, lastOK, knownLastOK && vouched)
+	s.memo.Remember(job.Name, runID, lastOK, knownLastOK, g)
 	s.planRetry(ctx, job, &f)
 	// The end is recorded here, before the deferred release: a run whose
 	// lock is free has its end recorded, whatever the observers of emit do.
-	recorded = s.recordEnd(f, lease != nil)
+	recorded = s.recordEnd(f, g.Lease != nil)
 	s.emit(f)
 	return f, recorded
 }
@@ -125,46 +126,11 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 // lockLost is the cause that ends a run whose lease was lost. A Tethered
 // lease is declared lost with MinLifeLeft still to go: the run must be
 // gone by then, as its guard would make it if this supervisor had died.
-func lockLost(lease lock.Lease) error {
-	if t, ok := lease.(lock.Tethered); ok {
-		return &proc.Urgent{Err: ErrLockLost, Within: t.MinLifeLeft()}
+func lockLost(g lock.Grant) error {
+	if g.Tethered {
+		return &proc.Urgent{Err: ErrLockLost, Within: g.MinLifeLeft}
 	}
 	return ErrLockLost
-}
-
-// lastOKSlot is the job's last-ok slot for CRONVISOR_LAST_OK_SLOT (zero if
-// none), and whether it is known: from the memo when the lease proves that
-// the memo's run was the lock's last holder, else from the history store.
-func (s *Supervisor) lastOKSlot(ctx context.Context, job string, lease lock.Lease) (time.Time, bool) {
-	if s.lastOK == nil {
-		return time.Time{}, false
-	}
-	if p, ok := lease.(lock.Preceded); ok {
-		if prev, ok := p.PreviousHolder(); ok && prev.SupervisorPID == s.pid && prev.Host == s.host && prev.RunID != "" {
-			s.mu.Lock()
-			m, ok := s.lastOKs[job]
-			s.mu.Unlock()
-			if ok && m.runID == prev.RunID {
-				return m.slot, true
-			}
-		}
-	}
-	t, err := s.lastOK(ctx, job)
-	return t, err == nil
-}
-
-// rememberLastOK records what a run leaves as its job's last-ok slot, or
-// forgets it when the run took no lock that would vouch for it or the
-// slot was unknown. Before the lock's release, so that the next holder
-// finds the memo written.
-func (s *Supervisor) rememberLastOK(job, runID string, slot time.Time, keep bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if keep {
-		s.lastOKs[job] = lastOKMemo{runID: runID, slot: slot}
-	} else {
-		delete(s.lastOKs, job)
-	}
 }
 
 // finished maps a process result to the contract's outcomes.
@@ -176,24 +142,24 @@ func finished(job config.Job, runID string, slot time.Time, manual bool, res pro
 	}
 	switch res.Outcome {
 	case proc.Exited:
-		f.Outcome = OutcomeOK
+		f.Outcome = run.OK
 		if res.ExitCode != 0 {
-			f.Outcome = OutcomeFailed
+			f.Outcome = run.Failed
 			f.Reason = exitReason(res)
 		}
 	case proc.TimedOut:
-		f.Outcome = OutcomeTimeout
+		f.Outcome = run.Timeout
 		f.Reason = "exceeded timeout " + job.Timeout.String()
 	case proc.Canceled:
-		f.Outcome = OutcomeInterrupted
+		f.Outcome = run.Interrupted
 		if errors.Is(res.Err, ErrReplaced) {
-			f.Outcome = OutcomeReplaced
+			f.Outcome = run.Replaced
 		}
 		if res.Err != nil {
 			f.Reason = res.Err.Error()
 		}
 	case proc.StartFailed:
-		f.Outcome = OutcomeError
+		f.Outcome = run.Error
 		f.Err = fmt.Errorf("%w: %w", ErrStartFailed, res.Err)
 		f.Reason = f.Err.Error()
 	}
@@ -209,8 +175,7 @@ func exitReason(res proc.Result) string {
 
 // environ is the supervisor's environment without its secrets, then the
 // contract's CRONVISOR_* variables, then the job's env on top.
-func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastOKSlot time.Time, lease lock.Lease, attempt int) []string {
-	lockFD := lease != nil && lease.File() != nil
+func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastOKSlot time.Time, g lock.Grant, attempt int) []string {
 	var lastOK string
 	if !lastOKSlot.IsZero() {
 		lastOK = lastOKSlot.Format(time.RFC3339Nano)
@@ -228,7 +193,7 @@ func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastO
 	// the run's processes so that escaped descendants can be found.
 	for k, v := range map[string]string{
 		"CRONVISOR_JOB":          job.Name,
-		"CRONVISOR_RUN_ID":       runID,
+		run.EnvID:                runID,
 		"CRONVISOR_SCHEDULED_AT": slot.Format(time.RFC3339Nano),
 		"CRONVISOR_DEADLINE":     dl,
 		"CRONVISOR_LAST_OK_SLOT": lastOK,
@@ -236,12 +201,12 @@ func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastO
 	} {
 		vars[k] = v
 	}
-	if fenced, ok := lease.(interface{ FencingToken() int64 }); ok {
+	if g.FencingToken != 0 {
 		// Grows with every acquisition: a database can refuse writes that
 		// carry an older token than one it has seen (a stale holder).
-		vars["CRONVISOR_FENCING_TOKEN"] = strconv.FormatInt(fenced.FencingToken(), 10)
+		vars["CRONVISOR_FENCING_TOKEN"] = strconv.FormatInt(g.FencingToken, 10)
 	}
-	if lockFD {
+	if g.File != nil {
 		// The locked file is fd 3 in the child; jobs may leave it alone.
 		vars["CRONVISOR_LOCK_FD"] = "3"
 	}
@@ -262,3 +227,9 @@ func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastO
 	}
 	return env
 }
+
+// InRun tells whether process pid belongs to run runID: every process of
+// a run inherits its tag (run.Tag) from the run's main process. It is the
+// predicate the lock's file backend asks about a survivor holding a lock
+// whose supervisor died.
+func InRun(pid int, runID string) bool { return procfs.HasEnv(pid, []byte(run.Tag(runID))) }

@@ -16,11 +16,11 @@ var (
 
 // waitQueued makes this fire the job's one waiter: it retries the lock until
 // it frees. A second fire while one waits is skipped (errQueueFull).
-func (s *Supervisor) waitQueued(ctx context.Context, job config.Job, slot time.Time, runID string) (lock.Lease, error) {
+func (s *Supervisor) waitQueued(ctx context.Context, job config.Job, slot time.Time, runID string) (lock.Grant, error) {
 	s.mu.Lock()
 	if s.queued[job.Name] {
 		s.mu.Unlock()
-		return nil, errQueueFull
+		return lock.Grant{}, errQueueFull
 	}
 	s.queued[job.Name] = true
 	s.mu.Unlock()
@@ -34,12 +34,12 @@ func (s *Supervisor) waitQueued(ctx context.Context, job config.Job, slot time.T
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, errQueueDropped
+			return lock.Grant{}, errQueueDropped
 		case <-t.C():
 		}
-		lease, err := s.acquire(ctx, job, slot, runID, false)
+		g, err := s.acquire(ctx, job, slot, runID, false)
 		if !errors.Is(err, lock.ErrLocked) {
-			return lease, err
+			return g, err
 		}
 		t.Reset(queuePoll)
 	}
@@ -48,18 +48,18 @@ func (s *Supervisor) waitQueued(ctx context.Context, job config.Job, slot time.T
 // replace ends a run this supervisor owns that holds the job's lock, like a
 // timeout, and takes the lock once it is free. A holder it does not own is
 // left alone: the fire is skipped, as the contract says.
-func (s *Supervisor) replace(ctx context.Context, job config.Job, slot time.Time, runID string, h lock.Holder) (lock.Lease, error) {
+func (s *Supervisor) replace(ctx context.Context, job config.Job, slot time.Time, runID string, h lock.Record) (lock.Grant, error) {
 	s.mu.Lock()
 	old := s.active[h.RunID]
 	s.mu.Unlock()
 	if old == nil {
-		return nil, &lock.HeldError{Lock: job.Lock, Holder: h}
+		return lock.Grant{}, &lock.HeldError{Lock: job.Lock, Record: h}
 	}
 	old.cancel(ErrReplaced)
 	select {
 	case <-old.done:
 	case <-ctx.Done():
-		return nil, errQueueDropped
+		return lock.Grant{}, errQueueDropped
 	}
 	return s.acquire(ctx, job, slot, runID, false)
 }

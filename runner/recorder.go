@@ -77,7 +77,7 @@ func (s *Supervisor) release(lease lock.Lease, recorded bool) {
 		err = lease.ReleaseInFlight()
 	}
 	if err != nil && !errors.Is(err, lock.ErrReleased) {
-		s.log.Warn("releasing a run's lock", "run_id", lease.Holder().RunID, "err", err)
+		s.log.Warn("releasing a run's lock", "run_id", lease.Record().RunID, "err", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cronvisor/lock"
+	"cronvisor/run"
 )
 
 // fakeRecorder records in memory; finished, when set, decides what
@@ -65,14 +66,14 @@ func (r *fakeRecorder) ends() []RunFinished {
 func newRecordedSupervisor(t *testing.T, dir string, rec Recorder, opts ...Option) (*Supervisor, *events) {
 	t.Helper()
 	ev := &events{}
-	return NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks")), rec, ev.emit, opts...), ev
+	return NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks"), InRun), rec, ev.emit, opts...), ev
 }
 
 // tryLock takes name from a locker of its own, as another supervisor on
 // the same state dir would, and releases it at once.
 func tryLock(dir, name string) error {
-	lease, err := lock.NewFileLocker(filepath.Join(dir, "locks")).Acquire(context.Background(),
-		lock.Request{Name: name, Holder: lock.Holder{Job: "probe", RunID: "probe"}})
+	lease, err := lock.NewFileLocker(filepath.Join(dir, "locks"), InRun).Acquire(context.Background(),
+		lock.Request{Name: name, Record: lock.Record{Holder: run.Holder{Job: "probe", RunID: "probe"}}})
 	if err != nil {
 		return err
 	}
@@ -100,7 +101,7 @@ func TestBlockedRecorderKeepsTheLockHeld(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the recorder never got the run's end")
 	}
-	if f.Outcome != OutcomeOK {
+	if f.Outcome != run.OK {
 		t.Fatalf("end %s %q, want ok", f.Outcome, f.Reason)
 	}
 	if err := tryLock(dir, "a"); !errors.Is(err, lock.ErrLocked) {
@@ -118,8 +119,8 @@ func TestBlockedRecorderKeepsTheLockHeld(t *testing.T) {
 	if err := tryLock(dir, "a"); err != nil {
 		t.Fatalf("lock after the recorder returned: %v, want free", err)
 	}
-	st, err := lock.NewFileLocker(filepath.Join(dir, "locks")).Inspect(context.Background(), "a")
-	if err != nil || st.Holder.RunID != "probe" {
+	st, err := lock.NewFileLocker(filepath.Join(dir, "locks"), InRun).Inspect(context.Background(), "a")
+	if err != nil || st.Record.RunID != "probe" {
 		t.Fatalf("inspect: %+v %v", st, err)
 	}
 }
@@ -136,7 +137,7 @@ func TestFailingRecorderIsLoggedAndLeavesTheRunInFlight(t *testing.T) {
 	logged := &logRecords{}
 	s, _ := newRecordedSupervisor(t, dir, rec, WithLogger(logged.logger()))
 	f := s.Fire(context.Background(), shJob("a", "true"), slotAt(0), false)
-	if f.Outcome != OutcomeOK {
+	if f.Outcome != run.OK {
 		t.Fatalf("fire: %s %q, want ok (history failing is no reason to fail a run)", f.Outcome, f.Reason)
 	}
 	if got := rec.ends(); len(got) != 1 || got[0].RunID != f.RunID {
@@ -146,19 +147,19 @@ func TestFailingRecorderIsLoggedAndLeavesTheRunInFlight(t *testing.T) {
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "run_id="+f.RunID) || !strings.Contains(msgs[0], "disk full") {
 		t.Fatalf("logged %q, want one warning naming run %s and the cause", msgs, f.RunID)
 	}
-	st, err := lock.NewFileLocker(filepath.Join(dir, "locks")).Inspect(context.Background(), "a")
+	st, err := lock.NewFileLocker(filepath.Join(dir, "locks"), InRun).Inspect(context.Background(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Held || !st.Holder.InFlight || st.Holder.RunID != f.RunID {
-		t.Fatalf("lock after the run: held %v, record %+v; want free, run %s in flight", st.Held, st.Holder, f.RunID)
+	if st.Held || !st.Record.InFlight || st.Record.RunID != f.RunID {
+		t.Fatalf("lock after the run: held %v, record %+v; want free, run %s in flight", st.Held, st.Record, f.RunID)
 	}
 
 	rec.finished = nil // history works again: the next end clears it
 	f = s.Fire(context.Background(), shJob("a", "true"), slotAt(1), false)
-	st, err = lock.NewFileLocker(filepath.Join(dir, "locks")).Inspect(context.Background(), "a")
-	if err != nil || st.Holder.InFlight || st.Holder.RunID != f.RunID {
-		t.Fatalf("lock after a recorded run: %+v %v, want run %s not in flight", st.Holder, err, f.RunID)
+	st, err = lock.NewFileLocker(filepath.Join(dir, "locks"), InRun).Inspect(context.Background(), "a")
+	if err != nil || st.Record.InFlight || st.Record.RunID != f.RunID {
+		t.Fatalf("lock after a recorded run: %+v %v, want run %s not in flight", st.Record, err, f.RunID)
 	}
 }
 
@@ -196,14 +197,14 @@ func TestSkipsAndRefusalsAreRecorded(t *testing.T) {
 	dir := t.TempDir()
 	rec := newFakeRecorder()
 	s, ev := newRecordedSupervisor(t, dir, rec)
-	holder, err := lock.NewFileLocker(filepath.Join(dir, "locks")).Acquire(context.Background(),
-		lock.Request{Name: "a", Holder: lock.Holder{Job: "other", RunID: "other-run"}})
+	holder, err := lock.NewFileLocker(filepath.Join(dir, "locks"), InRun).Acquire(context.Background(),
+		lock.Request{Name: "a", Record: lock.Record{Holder: run.Holder{Job: "other", RunID: "other-run"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer holder.Release()
 	f := s.Fire(context.Background(), shJob("a", "true"), slotAt(0), false)
-	if f.Outcome != OutcomeSkipped {
+	if f.Outcome != run.Skipped {
 		t.Fatalf("fire under a held lock: %s %q, want skipped", f.Outcome, f.Reason)
 	}
 	rec.mu.Lock()

@@ -7,36 +7,28 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/lock"
+	"cronvisor/run"
 )
 
-// runRelabeler is a lease whose holder record can name a new run: the
-// next attempt of a slot keeps the lock, and once it has started the
-// record must name it (recovery rebuilds a dead supervisor's run from
-// it). Until then the record names the attempt before, whose record is
-// final: a supervisor dying in the backoff leaves nothing to recover.
-type runRelabeler interface {
-	SetRun(runID string, pid int) error
-}
-
-// attempts runs the job's attempts for one slot under lease (nil for
-// overlap allow), which stays held from the first to the last so that no
+// attempts runs the job's attempts for one slot under g (the zero Grant
+// for overlap allow), whose lease stays held from the first to the last so that no
 // other supervisor runs the slot in between. The slot's result is the last
 // attempt's. Each attempt has its own run id and its own record.
-func (s *Supervisor) attempts(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, lease lock.Lease, execDone func()) RunFinished {
+func (s *Supervisor) attempts(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, g lock.Grant, execDone func()) RunFinished {
 	for attempt := 1; ; attempt++ {
-		f, recorded := s.execute(ctx, job, slot, runID, manual, lease, execDone, attempt)
+		f, recorded := s.execute(ctx, job, slot, runID, manual, g, execDone, attempt)
 		if !f.Retrying {
 			return f
 		}
 		if !s.backoff(ctx, job.Name, retryDelay(job, attempt)) {
-			if lease != nil {
-				s.release(lease, recorded)
+			if g.Lease != nil {
+				s.release(g.Lease, recorded)
 			}
 			return f
 		}
-		runID = NewRunID(s.clock.Now())
+		runID = run.NewID(s.clock.Now())
 		if err := s.rec.Admit(runID); err != nil {
-			return s.notAdmitted(job, runID, slot, manual, lease, err)
+			return s.notAdmitted(job, runID, slot, manual, g, err)
 		}
 	}
 }
@@ -107,8 +99,8 @@ func (s *Supervisor) planRetry(ctx context.Context, job config.Job, f *RunFinish
 	f.Reason = note
 }
 
-func retriable(on config.RetryOn, o Outcome) bool {
-	return (o == OutcomeFailed && on.Failed) || (o == OutcomeTimeout && on.Timeout)
+func retriable(on config.RetryOn, o run.Outcome) bool {
+	return (o == run.Failed && on.Failed) || (o == run.Timeout && on.Timeout)
 }
 
 func nextSlot(job config.Job, slot time.Time) time.Time {
@@ -145,10 +137,14 @@ func (s *Supervisor) warnSlow(runCtx context.Context, job config.Job, runID stri
 }
 
 // setHolderPID rewrites the lease's record once the attempt's process
-// started: its pid, and for a retry its run id.
+// started: its pid, and for a retry its run id. The next attempt of a
+// slot keeps the lock, and once it has started the record must name it
+// (recovery rebuilds a dead supervisor's run from it). Until then the
+// record names the attempt before, whose record is final: a supervisor
+// dying in the backoff leaves nothing to recover.
 func setHolderPID(lease lock.Lease, runID string, pid, attempt int) {
-	if r, ok := lease.(runRelabeler); ok && attempt > 1 {
-		_ = r.SetRun(runID, pid)
+	if attempt > 1 {
+		_ = lease.SetRun(runID, pid)
 		return
 	}
 	_ = lease.SetPID(pid)

@@ -9,6 +9,7 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/schedule"
 )
 
@@ -34,7 +35,7 @@ func finishes(ev *events) []RunFinished {
 
 func TestRetriesInOneSlotUnderOneLock(t *testing.T) {
 	dir := t.TempDir()
-	locker := lock.NewFileLocker(filepath.Join(dir, "locks"))
+	locker := lock.NewFileLocker(filepath.Join(dir, "locks"), InRun)
 	other, otherEv := newTestSupervisor(t, dir)
 	j := failTwice(dir)
 	ev := &events{}
@@ -52,14 +53,14 @@ func TestRetriesInOneSlotUnderOneLock(t *testing.T) {
 		case RunStarted:
 			if e.Attempt > 1 {
 				st, err := locker.Inspect(context.Background(), j.Lock)
-				if err != nil || st.Holder.RunID != e.RunID {
-					t.Errorf("attempt %d: lock names run %q (%v), want %q", e.Attempt, st.Holder.RunID, err, e.RunID)
+				if err != nil || st.Record.RunID != e.RunID {
+					t.Errorf("attempt %d: lock names run %q (%v), want %q", e.Attempt, st.Record.RunID, err, e.RunID)
 				}
 			}
 		}
 	})
 	f := s.Fire(context.Background(), j, slotAt(0), false)
-	if f.Outcome != OutcomeOK || f.Attempt != 3 {
+	if f.Outcome != run.OK || f.Attempt != 3 {
 		t.Fatalf("slot ended %s at attempt %d (%s), want ok at 3", f.Outcome, f.Attempt, f.Reason)
 	}
 	fs := finishes(ev)
@@ -69,9 +70,9 @@ func TestRetriesInOneSlotUnderOneLock(t *testing.T) {
 	ids := map[string]bool{}
 	for i, r := range fs {
 		ids[r.RunID] = true
-		wantOutcome, wantRetry := OutcomeFailed, true
+		wantOutcome, wantRetry := run.Failed, true
 		if i == 2 {
-			wantOutcome, wantRetry = OutcomeOK, false
+			wantOutcome, wantRetry = run.OK, false
 		}
 		if r.Attempt != i+1 || r.Outcome != wantOutcome || r.Retrying != wantRetry || !r.Slot.Equal(slotAt(0)) {
 			t.Errorf("attempt %d: %+v", i+1, r)
@@ -104,13 +105,13 @@ func TestRetryNotStarted(t *testing.T) {
 		name    string
 		edit    func(*config.Job)
 		runs    int
-		outcome Outcome
+		outcome run.Outcome
 		reason  string
 	}{
 		{"would reach into the next slot", func(j *config.Job) { j.Sched, j.RetryBackoff = every, 2*time.Minute }, 1,
-			OutcomeFailed, "no retry: attempt 2 would start at or after the next slot"},
-		{"retry_on leaves failures out", func(j *config.Job) { j.RetryOn = config.RetryOn{Timeout: true} }, 1, OutcomeFailed, ""},
-		{"retries exhausted", func(j *config.Job) { j.Retries = 1 }, 2, OutcomeFailed, ""},
+			run.Failed, "no retry: attempt 2 would start at or after the next slot"},
+		{"retry_on leaves failures out", func(j *config.Job) { j.RetryOn = config.RetryOn{Timeout: true} }, 1, run.Failed, ""},
+		{"retries exhausted", func(j *config.Job) { j.Retries = 1 }, 2, run.Failed, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -9,10 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"cronvisor/clock"
 	"cronvisor/config"
+	"cronvisor/run"
+
+	"golang.org/x/sys/unix"
 )
 
 // Defaults for the loop; see the Scheduler doc for what they mean.
@@ -338,7 +339,7 @@ func (s *Scheduler) fire(ctx context.Context, e *entry, now time.Time) {
 			s.recordMissed(j, first, n-1, "missed: supervisor woke late (suspend or clock step); only the newest fire runs")
 		}
 		if !j.Enabled {
-			s.firer.Skip(RunSkipped{Job: j.Name, RunID: NewRunID(now), Slot: newest, Time: now, Reason: "disabled", Class: SkipDisabled})
+			s.firer.Skip(RunSkipped{Job: j.Name, RunID: run.NewID(now), Slot: newest, Time: now, Reason: "disabled", Class: SkipDisabled})
 		} else {
 			s.dispatch(ctx, j, newest)
 		}
@@ -354,7 +355,7 @@ func (s *Scheduler) recordMissed(j config.Job, first time.Time, n int, reason st
 	if n > 1 {
 		reason += " (" + strconv.Itoa(n) + " fires from " + first.Format(time.RFC3339) + ")"
 	}
-	s.firer.Skip(RunSkipped{Job: j.Name, RunID: NewRunID(s.clock.Now()), Slot: first, Time: s.clock.Now(), Reason: reason, Class: SkipMissed})
+	s.firer.Skip(RunSkipped{Job: j.Name, RunID: run.NewID(s.clock.Now()), Slot: first, Time: s.clock.Now(), Reason: reason, Class: SkipMissed})
 }
 
 // missedSlots walks the slots in (after, now]: the first, the newest and

@@ -10,6 +10,7 @@ import (
 
 	"cronvisor/clock"
 	"cronvisor/config"
+	"cronvisor/run"
 	"cronvisor/schedule"
 )
 
@@ -29,7 +30,7 @@ func (r *recorder) Fire(_ context.Context, j config.Job, slot time.Time, _ bool)
 	defer r.mu.Unlock()
 	r.fires[j.Name] = append(r.fires[j.Name], slot)
 	r.ran = append(r.ran, j)
-	return RunFinished{Job: j.Name, Slot: slot, Outcome: OutcomeOK}
+	return RunFinished{Job: j.Name, Slot: slot, Outcome: run.OK}
 }
 
 // Skip keeps a skip; the scheduler records skips here, not through emit.

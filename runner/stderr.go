@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"cronvisor/run"
 )
 
 // maxStderrReason bounds the stderr line quoted in a reason: a reason is
@@ -30,7 +32,7 @@ func (l *lastStderr) see(stream, lines string) {
 // annotate adds the line to a failed run's reason:
 // `exit 3: last stderr: "connection refused"`.
 func (l *lastStderr) annotate(f *RunFinished) {
-	if f.Outcome != OutcomeFailed || l.line == "" {
+	if f.Outcome != run.Failed || l.line == "" {
 		return
 	}
 	why := f.Reason

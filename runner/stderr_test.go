@@ -3,6 +3,8 @@ package runner
 import (
 	"strings"
 	"testing"
+
+	"cronvisor/run"
 )
 
 func TestLastStderrReason(t *testing.T) {
@@ -14,18 +16,18 @@ func TestLastStderrReason(t *testing.T) {
 		want   string
 	}{
 		{"last line of the last chunk", [][2]string{{"stderr", "dialing\nconnection refused\n"}, {"stdout", "bye"}},
-			RunFinished{Outcome: OutcomeFailed, ExitCode: code(3)}, `exit 3: last stderr: "connection refused"`},
+			RunFinished{Outcome: run.Failed, ExitCode: code(3)}, `exit 3: last stderr: "connection refused"`},
 		{"blank lines skipped", [][2]string{{"stderr", "boom"}, {"stderr", "  \n"}},
-			RunFinished{Outcome: OutcomeFailed, ExitCode: code(1)}, `exit 1: last stderr: "boom"`},
+			RunFinished{Outcome: run.Failed, ExitCode: code(1)}, `exit 1: last stderr: "boom"`},
 		{"signal reason kept", [][2]string{{"stderr", "killed here"}},
-			RunFinished{Outcome: OutcomeFailed, ExitCode: code(137), Reason: "ended by signal SIGKILL"},
+			RunFinished{Outcome: run.Failed, ExitCode: code(137), Reason: "ended by signal SIGKILL"},
 			`ended by signal SIGKILL: last stderr: "killed here"`},
 		{"no stderr: reason unchanged", [][2]string{{"stdout", "only out"}},
-			RunFinished{Outcome: OutcomeFailed, ExitCode: code(2)}, ""},
+			RunFinished{Outcome: run.Failed, ExitCode: code(2)}, ""},
 		{"ok runs untouched", [][2]string{{"stderr", "warning: x"}},
-			RunFinished{Outcome: OutcomeOK, ExitCode: code(0)}, ""},
+			RunFinished{Outcome: run.OK, ExitCode: code(0)}, ""},
 		{"long line clipped", [][2]string{{"stderr", strings.Repeat("é", 150)}},
-			RunFinished{Outcome: OutcomeFailed, ExitCode: code(1)}, `exit 1: last stderr: "` + strings.Repeat("é", 100) + `..."`},
+			RunFinished{Outcome: run.Failed, ExitCode: code(1)}, `exit 1: last stderr: "` + strings.Repeat("é", 100) + `..."`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var l lastStderr

@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,7 +12,9 @@ import (
 
 	"cronvisor/clock"
 	"cronvisor/config"
+	"cronvisor/lastok"
 	"cronvisor/lock"
+	"cronvisor/run"
 )
 
 // Causes a run can be ended with besides its deadline; they tell the outcome.
@@ -37,7 +37,7 @@ var (
 const queuePoll = 50 * time.Millisecond
 
 // LastOKFunc returns the slot of a job's last successful run (zero if none).
-type LastOKFunc func(ctx context.Context, job string) (time.Time, error)
+type LastOKFunc = lastok.Source
 
 // Supervisor fires jobs through their guards: lock, deadline, overlap policy,
 // process tree. It is safe for concurrent use; each Fire blocks until its
@@ -48,7 +48,8 @@ type Supervisor struct {
 	rec    Recorder
 	emit   func(Event)
 	log    *slog.Logger
-	lastOK LastOKFunc
+	lastOK LastOKFunc // the memo's source, until NewSupervisor made the memo
+	memo   *lastok.Memo
 	host   string
 	pid    int
 	// secretEnv are variables of the supervisor's environment that jobs
@@ -57,26 +58,11 @@ type Supervisor struct {
 
 	starts *Starts
 
-	mu      sync.Mutex
-	active  map[string]*activeRun // by run id
-	queued  map[string]bool       // job name -> a fire is waiting for the lock
-	waits   map[*retryWait]bool   // slots waiting for their next attempt (Kill ends them)
-	paused  map[string]bool
-	lastOKs map[string]lastOKMemo // job name -> what its last run here left
-}
-
-// lastOKMemo is a job's last-ok slot as the latest run of it under this
-// supervisor left it (its own slot if it ended ok, else the one it
-// started with), and that run's id. The next fire uses it instead of
-// asking the history store, which was a fifth of a fire's time before
-// the exec, when the lock's previous holder is that very run: every run
-// of a job with a lock takes it and rewrites its record, so nobody else
-// can have run the job since. (A job's runs without the lock, overlap:
-// allow, forget the memo; another config on the same state_dir that
-// runs the job without a lock is not seen.)
-type lastOKMemo struct {
-	runID string
-	slot  time.Time
+	mu     sync.Mutex
+	active map[string]*activeRun // by run id
+	queued map[string]bool       // job name -> a fire is waiting for the lock
+	waits  map[*retryWait]bool   // slots waiting for their next attempt (Kill ends them)
+	paused map[string]bool
 }
 
 type activeRun struct {
@@ -130,43 +116,36 @@ func WithSecretEnv(names ...string) Option {
 func NewSupervisor(locker lock.Locker, rec Recorder, emit func(Event), opts ...Option) *Supervisor {
 	host, _ := os.Hostname()
 	s := &Supervisor{
-		locker:  locker,
-		clock:   clock.Real{},
-		rec:     rec,
-		emit:    emit,
-		log:     slog.New(slog.DiscardHandler),
-		starts:  &Starts{},
-		host:    host,
-		pid:     os.Getpid(),
-		active:  map[string]*activeRun{},
-		queued:  map[string]bool{},
-		waits:   map[*retryWait]bool{},
-		paused:  map[string]bool{},
-		lastOKs: map[string]lastOKMemo{},
+		locker: locker,
+		clock:  clock.Real{},
+		rec:    rec,
+		emit:   emit,
+		log:    slog.New(slog.DiscardHandler),
+		starts: &Starts{},
+		host:   host,
+		pid:    os.Getpid(),
+		active: map[string]*activeRun{},
+		queued: map[string]bool{},
+		waits:  map[*retryWait]bool{},
+		paused: map[string]bool{},
 
 		secretEnv: map[string]bool{},
 	}
 	for _, o := range opts {
 		o(s)
 	}
+	s.memo = lastok.New(lastok.Source(s.lastOK), s.host, s.pid)
 	return s
 }
 
 // Clock returns the supervisor's clock.
 func (s *Supervisor) Clock() clock.Clock { return s.clock }
 
-// NewRunID returns a unique, time-sortable run id.
-func NewRunID(t time.Time) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return t.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
-}
-
 // Fire runs job for slot under its guards, applying its overlap policy, and
 // returns how it ended. Manual fires (`cronvisor run`, run-now) never wait
 // or replace: they run or skip, and do not consume the job's slot.
 func (s *Supervisor) Fire(ctx context.Context, job config.Job, slot time.Time, manual bool) RunFinished {
-	return s.FireWithID(ctx, job, slot, manual, NewRunID(s.clock.Now()))
+	return s.FireWithID(ctx, job, slot, manual, run.NewID(s.clock.Now()))
 }
 
 // FireWithID is Fire with a run id chosen by the caller (run-now over the
@@ -186,38 +165,38 @@ func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.T
 	}
 	if job.Overlap == config.OverlapAllow {
 		if err := s.rec.Admit(runID); err != nil {
-			return s.notAdmitted(job, runID, slot, manual, nil, err)
+			return s.notAdmitted(job, runID, slot, manual, lock.Grant{}, err)
 		}
-		return s.attempts(ctx, job, slot, runID, manual, nil, startDone)
+		return s.attempts(ctx, job, slot, runID, manual, lock.Grant{}, startDone)
 	}
-	lease, err := s.acquire(ctx, job, slot, runID, manual)
+	g, err := s.acquire(ctx, job, slot, runID, manual)
 	var held *lock.HeldError
 	if errors.As(err, &held) && !manual {
 		switch job.Overlap {
 		case config.OverlapQueue:
-			lease, err = s.waitQueued(ctx, job, slot, runID)
+			g, err = s.waitQueued(ctx, job, slot, runID)
 		case config.OverlapReplace:
-			lease, err = s.replace(ctx, job, slot, runID, held.Holder)
+			g, err = s.replace(ctx, job, slot, runID, held.Record)
 		}
 	}
 	if err != nil {
 		return s.refused(job, runID, slot, manual, err)
 	}
 	if err := s.rec.Admit(runID); err != nil {
-		return s.notAdmitted(job, runID, slot, manual, lease, err)
+		return s.notAdmitted(job, runID, slot, manual, g, err)
 	}
-	return s.attempts(ctx, job, slot, runID, manual, lease, startDone)
+	return s.attempts(ctx, job, slot, runID, manual, g, startDone)
 }
 
 // notAdmitted records a fire refused by the admission check, after
 // releasing the lock it took: the run never started, which the lock's
 // record must not leave in doubt, and the history backlog that refused it
-// may well not keep its record either.
-func (s *Supervisor) notAdmitted(job config.Job, runID string, slot time.Time, manual bool, lease lock.Lease, err error) RunFinished {
-	if lease != nil {
-		_ = lease.Release()
+// may well not keep its record either. g is zero when it took none.
+func (s *Supervisor) notAdmitted(job config.Job, runID string, slot time.Time, manual bool, g lock.Grant, err error) RunFinished {
+	if g.Lease != nil {
+		_ = g.Release()
 	}
-	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: s.clock.Now(), Outcome: OutcomeError,
+	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: s.clock.Now(), Outcome: run.Error,
 		Reason: "not started: " + err.Error(), Manual: manual, Err: err}
 	s.recordEnd(f, false)
 	s.emit(f)
@@ -228,13 +207,10 @@ func (s *Supervisor) notAdmitted(job config.Job, runID string, slot time.Time, m
 // exec (or their skip) right now: a burst of starts when it is large.
 func (s *Supervisor) Starting() int { return s.starts.Pending() }
 
-func (s *Supervisor) acquire(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool) (lock.Lease, error) {
+func (s *Supervisor) acquire(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool) (lock.Grant, error) {
 	return s.locker.Acquire(ctx, lock.Request{
-		Name: job.Lock,
-		Holder: lock.Holder{
-			PID: s.pid, Host: s.host, Job: job.Name, RunID: runID,
-			Slot: slot, Since: s.clock.Now(), SupervisorPID: s.pid,
-		},
+		Name:      job.Lock,
+		Record:    lock.Record{Holder: run.Holder{PID: s.pid, Host: s.host, Job: job.Name, RunID: runID, Since: s.clock.Now()}, Slot: slot, SupervisorPID: s.pid},
 		CheckSlot: !manual,
 	})
 }
@@ -245,10 +221,10 @@ func (s *Supervisor) refused(job config.Job, runID string, slot time.Time, manua
 	var done *lock.SlotDoneError
 	switch {
 	case errors.As(err, &held):
-		h := held.Holder
-		return s.skip(job, runID, slot, manual, "lock held by "+DescribeHolder(h), SkipLockHeld, &h)
+		h := held.Record.Holder
+		return s.skip(job, runID, slot, manual, "lock held by "+h.String(), SkipLockHeld, &h)
 	case errors.As(err, &done):
-		h := done.Holder
+		h := done.Record.Holder
 		return s.skip(job, runID, slot, manual, "slot already run", SkipSlotAlreadyRun, &h)
 	case errors.Is(err, errQueueFull):
 		return s.skip(job, runID, slot, manual, err.Error(), SkipQueued, nil)
@@ -261,34 +237,15 @@ func (s *Supervisor) refused(job config.Job, runID string, slot time.Time, manua
 		return s.skip(job, runID, slot, manual, "lock backend unreachable ("+err.Error()+")", SkipBackendUnreachable, nil)
 	}
 	now := s.clock.Now()
-	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: OutcomeError,
+	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: run.Error,
 		Reason: "cannot take lock: " + err.Error(), Manual: manual, Err: fmt.Errorf("%w: %w", ErrLockBackend, err)}
 	s.recordEnd(f, false)
 	s.emit(f)
 	return f
 }
 
-func (s *Supervisor) skip(job config.Job, runID string, slot time.Time, manual bool, reason string, class SkipClass, h *lock.Holder) RunFinished {
+func (s *Supervisor) skip(job config.Job, runID string, slot time.Time, manual bool, reason string, class SkipClass, h *run.Holder) RunFinished {
 	now := s.clock.Now()
 	s.Skip(RunSkipped{Job: job.Name, RunID: runID, Slot: slot, Time: now, Reason: reason, Class: class, Holder: h, Manual: manual})
-	return RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: OutcomeSkipped, Reason: reason, Manual: manual}
-}
-
-// DescribeHolder renders a holder for humans: pid@host (job, run) since T.
-func DescribeHolder(h lock.Holder) string {
-	if h.Foreign {
-		s := fmt.Sprintf("pid %d (outside cronvisor", h.PID)
-		if h.Cmdline != "" {
-			s += ": " + h.Cmdline
-		}
-		return s + ")"
-	}
-	s := fmt.Sprintf("pid %d@%s", h.PID, h.Host)
-	if h.Job != "" {
-		s += fmt.Sprintf(" (job %s, run %s)", h.Job, h.RunID)
-	}
-	if !h.Since.IsZero() {
-		s += " since " + h.Since.Format(time.RFC3339)
-	}
-	return s
+	return RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: run.Skipped, Reason: reason, Manual: manual}
 }

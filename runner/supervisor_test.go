@@ -12,6 +12,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/lock"
 	"cronvisor/proc"
+	"cronvisor/run"
 )
 
 func TestMain(m *testing.M) {
@@ -73,7 +74,7 @@ func shJob(name, script string) config.Job {
 func newTestSupervisor(t *testing.T, dir string, opts ...Option) (*Supervisor, *events) {
 	t.Helper()
 	ev := &events{}
-	return NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks")), NopRecorder{}, ev.emit, opts...), ev
+	return NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks"), InRun), NopRecorder{}, ev.emit, opts...), ev
 }
 
 // fireAsync fires in the background and returns a channel with the result.
@@ -119,14 +120,14 @@ func TestFireOutcomes(t *testing.T) {
 		name       string
 		job        func(config.Job) config.Job
 		script     string
-		want       Outcome
+		want       run.Outcome
 		wantCode   int // -1: no exit code
 		wantReason string
 	}{
-		{"ok", nil, "echo hello", OutcomeOK, 0, ""},
-		{"failed keeps the exit code", nil, "exit 3", OutcomeFailed, 3, ""},
-		{"timeout", func(j config.Job) config.Job { j.Timeout = 300 * time.Millisecond; return j }, "sleep 30", OutcomeTimeout, 143, "exceeded timeout 300ms"},
-		{"not found is an error with 127", func(j config.Job) config.Job { j.Command = []string{"/nonexistent/cmd"}; return j }, "", OutcomeError, 127, "failed to start"},
+		{"ok", nil, "echo hello", run.OK, 0, ""},
+		{"failed keeps the exit code", nil, "exit 3", run.Failed, 3, ""},
+		{"timeout", func(j config.Job) config.Job { j.Timeout = 300 * time.Millisecond; return j }, "sleep 30", run.Timeout, 143, "exceeded timeout 300ms"},
+		{"not found is an error with 127", func(j config.Job) config.Job { j.Command = []string{"/nonexistent/cmd"}; return j }, "", run.Error, 127, "failed to start"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,7 +146,7 @@ func TestFireOutcomes(t *testing.T) {
 			if !strings.Contains(f.Reason, tc.wantReason) {
 				t.Errorf("reason %q, want it to contain %q", f.Reason, tc.wantReason)
 			}
-			if tc.want == OutcomeOK {
+			if tc.want == run.OK {
 				if got := ev.output(f.RunID); len(got) != 1 || got[0] != "hello" {
 					t.Errorf("output %q, want [hello]", got)
 				}
@@ -171,26 +172,26 @@ func TestOverlapSkipNamesTheHolder(t *testing.T) {
 	s, ev := newTestSupervisor(t, dir)
 	j := shJob("sync", "sleep 30")
 	first := fireAsync(s, j, slotAt(0))
-	run := waitRunning(t, s, ev, "sync")
+	active := waitRunning(t, s, ev, "sync")
 	second := s.Fire(context.Background(), j, slotAt(1), false)
-	if second.Outcome != OutcomeSkipped || !strings.HasPrefix(second.Reason, "lock held by pid ") {
+	if second.Outcome != run.Skipped || !strings.HasPrefix(second.Reason, "lock held by pid ") {
 		t.Fatalf("second fire: %s %q, want skipped with the holder", second.Outcome, second.Reason)
 	}
-	st, _ := ev.started(run.RunID)
-	if !strings.Contains(second.Reason, "run "+run.RunID) {
-		t.Errorf("skip reason %q does not name run %s", second.Reason, run.RunID)
+	st, _ := ev.started(active.RunID)
+	if !strings.Contains(second.Reason, "run "+active.RunID) {
+		t.Errorf("skip reason %q does not name run %s", second.Reason, active.RunID)
 	}
 	// Jobs sharing a lock exclude each other too.
 	other := shJob("other", "true")
 	other.Lock = "sync"
-	if f := s.Fire(context.Background(), other, slotAt(1), false); f.Outcome != OutcomeSkipped {
+	if f := s.Fire(context.Background(), other, slotAt(1), false); f.Outcome != run.Skipped {
 		t.Errorf("job sharing the lock: %s, want skipped", f.Outcome)
 	}
 	if n := s.Kill("sync", ErrKilled); n != 1 {
 		t.Fatalf("killed %d runs, want 1", n)
 	}
 	f := recv(t, first)
-	if f.Outcome != OutcomeInterrupted || f.Reason != ErrKilled.Error() || f.PID != st.PID {
+	if f.Outcome != run.Interrupted || f.Reason != ErrKilled.Error() || f.PID != st.PID {
 		t.Errorf("killed run: %s %q pid %d, want interrupted by operator, pid %d", f.Outcome, f.Reason, f.PID, st.PID)
 	}
 }
@@ -200,18 +201,18 @@ func TestSlotAlreadyRunAcrossSupervisors(t *testing.T) {
 	a, _ := newTestSupervisor(t, dir)
 	b, _ := newTestSupervisor(t, dir)
 	j := shJob("short", "true")
-	if f := a.Fire(context.Background(), j, slotAt(0), false); f.Outcome != OutcomeOK {
+	if f := a.Fire(context.Background(), j, slotAt(0), false); f.Outcome != run.OK {
 		t.Fatalf("first supervisor: %s %s", f.Outcome, f.Reason)
 	}
 	f := b.Fire(context.Background(), j, slotAt(0), false)
-	if f.Outcome != OutcomeSkipped || f.Reason != "slot already run" {
+	if f.Outcome != run.Skipped || f.Reason != "slot already run" {
 		t.Fatalf("second supervisor, same slot: %s %q, want skipped: slot already run", f.Outcome, f.Reason)
 	}
-	if f := b.Fire(context.Background(), j, slotAt(1), false); f.Outcome != OutcomeOK {
+	if f := b.Fire(context.Background(), j, slotAt(1), false); f.Outcome != run.OK {
 		t.Fatalf("next slot: %s %s", f.Outcome, f.Reason)
 	}
 	// A manual run neither checks nor consumes slots.
-	if f := a.Fire(context.Background(), j, slotAt(1), true); f.Outcome != OutcomeOK {
+	if f := a.Fire(context.Background(), j, slotAt(1), true); f.Outcome != run.OK {
 		t.Fatalf("manual run: %s %s", f.Outcome, f.Reason)
 	}
 }
@@ -228,11 +229,11 @@ func TestOverlapQueue(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	third := s.Fire(context.Background(), j, slotAt(2), false)
-	if third.Outcome != OutcomeSkipped || !strings.Contains(third.Reason, "already queued") {
+	if third.Outcome != run.Skipped || !strings.Contains(third.Reason, "already queued") {
 		t.Errorf("third fire: %s %q, want skipped because one is queued", third.Outcome, third.Reason)
 	}
 	f1, f2 := recv(t, first), recv(t, second)
-	if f1.Outcome != OutcomeOK || f2.Outcome != OutcomeOK {
+	if f1.Outcome != run.OK || f2.Outcome != run.OK {
 		t.Fatalf("outcomes %s, %s; want ok, ok", f1.Outcome, f2.Outcome)
 	}
 	if f2.Started.Before(f1.Ended) {
@@ -251,15 +252,15 @@ func TestOverlapReplace(t *testing.T) {
 	waitRunning(t, s, ev, "r")
 	second := fireAsync(s, j, slotAt(1))
 	f1 := recv(t, first)
-	if f1.Outcome != OutcomeReplaced {
+	if f1.Outcome != run.Replaced {
 		t.Fatalf("old run: %s %q, want replaced", f1.Outcome, f1.Reason)
 	}
-	run := waitRunning(t, s, ev, "r")
+	active := waitRunning(t, s, ev, "r")
 	if s.Kill("r", ErrKilled) != 1 {
 		t.Fatal("the new run is not in flight")
 	}
 	f2 := recv(t, second)
-	if f2.RunID != run.RunID || f2.Outcome != OutcomeInterrupted {
+	if f2.RunID != active.RunID || f2.Outcome != run.Interrupted {
 		t.Errorf("new run %s: %s, want the replacing run, interrupted by the test", f2.RunID, f2.Outcome)
 	}
 }
@@ -273,7 +274,7 @@ func TestOverlapReplaceLeavesForeignHolders(t *testing.T) {
 	first := fireAsync(owner, j, slotAt(0))
 	waitRunning(t, owner, ev, "r2")
 	f := other.Fire(context.Background(), j, slotAt(1), false)
-	if f.Outcome != OutcomeSkipped {
+	if f.Outcome != run.Skipped {
 		t.Errorf("replace against another supervisor's run: %s, want skipped", f.Outcome)
 	}
 	owner.Kill("r2", ErrKilled)
@@ -287,10 +288,10 @@ func TestOverlapAllowRunsConcurrently(t *testing.T) {
 	first := fireAsync(s, j, slotAt(0))
 	waitRunning(t, s, ev, "a")
 	second := s.Fire(context.Background(), j, slotAt(1), false)
-	if second.Outcome != OutcomeOK {
+	if second.Outcome != run.OK {
 		t.Fatalf("allow: second run %s %q, want ok", second.Outcome, second.Reason)
 	}
-	if f := recv(t, first); f.Outcome != OutcomeOK {
+	if f := recv(t, first); f.Outcome != run.OK {
 		t.Fatalf("allow: first run %s", f.Outcome)
 	}
 }
@@ -299,14 +300,14 @@ func TestPausedFiresAreSkipped(t *testing.T) {
 	s, _ := newTestSupervisor(t, t.TempDir())
 	j := shJob("p", "true")
 	s.Pause("p")
-	if f := s.Fire(context.Background(), j, slotAt(0), false); f.Outcome != OutcomeSkipped || f.Reason != "paused" {
+	if f := s.Fire(context.Background(), j, slotAt(0), false); f.Outcome != run.Skipped || f.Reason != "paused" {
 		t.Fatalf("paused: %s %q", f.Outcome, f.Reason)
 	}
-	if f := s.Fire(context.Background(), j, slotAt(0), true); f.Outcome != OutcomeOK {
+	if f := s.Fire(context.Background(), j, slotAt(0), true); f.Outcome != run.OK {
 		t.Fatalf("manual run of a paused job: %s", f.Outcome)
 	}
 	s.Resume("p")
-	if f := s.Fire(context.Background(), j, slotAt(1), false); f.Outcome != OutcomeOK {
+	if f := s.Fire(context.Background(), j, slotAt(1), false); f.Outcome != run.OK {
 		t.Fatalf("resumed: %s %q", f.Outcome, f.Reason)
 	}
 }
@@ -325,133 +326,11 @@ func TestQueuedFireDroppedAtShutdown(t *testing.T) {
 	}
 	cancel() // the scheduler stops: the waiting fire is dropped, with a record
 	f := recv(t, queued)
-	if f.Outcome != OutcomeSkipped || !strings.Contains(f.Reason, "queued fire dropped") {
+	if f.Outcome != run.Skipped || !strings.Contains(f.Reason, "queued fire dropped") {
 		t.Fatalf("queued fire at shutdown: %s %q", f.Outcome, f.Reason)
 	}
 	s.Kill("qd", ErrKilled)
 	recv(t, first)
-}
-
-// losingLocker hands out file leases whose Lost channel the test closes, as
-// a network backend does when renewal fails.
-type losingLocker struct {
-	lock.Locker
-	lost chan struct{}
-}
-
-type losingLease struct {
-	lock.Lease
-	lost chan struct{}
-}
-
-func (l losingLease) Lost() <-chan struct{} { return l.lost }
-func (l losingLease) FencingToken() int64   { return 42 }
-
-func (l *losingLocker) Acquire(ctx context.Context, req lock.Request) (lock.Lease, error) {
-	lease, err := l.Locker.Acquire(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return losingLease{lease, l.lost}, nil
-}
-
-func TestLockLost(t *testing.T) {
-	tests := []struct {
-		name       string
-		policy     config.LockLost
-		want       Outcome
-		wantReason string
-	}{
-		{"end: the run is ended like a timeout", config.LockLostEnd, OutcomeInterrupted, "lock lost"},
-		{"continue: the run finishes unguarded", config.LockLostContinue, OutcomeOK, "continued unguarded"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ll := &losingLocker{Locker: lock.NewFileLocker(filepath.Join(t.TempDir(), "locks")), lost: make(chan struct{})}
-			ev := &events{}
-			s := NewSupervisor(ll, NopRecorder{}, ev.emit)
-			j := shJob("lease", `echo "token=$CRONVISOR_FENCING_TOKEN"; sleep 0.5`)
-			j.OnLockLost = tc.policy
-			done := fireAsync(s, j, slotAt(0))
-			run := waitRunning(t, s, ev, "lease")
-			// Lose the lease only once the job has printed: cancelled
-			// before its echo, it would have nothing to show.
-			for deadline := time.Now().Add(5 * time.Second); len(ev.output(run.RunID)) == 0; time.Sleep(5 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the job printed nothing")
-				}
-			}
-			close(ll.lost)
-			f := recv(t, done)
-			if f.Outcome != tc.want || !strings.Contains(f.Reason, tc.wantReason) {
-				t.Fatalf("outcome %s %q, want %s with %q", f.Outcome, f.Reason, tc.want, tc.wantReason)
-			}
-			if out := ev.output(run.RunID); len(out) != 1 || out[0] != "token=42" {
-				t.Errorf("output %q, want the fencing token in the environment", out)
-			}
-		})
-	}
-}
-
-// TestLastOKMemo: a fire reads CRONVISOR_LAST_OK_SLOT from the store only
-// when the lock's previous holder is not the run that left the memo.
-func TestLastOKMemo(t *testing.T) {
-	dir := t.TempDir()
-	var mu sync.Mutex
-	stored, queries := time.Date(2026, 5, 31, 23, 0, 0, 0, time.UTC), 0
-	lookup := func(context.Context, string) (time.Time, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		queries++
-		return stored, nil
-	}
-	s, ev := newTestSupervisor(t, dir, WithLastOK(lookup))
-	okJob := shJob("memo", `echo "$CRONVISOR_LAST_OK_SLOT"`)
-	failJob := shJob("memo", `echo "$CRONVISOR_LAST_OK_SLOT"; exit 1`)
-	allowJob := okJob
-	allowJob.Overlap = config.OverlapAllow
-
-	fire := func(j config.Job, sec int, wantSlot time.Time, wantQueries int) {
-		t.Helper()
-		f := s.Fire(context.Background(), j, slotAt(sec), false)
-		out := ev.output(f.RunID)
-		if want := wantSlot.Format(time.RFC3339Nano); len(out) != 1 || out[0] != want {
-			t.Fatalf("fire at :%02d: CRONVISOR_LAST_OK_SLOT %q, want %q", sec, out, want)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if queries != wantQueries {
-			t.Fatalf("fire at :%02d: %d store queries so far, want %d", sec, queries, wantQueries)
-		}
-	}
-	fire(okJob, 1, stored, 1)      // nothing remembered: asks the store
-	fire(okJob, 2, slotAt(1), 1)   // its own last run ended ok at :01
-	fire(failJob, 3, slotAt(2), 1) // a failure...
-	fire(okJob, 4, slotAt(2), 1)   // ...leaves the last ok where it was
-
-	// Another process runs the job: it takes the lock and rewrites the record.
-	other := lock.NewFileLocker(filepath.Join(dir, "locks"))
-	lease, err := other.Acquire(context.Background(), lock.Request{Name: "memo",
-		Holder: lock.Holder{PID: 1, Host: "elsewhere", Job: "memo", RunID: "foreign", SupervisorPID: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lease.Release(); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	stored = time.Date(2026, 6, 1, 11, 0, 0, 0, time.UTC)
-	mu.Unlock()
-	fire(okJob, 5, stored, 2)
-
-	// A run without the lock (overlap: allow) proves nothing: it asks the
-	// store, and the memo goes. (The fake store learns of runs by hand.)
-	fire(allowJob, 6, stored, 3)
-	mu.Lock()
-	stored = slotAt(6)
-	mu.Unlock()
-	fire(okJob, 7, slotAt(6), 4)
-	fire(okJob, 8, slotAt(7), 4)
 }
 
 // TestStartingCountsFiresBeforeTheirExec: Starting counts a fire until its
@@ -483,11 +362,11 @@ func TestStartingCountsFiresBeforeTheirExec(t *testing.T) {
 	if n := s.Starting(); n != 0 {
 		t.Errorf("a running fire: Starting() = %d, want 0", n)
 	}
-	if f := s.Fire(context.Background(), j, slotAt(1), false); f.Outcome != OutcomeSkipped {
+	if f := s.Fire(context.Background(), j, slotAt(1), false); f.Outcome != run.Skipped {
 		t.Fatalf("second fire: %s, want skipped", f.Outcome)
 	}
 	s.Pause("count")
-	if f := s.Fire(context.Background(), j, slotAt(2), false); f.Outcome != OutcomeSkipped {
+	if f := s.Fire(context.Background(), j, slotAt(2), false); f.Outcome != run.Skipped {
 		t.Fatalf("paused fire: %s, want skipped", f.Outcome)
 	}
 	if n := s.Starting(); n != 0 {

@@ -12,6 +12,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/lock"
 	"cronvisor/proc"
+	"cronvisor/run"
 )
 
 // tetheredLocker hands out leases that nothing of the run holds, as Redis
@@ -22,25 +23,17 @@ type tetheredLocker struct {
 	lost chan struct{}
 }
 
-type tetheredLease struct {
-	lock.Lease
-	lost chan struct{}
-}
-
-func (l tetheredLease) File() *os.File             { return nil }
-func (l tetheredLease) Lost() <-chan struct{}      { return l.lost }
-func (l tetheredLease) MinLifeLeft() time.Duration { return 400 * time.Millisecond }
-
-func (l *tetheredLocker) Acquire(ctx context.Context, req lock.Request) (lock.Lease, error) {
-	lease, err := l.Locker.Acquire(ctx, req)
+func (l *tetheredLocker) Acquire(ctx context.Context, req lock.Request) (lock.Grant, error) {
+	g, err := l.Locker.Acquire(ctx, req)
 	if err != nil {
-		return nil, err
+		return g, err
 	}
-	return tetheredLease{lease, l.lost}, nil
+	g.File, g.Lost, g.Tethered, g.MinLifeLeft = nil, l.lost, true, 400*time.Millisecond
+	return g, nil
 }
 
 func newTetheredSupervisor(t *testing.T) (*Supervisor, *events, *tetheredLocker) {
-	tl := &tetheredLocker{Locker: lock.NewFileLocker(filepath.Join(t.TempDir(), "locks")), lost: make(chan struct{})}
+	tl := &tetheredLocker{Locker: lock.NewFileLocker(filepath.Join(t.TempDir(), "locks"), InRun), lost: make(chan struct{})}
 	ev := &events{}
 	return NewSupervisor(tl, NopRecorder{}, ev.emit), ev, tl
 }
@@ -66,18 +59,18 @@ func TestTetheredLeaseRunsUnderAGuard(t *testing.T) {
 	s, ev, _ := newTetheredSupervisor(t)
 	j := shJob("tethered", `echo "job=$CRONVISOR_JOB fd=${CRONVISOR_LOCK_FD:-none} test=$CRONVISOR_TEST"; sleep 0.3; exit 4`)
 	done := fireAsync(s, j, slotAt(0))
-	run := waitRunning(t, s, ev, "tethered")
-	if g := guardsOf(run.RunID); len(g) != 1 {
-		t.Errorf("guards of run %s: %v, want one", run.RunID, g)
+	active := waitRunning(t, s, ev, "tethered")
+	if g := guardsOf(active.RunID); len(g) != 1 {
+		t.Errorf("guards of run %s: %v, want one", active.RunID, g)
 	}
 	f := recv(t, done)
-	if f.Outcome != OutcomeFailed || f.ExitCode == nil || *f.ExitCode != 4 {
+	if f.Outcome != run.Failed || f.ExitCode == nil || *f.ExitCode != 4 {
 		t.Errorf("outcome %s code %v, want failed with the job's exit code 4", f.Outcome, f.ExitCode)
 	}
-	if out := ev.output(run.RunID); len(out) != 1 || out[0] != "job=tethered fd=none test=runner" {
+	if out := ev.output(active.RunID); len(out) != 1 || out[0] != "job=tethered fd=none test=runner" {
 		t.Errorf("output %q, want the job's environment as without a guard", out)
 	}
-	if g := guardsOf(run.RunID); len(g) > 0 {
+	if g := guardsOf(active.RunID); len(g) > 0 {
 		t.Errorf("guard %v still alive after the run", g)
 	}
 }
@@ -91,8 +84,8 @@ func TestLockLostTetheredEndsWithinTheLeasesLife(t *testing.T) {
 	j.KillGrace = 10 * time.Second
 	j.OnLockLost = config.LockLostEnd
 	done := fireAsync(s, j, slotAt(0))
-	run := waitRunning(t, s, ev, "lost")
-	for deadline := time.Now().Add(5 * time.Second); len(ev.output(run.RunID)) == 0; time.Sleep(5 * time.Millisecond) {
+	active := waitRunning(t, s, ev, "lost")
+	for deadline := time.Now().Add(5 * time.Second); len(ev.output(active.RunID)) == 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the job did not set its trap")
 		}
@@ -102,7 +95,7 @@ func TestLockLostTetheredEndsWithinTheLeasesLife(t *testing.T) {
 	f := recv(t, done)
 	took := time.Since(lost)
 	t.Logf("ended %v after the lease was lost", took.Round(time.Millisecond))
-	if f.Outcome != OutcomeInterrupted || f.Reason != "lock lost" {
+	if f.Outcome != run.Interrupted || f.Reason != "lock lost" {
 		t.Errorf("outcome %s %q, want interrupted with \"lock lost\"", f.Outcome, f.Reason)
 	}
 	if took < 150*time.Millisecond || took > 2*time.Second { // 200 ms, generously on a loaded machine

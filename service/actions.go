@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/runner"
+	"cronvisor/run"
 )
 
 // runNowWait bounds how long RunNow waits for its fire to start or skip. A
@@ -23,7 +23,7 @@ func (s *Service) RunNow(ctx context.Context, name string) (ctl.RunResult, error
 		return ctl.RunResult{}, err
 	}
 	now := s.sup.Clock().Now()
-	id := runner.NewRunID(now)
+	id := run.NewID(now)
 	ch := make(chan ctl.RunResult, 1)
 	s.mu.Lock()
 	if s.daemon.draining {

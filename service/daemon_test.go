@@ -12,6 +12,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/ctl"
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestRunNowSaysWhatTheFireDid(t *testing.T) {
 	s, _ := newTestService(t, job(t, "a", true))
 	lease, err := s.locker.Acquire(context.Background(), lock.Request{Name: "a",
-		Holder: lock.Holder{Job: "other", RunID: "r-other"}})
+		Record: lock.Record{Holder: run.Holder{Job: "other", RunID: "r-other"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestRunNowSaysWhatTheFireDid(t *testing.T) {
 func TestPausesSurviveARestart(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *Service {
-		locker := lock.NewFileLocker(filepath.Join(dir, "locks"))
+		locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
 		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
 		s, err := New(sup, nil, locker, nil, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "a", true)}},
 			func(context.Context) error { return nil })
@@ -94,7 +95,7 @@ func TestPausesSurviveARestart(t *testing.T) {
 func TestDaemonsSharingAStateDirKeepEachOthersPauses(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *Service {
-		locker := lock.NewFileLocker(filepath.Join(dir, "locks"))
+		locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
 		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
 		s, err := New(sup, nil, locker, nil, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "x", true), job(t, "y", true)}},
 			func(context.Context) error { return nil })

@@ -10,6 +10,7 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 	"cronvisor/schedule"
 )
@@ -19,7 +20,7 @@ import (
 // has run: Jobs reads every lock through locker.List.
 func BenchmarkJobs(b *testing.B) {
 	const n = 1000
-	locker := lock.NewFileLocker(filepath.Join(b.TempDir(), "locks"))
+	locker := lock.NewFileLocker(filepath.Join(b.TempDir(), "locks"), runner.InRun)
 	sched, err := schedule.Parse("@hourly", time.UTC)
 	if err != nil {
 		b.Fatal(err)
@@ -30,7 +31,7 @@ func BenchmarkJobs(b *testing.B) {
 		name := fmt.Sprintf("job-%04d", i)
 		jobs[i] = config.Job{Name: name, Schedule: "@hourly", Sched: sched, Location: time.UTC, Lock: name,
 			Enabled: true, Overlap: config.OverlapSkip, Command: []string{"true"}, Timeout: time.Minute}
-		lease, err := locker.Acquire(ctx, lock.Request{Name: jobs[i].Lock, Holder: lock.Holder{Job: jobs[i].Name}})
+		lease, err := locker.Acquire(ctx, lock.Request{Name: jobs[i].Lock, Record: lock.Record{Holder: run.Holder{Job: jobs[i].Name}}})
 		if err != nil {
 			b.Fatal(err)
 		}

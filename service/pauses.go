@@ -10,12 +10,12 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"cronvisor/ctl"
+	"cronvisor/procfs"
+
+	"golang.org/x/sys/unix"
 )
 
 // PausesFile is where the pauses in effect live in the state dir, so that
@@ -111,10 +111,9 @@ func pauser(ctx context.Context, now time.Time) ctl.PauseInfo {
 // command is a process's program name ("cronvisor"); "" when it cannot
 // be read.
 func command(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
+	argv, err := procfs.Argv(pid)
+	if err != nil || len(argv) == 0 {
 		return ""
 	}
-	prog, _, _ := strings.Cut(string(b), "\x00")
-	return filepath.Base(prog)
+	return filepath.Base(argv[0])
 }

@@ -10,6 +10,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -25,18 +26,18 @@ func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
 	at := func(m int) time.Time { return time.Date(2026, 6, 1, 12, m, 0, 0, time.UTC) }
 	ctx := context.Background()
 	for _, r := range []history.Record{
-		{Job: "a", RunID: "a1", Outcome: history.OutcomeFailed, ScheduledAt: at(0), StartedAt: at(0), EndedAt: at(1)},
-		{Job: "a", RunID: "a2", Outcome: history.OutcomeOK, ScheduledAt: at(5), StartedAt: at(5), EndedAt: at(6)},
-		{Job: "b", RunID: "b1", Outcome: history.OutcomeSkipped, ScheduledAt: at(7)},
-		{Job: "d", RunID: "d1", Outcome: history.OutcomeOK, ScheduledAt: at(2), StartedAt: at(2), EndedAt: at(3)},
-		{Job: "d", RunID: "d2", Outcome: history.OutcomeSkipped, ScheduledAt: at(4)},
-		{Job: "gone", RunID: "g1", Outcome: history.OutcomeOK, ScheduledAt: at(8), StartedAt: at(8), EndedAt: at(9)},
+		{Job: "a", RunID: "a1", Outcome: run.Failed, ScheduledAt: at(0), StartedAt: at(0), EndedAt: at(1)},
+		{Job: "a", RunID: "a2", Outcome: run.OK, ScheduledAt: at(5), StartedAt: at(5), EndedAt: at(6)},
+		{Job: "b", RunID: "b1", Outcome: run.Skipped, ScheduledAt: at(7)},
+		{Job: "d", RunID: "d1", Outcome: run.OK, ScheduledAt: at(2), StartedAt: at(2), EndedAt: at(3)},
+		{Job: "d", RunID: "d2", Outcome: run.Skipped, ScheduledAt: at(4)},
+		{Job: "gone", RunID: "g1", Outcome: run.OK, ScheduledAt: at(8), StartedAt: at(8), EndedAt: at(9)},
 	} {
 		if err := store.Finish(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	locker := lock.NewFileLocker(filepath.Join(dir, "locks"))
+	locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
 	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
 	cfg := &config.Config{Jobs: []config.Job{job(t, "a", true), job(t, "b", true), job(t, "c", true), job(t, "d", true)}}
 	s, err := New(sup, nil, locker, store, cfg, func(context.Context) error { return errors.New("no reload") })
@@ -45,14 +46,14 @@ func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
 	}
 	tests := []struct {
 		job          string
-		outcome      string
+		outcome      run.Outcome
 		started, end time.Time
 	}{
-		{"a", history.OutcomeOK, at(5), at(6)},
-		{"b", history.OutcomeSkipped, time.Time{}, time.Time{}},
+		{"a", run.OK, at(5), at(6)},
+		{"b", run.Skipped, time.Time{}, time.Time{}},
 		{"c", "", time.Time{}, time.Time{}},
 		// Skipped after its last run: the last start is that run's.
-		{"d", history.OutcomeSkipped, at(2), time.Time{}},
+		{"d", run.Skipped, at(2), time.Time{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.job, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"cronvisor/ctl"
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -49,7 +50,7 @@ type Service struct {
 type jobState struct {
 	running                map[string]ctl.WireEvent // run id -> its run_started; nil until a run starts
 	slow                   map[string]bool          // run ids of running runs past warn_after
-	lastOutcome            string
+	lastOutcome            run.Outcome
 	lastStarted, lastEnded time.Time
 	runs, skips, failures  int
 }
@@ -141,8 +142,8 @@ func (s *Service) Handle(ev runner.Event) {
 				st.lastStarted = w.StartedAt
 			}
 			st.runs++
-			switch runner.Outcome(w.Outcome) {
-			case runner.OutcomeFailed, runner.OutcomeTimeout, runner.OutcomeError:
+			switch w.Outcome {
+			case run.Failed, run.Timeout, run.Error:
 				st.failures++
 			}
 		case ctl.EventRunSkipped:

@@ -10,6 +10,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/ctl"
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 	"cronvisor/schedule"
 )
@@ -17,7 +18,7 @@ import (
 func newTestService(t *testing.T, jobs ...config.Job) (*Service, *runner.Fanout) {
 	t.Helper()
 	fan := &runner.Fanout{}
-	locker := lock.NewFileLocker(filepath.Join(t.TempDir(), "locks"))
+	locker := lock.NewFileLocker(filepath.Join(t.TempDir(), "locks"), runner.InRun)
 	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, fan.Emit)
 	cfg := &config.Config{Jobs: jobs}
 	reload := func(context.Context) error { return errors.New("reload refused: test") }
@@ -69,7 +70,7 @@ func TestJobStatesFollowEvents(t *testing.T) {
 		t.Fatalf("running job: %+v", a)
 	}
 	fan.Emit(runner.RunSkipped{Job: "a", RunID: "r2", Slot: t0.Add(time.Second), Time: t0.Add(time.Second), Reason: "lock held by pid 42"})
-	fan.Emit(runner.RunFinished{Job: "a", RunID: "r1", Slot: t0, Started: t0, Ended: t0.Add(2 * time.Second), Outcome: runner.OutcomeTimeout})
+	fan.Emit(runner.RunFinished{Job: "a", RunID: "r1", Slot: t0, Started: t0, Ended: t0.Add(2 * time.Second), Outcome: run.Timeout})
 	a = stateOf(t, s, "a")
 	if a.State != ctl.StateIdle || a.LastOutcome != "timeout" || a.Counts.Runs != 1 || a.Counts.Skips != 1 || a.Counts.Failures != 1 {
 		t.Fatalf("after the run: %+v", a)
@@ -142,7 +143,7 @@ func TestRunNowRunsUnderTheLock(t *testing.T) {
 	}
 	select {
 	case f := <-finished:
-		if f.RunID != id || f.Outcome != runner.OutcomeOK || !f.Manual {
+		if f.RunID != id || f.Outcome != run.OK || !f.Manual {
 			t.Fatalf("run-now finished %+v, want ok, manual, run id %s", f, id)
 		}
 	case <-time.After(10 * time.Second):

@@ -8,6 +8,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/ctl"
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -39,9 +40,9 @@ type LockLister interface {
 
 // Recent is what the history says of one job.
 type Recent struct {
-	Outcome string    // the newest record's, "" if none
-	Ended   time.Time // when the newest record ended (a skip: when it was skipped)
-	Started time.Time // when the newest run started; a skip after it has no start
+	Outcome run.Outcome // the newest record's, "" if none
+	Ended   time.Time   // when the newest record ended (a skip: when it was skipped)
+	Started time.Time   // when the newest run started; a skip after it has no start
 	Counts  ctl.Counts
 }
 
@@ -78,11 +79,11 @@ type Live interface {
 // cannot be read leave the jobs' holders out rather than failing: the
 // rest of the status is still true.
 func (b Statuses) Build(ctx context.Context, jobs []config.Job) []ctl.JobStatus {
-	held := map[string]lock.Holder{}
+	held := map[string]lock.Record{}
 	all, _ := b.Locks.List(ctx) // what it could read, beside an error
 	for _, l := range all {
 		if l.Held {
-			held[l.Name] = l.Holder
+			held[l.Name] = l.Record
 		}
 	}
 	var next map[string]time.Time
@@ -126,12 +127,12 @@ func (b Statuses) Build(ctx context.Context, jobs []config.Job) []ctl.JobStatus 
 
 // state picks the job's state and fills in its current run: the
 // scheduler's, or without one the run that holds the job's lock.
-func (b Statuses) state(j config.Job, js *ctl.JobStatus, held map[string]lock.Holder) ctl.JobState {
-	run, running := b.running(j, held)
+func (b Statuses) state(j config.Job, js *ctl.JobStatus, held map[string]lock.Record) ctl.JobState {
+	cur, running := b.running(j, held)
 	switch {
 	case running:
-		js.RunID, js.PID, js.StartedAt, js.Deadline = run.RunID, run.PID, run.Started, run.Deadline
-		js.Attempt, js.Slow = run.Attempt, run.Slow
+		js.RunID, js.PID, js.StartedAt, js.Deadline = cur.RunID, cur.PID, cur.Started, cur.Deadline
+		js.Attempt, js.Slow = cur.Attempt, cur.Slow
 		return ctl.StateRunning
 	case b.Live != nil && b.Live.Queued(j.Name):
 		return ctl.StateQueued
@@ -143,7 +144,7 @@ func (b Statuses) state(j config.Job, js *ctl.JobStatus, held map[string]lock.Ho
 	return ctl.StateIdle
 }
 
-func (b Statuses) running(j config.Job, held map[string]lock.Holder) (Run, bool) {
+func (b Statuses) running(j config.Job, held map[string]lock.Record) (Run, bool) {
 	if b.Live != nil {
 		return b.Live.Running(j.Name)
 	}

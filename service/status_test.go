@@ -11,6 +11,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/ctl"
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/runner"
 )
 
@@ -73,7 +74,7 @@ func byName(st []ctl.JobStatus) map[string]ctl.JobStatus {
 }
 
 func TestStatusesWithAScheduler(t *testing.T) {
-	own := lock.Holder{PID: 42, Host: "h", Job: "run", RunID: "r1", Since: t0.Add(-time.Minute)}
+	own := lock.Record{Holder: run.Holder{PID: 42, Host: "h", Job: "run", RunID: "r1", Since: t0.Add(-time.Minute)}}
 	jobs := []config.Job{statusJob("run", "run", true), statusJob("wait", "run", true), statusJob("idle", "idle", true),
 		statusJob("paused", "paused", true), statusJob("off", "off", false), statusJob("stuck", "stuck", true),
 		statusJob("manual", "manual", true)}
@@ -88,8 +89,8 @@ func TestStatusesWithAScheduler(t *testing.T) {
 	b := Statuses{
 		// A foreground `cronvisor run` holds manual's lock: the daemon does
 		// not call that its own run.
-		Locks: fakeLocks{all: []lock.Status{{Name: "run", Held: true, Holder: own},
-			{Name: "manual", Held: true, Holder: lock.Holder{PID: 7, Job: "manual", RunID: "m1"}}}},
+		Locks: fakeLocks{all: []lock.Status{{Name: "run", Held: true, Record: own},
+			{Name: "manual", Held: true, Record: lock.Record{Holder: run.Holder{PID: 7, Job: "manual", RunID: "m1"}}}}},
 		History: fakeRecent{"idle": {Outcome: "ok", Started: t0.Add(-2 * time.Hour), Ended: t0.Add(-time.Hour),
 			Counts: ctl.Counts{Since: t0.Add(-24 * time.Hour), Runs: 3}}},
 		Pauses: PauseFile{"paused": *by},
@@ -130,13 +131,13 @@ func TestStatusesWithAScheduler(t *testing.T) {
 }
 
 func TestStatusesWithoutAScheduler(t *testing.T) {
-	own := lock.Holder{PID: 42, Host: "h", Job: "run", RunID: "r1", Since: t0.Add(-time.Minute)}
+	own := lock.Record{Holder: run.Holder{PID: 42, Host: "h", Job: "run", RunID: "r1", Since: t0.Add(-time.Minute)}}
 	jobs := []config.Job{statusJob("run", "run", true), statusJob("shared", "run", true), statusJob("foreign", "tmp", true),
 		statusJob("paused", "paused", true), statusJob("off", "off", false), statusJob("allow", "run", true)}
 	jobs[5].Overlap = config.OverlapAllow
 	b := Statuses{
-		Locks: fakeLocks{all: []lock.Status{{Name: "run", Held: true, Holder: own},
-			{Name: "tmp", Held: true, Holder: lock.Holder{PID: 9, Foreign: true, Cmdline: "flock tmp sleep 9"}}}},
+		Locks: fakeLocks{all: []lock.Status{{Name: "run", Held: true, Record: own},
+			{Name: "tmp", Held: true, Record: lock.Record{Holder: run.Holder{PID: 9, Foreign: true, Cmdline: "flock tmp sleep 9"}}}}},
 		History: fakeRecent{"run": {Outcome: "skipped", Ended: t0, Started: t0.Add(-time.Hour)}},
 		Pauses:  PauseFile{"paused": {User: "bob"}},
 	}

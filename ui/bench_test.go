@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"cronvisor/ctl"
+	"cronvisor/run"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -14,7 +15,7 @@ import (
 // and holding their lock.
 func manyJobs(n int) []ctl.JobStatus {
 	states := []ctl.JobState{ctl.StateIdle, ctl.StateRunning, ctl.StateQueued, ctl.StatePaused, ctl.StateDisabled}
-	outcomes := []string{"ok", "failed", "skipped", "timeout", ""}
+	outcomes := []run.Outcome{"ok", "failed", "skipped", "timeout", ""}
 	jobs := make([]ctl.JobStatus, n)
 	for i := range jobs {
 		j := ctl.JobStatus{Name: fmt.Sprintf("job_%04d", i), Schedule: "*/5 * * * *", Timezone: "UTC",
@@ -23,7 +24,7 @@ func manyJobs(n int) []ctl.JobStatus {
 			Lock: fmt.Sprintf("job_%04d", i), Counts: ctl.Counts{Runs: i, Skips: i / 3, Failures: i / 7}}
 		if j.State == ctl.StateRunning {
 			j.PID, j.RunID, j.StartedAt, j.Deadline = 10000+i, fmt.Sprintf("r-%d", i), at(-time.Minute), at(time.Minute)
-			j.Holder = &ctl.Holder{PID: j.PID, Host: host, Job: j.Name, RunID: j.RunID, Since: j.StartedAt}
+			j.Holder = &run.Holder{PID: j.PID, Host: host, Job: j.Name, RunID: j.RunID, Since: j.StartedAt}
 		}
 		jobs[i] = j
 	}

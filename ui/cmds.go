@@ -8,6 +8,7 @@ import (
 
 	"cronvisor/ctl"
 	"cronvisor/history"
+	"cronvisor/run"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -228,12 +229,12 @@ func runNowText(job string, r ctl.RunResult) (text string, warn bool) {
 	switch {
 	case r.Started:
 		return "started run " + r.RunID + " of " + job, false
-	case r.Outcome == history.OutcomeSkipped:
+	case r.Outcome == run.Skipped:
 		return job + " not started: skipped, " + r.Reason, true
 	case r.Outcome != "" && r.Reason != "":
-		return job + " not started: " + r.Outcome + ", " + r.Reason, true
+		return job + " not started: " + string(r.Outcome) + ", " + r.Reason, true
 	case r.Outcome != "":
-		return job + " not started: " + r.Outcome, true
+		return job + " not started: " + string(r.Outcome), true
 	}
 	return "asked to run " + job + " (run " + r.RunID + "); it had not started when the daemon answered", true
 }

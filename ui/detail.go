@@ -6,6 +6,7 @@ import (
 
 	"cronvisor/ctl"
 	"cronvisor/history"
+	"cronvisor/run"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
@@ -93,7 +94,7 @@ func (v detailView) Editing() bool { return false }
 func (v detailView) setRecords(recs []history.Record) detailView {
 	v.recs = make([]history.Record, 0, len(recs))
 	for _, r := range recs {
-		if r.Outcome != history.OutcomeRunning {
+		if r.Outcome != run.Running {
 			v.recs = append(v.recs, r)
 		}
 	}
@@ -244,7 +245,7 @@ func styleLogLine(st styles, l string) string {
 func noLog(st styles, now time.Time, r history.Record) []string {
 	lines := []string{st.muted.Render("  no saved log for run " + r.RunID)}
 	switch r.Outcome {
-	case history.OutcomeSkipped:
+	case run.Skipped:
 		lines = []string{"  skipped the fire of " + clock(now, r.ScheduledAt) + ", so there is no output"}
 		if h := r.Holder; h != nil && !h.Since.IsZero() {
 			lines = append(lines, "  the lock was held by pid "+pidHost(h.PID, h.Host)+" since "+

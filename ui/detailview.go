@@ -85,7 +85,7 @@ func lastText(st styles, j ctl.JobStatus, now time.Time) string {
 	if j.LastOutcome == "" {
 		return st.muted.Render("never ran")
 	}
-	return st.outcome(j.LastOutcome).Render(glyph(j.LastOutcome)+" "+j.LastOutcome) + " " + ago(now, j.LastEndedAt)
+	return st.outcome(j.LastOutcome).Render(glyph(j.LastOutcome)+" "+string(j.LastOutcome)) + " " + ago(now, j.LastEndedAt)
 }
 
 func runText(j ctl.JobStatus, now time.Time) string {
@@ -157,7 +157,7 @@ func (v detailView) runs(j ctl.JobStatus) []string {
 // duration, and why.
 func recordCells(st styles, now time.Time, r history.Record) []cell {
 	return []cell{
-		{text: glyph(r.Outcome) + " " + r.Outcome, style: st.outcome(r.Outcome)},
+		{text: glyph(r.Outcome) + " " + string(r.Outcome), style: st.outcome(r.Outcome)},
 		{text: clock(now, startTime(r)), style: st.muted},
 		{text: runTime(r), style: st.muted},
 		{text: recordDetail(r), style: st.outcome(r.Outcome).UnsetBold()},

@@ -11,6 +11,7 @@ import (
 
 	"cronvisor/ctl"
 	"cronvisor/history"
+	"cronvisor/run"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -48,7 +49,7 @@ func TestEventsUpdateTheStore(t *testing.T) {
 			}},
 		{name: "skip names its holder", evs: []ctl.WireEvent{{Type: ctl.EventRunSkipped, Job: "sync_orders", RunID: "r-s9",
 			Time: ref, Slot: ref, Outcome: "skipped", Reason: "lock held",
-			Holder: &ctl.Holder{PID: syncPID, Host: host, Job: "sync_orders", RunID: "r-sync-7", Since: at(-3 * time.Second)}}},
+			Holder: &run.Holder{PID: syncPID, Host: host, Job: "sync_orders", RunID: "r-sync-7", Since: at(-3 * time.Second)}}},
 			check: func(t *testing.T, m Model) {
 				j, _ := m.c.data.job("sync_orders")
 				if j.Counts.Skips != 213 || j.LastOutcome != "skipped" {

@@ -5,6 +5,7 @@ import (
 
 	"cronvisor/ctl"
 	"cronvisor/history"
+	"cronvisor/run"
 )
 
 // The fixture is one supervisor on host web-1 at ref:
@@ -24,14 +25,14 @@ func exit(n int) *int { return &n }
 
 func fixtureJobs() []ctl.JobStatus {
 	since := at(-24 * time.Hour)
-	own := &ctl.Holder{PID: syncPID, Host: host, Job: "sync_orders", RunID: "r-sync-7", Since: at(-25 * time.Second)}
+	own := &run.Holder{PID: syncPID, Host: host, Job: "sync_orders", RunID: "r-sync-7", Since: at(-25 * time.Second)}
 	return []ctl.JobStatus{
 		{Name: "backup_db", Schedule: "0 3 * * *", Timezone: "UTC", State: ctl.StateIdle, Enabled: true,
 			LastOutcome: "ok", LastStartedAt: at(-9 * time.Hour), LastEndedAt: at(-9*time.Hour + 42*time.Second),
 			NextRun: at(15 * time.Hour), Lock: "backup_db", Counts: ctl.Counts{Since: since, Runs: 1}},
 		{Name: "cleanup_tmp", Schedule: "@hourly", Timezone: "UTC", State: ctl.StateIdle, Enabled: true,
 			LastOutcome: "skipped", LastEndedAt: at(-30 * time.Minute), NextRun: at(30 * time.Minute), Lock: "tmp",
-			Holder: &ctl.Holder{PID: flockPID, Host: host, Since: at(-47 * time.Minute), Foreign: true, Cmdline: flockCmd},
+			Holder: &run.Holder{PID: flockPID, Host: host, Since: at(-47 * time.Minute), Foreign: true, Cmdline: flockCmd},
 			Counts: ctl.Counts{Since: since, Runs: 23, Skips: 1}},
 		{Name: "refund_orders", Schedule: "*/2 * * * *", Timezone: "Asia/Shanghai", State: ctl.StateQueued, Enabled: true,
 			LastOutcome: "ok", LastEndedAt: at(-2 * time.Minute), NextRun: at(2 * time.Minute), Lock: "orders",
@@ -74,7 +75,7 @@ func fixtureLocks() []ctl.LockStatus {
 func fixtureRecords() []history.Record {
 	var recs []history.Record
 	add := func(r history.Record) { recs = append(recs, r) }
-	syncHolder := &history.Holder{PID: syncPID, Host: host, Job: "sync_orders", RunID: "r-sync-7", Since: at(-25 * time.Second)}
+	syncHolder := &run.Holder{PID: syncPID, Host: host, Job: "sync_orders", RunID: "r-sync-7", Since: at(-25 * time.Second)}
 	add(history.Record{Job: "sync_orders", RunID: "r-sync-s3", Outcome: "skipped", ScheduledAt: at(-5 * time.Second),
 		Reason: "lock held by pid 4321@web-1 (job sync_orders, run r-sync-7)", Holder: syncHolder})
 	add(history.Record{Job: "sync_orders", RunID: "r-sync-s2", Outcome: "skipped", ScheduledAt: at(-15 * time.Second),
@@ -91,10 +92,10 @@ func fixtureRecords() []history.Record {
 		if i == 4 {
 			out = "failed"
 		}
-		r := history.Record{Job: "sync_orders", RunID: "r-sync-old" + itoa(i), Outcome: out, ScheduledAt: slot}
+		r := history.Record{Job: "sync_orders", RunID: "r-sync-old" + itoa(i), Outcome: run.Outcome(out), ScheduledAt: slot}
 		switch out {
 		case "skipped":
-			r.Holder = &history.Holder{PID: 4300 + i, Host: host, Job: "sync_orders", RunID: "r-prev", Since: slot.Add(-12 * time.Second)}
+			r.Holder = &run.Holder{PID: 4300 + i, Host: host, Job: "sync_orders", RunID: "r-prev", Since: slot.Add(-12 * time.Second)}
 		default:
 			r.StartedAt, r.EndedAt, r.ExitCode = slot, slot.Add(6*time.Second), exit(0)
 		}
@@ -107,7 +108,7 @@ func fixtureRecords() []history.Record {
 		StartedAt: at(-2 * time.Minute), EndedAt: at(-2*time.Minute + 3*time.Second), ExitCode: exit(0)})
 	add(history.Record{Job: "cleanup_tmp", RunID: "r-clean-s1", Outcome: "skipped", ScheduledAt: at(-30 * time.Minute),
 		Reason: "lock held by pid 777 (outside cronvisor: " + flockCmd + ")",
-		Holder: &history.Holder{PID: flockPID, Host: host, Since: at(-47 * time.Minute)}})
+		Holder: &run.Holder{PID: flockPID, Host: host, Since: at(-47 * time.Minute)}})
 	add(history.Record{Job: "rotate_logs", RunID: "r-rotate-24", Outcome: "timeout", ScheduledAt: at(-45*time.Minute - 10*time.Minute),
 		StartedAt: at(-55 * time.Minute), EndedAt: at(-45 * time.Minute), Reason: "exceeded timeout 10m0s"})
 	add(history.Record{Job: "cleanup_tmp", RunID: "r-clean-23", Outcome: "ok", ScheduledAt: at(-90 * time.Minute),

@@ -8,6 +8,7 @@ import (
 
 	"cronvisor/ctl"
 	"cronvisor/history"
+	"cronvisor/run"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -126,7 +127,7 @@ func pidHost(pid int, host string) string {
 // job's current run, "foreign" for a process outside cronvisor, else the
 // holding job's name (another job sharing the lock, or this job run by
 // another supervisor).
-func holderKind(j ctl.JobStatus, h *ctl.Holder) string {
+func holderKind(j ctl.JobStatus, h *run.Holder) string {
 	switch {
 	case h.Foreign:
 		return "foreign"
@@ -174,7 +175,7 @@ func startTime(r history.Record) time.Time {
 // recordDetail is one line on why a record ended as it did: the holder
 // for a skip, the exit code or reason otherwise.
 func recordDetail(r history.Record) string {
-	if r.Outcome == history.OutcomeSkipped && r.Holder != nil {
+	if r.Outcome == run.Skipped && r.Holder != nil {
 		s := "held by pid " + pidHost(r.Holder.PID, r.Holder.Host)
 		switch r.Holder.Job {
 		case r.Job: // the job overlapping itself: its name says nothing new

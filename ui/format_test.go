@@ -8,6 +8,7 @@ import (
 
 	"cronvisor/ctl"
 	"cronvisor/history"
+	"cronvisor/run"
 )
 
 func TestDur(t *testing.T) {
@@ -103,13 +104,13 @@ func TestHolderKind(t *testing.T) {
 	job := ctl.JobStatus{Name: "sync", RunID: "r1"}
 	tests := []struct {
 		name string
-		h    ctl.Holder
+		h    run.Holder
 		want string
 	}{
-		{"its own run", ctl.Holder{Job: "sync", RunID: "r1"}, "own"},
-		{"flock(1)", ctl.Holder{Foreign: true}, "foreign"},
-		{"a job sharing the lock", ctl.Holder{Job: "refund", RunID: "r9"}, "refund"},
-		{"itself under another supervisor", ctl.Holder{Job: "sync", RunID: "r0"}, "sync"},
+		{"its own run", run.Holder{Job: "sync", RunID: "r1"}, "own"},
+		{"flock(1)", run.Holder{Foreign: true}, "foreign"},
+		{"a job sharing the lock", run.Holder{Job: "refund", RunID: "r9"}, "refund"},
+		{"itself under another supervisor", run.Holder{Job: "sync", RunID: "r0"}, "sync"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,8 +122,8 @@ func TestHolderKind(t *testing.T) {
 }
 
 func TestRecordDetail(t *testing.T) {
-	h := func(job string) *history.Holder {
-		return &history.Holder{PID: 42, Host: "h", Job: job, Since: at(-1500 * time.Millisecond)}
+	h := func(job string) *run.Holder {
+		return &run.Holder{PID: 42, Host: "h", Job: job, Since: at(-1500 * time.Millisecond)}
 	}
 	tests := []struct {
 		name string

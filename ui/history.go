@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"cronvisor/history"
+	"cronvisor/run"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
@@ -33,15 +33,15 @@ func (k historyKeys) FullHelp() [][]key.Binding {
 // outcomeFilter is one step of the o key's cycle.
 type outcomeFilter struct {
 	name     string
-	outcomes []string // nil: all
+	outcomes []run.Outcome // nil: all
 }
 
 var outcomeFilters = [...]outcomeFilter{
 	{name: "all"},
-	{name: "skipped", outcomes: []string{history.OutcomeSkipped}},
-	{name: "problems", outcomes: []string{history.OutcomeFailed, history.OutcomeTimeout,
-		history.OutcomeError, history.OutcomeInterrupted, history.OutcomeReplaced}},
-	{name: "ok", outcomes: []string{history.OutcomeOK}},
+	{name: "skipped", outcomes: []run.Outcome{run.Skipped}},
+	{name: "problems", outcomes: []run.Outcome{run.Failed, run.Timeout,
+		run.Error, run.Interrupted, run.Replaced}},
+	{name: "ok", outcomes: []run.Outcome{run.OK}},
 }
 
 // stripMax is the most fires a timeline strip shows.
@@ -61,7 +61,7 @@ type historyView struct {
 // strip is one job's last fires, oldest first.
 type strip struct {
 	job      string
-	outcomes []string
+	outcomes []run.Outcome
 }
 
 func newHistoryView(c *common) historyView {
@@ -125,9 +125,9 @@ func (v historyView) Refresh() historyView {
 	recs := v.c.data.records
 	want := outcomeFilters[v.outcome].outcomes
 	rows := make([]int, 0, len(recs))
-	byJob := map[string][]string{}
+	byJob := map[string][]run.Outcome{}
 	for i, r := range recs {
-		if r.Outcome == history.OutcomeRunning {
+		if r.Outcome == run.Running {
 			continue
 		}
 		if o := byJob[r.Job]; len(o) < stripMax && v.filter.match(r.Job) {
@@ -136,7 +136,7 @@ func (v historyView) Refresh() historyView {
 		if want != nil && !slices.Contains(want, r.Outcome) {
 			continue
 		}
-		if !v.filter.active() || v.filter.match(r.Job, r.Outcome, r.Reason, recordDetail(r)) {
+		if !v.filter.active() || v.filter.match(r.Job, string(r.Outcome), r.Reason, recordDetail(r)) {
 			rows = append(rows, i)
 		}
 	}

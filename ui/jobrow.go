@@ -75,7 +75,7 @@ func (v jobsView) summary() string {
 	first := st.section.Render(name) + "  " + st.state(j.State).Render(nowText(j, now))
 	second := st.muted.Render("no runs in recent history")
 	if r, ok := v.c.data.lastRecord(j.Name); ok {
-		second = st.outcome(r.Outcome).Render(glyph(r.Outcome)+" "+r.Outcome+" "+ago(now, eventTime(r))) +
+		second = st.outcome(r.Outcome).Render(glyph(r.Outcome)+" "+string(r.Outcome)+" "+ago(now, eventTime(r))) +
 			st.muted.Render(": "+skipWhy(r))
 	}
 	return fit(first, v.width) + "\n" + fit(indent+second, v.width)

@@ -127,7 +127,7 @@ func (v jobsView) Refresh() jobsView {
 	v.nameW = len("NAME")
 	for i, j := range jobs {
 		v.nameW = max(v.nameW, len(j.Name))
-		if v.filter.match(j.Name, j.Schedule, string(j.State), j.LastOutcome, j.Lock) {
+		if v.filter.match(j.Name, j.Schedule, string(j.State), string(j.LastOutcome), j.Lock) {
 			rows = append(rows, i)
 		}
 	}
@@ -223,10 +223,10 @@ func (v jobsView) cells(j ctl.JobStatus) []cell {
 	}
 	last := cell{text: "—", style: st.muted}
 	if j.LastOutcome != "" {
-		last = cell{text: glyph(j.LastOutcome) + " " + j.LastOutcome + " " + dur(now.Sub(j.LastEndedAt)),
+		last = cell{text: glyph(j.LastOutcome) + " " + string(j.LastOutcome) + " " + dur(now.Sub(j.LastEndedAt)),
 			style: st.outcome(j.LastOutcome)}
 		if j.LastEndedAt.IsZero() {
-			last.text = glyph(j.LastOutcome) + " " + j.LastOutcome
+			last.text = glyph(j.LastOutcome) + " " + string(j.LastOutcome)
 		}
 	}
 	c := j.Counts

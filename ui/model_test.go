@@ -241,7 +241,7 @@ func TestHistoryOutcomeFilter(t *testing.T) {
 			}
 			got := map[string]bool{}
 			for _, r := range m.hist.rows {
-				got[m.c.data.records[r].Outcome] = true
+				got[string(m.c.data.records[r].Outcome)] = true
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("outcomes listed %v, want %v", got, tc.want)

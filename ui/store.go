@@ -8,6 +8,7 @@ import (
 
 	"cronvisor/ctl"
 	"cronvisor/history"
+	"cronvisor/run"
 )
 
 // Limits on what the console keeps in memory.
@@ -160,7 +161,7 @@ func (s *store) started(ev ctl.WireEvent) {
 		s.tails[ev.Job] = r
 	}
 	r.add("── run " + ev.RunID + " started, pid " + strconv.Itoa(ev.PID) + " ──")
-	h := &ctl.Holder{PID: ev.PID, Host: s.host, Job: ev.Job, RunID: ev.RunID, Since: ev.StartedAt}
+	h := &run.Holder{PID: ev.PID, Host: s.host, Job: ev.Job, RunID: ev.RunID, Since: ev.StartedAt}
 	if i, ok := s.index[ev.Job]; ok {
 		j := &s.jobs[i]
 		j.State, j.RunID, j.PID = ctl.StateRunning, ev.RunID, ev.PID
@@ -183,7 +184,7 @@ func (s *store) finished(ev ctl.WireEvent) {
 		ScheduledAt: ev.Slot, StartedAt: ev.StartedAt, EndedAt: ev.Time,
 		ExitCode: ev.ExitCode, Reason: ev.Reason, Manual: ev.Manual, PID: ev.PID})
 	if r := s.tails[ev.Job]; r != nil && !ev.StartedAt.IsZero() {
-		r.add("── run " + ev.RunID + " ended: " + ev.Outcome + " ──")
+		r.add("── run " + ev.RunID + " ended: " + string(ev.Outcome) + " ──")
 	}
 	i, ok := s.index[ev.Job]
 	if !ok {
@@ -204,7 +205,7 @@ func (s *store) finished(ev ctl.WireEvent) {
 	j.LastOutcome, j.LastEndedAt = ev.Outcome, ev.Time
 	j.Counts.Runs++
 	switch ev.Outcome {
-	case history.OutcomeFailed, history.OutcomeTimeout, history.OutcomeError:
+	case run.Failed, run.Timeout, run.Error:
 		j.Counts.Failures++
 	}
 	for k := range s.locks {
@@ -217,18 +218,18 @@ func (s *store) finished(ev ctl.WireEvent) {
 func (s *store) skipped(ev ctl.WireEvent) {
 	// Like history.Writer's record of a skip: the slot is its only time, so
 	// that the numbers do not change when the history is fetched again.
-	r := history.Record{Job: ev.Job, RunID: ev.RunID, Outcome: history.OutcomeSkipped,
+	r := history.Record{Job: ev.Job, RunID: ev.RunID, Outcome: run.Skipped,
 		ScheduledAt: ev.Slot, Reason: ev.Reason, Manual: ev.Manual}
 	if r.ScheduledAt.IsZero() {
 		r.ScheduledAt = ev.Time
 	}
 	if h := ev.Holder; h != nil {
-		r.Holder = &history.Holder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID, Since: h.Since}
+		r.Holder = &run.Holder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID, Since: h.Since}
 	}
 	s.addRecord(r)
 	if i, ok := s.index[ev.Job]; ok {
 		j := &s.jobs[i]
-		j.LastOutcome, j.LastEndedAt = history.OutcomeSkipped, ev.Time
+		j.LastOutcome, j.LastEndedAt = run.Skipped, ev.Time
 		j.Counts.Skips++
 	}
 }
@@ -244,7 +245,7 @@ func (s *store) addRecord(r history.Record) {
 // lastRecord is the job's newest finished record in the kept history.
 func (s *store) lastRecord(job string) (history.Record, bool) {
 	for _, r := range s.records {
-		if r.Job == job && r.Outcome != history.OutcomeRunning {
+		if r.Job == job && r.Outcome != run.Running {
 			return r, true
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
+	"cronvisor/run"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
@@ -115,15 +115,15 @@ func resolve(r *lipgloss.Renderer, c lipgloss.AdaptiveColor) lipgloss.TerminalCo
 }
 
 // outcome is the style of a history outcome.
-func (s styles) outcome(o string) lipgloss.Style {
+func (s styles) outcome(o run.Outcome) lipgloss.Style {
 	switch o {
-	case history.OutcomeOK:
+	case run.OK:
 		return s.ok
-	case history.OutcomeFailed, history.OutcomeTimeout, history.OutcomeError:
+	case run.Failed, run.Timeout, run.Error:
 		return s.fail
-	case history.OutcomeSkipped, history.OutcomeReplaced, history.OutcomeInterrupted:
+	case run.Skipped, run.Replaced, run.Interrupted:
 		return s.warn
-	case history.OutcomeRunning:
+	case run.Running:
 		return s.run
 	}
 	return s.muted
@@ -142,23 +142,23 @@ func (s styles) state(st ctl.JobState) lipgloss.Style {
 
 // glyph is the one-cell mark of an outcome, distinct for each so that the
 // timeline strip reads without colour.
-func glyph(outcome string) string {
+func glyph(outcome run.Outcome) string {
 	switch outcome {
-	case history.OutcomeOK:
+	case run.OK:
 		return "●"
-	case history.OutcomeSkipped:
+	case run.Skipped:
 		return "○"
-	case history.OutcomeFailed:
+	case run.Failed:
 		return "✗"
-	case history.OutcomeTimeout:
+	case run.Timeout:
 		return "⧖"
-	case history.OutcomeError:
+	case run.Error:
 		return "!"
-	case history.OutcomeReplaced:
+	case run.Replaced:
 		return "↻"
-	case history.OutcomeInterrupted:
+	case run.Interrupted:
 		return "↯"
-	case history.OutcomeRunning:
+	case run.Running:
 		return "▶"
 	}
 	return "·"

@@ -13,37 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/procfs"
+	"cronvisor/run"
+
 	"golang.org/x/sys/unix"
 )
-
-func TestParseProcLocks(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		line string
-		want []procLock
-	}{
-		{"flock write", "1: FLOCK  ADVISORY  WRITE 12345 08:01:1234567 0 EOF",
-			[]procLock{{pid: 12345, write: true, major: 8, minor: 1, ino: 1234567}}},
-		{"flock read, hex device", "2: FLOCK  ADVISORY  READ 7 fe:1a:42 0 EOF",
-			[]procLock{{pid: 7, major: 0xfe, minor: 0x1a, ino: 42}}},
-		{"owner gone", "3: FLOCK  ADVISORY  WRITE 0 00:2f:9 0 EOF",
-			[]procLock{{write: true, major: 0, minor: 0x2f, ino: 9}}},
-		{"waiter holds nothing", "3: -> FLOCK  ADVISORY  WRITE 99 08:01:1234567 0 EOF", nil},
-		{"posix locks do not conflict with flock", "4: POSIX  ADVISORY  WRITE 12 08:01:5 0 EOF", nil},
-		{"ofd lock", "5: OFDLCK ADVISORY  READ -1 08:01:5 0 EOF", nil},
-		{"garbage", "6: FLOCK ADVISORY WRITE x y", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got := parseProcLocks(strings.NewReader(tt.line + "\n"))
-			if len(got) != len(tt.want) || (len(got) == 1 && got[0] != tt.want[0]) {
-				t.Fatalf("got %+v, want %+v", got, tt.want)
-			}
-		})
-	}
-}
 
 // TestFlockToolRespectsOurLock: `flock -n` on the file fails while a
 // lease is held and succeeds after Release.
@@ -51,7 +25,7 @@ func TestFlockToolRespectsOurLock(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	dir := t.TempDir()
-	l := NewFileLocker(dir)
+	l := NewFileLocker(dir, inRun)
 	lease := acquire(t, l, "x", "j", "r", slotAt(1), true)
 	// After the release, -w: a job forked meanwhile by a parallel test may
 	// hold a copy of the descriptor until it has exec'd.
@@ -93,7 +67,7 @@ func TestForeignHolder(t *testing.T) {
 			t.Parallel()
 			ctx := testCtx(t, 15*time.Second)
 			dir := t.TempDir()
-			l := NewFileLocker(dir)
+			l := NewFileLocker(dir, inRun)
 			path := filepath.Join(dir, "x.lock")
 			if err := acquire(t, l, "x", "j", "run-old", slotAt(1), true).Release(); err != nil {
 				t.Fatal(err)
@@ -111,12 +85,12 @@ func TestForeignHolder(t *testing.T) {
 				_ = fl.cmd.Wait()
 			}
 
-			_, err := l.Acquire(ctx, Request{Name: "x", Holder: Holder{Job: "j", RunID: "run-new", Slot: slotAt(2)}, CheckSlot: true})
+			_, err := l.Acquire(ctx, Request{Name: "x", Record: Record{Holder: run.Holder{Job: "j", RunID: "run-new"}, Slot: slotAt(2)}, CheckSlot: true})
 			var held *HeldError
 			if !errors.As(err, &held) {
 				t.Fatalf("Acquire: got %v, want *HeldError", err)
 			}
-			h := held.Holder
+			h := held.Record
 			if !h.Foreign || h.PID != wantPID || !strings.Contains(h.Cmdline, tt.wantInArgs) || h.Since.IsZero() {
 				t.Errorf("holder %+v, want foreign pid %d running %q with a start time", h, wantPID, tt.wantInArgs)
 			}
@@ -153,7 +127,7 @@ func startFlock(t *testing.T, l *FileLocker, path string) flockHolder {
 	name := strings.TrimSuffix(filepath.Base(path), ".lock")
 	waitUntil(ctx, t, "flock(1) holds the lock", func() bool {
 		st, err := l.Inspect(ctx, name)
-		return err == nil && st.Held && st.Holder.Foreign && st.Holder.PID == cmd.Process.Pid
+		return err == nil && st.Held && st.Record.Foreign && st.Record.PID == cmd.Process.Pid
 	})
 	return flockHolder{cmd: cmd, drop: drop}
 }
@@ -186,9 +160,9 @@ func TestLockSurvivesSupervisor(t *testing.T) {
 			ctx := testCtx(t, 20*time.Second)
 			dir := t.TempDir()
 			survivor, helper := startHelper(ctx, t, mode, dir)
-			l := NewFileLocker(dir)
+			l := NewFileLocker(dir, inRun)
 			st, err := l.Inspect(ctx, "survivor")
-			if err != nil || !st.Held || st.Holder.Foreign || st.Holder.SupervisorPID != helper.Process.Pid {
+			if err != nil || !st.Held || st.Record.Foreign || st.Record.SupervisorPID != helper.Process.Pid {
 				t.Fatalf("before the kill: %+v, %v; want held by the helper", st, err)
 			}
 
@@ -196,14 +170,14 @@ func TestLockSurvivesSupervisor(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = helper.Wait()
-			_, err = l.Acquire(ctx, Request{Name: "survivor", Holder: Holder{Job: "j", RunID: "run-2"}})
+			_, err = l.Acquire(ctx, Request{Name: "survivor", Record: Record{Holder: run.Holder{Job: "j", RunID: "run-2"}}})
 			var held *HeldError
-			if !errors.As(err, &held) || held.Holder.Foreign || held.Holder.RunID != "run-1" {
+			if !errors.As(err, &held) || held.Record.Foreign || held.Record.RunID != "run-1" {
 				t.Fatalf("after the supervisor died: got %v (%+v); want held by run-1", err, held)
 			}
 
 			killAndReap(survivor)
-			lease, err := l.Acquire(ctx, Request{Name: "survivor", Holder: Holder{Job: "j", RunID: "run-2"}})
+			lease, err := l.Acquire(ctx, Request{Name: "survivor", Record: Record{Holder: run.Holder{Job: "j", RunID: "run-2"}}})
 			if err != nil {
 				t.Fatalf("after the survivor exited: %v", err)
 			}
@@ -259,7 +233,7 @@ func TestClassify(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	dir := t.TempDir()
-	l := NewFileLocker(dir)
+	l := NewFileLocker(dir, inRun)
 	if err := acquire(t, l, "x", "j", "r", slotAt(1), true).Release(); err != nil {
 		t.Fatal(err)
 	}
@@ -283,32 +257,32 @@ func TestClassify(t *testing.T) {
 	opener, self := cmd.Process.Pid, os.Getpid()
 	const gone = 1 << 22 // pids stay below PID_MAX_LIMIT (1<<22): no such process
 
-	rec := Holder{PID: gone, SupervisorPID: gone + 1, RunID: "run-1", Job: "j"}
-	other := Holder{PID: gone, SupervisorPID: gone + 1, RunID: "run-other", Job: "j"}
+	rec := Record{Holder: run.Holder{PID: gone, RunID: "run-1", Job: "j"}, SupervisorPID: gone + 1}
+	other := Record{Holder: run.Holder{PID: gone, RunID: "run-other", Job: "j"}, SupervisorPID: gone + 1}
 	tests := []struct {
 		name        string
-		rec         Holder
+		rec         Record
 		haveRec     bool
 		lockers     []int
-		id          fileID
+		id          procfs.FileID
 		wantForeign bool
 		wantPID     int
 	}{
 		{"locker is the record's supervisor", rec, true, []int{gone + 1}, id, false, gone},
 		{"locker is the record's run", other, true, []int{gone}, id, false, gone},
-		{"locker is this process, record not written yet", Holder{}, false, []int{self}, id, false, self},
+		{"locker is this process, record not written yet", Record{}, false, []int{self}, id, false, self},
 		{"live locker outside the record", other, true, []int{opener}, id, true, opener},
 		{"locker gone, opener carries the record's run id", rec, true, []int{0}, id, false, gone},
 		{"locker hidden, opener carries the record's run id", rec, true, nil, id, false, gone},
 		{"locker gone, unrelated opener", other, true, []int{0}, id, true, opener},
-		{"nothing visible: trust the record", other, true, nil, fileID{dev: 1, ino: 1}, false, gone},
-		{"nothing visible and no record", Holder{}, false, []int{gone}, fileID{dev: 1, ino: 1}, true, gone},
+		{"nothing visible: trust the record", other, true, nil, procfs.FileID{Dev: 1, Ino: 1}, false, gone},
+		{"nothing visible and no record", Record{}, false, []int{gone}, procfs.FileID{Dev: 1, Ino: 1}, true, gone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var lockers []procLock
+			var lockers []procfs.Lock
 			for _, pid := range tt.lockers {
-				lockers = append(lockers, procLock{pid: pid, write: true})
+				lockers = append(lockers, procfs.Lock{PID: pid, Write: true})
 			}
 			got := l.classify(tt.rec, tt.haveRec, lockers, tt.id)
 			if got.Foreign != tt.wantForeign || got.PID != tt.wantPID {
