@@ -102,7 +102,7 @@ Without a command it opens the interactive console.`,
 		newValidate(g), newNext(g), newRun(g), newDaemon(g),
 		newUI(g), newStatus(g), newLocks(g), newHistory(g), newImport(g),
 	)
-	root.AddCommand(newPlanned()...)
+	root.AddCommand(newPauseResume(g, "pause"), newPauseResume(g, "resume"), newTrigger(g), newKill(g), newReload(g), newLogs(g))
 	root.AddCommand(newHelpJobs())
 	addCompletion(root, g)
 	for _, c := range root.Commands() {

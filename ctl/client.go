@@ -145,6 +145,13 @@ func (c *Client) RunNow(ctx context.Context, job string) (RunResult, error) {
 	return a, c.call(ctx, http.MethodPost, jobPath(job, "run"), nil, &a)
 }
 
+// Trigger asks the daemon to fire job now under its overlap policy and
+// returns what the fire did.
+func (c *Client) Trigger(ctx context.Context, job string) (RunResult, error) {
+	var a RunResult
+	return a, c.call(ctx, http.MethodPost, jobPath(job, "trigger"), nil, &a)
+}
+
 // Daemon describes the daemon itself.
 func (c *Client) Daemon(ctx context.Context) (DaemonStatus, error) {
 	var d DaemonStatus

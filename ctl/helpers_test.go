@@ -199,6 +199,13 @@ func (f *fakeBackend) RunNow(_ context.Context, job string) (RunResult, error) {
 	return RunResult{RunID: "run-" + job, Started: true}, nil
 }
 
+func (f *fakeBackend) Trigger(_ context.Context, job string) (RunResult, error) {
+	if err := f.known("trigger", job); err != nil {
+		return RunResult{}, err
+	}
+	return RunResult{RunID: "trigger-" + job, Started: true}, nil
+}
+
 func (f *fakeBackend) Daemon(context.Context) (DaemonStatus, error) {
 	return DaemonStatus{PID: 42, ShuttingDown: true, Finishing: 2, Refused: []string{"jobs.yaml:3:5: bad"}}, f.failAll
 }

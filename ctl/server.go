@@ -86,6 +86,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/logs", s.runLog)
 	mux.HandleFunc("GET /v1/daemon", s.daemon)
 	mux.HandleFunc("POST /v1/jobs/{name}/run", s.run)
+	mux.HandleFunc("POST /v1/jobs/{name}/trigger", s.trigger)
 	mux.HandleFunc("POST /v1/jobs/{name}/pause", s.pause)
 	mux.HandleFunc("POST /v1/jobs/{name}/resume", s.resume)
 	mux.HandleFunc("POST /v1/jobs/{name}/kill", s.kill)
@@ -151,7 +152,16 @@ func (s *server) runLog(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) run(w http.ResponseWriter, r *http.Request) {
-	res, err := s.b.RunNow(r.Context(), r.PathValue("name"))
+	s.fired(w, r, s.b.RunNow)
+}
+
+func (s *server) trigger(w http.ResponseWriter, r *http.Request) {
+	s.fired(w, r, s.b.Trigger)
+}
+
+// fired answers a fire: 202 when its run started, else 200 with why not.
+func (s *server) fired(w http.ResponseWriter, r *http.Request, fire func(context.Context, string) (RunResult, error)) {
+	res, err := fire(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -34,6 +34,7 @@ func TestRoutesRoundTrip(t *testing.T) {
 			RunResult{RunID: "run-held", Outcome: "skipped", Reason: "lock held by pid 7@h"}, "run held"},
 		{"run a dotted name", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "a.b") }, RunResult{RunID: "run-a.b", Started: true}, "run a.b"},
 		{"run a job named ..", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "..") }, RunResult{RunID: "run-..", Started: true}, "run .."},
+		{"trigger", func(ctx context.Context) (any, error) { return c.Trigger(ctx, "sync") }, RunResult{RunID: "trigger-sync", Started: true}, "trigger sync"},
 		{"daemon", func(ctx context.Context) (any, error) { return c.Daemon(ctx) },
 			DaemonStatus{PID: 42, ShuttingDown: true, Finishing: 2, Refused: []string{"jobs.yaml:3:5: bad"}}, ""},
 		{"kill a job named .", func(ctx context.Context) (any, error) { return c.Kill(ctx, ".") }, 2, "kill ."},
@@ -116,6 +117,7 @@ func TestErrors(t *testing.T) {
 		wantMsg    string
 	}{
 		{"run unknown", func(ctx context.Context) error { _, err := c.RunNow(ctx, "nope"); return err }, ErrUnknownJob, 404, `"nope"`},
+		{"trigger unknown", func(ctx context.Context) error { _, err := c.Trigger(ctx, "nope"); return err }, ErrUnknownJob, 404, `"nope"`},
 		{"pause unknown", func(ctx context.Context) error { return c.Pause(ctx, "nope") }, ErrUnknownJob, 404, `"nope"`},
 		{"resume unknown", func(ctx context.Context) error { return c.Resume(ctx, "nope") }, ErrUnknownJob, 404, `"nope"`},
 		{"kill unknown", func(ctx context.Context) error { _, err := c.Kill(ctx, "nope"); return err }, ErrUnknownJob, 404, `"nope"`},

@@ -74,6 +74,9 @@ type Backend interface {
 	// RunNow fires the job in the background, still under its lock, and
 	// says what the fire did: started, or skipped or failed and why.
 	RunNow(ctx context.Context, job string) (RunResult, error)
+	// Trigger fires the job now as its schedule would: under its overlap
+	// policy (queue waits, replace ends the run it owns) and its pause.
+	Trigger(ctx context.Context, job string) (RunResult, error)
 	Pause(ctx context.Context, job string) error
 	Resume(ctx context.Context, job string) error
 	Kill(ctx context.Context, job string) (killed int, err error)

@@ -18,6 +18,19 @@ const runNowWait = 3 * time.Second
 // answers with what the fire did: its run started, or it was skipped (the
 // lock is held) or failed, and why.
 func (s *Service) RunNow(ctx context.Context, name string) (ctl.RunResult, error) {
+	return s.fire(ctx, name, true)
+}
+
+// Trigger implements ctl.Backend: a fire now that is not manual, so the
+// job's overlap policy and its pause apply as at a scheduled fire; its
+// slot is now. A queued fire is answered when it starts or runNowWait
+// passes, whichever is first.
+func (s *Service) Trigger(ctx context.Context, name string) (ctl.RunResult, error) {
+	return s.fire(ctx, name, false)
+}
+
+// fire starts a fire of the job now and waits for what it did.
+func (s *Service) fire(ctx context.Context, name string, manual bool) (ctl.RunResult, error) {
 	j, err := s.job(name)
 	if err != nil {
 		return ctl.RunResult{}, err
@@ -32,7 +45,7 @@ func (s *Service) RunNow(ctx context.Context, name string) (ctl.RunResult, error
 	}
 	s.waiting[id] = ch
 	s.mu.Unlock()
-	s.runs.Go(func() { s.sup.FireWithID(context.Background(), j, now, true, id) })
+	s.runs.Go(func() { s.sup.FireWithID(s.firing, j, now, manual, id) })
 
 	ctx, cancel := context.WithTimeout(ctx, runNowWait)
 	defer cancel()

@@ -42,6 +42,7 @@ func (s *Service) Drain() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.daemon.draining = true
+	s.stopFiring()
 	s.broadcast(ctl.WireEvent{Type: ctl.EventShuttingDown, Time: time.Now(), Jobs: s.runningLocked()})
 }
 

@@ -37,7 +37,12 @@ type Service struct {
 	cfg     atomic.Pointer[config.Config]
 	started time.Time
 
-	runs sync.WaitGroup // run-now fires
+	runs sync.WaitGroup // run-now and trigger fires
+	// firing is the fires' context, cancelled by Drain: a triggered fire
+	// still queued for its lock then gives up (its run, once started,
+	// ends by the shutdown's rules, not by this).
+	firing     context.Context
+	stopFiring context.CancelFunc
 
 	mu      sync.Mutex
 	jobs    map[string]*jobState
@@ -63,6 +68,7 @@ func New(sup *runner.Supervisor, sched *runner.Scheduler, locker lock.Locker, st
 	s := &Service{sup: sup, sched: sched, locker: locker, store: store, reload: reload,
 		started: time.Now(), jobs: map[string]*jobState{}, subs: map[chan ctl.WireEvent]struct{}{},
 		pauses: map[string]ctl.PauseInfo{}, waiting: map[string]chan ctl.RunResult{}}
+	s.firing, s.stopFiring = context.WithCancel(context.Background())
 	s.cfg.Store(cfg)
 	s.seed(context.Background(), cfg)
 	return s, s.restorePauses()
