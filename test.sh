@@ -17,6 +17,8 @@ command -v useradd >/dev/null || need+=(passwd)  # strict-mode and run-as tests 
 command -v mount >/dev/null || need+=(mount)     # storage-fault tests mount a small tmpfs
 [ -f /usr/share/bash-completion/bash_completion ] || need+=(bash-completion) # the completion test runs bash's script
 command -v git >/dev/null || need+=(git)         # the --version test builds a clone
+command -v systemd-analyze >/dev/null || need+=(systemd) # the unit file test runs systemd-analyze verify
+command -v unshare >/dev/null || need+=(util-linux)      # the PID 1 test runs the daemon in a new pid namespace
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "test.sh: missing ${need[*]}; install them (as root: apt-get install -y ${need[*]})" >&2

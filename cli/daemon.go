@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cronvisor/daemon"
+	"cronvisor/systemd"
 )
 
 func newDaemon(g *globals) *cobra.Command {
@@ -35,10 +36,12 @@ file keeps the old jobs and logs every problem).`,
 }
 
 func newLogger(g *globals, format string) (*slog.Logger, error) {
+	f, _ := g.stderr.(*os.File)
+	journal := f != nil && systemd.IsJournal(f)
 	switch format {
 	case "auto":
 		format = "json"
-		if f, ok := g.stderr.(*os.File); ok && isTerminal(f) {
+		if f != nil && (isTerminal(f) || journal) {
 			format = "text"
 		}
 	case "text", "json":
@@ -46,9 +49,21 @@ func newLogger(g *globals, format string) (*slog.Logger, error) {
 		return nil, usageError("--log-format %q: want auto, text or json", format)
 	}
 	if format == "text" {
-		return slog.New(slog.NewTextHandler(g.stderr, nil)), nil
+		var opts *slog.HandlerOptions
+		if journal { // journald stamps each line itself
+			opts = &slog.HandlerOptions{ReplaceAttr: dropTime}
+		}
+		return slog.New(slog.NewTextHandler(g.stderr, opts)), nil
 	}
 	return slog.New(slog.NewJSONHandler(g.stderr, nil)), nil
+}
+
+// dropTime removes a record's own timestamp.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
 }
 
 func isTerminal(f *os.File) bool {
@@ -75,7 +90,7 @@ func runDaemon(g *globals, logFormat, note string) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	d, err := daemon.New(cfg, daemon.Options{ConfigPath: g.configPath, Log: log, MetricsAddr: g.metricsAddr}) // its FreeOSMemory is the start-up's one collection
+	d, err := daemon.New(cfg, daemon.Options{ConfigPath: g.configPath, Log: log, MetricsAddr: g.metricsAddr, Notify: systemd.New(log)}) // its FreeOSMemory is the start-up's one collection
 	resumeGC()
 	if err != nil {
 		return exitCode(1, err)

@@ -43,6 +43,11 @@ type Daemon struct {
 	watchDone     <-chan struct{} // nil when jobs.yaml is not watched
 	socket        *socket         // nil when this daemon serves no socket
 	stopped       bool
+	// stopping is set once shutdown begins: the watchdog then pings
+	// without asking the stopped scheduler, as shutdown_grace (and the
+	// unit's TimeoutStopSec) bounds the drain, not the watchdog.
+	stopping     atomic.Bool
+	stopWatchdog func()
 }
 
 // New starts scheduling cfg's jobs (loaded from o.ConfigPath), with
@@ -86,6 +91,8 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	// scavenging, so a resident daemon's RSS is its live heap.
 	debug.FreeOSMemory()
 	d.log.Info("cronvisor started", "config", cfg.Path, "state_dir", cfg.StateDir, "jobs", len(cfg.Jobs), "pid", os.Getpid())
+	o.Notify.Ready()
+	d.stopWatchdog = o.Notify.Watchdog(func() bool { return d.stopping.Load() || d.sched.Awake(o.Clock.Now(), healthSlack) })
 	return d, nil
 }
 
@@ -127,6 +134,8 @@ func (d *Daemon) Run(ctx context.Context, sigs <-chan os.Signal) os.Signal {
 				d.log.Info("stopping: no new fires; waiting for running jobs", "signal", sig.String(),
 					"shutdown_grace", d.current.Load().ShutdownGrace.String())
 			}
+			d.stopping.Store(true)
+			d.o.Notify.Stopping()
 			return sig
 		}
 	}
@@ -154,6 +163,8 @@ func (d *Daemon) Reload(ctx context.Context) error {
 
 // reload applies a new jobs.yaml; an invalid one keeps the running jobs.
 func (d *Daemon) reload() error {
+	d.o.Notify.Reloading()
+	defer d.o.Notify.Ready()
 	old := d.current.Load()
 	cfg, problems := config.Load(d.o.ConfigPath)
 	if cfg == nil {

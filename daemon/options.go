@@ -12,6 +12,7 @@ import (
 	"cronvisor/history"
 	"cronvisor/lock"
 	"cronvisor/runner"
+	"cronvisor/systemd"
 )
 
 // Options are what a supervisor takes from its caller: where jobs.yaml is,
@@ -29,6 +30,9 @@ type Options struct {
 	// MetricsAddr serves /metrics and /healthz there, over the config's
 	// metrics.listen (daemon --metrics-addr).
 	MetricsAddr string
+	// Notify tells a service manager (systemd) about start-up, reloads
+	// and shutdown, and pings its watchdog; nil tells nobody.
+	Notify *systemd.Notifier
 
 	// Clock is the supervisor's, the housekeeping's and shutdown_grace's.
 	Clock clock.Clock

@@ -53,6 +53,7 @@ func (d *Daemon) Shutdown(cause error) {
 		return
 	}
 	d.stopped = true
+	d.stopping.Store(true)
 	grace := d.current.Load().ShutdownGrace
 	if cause != nil {
 		d.log.Info("stopping: ending running jobs now", "cause", cause.Error())
@@ -77,6 +78,7 @@ func (d *Daemon) Shutdown(cause error) {
 		d.log.Debug("stopped", "part", "watcher")
 	}
 	d.env.Close()
+	d.stopWatchdog()
 	d.log.Info("cronvisor stopped")
 }
 
