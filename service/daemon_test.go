@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,5 +198,46 @@ func TestRefusedReloadStaysUntilAGoodOne(t *testing.T) {
 	fan.Emit(runner.ConfigReloaded{Time: time.Unix(200, 0), Jobs: 1})
 	if d, _ := s.Daemon(context.Background()); d.Refused != nil {
 		t.Errorf("after a good reload Refused = %q, want none", d.Refused)
+	}
+}
+
+// TestTriggerKeepsThePolicy: unlike run-now, a trigger skips a paused job
+// and queues behind a held lock (overlap: queue); Drain ends that wait.
+func TestTriggerKeepsThePolicy(t *testing.T) {
+	queued := job(t, "q", true)
+	queued.Overlap = config.OverlapQueue
+	s, _ := newTestService(t, job(t, "p", true), queued)
+	ctx := context.Background()
+	if err := s.Pause(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Trigger(ctx, "p"); err != nil || res.Started || res.Outcome != "skipped" || res.Reason != "paused" {
+		t.Errorf("trigger of a paused job answered %+v, %v; want skipped, paused", res, err)
+	}
+	if res, err := s.RunNow(ctx, "p"); err != nil || !res.Started {
+		t.Errorf("run-now of a paused job answered %+v, %v; want started", res, err)
+	}
+	s.Wait()
+
+	lease, err := s.locker.Acquire(ctx, lock.Request{Name: "q", Record: lock.Record{Holder: run.Holder{Job: "other", RunID: "r-other"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release()
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if res, err := s.Trigger(short, "q"); err != nil || res.Started || res.Outcome != "" || res.RunID == "" {
+		t.Errorf("trigger behind a held lock answered %+v, %v; want still waiting", res, err)
+	}
+	s.Drain()
+	waited := make(chan struct{})
+	go func() { s.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a queued trigger still waits for its lock after Drain")
+	}
+	if _, err := s.Trigger(ctx, "nope"); !errors.Is(err, ctl.ErrUnknownJob) {
+		t.Errorf("trigger of an unknown job: %v, want ErrUnknownJob", err)
 	}
 }
