@@ -151,21 +151,27 @@ const lastSlotsSQL = `SELECT j.value, (SELECT scheduled_at FROM runs r
 // Latest returns the newest record of each job, as Query with Job and
 // Limit 1 would, in one statement; jobs without records are absent.
 func (s *Store) Latest(ctx context.Context, jobs []string) (map[string]Record, error) {
+	return s.newestPerJob(ctx, "latest", latestSQL, jobs)
+}
+
+// newestPerJob runs query, one of the per-job "newest record" statements
+// over a JSON array of job names, and keys its rows by job.
+func (s *Store) newestPerJob(ctx context.Context, what, query string, jobs []string) (map[string]Record, error) {
 	out := make(map[string]Record, len(jobs))
 	if len(jobs) == 0 {
 		return out, nil
 	}
 	list, err := json.Marshal(jobs)
 	if err != nil {
-		return nil, fmt.Errorf("history: latest: %w", err)
+		return nil, fmt.Errorf("history: %s: %w", what, err)
 	}
 	db, err := s.reader()
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, latestSQL, string(list))
+	rows, err := db.QueryContext(ctx, query, string(list))
 	if err != nil {
-		return nil, fmt.Errorf("history: latest: %w", err)
+		return nil, fmt.Errorf("history: %s: %w", what, err)
 	}
 	recs, err := collect(rows)
 	if err != nil {
@@ -255,30 +261,7 @@ func fromNanos(n sql.NullInt64) time.Time {
 // that never got its lock is passed over, so that "last start" names a
 // run even when skips followed it.
 func (s *Store) LatestRuns(ctx context.Context, jobs []string) (map[string]Record, error) {
-	out := make(map[string]Record, len(jobs))
-	if len(jobs) == 0 {
-		return out, nil
-	}
-	list, err := json.Marshal(jobs)
-	if err != nil {
-		return nil, fmt.Errorf("history: latest runs: %w", err)
-	}
-	db, err := s.reader()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := db.QueryContext(ctx, latestRunsSQL, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("history: latest runs: %w", err)
-	}
-	recs, err := collect(rows)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range recs {
-		out[r.Job] = r
-	}
-	return out, nil
+	return s.newestPerJob(ctx, "latest runs", latestRunsSQL, jobs)
 }
 
 // latestRunsSQL walks each job's runs_job_at index back from the newest
