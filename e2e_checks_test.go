@@ -155,11 +155,9 @@ func (s *sandbox) locksJSON(name string) lockRow {
 // runSpan is one run's start and end (ns since the epoch).
 type runSpan struct{ start, end int64 }
 
-// checkNoOverlap reads a file of "start NS PID" / "end NS PID" lines that
-// a job appends, and fails the test if two runs overlap in time. With
-// complete, every run must have ended; otherwise a run without an end is
-// taken as still running. It returns the number of runs.
-func checkNoOverlap(t *testing.T, path string, complete bool) int {
+// spansByPID reads a file of "start NS PID" / "end NS PID" lines that a
+// job appends: one span per pid.
+func spansByPID(t *testing.T, path string) map[string]*runSpan {
 	t.Helper()
 	byPID := map[string]*runSpan{}
 	for _, l := range lines(readFile(t, path)) {
@@ -182,6 +180,16 @@ func checkNoOverlap(t *testing.T, path string, complete bool) int {
 			sp.end = ns
 		}
 	}
+	return byPID
+}
+
+// checkNoOverlap reads a file of "start NS PID" / "end NS PID" lines that
+// a job appends, and fails the test if two runs overlap in time. With
+// complete, every run must have ended; otherwise a run without an end is
+// taken as still running. It returns the number of runs.
+func checkNoOverlap(t *testing.T, path string, complete bool) int {
+	t.Helper()
+	byPID := spansByPID(t, path)
 	var all []runSpan
 	for pid, sp := range byPID {
 		switch {

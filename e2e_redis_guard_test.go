@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -90,27 +88,7 @@ func startedSince(t *testing.T, d *proc, t0 time.Time) bool {
 // records its end, also when ended.
 func readSpans(t *testing.T, path string) []runSpan {
 	t.Helper()
-	byPID := map[string]*runSpan{}
-	for _, l := range lines(readFile(t, path)) {
-		f := strings.Fields(l)
-		if len(f) != 3 {
-			t.Fatalf("%s: bad line %q", path, l)
-		}
-		ns, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
-			t.Fatalf("%s: bad line %q", path, l)
-		}
-		sp := byPID[f[2]]
-		if sp == nil {
-			sp = &runSpan{}
-			byPID[f[2]] = sp
-		}
-		if f[0] == "start" {
-			sp.start = ns
-		} else {
-			sp.end = ns
-		}
-	}
+	byPID := spansByPID(t, path)
 	var out []runSpan
 	for pid, sp := range byPID {
 		if sp.start == 0 || sp.end == 0 {
