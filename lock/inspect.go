@@ -137,3 +137,23 @@ func (l *FileLocker) list(ctx context.Context, since time.Time) ([]Status, error
 	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
 	return out, errors.Join(errs...)
 }
+
+// inspectAll inspects each of names, for a backend's List: a lock that
+// cannot be inspected is skipped and its error joined to the others, and
+// a done context ends the walk with what was found so far.
+func inspectAll(ctx context.Context, names []string, inspect func(context.Context, string) (Status, error)) ([]Status, error) {
+	var out []Status
+	var errs []error
+	for _, name := range names {
+		st, err := inspect(ctx, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return out, err
+			}
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, st)
+	}
+	return out, errors.Join(errs...)
+}

@@ -146,20 +146,7 @@ func (l *RedisLocker) List(ctx context.Context) ([]Status, error) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	var out []Status
-	var errs []error
-	for _, name := range names {
-		st, err := l.Inspect(ctx, name)
-		if err != nil {
-			if ctx.Err() != nil {
-				return out, err
-			}
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, st)
-	}
-	return out, errors.Join(errs...)
+	return inspectAll(ctx, names, l.Inspect)
 }
 
 // globEscape quotes SCAN MATCH's special characters in a key prefix.

@@ -336,20 +336,7 @@ func (l *sqlLocker) List(ctx context.Context) ([]Status, error) {
 	if err != nil {
 		return nil, l.wrap(ctx, "list locks", err)
 	}
-	var out []Status
-	var errs []error
-	for _, name := range names {
-		st, err := l.Inspect(ctx, name)
-		if err != nil {
-			if ctx.Err() != nil {
-				return out, err
-			}
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, st)
-	}
-	return out, errors.Join(errs...)
+	return inspectAll(ctx, names, l.Inspect)
 }
 
 // likePrefix is a LIKE pattern matching names that start with p.
