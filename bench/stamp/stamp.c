@@ -5,7 +5,10 @@
  *
  *     SLOT NOW_UNIX_NANOS JOB
  *
- * SLOT is $CRONVISOR_SCHEDULED_AT as given (RFC 3339). Built static, its
+ * SLOT is $CRONVISOR_SCHEDULED_AT as given (RFC 3339), or "-" when it is
+ * unset (a scheduler that does not set it: the reader infers the slot).
+ * JOB is the optional second argument, else $CRONVISOR_JOB: a command
+ * line can name its job the same way under any scheduler. Built static, its
  * reading comes about 0.3 ms after execve(2) on the benchmark VM (glibc's
  * start-up), where the Go stamp (bench/cmd/stamp) adds its runtime's
  * start-up, about 1 ms, and stamp_x86_64.c, without a C library, a few
@@ -21,12 +24,14 @@
 int main(int argc, char **argv) {
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	const char *slot = getenv("CRONVISOR_SCHEDULED_AT");
-	const char *job = getenv("CRONVISOR_JOB");
-	if (argc != 2 || slot == NULL || *slot == '\0') {
-		fputs("usage: stamp FILE (with CRONVISOR_SCHEDULED_AT set)\n", stderr);
+	if (argc != 2 && argc != 3) {
+		fputs("usage: stamp FILE [JOB]\n", stderr);
 		return 2;
 	}
+	const char *slot = getenv("CRONVISOR_SCHEDULED_AT");
+	if (slot == NULL || *slot == '\0')
+		slot = "-";
+	const char *job = argc == 3 ? argv[2] : getenv("CRONVISOR_JOB");
 	char line[512];
 	int n = snprintf(line, sizeof line, "%s %lld %s\n", slot,
 	                 (long long)now.tv_sec * 1000000000LL + now.tv_nsec, job ? job : "");

@@ -4,7 +4,8 @@
  * spends about 0.3 ms before main on this VM (its CPU feature probe
  * executes CPUID, which traps to the hypervisor), so stamp.c's reading
  * carries that in every figure; this one carries a few microseconds.
- * Same output line: SLOT NOW_UNIX_NANOS JOB.
+ * Same output line and arguments: SLOT NOW_UNIX_NANOS JOB, SLOT "-"
+ * without $CRONVISOR_SCHEDULED_AT, JOB from `stamp FILE [JOB]`.
  *
  * Build: cc -O2 -static -nostdlib -ffreestanding -fno-builtin \
  *        -fno-stack-protector -o stamp stamp_x86_64.c
@@ -52,10 +53,10 @@ void cstart(i64 *sp) {
 	i64 argc = sp[0];
 	char **argv = (char **)(sp + 1);
 	char **envp = argv + argc + 1;
+	if (argc != 2 && argc != 3) fail("usage: stamp FILE [JOB]\n", 2);
 	const char *slot = env(envp, "CRONVISOR_SCHEDULED_AT");
-	const char *job = env(envp, "CRONVISOR_JOB");
-	if (argc != 2 || !slot || !*slot)
-		fail("usage: stamp FILE (with CRONVISOR_SCHEDULED_AT set)\n", 2);
+	if (!slot || !*slot) slot = "-";
+	const char *job = argc == 3 ? argv[2] : env(envp, "CRONVISOR_JOB");
 
 	char digits[24];
 	int d = sizeof digits;

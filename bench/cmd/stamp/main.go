@@ -4,10 +4,14 @@
 //
 //	SLOT_UNIX_NANOS NOW_UNIX_NANOS JOB
 //
-// SLOT is $CRONVISOR_SCHEDULED_AT. Lateness is NOW - SLOT: the child's own
-// clock reading after exec and the Go runtime's start, which is what a job
-// sees. The bare baseline (bench/cmd/cvbench) runs this same program, so
-// the runtime's start-up is in both figures alike.
+// SLOT is $CRONVISOR_SCHEDULED_AT, or "-" when it is unset (a scheduler
+// that does not set it, such as supercronic: the reader infers the slot).
+// JOB is the optional second argument (`stamp FILE [JOB]`), else
+// $CRONVISOR_JOB, so that one command line names its job under any
+// scheduler. Lateness is NOW - SLOT: the child's own clock reading after
+// exec and the Go runtime's start, which is what a job sees. The bare
+// baseline (bench/cmd/cvbench) runs this same program, so the runtime's
+// start-up is in both figures alike.
 package main
 
 import (
@@ -19,19 +23,26 @@ import (
 
 func main() {
 	now := time.Now() // first, before anything else costs time
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: stamp FILE (with CRONVISOR_SCHEDULED_AT set)")
+	if len(os.Args) != 2 && len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: stamp FILE [JOB]")
 		os.Exit(2)
 	}
-	slot, err := time.Parse(time.RFC3339Nano, os.Getenv("CRONVISOR_SCHEDULED_AT"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "stamp: CRONVISOR_SCHEDULED_AT:", err)
-		os.Exit(2)
+	slot := "-"
+	if s := os.Getenv("CRONVISOR_SCHEDULED_AT"); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "stamp: CRONVISOR_SCHEDULED_AT:", err)
+			os.Exit(2)
+		}
+		slot = strconv.FormatInt(t.UnixNano(), 10)
+	}
+	job := os.Getenv("CRONVISOR_JOB")
+	if len(os.Args) == 3 {
+		job = os.Args[2]
 	}
 	// One write(2) of one short line with O_APPEND: concurrent stamps
 	// never interleave within a line.
-	line := strconv.FormatInt(slot.UnixNano(), 10) + " " + strconv.FormatInt(now.UnixNano(), 10) +
-		" " + os.Getenv("CRONVISOR_JOB") + "\n"
+	line := slot + " " + strconv.FormatInt(now.UnixNano(), 10) + " " + job + "\n"
 	f, err := os.OpenFile(os.Args[1], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stamp:", err)
