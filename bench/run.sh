@@ -9,13 +9,25 @@
 #   bench/run.sh attached N       # N jobs every second: daemon alone vs with `cronvisor ui` attached (needs tmux)
 #   bench/run.sh alerts N         # N jobs every second: plain daemon vs metrics and a webhook target
 #   bench/run.sh idle N           # N hourly jobs: start-up and idle cost of the daemon
+#   bench/run.sh compare [PART..] # cronvisor beside supercronic and a bare floor, interleaved per rep
+#                                 # (PART: 1, 100, 1000 jobs every second, idle: 10,000 hourly; default all)
 #
 # Environment: DURATION (window of each run, default 60s), REPS (runs of
 # each scenario, medians reported; default 3), BENCHTIME and COUNT (go
 # test -benchtime/-count; default 2s and 5), CRONVISOR (a prebuilt binary
 # to measure instead of building this checkout), STAMP (raw, libc or go:
 # the job whose clock reading is each start; see build below).
+# compare: SUPERCRONIC (required: its binary, built outside this repo:
+# git clone https://github.com/aptible/supercronic ../supercronic &&
+# (cd ../supercronic && go build -o supercronic .)), FIRES (the 1 job/s
+# part's window in fires, default 120, whatever DURATION says; lower it
+# for a smoke run), IDLE_JOBS (default 10000). Every job runs through
+# /bin/sh -c on every side; cronvisor with its default durability, metrics
+# on and one webhook target. A ~1 min per part and rep smoke run:
+#   SUPERCRONIC=../supercronic/supercronic DURATION=10s REPS=1 FIRES=20 bench/run.sh compare
 set -euo pipefail
+# SUPERCRONIC as given from the caller's directory.
+if [ -n "${SUPERCRONIC:-}" ]; then SUPERCRONIC=$(realpath -e "$SUPERCRONIC"); fi
 cd "$(dirname "$0")/.."
 
 DURATION=${DURATION:-60s}
@@ -85,6 +97,16 @@ alerts() {
     -jobs "$1" -duration "$DURATION" -reps "$REPS"
 }
 
+compare() {
+  if [ -z "${SUPERCRONIC:-}" ]; then
+    echo "bench/run.sh compare: set SUPERCRONIC to a supercronic binary; build one beside the project:" >&2
+    echo "  git clone https://github.com/aptible/supercronic ../supercronic && (cd ../supercronic && go build -o supercronic .)" >&2
+    exit 2
+  fi
+  "$out/cvbench" compare -supercronic "$SUPERCRONIC" -cronvisor "$out/cronvisor" -stamp "$out/stamp" \
+    -duration "$DURATION" -reps "$REPS" -fires "${FIRES:-120}" -idle-jobs "${IDLE_JOBS:-10000}" "$@"
+}
+
 idle() {
   "$out/cvbench" idle -cronvisor "$out/cronvisor" -jobs "$1" -duration "$DURATION" -reps "$REPS"
 }
@@ -96,6 +118,7 @@ case "${1:-all}" in
   idle) build; idle "${2:?jobs}" ;;
   attached) build; attached "${2:?jobs}" ;;
   alerts) build; alerts "${2:?jobs}" ;;
+  compare) shift; [ -n "${SUPERCRONIC:-}" ] || compare; machine; build; compare "$@" ;;
   all)
     machine; echo
     gobench; echo
@@ -103,5 +126,5 @@ case "${1:-all}" in
     for n in 1 100 1000; do lateness "$n"; echo; done
     for n in 1000 10000; do idle "$n"; echo; done
     ;;
-  *) sed -n '2,17p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,27p' "$0" >&2; exit 2 ;;
 esac

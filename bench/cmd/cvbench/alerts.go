@@ -28,7 +28,7 @@ func alerts(o options, w io.Writer) error {
 		}
 		p.label = fmt.Sprintf("plain #%d", rep+1)
 		withAlerts := o
-		withAlerts.alertsURL = srv.URL
+		withAlerts.alerts = alertsConfig(srv.URL)
 		a, err := runCronvisor(withAlerts, rep, nil)
 		if err != nil {
 			return err

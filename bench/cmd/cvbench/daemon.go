@@ -23,13 +23,19 @@ type daemon struct {
 // startDaemon runs `BIN --config CONFIG daemon --log-format json` with its
 // log in DIR/daemon.log.
 func startDaemon(bin, config, dir string) (*daemon, error) {
+	return startProcess(dir, bin, "--config", config, "daemon", "--log-format", "json")
+}
+
+// startProcess runs a scheduler (cronvisor or supercronic) in dir with
+// stdout and stderr in DIR/daemon.log.
+func startProcess(dir, bin string, args ...string) (*daemon, error) {
 	d := &daemon{logPath: filepath.Join(dir, "daemon.log"), exited: make(chan struct{})}
 	log, err := os.Create(d.logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer log.Close()
-	d.cmd = exec.Command(bin, "--config", config, "daemon", "--log-format", "json")
+	d.cmd = exec.Command(bin, args...)
 	d.cmd.Dir = dir
 	d.cmd.Stdout, d.cmd.Stderr = log, log
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -68,7 +74,7 @@ func (d *daemon) stop(grace time.Duration) error {
 	select {
 	case <-d.exited:
 	case <-time.After(grace):
-		err = fmt.Errorf("cronvisor did not stop within %v after SIGTERM; killed", grace)
+		err = fmt.Errorf("%s did not stop within %v after SIGTERM; killed", filepath.Base(d.cmd.Path), grace)
 	}
 	_ = syscall.Kill(-d.pid(), syscall.SIGKILL)
 	<-d.exited

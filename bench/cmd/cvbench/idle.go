@@ -43,8 +43,7 @@ func idle(o options, w io.Writer) error {
 		"start cpu ms", "(stat) ms", "idle cpu ms/min", "wakeups/min", "threads", "RSS MiB", "HWM MiB")
 	var cols [9][]float64
 	for i, r := range runs {
-		v := [9]float64{ms(r.ready), ms(r.settled), ms(r.startCPU), ms(r.startTicks), ms(r.idleCPU),
-			r.wakeups, float64(r.threads), float64(r.rss) / 1024, float64(r.hwm) / 1024}
+		v := r.figures()
 		printIdle(w, fmt.Sprintf("#%d", i+1), v)
 		for k := range v {
 			cols[k] = append(cols[k], v[k])
@@ -58,6 +57,13 @@ func idle(o options, w io.Writer) error {
 	return nil
 }
 
+// figures are the run's columns: ready, settled, start CPU, the same from
+// stat, and idle CPU in ms; wake-ups per minute, threads; RSS and HWM in MiB.
+func (r idleRun) figures() [9]float64 {
+	return [9]float64{ms(r.ready), ms(r.settled), ms(r.startCPU), ms(r.startTicks), ms(r.idleCPU),
+		r.wakeups, float64(r.threads), float64(r.rss) / 1024, float64(r.hwm) / 1024}
+}
+
 func printIdle(w io.Writer, label string, v [9]float64) {
 	fmt.Fprintf(w, "%-8s %9.1f %11.1f %12.1f %12.0f %14.2f %12.1f %7.0f %8.1f %8.1f\n",
 		label, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8])
@@ -69,13 +75,10 @@ func runIdle(o options, rep int) (idleRun, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return r, err
 	}
-	// Every job is hourly, at a minute 10 to 49 minutes from now, so none
-	// fires while this runs.
-	m0 := time.Now().Minute()
-	minute := func(i int) int { return (m0 + 10 + i%40) % 60 }
+	minute := idleMinutes(time.Now())
 	config := filepath.Join(dir, "jobs.yaml")
 	if err := writeJobs(config, o.jobs, func(i int) string { return fmt.Sprintf("%d * * * *", minute(i)) },
-		[]string{"/bin/true"}, ""); err != nil {
+		jobCommand(o, []string{"/bin/true"}), o.alerts); err != nil {
 		return r, err
 	}
 	if o.rowsPerJob > 0 {
@@ -98,16 +101,32 @@ func runIdle(o options, rep int) (idleRun, error) {
 		return r, err
 	}
 	r.settled, r.startCPU, r.startTicks = at.Sub(d.started), start.cpu, start.ticks
-	time.Sleep(o.duration)
-	end, err := readUsage(d.pid())
-	if err != nil {
+	if err := r.idleSpan(d.pid(), start, o.duration); err != nil {
 		return r, err
 	}
-	perMinute := float64(time.Minute) / float64(o.duration)
+	return r, d.stop(30 * time.Second)
+}
+
+// idleSpan waits for span after the settled usage start and records the
+// idle cost per minute and the memory at its end.
+func (r *idleRun) idleSpan(pid int, start usage, span time.Duration) error {
+	time.Sleep(span)
+	end, err := readUsage(pid)
+	if err != nil {
+		return err
+	}
+	perMinute := float64(time.Minute) / float64(span)
 	r.idleCPU = time.Duration(float64(end.cpu-start.cpu) * perMinute)
 	r.wakeups = float64(end.wakeups-start.wakeups) * perMinute
 	r.threads, r.rss, r.hwm = end.threads, end.rss, end.hwm
-	return r, d.stop(30 * time.Second)
+	return nil
+}
+
+// idleMinutes gives job i an hourly minute 10 to 49 minutes after now's,
+// so that none fires while an idle span of at most 8 minutes runs.
+func idleMinutes(now time.Time) func(i int) int {
+	m0 := now.Minute()
+	return func(i int) int { return (m0 + 10 + i%40) % 60 }
 }
 
 // settle waits until pid has used less than 3 ms of CPU in a quarter of a

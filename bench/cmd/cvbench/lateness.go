@@ -25,6 +25,9 @@ type latencyRun struct {
 	skipped  int             // cronvisor's "run skipped" records in the window
 	failed   int             // its "run finished" records in the window with another outcome than ok
 	reasons  map[string]int  // why they were skipped or failed
+	stamps   string          // the stamp file
+	log      string          // the daemon's log; "" for the bare floor
+	window   [2]time.Time    // the measured slots: [start, end)
 }
 
 func (r latencyRun) cpuPerFire() time.Duration {
@@ -146,7 +149,7 @@ func runCronvisor(o options, rep int, attach func(o options, config, dir string)
 	if attach != nil {
 		dir += "-attached"
 	}
-	if o.alertsURL != "" {
+	if o.alerts != "" {
 		dir += "-alerts"
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -155,7 +158,7 @@ func runCronvisor(o options, rep int, attach func(o options, config, dir string)
 	stamps := filepath.Join(dir, "stamps")
 	config := filepath.Join(dir, "jobs.yaml")
 	everySecond := func(int) string { return "* * * * * *" }
-	if err := writeJobs(config, o.jobs, everySecond, []string{o.stamp, stamps}, alertsConfig(o.alertsURL)); err != nil {
+	if err := writeJobs(config, o.jobs, everySecond, jobCommand(o, []string{o.stamp, stamps}), o.alerts); err != nil {
 		return r, err
 	}
 	d, err := startDaemon(o.cronvisor, config, dir)
@@ -189,6 +192,8 @@ func runCronvisor(o options, rep int, attach func(o options, config, dir string)
 		return r, err
 	}
 	r.expected = o.jobs * int(end.Sub(start)/time.Second)
+	r.window = [2]time.Time{start, end}
+	r.stamps, r.log = stamps, d.logPath
 	r.starts, r.last, err = readStamps(stamps, start, end)
 	return r, err
 }
@@ -255,6 +260,9 @@ func runBare(o options, rep int) (latencyRun, error) {
 			for i := range o.jobs {
 				runs.Go(func() {
 					cmd := exec.Command(o.stamp, stamps)
+					if o.viaShell {
+						cmd = exec.Command("/bin/sh", "-c", shellLine([]string{o.stamp, stamps}, i))
+					}
 					cmd.Env = append(e[:len(e):len(e)], "CRONVISOR_JOB="+jobName(i))
 					if cmd.Run() != nil {
 						failed.Add(1)
@@ -274,6 +282,8 @@ func runBare(o options, rep int) (latencyRun, error) {
 		return r, fmt.Errorf("bare: %d runs of %s failed", n, o.stamp)
 	}
 	r.expected = o.jobs * int(end.Sub(start)/time.Second)
+	r.window = [2]time.Time{start, end}
+	r.stamps = stamps
 	r.starts, r.last, err = readStamps(stamps, start, end)
 	return r, err
 }
@@ -302,66 +312,32 @@ func calibrate(o options) (spawn, start time.Duration, err error) {
 	return quantile(spawns, .5), quantile(starts, .5), err
 }
 
-// readStamps reads the lines of a stamp (bench/cmd/stamp or
-// bench/stamp/stamp.c) whose slot is in [start, end): every start's
-// lateness and, per slot, the latest.
-func readStamps(path string, start, end time.Time) (starts, last []time.Duration, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	latest := map[int64]time.Duration{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			return nil, nil, fmt.Errorf("%s: bad line %q", path, sc.Text())
-		}
-		slot, err1 := parseSlot(fields[0])
-		now, err2 := strconv.ParseInt(fields[1], 10, 64)
-		if err1 != nil || err2 != nil {
-			return nil, nil, fmt.Errorf("%s: bad line %q", path, sc.Text())
-		}
-		if slot < start.UnixNano() || slot >= end.UnixNano() {
-			continue
-		}
-		late := time.Duration(now - slot)
-		starts = append(starts, late)
-		latest[slot] = max(latest[slot], late)
-	}
-	for _, l := range latest {
-		last = append(last, l)
-	}
-	return starts, last, sc.Err()
-}
-
-// parseSlot reads a stamp line's slot: Unix nanoseconds (the Go stamp)
-// or $CRONVISOR_SCHEDULED_AT as given, RFC 3339 (the C stamp).
-func parseSlot(field string) (int64, error) {
-	if n, err := strconv.ParseInt(field, 10, 64); err == nil {
-		return n, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, field)
-	return t.UnixNano(), err
-}
-
 func jobName(i int) string { return fmt.Sprintf("job-%05d", i) }
 
-// writeJobs writes a jobs.yaml of n jobs running command on schedule(i).
-// extra is added at the end of defaults and may close it with top-level
-// keys.
-func writeJobs(path string, n int, schedule func(i int) string, command []string, extra string) error {
+// writeJobs writes a jobs.yaml of n jobs running command(i) (a YAML
+// value, see jobCommand) on schedule(i). extra is added at the end of
+// defaults and may close it with top-level keys.
+func writeJobs(path string, n int, schedule, command func(i int) string, extra string) error {
 	var b strings.Builder
 	b.WriteString("state_dir: state\nshutdown_grace: 10s\n")
 	b.WriteString("defaults:\n  timeout: 30s\n  overlap: skip\n  kill_grace: 1s\n" + extra + "jobs:\n")
-	argv := make([]string, len(command))
-	for i, a := range command {
-		argv[i] = strconv.Quote(a)
-	}
-	cmd := "[" + strings.Join(argv, ", ") + "]"
 	for i := range n {
-		fmt.Fprintf(&b, "  - name: %s\n    schedule: %q\n    command: %s\n", jobName(i), schedule(i), cmd)
+		fmt.Fprintf(&b, "  - name: %s\n    schedule: %q\n    command: %s\n", jobName(i), schedule(i), command(i))
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// jobCommand is job i's command as a YAML value: argv as a list (exec'd
+// directly), or with o.viaShell the string shellLine(argv, i), which
+// cronvisor runs with /bin/sh -c.
+func jobCommand(o options, argv []string) func(i int) string {
+	if o.viaShell {
+		return func(i int) string { return strconv.Quote(shellLine(argv, i)) }
+	}
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = strconv.Quote(a)
+	}
+	list := "[" + strings.Join(quoted, ", ") + "]"
+	return func(int) string { return list }
 }

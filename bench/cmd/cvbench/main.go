@@ -8,6 +8,7 @@
 //	cvbench attached -cronvisor BIN -stamp BIN -jobs 20 -duration 60s -reps 3
 //	cvbench alerts -cronvisor BIN -stamp BIN -jobs 100 -duration 60s -reps 3
 //	cvbench idle -cronvisor BIN -jobs 10000 -duration 60s -reps 3
+//	cvbench compare -supercronic BIN -cronvisor BIN -stamp BIN -duration 60s -reps 3 [1|100|1000|idle ...]
 package main
 
 import (
@@ -26,7 +27,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: cvbench lateness|attached|alerts|idle [flags]  (-h for the flags)")
+		fmt.Fprintln(stderr, "usage: cvbench lateness|attached|alerts|idle|compare [flags]  (-h for the flags)")
 		return 2
 	}
 	fs := flag.NewFlagSet("cvbench "+args[0], flag.ContinueOnError)
@@ -39,13 +40,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "fires discarded after start-up")
 	fs.IntVar(&o.reps, "reps", 1, "repetitions; medians are reported")
 	fs.IntVar(&o.rowsPerJob, "history-rows", 3, "idle: history rows per job written before the start")
+	fs.StringVar(&o.supercronic, "supercronic", "", "compare: supercronic binary")
+	fs.IntVar(&o.fires, "fires", 120, "compare: fires of the 1 job/s part (its window, whatever -duration says)")
+	fs.IntVar(&o.idleJobs, "idle-jobs", 10000, "compare: hourly jobs of the idle part")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temporary one, removed at the end)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	for _, bin := range []*string{&o.cronvisor, &o.stamp} {
+	for _, bin := range []*string{&o.cronvisor, &o.stamp, &o.supercronic} {
 		// Absolute: the daemon runs in its own directory, and so do its jobs.
-		if p, err := exec.LookPath(*bin); err == nil {
+		if p, err := exec.LookPath(*bin); *bin != "" && err == nil {
 			*bin, _ = filepath.Abs(p)
 		}
 	}
@@ -73,8 +77,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = attached(o, stdout)
 	case "alerts":
 		err = alerts(o, stdout)
+	case "compare":
+		err = compare(o, fs.Args(), stdout)
 	default:
-		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness, attached, alerts or idle\n", args[0])
+		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness, attached, alerts, idle or compare\n", args[0])
 		return 2
 	}
 	if err != nil {
@@ -92,7 +98,15 @@ type options struct {
 	reps             int
 	rowsPerJob       int
 	dir              string
-	// alertsURL, when set, gives the daemon's jobs a webhook target there
-	// (start and success) and turns metrics on (the alerts scenario).
-	alertsURL string
+	// alerts, when set, is added to the daemon's jobs.yaml defaults (see
+	// writeJobs): a notify target and metrics on (alerts, compare).
+	alerts string
+	// viaShell runs every job through /bin/sh -c with its name as the last
+	// argument (shellLine), on every side (compare: supercronic has no
+	// other way).
+	viaShell bool
+	// supercronic is its binary, fires the 1 job/s window in fires, and
+	// idleJobs the idle part's job count (compare).
+	supercronic     string
+	fires, idleJobs int
 }
