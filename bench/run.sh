@@ -23,7 +23,8 @@
 # part's window in fires, default 120, whatever DURATION says; lower it
 # for a smoke run), IDLE_JOBS (default 10000). Every job runs through
 # /bin/sh -c on every side; cronvisor with its default durability, metrics
-# on and one webhook target. A ~1 min per part and rep smoke run:
+# on and one webhook target; bench/doc.go says what is fair and how. A
+# smoke run of about 3 minutes:
 #   SUPERCRONIC=../supercronic/supercronic DURATION=10s REPS=1 FIRES=20 bench/run.sh compare
 set -euo pipefail
 # SUPERCRONIC as given from the caller's directory.
@@ -68,6 +69,7 @@ build() {
   esac
   echo "stamp: $stamp"
   go build -o "$out/cvbench" ./bench/cmd/cvbench
+  go build -o "$out/floor" ./bench/cmd/floor
 }
 
 machine() {
@@ -103,7 +105,7 @@ compare() {
     echo "  git clone https://github.com/aptible/supercronic ../supercronic && (cd ../supercronic && go build -o supercronic .)" >&2
     exit 2
   fi
-  "$out/cvbench" compare -supercronic "$SUPERCRONIC" -cronvisor "$out/cronvisor" -stamp "$out/stamp" \
+  "$out/cvbench" compare -supercronic "$SUPERCRONIC" -cronvisor "$out/cronvisor" -stamp "$out/stamp" -floor "$out/floor" \
     -duration "$DURATION" -reps "$REPS" -fires "${FIRES:-120}" -idle-jobs "${IDLE_JOBS:-10000}" "$@"
 }
 
@@ -126,5 +128,5 @@ case "${1:-all}" in
     for n in 1 100 1000; do lateness "$n"; echo; done
     for n in 1000 10000; do idle "$n"; echo; done
     ;;
-  *) sed -n '2,27p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,28p' "$0" >&2; exit 2 ;;
 esac

@@ -131,13 +131,19 @@ func printSummary(w io.Writer, rows []summaryRow) {
 	}
 }
 
-// compareIdle starts supercronic and cronvisor with o.jobs hourly jobs,
-// alternately, o.reps times, and prints their start-up and idle cost.
-// There is no floor here: a scheduler that does nothing has no figure to
-// compare.
+// compareIdle starts the floor (bench/cmd/floor, when o.floor is set),
+// supercronic and cronvisor with o.jobs hourly jobs, in turn, o.reps
+// times, and prints their start-up and idle cost.
 func compareIdle(o options, w io.Writer) ([]summaryRow, error) {
 	var runs [3][]idleRun
 	for rep := range o.reps {
+		if o.floor != "" {
+			f, err := runIdleFloor(o, rep)
+			if err != nil {
+				return nil, err
+			}
+			runs[floorSide] = append(runs[floorSide], f)
+		}
 		s, err := runIdleSupercronic(o, rep)
 		if err != nil {
 			return nil, err
@@ -150,7 +156,8 @@ func compareIdle(o options, w io.Writer) ([]summaryRow, error) {
 	}
 	fmt.Fprintf(w, "compare idle: %d hourly job(s), cronvisor with %d history row(s) per job, idle span %v, %d rep(s)\n",
 		o.jobs, o.rowsPerJob, o.duration, o.reps)
-	fmt.Fprintln(w, "supercronic writes no ready line: its start-up is from exec until its CPU use settles, as cronvisor's settled is")
+	fmt.Fprintln(w, "the floor and supercronic write no ready line: their start-up is from exec until their CPU use settles, "+
+		"as cronvisor's settled is; the floor holds the same schedules on one timer and runs nothing")
 	fmt.Fprintf(w, "%-18s %9s %11s %12s %10s %15s %12s %7s %8s %8s\n", "run", "ready ms", "settled ms",
 		"start cpu ms", "(stat) ms", "idle cpu ms/min", "wakeups/min", "threads", "RSS MiB", "HWM MiB")
 	row := func(label string, v [9]float64) {
@@ -162,8 +169,10 @@ func compareIdle(o options, w io.Writer) ([]summaryRow, error) {
 			label, ready, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8])
 	}
 	var m [3][9]float64
-	for _, side := range []int{supercronicSide, cronvisorSide} {
-		name := map[int]string{supercronicSide: "supercronic", cronvisorSide: "cronvisor"}[side]
+	for side, name := range [3]string{"floor", "supercronic", "cronvisor"} {
+		if len(runs[side]) == 0 {
+			continue
+		}
 		var cols [9][]float64
 		for i, r := range runs[side] {
 			v := r.figures()
@@ -177,9 +186,18 @@ func compareIdle(o options, w io.Writer) ([]summaryRow, error) {
 		}
 		row("median "+name, m[side])
 	}
-	s, c := m[supercronicSide], m[cronvisorSide]
-	fmt.Fprintf(w, "ratio cronvisor/supercronic: start-up cpu %s, settled %s, idle cpu %s, RSS %s, HWM %s\n",
-		ratio(c[2], s[2]), ratio(c[1], s[1]), ratio(c[4], s[4]), ratio(c[7], s[7]), ratio(c[8], s[8]))
+	for _, p := range []struct {
+		name string
+		a, b int
+	}{{"cronvisor/supercronic", cronvisorSide, supercronicSide}, {"cronvisor/floor", cronvisorSide, floorSide},
+		{"supercronic/floor", supercronicSide, floorSide}} {
+		if len(runs[p.b]) == 0 {
+			continue
+		}
+		a, b := m[p.a], m[p.b]
+		fmt.Fprintf(w, "ratio %s: start-up cpu %s, settled %s, idle cpu %s, RSS %s, HWM %s\n", p.name,
+			ratio(a[2], b[2]), ratio(a[1], b[1]), ratio(a[4], b[4]), ratio(a[7], b[7]), ratio(a[8], b[8]))
+	}
 	part := fmt.Sprintf("%d idle hourly jobs: ", o.jobs)
 	var rows []summaryRow
 	for _, f := range []struct {
@@ -188,8 +206,8 @@ func compareIdle(o options, w io.Writer) ([]summaryRow, error) {
 		unit string
 	}{{"start-up CPU until settled (ms)", 2, "%.1f"}, {"RSS after the idle span (MiB)", 7, "%.1f"},
 		{"HWM (MiB)", 8, "%.1f"}, {"idle CPU (ms/min)", 4, "%.2f"}} {
-		rows = append(rows, summaryRow{figure: part + f.name, unit: f.unit, has: [3]bool{false, true, true},
-			vals: [3]float64{0, s[f.k], c[f.k]}})
+		rows = append(rows, summaryRow{figure: part + f.name, unit: f.unit, has: [3]bool{len(runs[floorSide]) > 0, true, true},
+			vals: [3]float64{m[floorSide][f.k], m[supercronicSide][f.k], m[cronvisorSide][f.k]}})
 	}
 	return rows, nil
 }

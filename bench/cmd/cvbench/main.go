@@ -1,8 +1,9 @@
 // Command cvbench measures a real cronvisor daemon from outside: start
 // lateness of jobs firing every second (against a bare Go scheduler that
 // starts the same program from the same kind of timer), and idle cost
-// with thousands of hourly jobs. bench/run.sh builds it and runs every
-// scenario; BENCHMARKS.md explains the figures.
+// with thousands of hourly jobs; compare puts cronvisor beside supercronic
+// and a bare floor (see the bench package's documentation). bench/run.sh
+// builds it and runs every scenario; BENCHMARKS.md explains the figures.
 //
 //	cvbench lateness -cronvisor BIN -stamp BIN -jobs 100 -duration 60s -reps 3
 //	cvbench attached -cronvisor BIN -stamp BIN -jobs 20 -duration 60s -reps 3
@@ -41,13 +42,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.reps, "reps", 1, "repetitions; medians are reported")
 	fs.IntVar(&o.rowsPerJob, "history-rows", 3, "idle: history rows per job written before the start")
 	fs.StringVar(&o.supercronic, "supercronic", "", "compare: supercronic binary")
+	fs.StringVar(&o.floor, "floor", "", "compare idle: bench/cmd/floor binary, the idle floor (none: n/a)")
 	fs.IntVar(&o.fires, "fires", 120, "compare: fires of the 1 job/s part (its window, whatever -duration says)")
 	fs.IntVar(&o.idleJobs, "idle-jobs", 10000, "compare: hourly jobs of the idle part")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temporary one, removed at the end)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	for _, bin := range []*string{&o.cronvisor, &o.stamp, &o.supercronic} {
+	for _, bin := range []*string{&o.cronvisor, &o.stamp, &o.supercronic, &o.floor} {
 		// Absolute: the daemon runs in its own directory, and so do its jobs.
 		if p, err := exec.LookPath(*bin); *bin != "" && err == nil {
 			*bin, _ = filepath.Abs(p)
@@ -105,8 +107,9 @@ type options struct {
 	// argument (shellLine), on every side (compare: supercronic has no
 	// other way).
 	viaShell bool
-	// supercronic is its binary, fires the 1 job/s window in fires, and
-	// idleJobs the idle part's job count (compare).
-	supercronic     string
-	fires, idleJobs int
+	// supercronic and floor (bench/cmd/floor) are binaries, fires the 1
+	// job/s window in fires, and idleJobs the idle part's job count
+	// (compare).
+	supercronic, floor string
+	fires, idleJobs    int
 }

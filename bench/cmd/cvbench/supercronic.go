@@ -198,11 +198,31 @@ func logfmt(line string) map[string]string {
 }
 
 // runIdleSupercronic starts supercronic with o.jobs hourly jobs, as
-// runIdle does cronvisor. It has no "ready" line: start-up is measured
-// from exec until its CPU use settles.
+// runIdle does cronvisor.
 func runIdleSupercronic(o options, rep int) (idleRun, error) {
-	var r idleRun
 	dir := filepath.Join(o.dir, fmt.Sprintf("idle-supercronic-%d", rep+1))
+	return runIdleCrontab(o, dir, func(crontab string) (*daemon, func() error, error) {
+		d, addr, err := startSupercronic(o.supercronic, crontab, dir)
+		return d, func() error { return checkMetrics(addr) }, err
+	})
+}
+
+// runIdleFloor starts bench/cmd/floor on the same crontab: the idle floor.
+func runIdleFloor(o options, rep int) (idleRun, error) {
+	dir := filepath.Join(o.dir, fmt.Sprintf("idle-floor-%d", rep+1))
+	return runIdleCrontab(o, dir, func(crontab string) (*daemon, func() error, error) {
+		d, err := startProcess(dir, o.floor, crontab)
+		return d, func() error { return nil }, err
+	})
+}
+
+// runIdleCrontab writes a crontab of o.jobs hourly lines in dir, starts a
+// scheduler on it, and measures it as runIdle does cronvisor, but from
+// exec until its CPU use settles: neither supercronic nor the floor
+// writes a "ready" line. check runs after the idle span (a metrics
+// scrape costs CPU).
+func runIdleCrontab(o options, dir string, start func(crontab string) (d *daemon, check func() error, err error)) (idleRun, error) {
+	var r idleRun
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return r, err
 	}
@@ -212,20 +232,20 @@ func runIdleSupercronic(o options, rep int) (idleRun, error) {
 		[]string{"/bin/true"}); err != nil {
 		return r, err
 	}
-	d, addr, err := startSupercronic(o.supercronic, crontab, dir)
+	d, check, err := start(crontab)
 	if err != nil {
 		return r, err
 	}
 	defer func() { _ = d.stop(30 * time.Second) }()
-	start, at, err := settle(d.pid(), 30*time.Second)
+	begin, at, err := settle(d.pid(), 30*time.Second)
 	if err != nil {
 		return r, err
 	}
-	r.settled, r.startCPU, r.startTicks = at.Sub(d.started), start.cpu, start.ticks
-	if err := r.idleSpan(d.pid(), start, o.duration); err != nil {
+	r.settled, r.startCPU, r.startTicks = at.Sub(d.started), begin.cpu, begin.ticks
+	if err := r.idleSpan(d.pid(), begin, o.duration); err != nil {
 		return r, err
 	}
-	if err := checkMetrics(addr); err != nil { // after the span: a scrape costs CPU
+	if err := check(); err != nil {
 		return r, err
 	}
 	return r, d.stop(30 * time.Second)
