@@ -45,6 +45,9 @@ func compare(o options, parts []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if slices.Contains(parts, "1") && o.fires < 1 {
+		return fmt.Errorf("compare 1: -fires %d: want at least 1", o.fires)
+	}
 	if slices.Contains(parts, "idle") && o.duration > 8*time.Minute {
 		return fmt.Errorf("compare idle: -duration %v: at most 8m (the jobs' minutes must stay outside the window)", o.duration)
 	}
