@@ -64,12 +64,15 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	out := outlog.New(d.log.Handler())
 	e.Listen(out.Handle)
 	e.onClose("outlog", out.Close) // the first to close: runs have ended
-	d.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, e.schedulerOptions()...)
+	// History is read once for both: the scheduler's catch_up and the
+	// status each job starts with.
+	recent := service.ReadRecent(context.Background(), e.Store, cfg.Jobs)
+	d.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, runner.WithLastSlots(recent.LastSlots))
 	if err := d.serveMetrics(cfg); err != nil {
 		e.Close()
 		return nil, err
 	}
-	if d.svc, err = service.New(e.Supervisor, d.sched, e.Locker, e.Store, cfg, d.Reload); err != nil {
+	if d.svc, err = service.New(e.Supervisor, d.sched, e.Locker, e.Store, cfg, recent, d.Reload); err != nil {
 		d.log.Error("saved pauses not restored; every job runs unpaused", "err", err)
 	}
 	d.svc.SetHistoryHealth(func() string { return e.History.Health().String() })

@@ -29,12 +29,11 @@ type Env struct {
 	Store      *history.Store  // unopened (degraded) when the database could not be opened
 	History    *history.Writer // the Supervisor's Recorder
 	// Recovery records dead supervisors' runs (see package recovery).
-	Recovery  *recovery.Recoverer
-	Notifier  *notify.Notifier // notifications and pings of the current config's jobs
-	log       *slog.Logger
-	cfg       atomic.Pointer[config.Config] // the current one, for Recovery
-	closers   []closer                      // in the order opened; Close runs them backwards
-	schedOpts []runner.SchedulerOption
+	Recovery *recovery.Recoverer
+	Notifier *notify.Notifier // notifications and pings of the current config's jobs
+	log      *slog.Logger
+	cfg      atomic.Pointer[config.Config] // the current one, for Recovery
+	closers  []closer                      // in the order opened; Close runs them backwards
 }
 
 // closer is one part of an Env or a Daemon to stop, named in the debug
@@ -130,13 +129,9 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	e.listenNotifier(log)
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
 		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock)}
-	e.schedOpts = append(e.schedOpts, runner.WithLastSlots(store.LastSlots))
 	e.Supervisor = runner.NewSupervisor(e.Locker, hist, e.Emit, opts...)
 	return e, nil
 }
 
 // setConfig tells the env about a reloaded config.
 func (e *Env) setConfig(cfg *config.Config) { e.cfg.Store(cfg) }
-
-// schedulerOptions wires the history store into the scheduler (catch_up).
-func (e *Env) schedulerOptions() []runner.SchedulerOption { return e.schedOpts }

@@ -6,9 +6,9 @@ import (
 	"cronvisor/run"
 )
 
-// TestLatestRunsPassesOverSkips: the newest record of a job that ran and
-// was then skipped is the skip; its newest run is the run before.
-func TestLatestRunsPassesOverSkips(t *testing.T) {
+// TestSummariesPassOverSkips: the newest record of a job that ran and
+// was then skipped is the skip; its last start is the run's before.
+func TestSummariesPassOverSkips(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
 	mustRun(t, s, Record{Job: "a", RunID: "run1", Outcome: run.OK, ScheduledAt: minute(0), StartedAt: minute(0), EndedAt: minute(1)})
@@ -17,24 +17,17 @@ func TestLatestRunsPassesOverSkips(t *testing.T) {
 	mustSkip(t, s, Record{Job: "a", RunID: "skip2", Outcome: run.Skipped, ScheduledAt: minute(15)})
 	mustSkip(t, s, Record{Job: "only_skips", RunID: "skip3", Outcome: run.Skipped, ScheduledAt: minute(15)})
 
-	runs, err := s.LatestRuns(ctx, []string{"a", "only_skips", "unknown"})
+	sums, err := s.Summaries(ctx, []string{"a", "only_skips", "unknown"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := runs["a"]; got.RunID != "run2" || !got.StartedAt.Equal(minute(5)) {
-		t.Errorf("LatestRuns[a] = %s started %v, want run2 started %v", got.RunID, got.StartedAt, minute(5))
+	if got := sums["a"]; got.Outcome != run.Skipped || !got.StartedAt.Equal(minute(5)) || !got.EndedAt.IsZero() {
+		t.Errorf("Summaries[a] = %+v, want the skip's outcome, no end, run2's start %v", got, minute(5))
 	}
-	if r, ok := runs["only_skips"]; ok {
-		t.Errorf("LatestRuns[only_skips] = %s, want absent: it never ran", r.RunID)
+	if got, ok := sums["only_skips"]; !ok || !got.StartedAt.IsZero() || got.Outcome != run.Skipped {
+		t.Errorf("Summaries[only_skips] = %+v (present %v), want a skip that never started", got, ok)
 	}
-	if len(runs) != 1 {
-		t.Errorf("LatestRuns returned %d jobs, want 1", len(runs))
-	}
-	latest, err := s.Latest(ctx, []string{"a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if latest["a"].RunID != "skip2" {
-		t.Errorf("Latest[a] = %s, want the newest record skip2", latest["a"].RunID)
+	if len(sums) != 2 {
+		t.Errorf("Summaries returned %d jobs, want 2", len(sums))
 	}
 }

@@ -148,47 +148,6 @@ const lastSlotsSQL = `SELECT j.value, (SELECT scheduled_at FROM runs r
 	ORDER BY r.at DESC, r.id DESC LIMIT 1)
 	FROM json_each(?) j`
 
-// Latest returns the newest record of each job, as Query with Job and
-// Limit 1 would, in one statement; jobs without records are absent.
-func (s *Store) Latest(ctx context.Context, jobs []string) (map[string]Record, error) {
-	return s.newestPerJob(ctx, "latest", latestSQL, jobs)
-}
-
-// newestPerJob runs query, one of the per-job "newest record" statements
-// over a JSON array of job names, and keys its rows by job.
-func (s *Store) newestPerJob(ctx context.Context, what, query string, jobs []string) (map[string]Record, error) {
-	out := make(map[string]Record, len(jobs))
-	if len(jobs) == 0 {
-		return out, nil
-	}
-	list, err := json.Marshal(jobs)
-	if err != nil {
-		return nil, fmt.Errorf("history: %s: %w", what, err)
-	}
-	db, err := s.reader()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := db.QueryContext(ctx, query, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("history: %s: %w", what, err)
-	}
-	recs, err := collect(rows)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range recs {
-		out[r.Job] = r
-	}
-	return out, nil
-}
-
-// latestSQL picks, per job of a JSON array, the id Query's order puts
-// first, with one index seek each.
-const latestSQL = `SELECT id, ` + columns + ` FROM runs WHERE id IN (
-	SELECT (SELECT r.id FROM runs r WHERE r.job = j.value ORDER BY r.at DESC, r.id DESC LIMIT 1)
-	FROM json_each(?) j)`
-
 func (s *Store) slot(ctx context.Context, q, job string) (time.Time, error) {
 	var n int64
 	db, err := s.reader()
@@ -256,17 +215,3 @@ func fromNanos(n sql.NullInt64) time.Time {
 	}
 	return time.Unix(0, n.Int64).Local()
 }
-
-// LatestRuns is Latest restricted to runs that started: a skip or a fire
-// that never got its lock is passed over, so that "last start" names a
-// run even when skips followed it.
-func (s *Store) LatestRuns(ctx context.Context, jobs []string) (map[string]Record, error) {
-	return s.newestPerJob(ctx, "latest runs", latestRunsSQL, jobs)
-}
-
-// latestRunsSQL walks each job's runs_job_at index back from the newest
-// row to the first one that started.
-const latestRunsSQL = `SELECT id, ` + columns + ` FROM runs WHERE id IN (
-	SELECT (SELECT r.id FROM runs r WHERE r.job = j.value AND r.started_at IS NOT NULL
-		ORDER BY r.at DESC, r.id DESC LIMIT 1)
-	FROM json_each(?) j)`

@@ -11,9 +11,9 @@ import (
 )
 
 // BenchmarkStartupQueries is what a supervisor starting with many jobs
-// asks the store: every job's last slot (catch_up) and newest record (the
-// status it shows), one query per job against the batched LastSlots and
-// Latest. Jobs: 10,000, or CRONVISOR_BENCH_ROWS/3 when that is smaller;
+// asks the store: every job's last slot (catch_up) and newest outcome and
+// start (the status it shows), one query per job against the batched
+// LastSlots and Summaries. Jobs: 10,000, or CRONVISOR_BENCH_ROWS/3 when that is smaller;
 // three rows each.
 func BenchmarkStartupQueries(b *testing.B) {
 	n := min(10000, max(benchRows(b)/3, 1))
@@ -49,7 +49,7 @@ func BenchmarkStartupQueries(b *testing.B) {
 			}
 			return found, nil
 		}},
-		{"Latest", func() (int, error) { m, err := s.Latest(ctx, jobs); return len(m), err }},
+		{"Summaries", func() (int, error) { m, err := s.Summaries(ctx, jobs); return len(m), err }},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

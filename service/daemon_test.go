@@ -53,7 +53,7 @@ func TestPausesSurviveARestart(t *testing.T) {
 		locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
 		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
 		s, err := New(sup, nil, locker, nil, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "a", true)}},
-			func(context.Context) error { return nil })
+			nil, func(context.Context) error { return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestDaemonsSharingAStateDirKeepEachOthersPauses(t *testing.T) {
 		locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
 		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
 		s, err := New(sup, nil, locker, nil, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "x", true), job(t, "y", true)}},
-			func(context.Context) error { return nil })
+			nil, func(context.Context) error { return nil })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ func BenchmarkJobs(b *testing.B) {
 		}
 	}
 	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
-	s, err := New(sup, nil, locker, nil, &config.Config{Jobs: jobs}, func(context.Context) error { return errors.New("no reload") })
+	s, err := New(sup, nil, locker, nil, &config.Config{Jobs: jobs}, nil, func(context.Context) error { return errors.New("no reload") })
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,44 +2,51 @@ package service
 
 import (
 	"context"
+	"time"
 
 	"cronvisor/config"
 	"cronvisor/ctl"
 	"cronvisor/history"
 )
 
-// LatestReader is what the history store tells of each job's newest
+// SummaryReader is what the history store tells of each job's newest
 // records (a *history.Store).
-type LatestReader interface {
-	// Latest is each job's newest record, LatestRuns its newest run.
-	Latest(ctx context.Context, jobs []string) (map[string]history.Record, error)
-	LatestRuns(ctx context.Context, jobs []string) (map[string]history.Record, error)
+type SummaryReader interface {
+	Summaries(ctx context.Context, jobs []string) (map[string]history.Summary, error)
 }
 
 // StoredRuns is each job's Recent as the history store has it, without
 // counts: those are a daemon's, since it started.
-type StoredRuns struct {
-	latest, runs map[string]history.Record
-}
+type StoredRuns map[string]history.Summary
 
-// ReadRecent reads the newest record and the newest run of each of jobs
-// with one query each: thousands of jobs must not mean thousands of
-// queries. A query that fails leaves its part unknown.
-func ReadRecent(ctx context.Context, store LatestReader, jobs []config.Job) StoredRuns {
+// ReadRecent reads each of jobs' summary with one query: thousands of
+// jobs must not mean thousands of queries. A failed query leaves them
+// unknown.
+func ReadRecent(ctx context.Context, store SummaryReader, jobs []config.Job) StoredRuns {
 	names := make([]string, len(jobs))
 	for i, j := range jobs {
 		names[i] = j.Name
 	}
-	var r StoredRuns
-	r.latest, _ = store.Latest(ctx, names)
-	r.runs, _ = store.LatestRuns(ctx, names)
+	r, _ := store.Summaries(ctx, names)
 	return r
+}
+
+// LastSlots is runner.LastSlotsFunc over what was read: each of jobs'
+// last slot before this process started, absent when it has none.
+func (r StoredRuns) LastSlots(_ context.Context, jobs []string) (map[string]time.Time, error) {
+	out := make(map[string]time.Time, len(jobs))
+	for _, job := range jobs {
+		if s, ok := r[job]; ok && !s.LastSlot.IsZero() {
+			out[job] = s.LastSlot
+		}
+	}
+	return out, nil
 }
 
 // Recent implements RecentRuns.
 func (r StoredRuns) Recent(job string) Recent {
-	l := r.latest[job]
-	return Recent{Outcome: l.Outcome, Ended: l.EndedAt, Started: r.runs[job].StartedAt}
+	s := r[job]
+	return Recent{Outcome: s.Outcome, Ended: s.EndedAt, Started: s.StartedAt}
 }
 
 // PauseFile is the pauses saved in the state dir, as LoadPauses reads

@@ -40,7 +40,7 @@ func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
 	locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
 	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
 	cfg := &config.Config{Jobs: []config.Job{job(t, "a", true), job(t, "b", true), job(t, "c", true), job(t, "d", true)}}
-	s, err := New(sup, nil, locker, store, cfg, func(context.Context) error { return errors.New("no reload") })
+	s, err := New(sup, nil, locker, store, cfg, ReadRecent(ctx, store, cfg.Jobs), func(context.Context) error { return errors.New("no reload") })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,5 +63,28 @@ func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
 					tc.outcome, tc.started, tc.end)
 			}
 		})
+	}
+}
+
+// TestStoredRunsLastSlots: the scheduler's catch_up reads each job's last
+// slot from the same start-up read as the status, and a job without one is
+// absent, as Store.LastSlots has it.
+func TestStoredRunsLastSlots(t *testing.T) {
+	at := func(m int) time.Time { return time.Date(2026, 3, 1, 10, m, 0, 0, time.UTC) }
+	recent := StoredRuns{
+		"a": {Outcome: run.OK, LastSlot: at(5)},
+		"b": {Outcome: run.Skipped, LastSlot: at(7)},
+		"m": {Outcome: run.OK}, // only manual runs: no slot
+	}
+	got, err := recent.LastSlots(context.Background(), []string{"a", "b", "m", "unknown"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !got["a"].Equal(at(5)) || !got["b"].Equal(at(7)) {
+		t.Errorf("LastSlots = %v, want a at %v and b at %v only", got, at(5), at(7))
+	}
+	var none StoredRuns // history unreadable at start-up
+	if got, err := none.LastSlots(context.Background(), []string{"a"}); err != nil || len(got) != 0 {
+		t.Errorf("LastSlots of nothing read = %v, %v; want empty", got, err)
 	}
 }

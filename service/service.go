@@ -60,17 +60,18 @@ type jobState struct {
 	runs, skips, failures  int
 }
 
-// New returns a service over the running supervisor. reload re-reads
+// New returns a service over the running supervisor, each job's state
+// seeded from recent (what history held at start-up). reload re-reads
 // jobs.yaml and returns its problems as an error. The pauses saved in
 // cfg's state dir are applied to sup; an unreadable file is returned as an
 // error beside a working service that starts without them.
-func New(sup *runner.Supervisor, sched *runner.Scheduler, locker lock.Locker, store *history.Store, cfg *config.Config, reload func(context.Context) error) (*Service, error) {
+func New(sup *runner.Supervisor, sched *runner.Scheduler, locker lock.Locker, store *history.Store, cfg *config.Config, recent StoredRuns, reload func(context.Context) error) (*Service, error) {
 	s := &Service{sup: sup, sched: sched, locker: locker, store: store, reload: reload,
 		started: time.Now(), jobs: map[string]*jobState{}, subs: map[chan ctl.WireEvent]struct{}{},
 		pauses: map[string]ctl.PauseInfo{}, waiting: map[string]chan ctl.RunResult{}}
 	s.firing, s.stopFiring = context.WithCancel(context.Background())
 	s.cfg.Store(cfg)
-	s.seed(context.Background(), cfg)
+	s.seed(recent)
 	return s, s.restorePauses()
 }
 
@@ -84,20 +85,12 @@ func (s *Service) SetHistoryHealth(f func() string) { s.health = f }
 // SetConfig tells the service about a reloaded jobs.yaml.
 func (s *Service) SetConfig(cfg *config.Config) { s.cfg.Store(cfg) }
 
-// seed loads each job's last outcome from history, so a fresh daemon shows
-// what happened before it started.
-func (s *Service) seed(ctx context.Context, cfg *config.Config) {
-	if s.store == nil {
-		return
-	}
-	r := ReadRecent(ctx, s.store, cfg.Jobs)
-	for name, rec := range r.latest {
+// seed gives each job its last outcome from history, so a fresh daemon
+// shows what happened before it started.
+func (s *Service) seed(recent StoredRuns) {
+	for name, sum := range recent {
 		st := s.state(name)
-		st.lastOutcome, st.lastEnded = rec.Outcome, rec.EndedAt
-	}
-	// The last start is the last run's, not a later skip's (which has none).
-	for name, rec := range r.runs {
-		s.state(name).lastStarted = rec.StartedAt
+		st.lastOutcome, st.lastEnded, st.lastStarted = sum.Outcome, sum.EndedAt, sum.StartedAt
 	}
 }
 
