@@ -6,7 +6,7 @@ import (
 	"cronvisor/run"
 )
 
-// TestBatchedQueriesMatchPerJob checks LastSlots and Summaries against the
+// TestBatchedQueriesMatchPerJob checks Summaries against the
 // per-job queries they replace at start-up, on rows that exercise their
 // filters: manual runs, rows without a slot, ties on "at", running rows.
 func TestBatchedQueriesMatchPerJob(t *testing.T) {
@@ -37,10 +37,6 @@ func TestBatchedQueriesMatchPerJob(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			slots, err := s.LastSlots(ctx, tc.jobs)
-			if err != nil {
-				t.Fatal(err)
-			}
 			sums, err := s.Summaries(ctx, tc.jobs)
 			if err != nil {
 				t.Fatal(err)
@@ -49,9 +45,6 @@ func TestBatchedQueriesMatchPerJob(t *testing.T) {
 				want, err := s.LastSlot(ctx, job)
 				if err != nil {
 					t.Fatal(err)
-				}
-				if got, ok := slots[job]; ok != !want.IsZero() || !got.Equal(want) {
-					t.Errorf("LastSlots[%s] = %v (present %v), want %v", job, got, ok, want)
 				}
 				if got := sums[job].LastSlot; !got.Equal(want) {
 					t.Errorf("Summaries[%s].LastSlot = %v, want %v", job, got, want)
@@ -82,11 +75,6 @@ func TestBatchedQueriesMatchPerJob(t *testing.T) {
 			asked := map[string]bool{}
 			for _, j := range tc.jobs {
 				asked[j] = true
-			}
-			for j := range slots {
-				if !asked[j] {
-					t.Errorf("LastSlots returned job %q, not asked for", j)
-				}
 			}
 			for j := range sums {
 				if !asked[j] {

@@ -3,7 +3,6 @@ package history
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -102,51 +101,6 @@ func (s *Store) LastSlot(ctx context.Context, job string) (time.Time, error) {
 const lastSlotSQL = `SELECT scheduled_at FROM runs
 	WHERE job = ? AND manual = 0 AND scheduled_at IS NOT NULL
 	ORDER BY at DESC, id DESC LIMIT 1`
-
-// LastSlots is LastSlot for many jobs in one statement: jobs without a
-// slot are absent from the map. A supervisor starting with thousands of
-// jobs makes one query instead of one per job (see BENCHMARKS.md).
-func (s *Store) LastSlots(ctx context.Context, jobs []string) (map[string]time.Time, error) {
-	out := make(map[string]time.Time, len(jobs))
-	if len(jobs) == 0 {
-		return out, nil
-	}
-	list, err := json.Marshal(jobs)
-	if err != nil {
-		return nil, fmt.Errorf("history: last slots: %w", err)
-	}
-	db, err := s.reader()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := db.QueryContext(ctx, lastSlotsSQL, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("history: last slots: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var job string
-		var n sql.NullInt64
-		if err := rows.Scan(&job, &n); err != nil {
-			return nil, fmt.Errorf("history: last slots: %w", err)
-		}
-		if n.Valid {
-			out[job] = fromNanos(n)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("history: last slots: %w", err)
-	}
-	return out, nil
-}
-
-// lastSlotsSQL runs lastSlotSQL's index lookup once per name of a JSON
-// array: a seek per job however large the table (a GROUP BY over runs
-// would read every row).
-const lastSlotsSQL = `SELECT j.value, (SELECT scheduled_at FROM runs r
-	WHERE r.job = j.value AND r.manual = 0 AND r.scheduled_at IS NOT NULL
-	ORDER BY r.at DESC, r.id DESC LIMIT 1)
-	FROM json_each(?) j`
 
 func (s *Store) slot(ctx context.Context, q, job string) (time.Time, error) {
 	var n int64

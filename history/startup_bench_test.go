@@ -13,7 +13,7 @@ import (
 // BenchmarkStartupQueries is what a supervisor starting with many jobs
 // asks the store: every job's last slot (catch_up) and newest outcome and
 // start (the status it shows), one query per job against the batched
-// LastSlots and Summaries. Jobs: 10,000, or CRONVISOR_BENCH_ROWS/3 when that is smaller;
+// Summaries. Jobs: 10,000, or CRONVISOR_BENCH_ROWS/3 when that is smaller;
 // three rows each.
 func BenchmarkStartupQueries(b *testing.B) {
 	n := min(10000, max(benchRows(b)/3, 1))
@@ -37,7 +37,6 @@ func BenchmarkStartupQueries(b *testing.B) {
 			}
 			return found, nil
 		}},
-		{"LastSlots", func() (int, error) { m, err := s.LastSlots(ctx, jobs); return len(m), err }},
 		{"Query-per-job", func() (int, error) {
 			found := 0
 			for _, j := range jobs {
