@@ -37,7 +37,16 @@ func (s *Store) Summaries(ctx context.Context, jobs []string) (map[string]Summar
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, summariesSQL, string(list))
+	// One connection of its own, whose page cache, filled by this walk
+	// over every job's index entries, is handed back once it is done: a
+	// resident daemon would otherwise keep it for nothing.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("history: summaries: %w", err)
+	}
+	defer conn.Close()
+	defer conn.ExecContext(ctx, "PRAGMA shrink_memory") // only memory is at stake: its error is moot
+	rows, err := conn.QueryContext(ctx, summariesSQL, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("history: summaries: %w", err)
 	}

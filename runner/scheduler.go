@@ -178,6 +178,9 @@ func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 	for i := range jobs {
 		s.add(ctx, h, byName, &jobs[i], now, last)
 	}
+	// Asked once: whatever the func holds (history read at start-up) is
+	// garbage from here on.
+	s.lastSlots = nil
 	timer := s.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
