@@ -151,3 +151,26 @@ func BenchmarkSkipsLast24h(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStartFinish is the cost of one run's two records, each its own
+// commit as at a low fire rate: the start's insert, then the end's update
+// of the same row, in a store already holding a few thousand rows.
+func BenchmarkStartFinish(b *testing.B) {
+	s := openSync(b, synchronousMode)
+	buildBig(b, s, 5000, minute(0))
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		i++
+		r := Record{Job: "job-007", RunID: "sf-" + strconv.Itoa(i), ScheduledAt: minute(i),
+			StartedAt: minute(i), Host: "h", SupervisorPID: 1, PID: 4242,
+			LogPath: "/state/logs/job-007/sf-" + strconv.Itoa(i) + ".log"}
+		if err := s.Start(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+		r.Outcome, r.EndedAt, r.ExitCode = run.OK, minute(i).Add(time.Second), intp(0)
+		if err := s.Finish(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -93,8 +93,8 @@ type handle struct {
 	db *sql.DB
 	// Prepared once for the writer: preparing them per statement was a
 	// third of a history write's CPU. Nil in a read-only store.
-	insert, update, selectRun *sql.Stmt
-	id                        fileID // the file opened, to notice its replacement
+	insert, update, endUpdate, selectRun *sql.Stmt
+	id                                   fileID // the file opened, to notice its replacement
 }
 
 // Open opens or creates the history database at path, creating its
@@ -163,7 +163,7 @@ func (h *handle) prepare() error {
 	for _, p := range []struct {
 		stmt  **sql.Stmt
 		query string
-	}{{&h.insert, insertSQL}, {&h.update, updateSQL}, {&h.selectRun, selectRunSQL}} {
+	}{{&h.insert, insertSQL}, {&h.update, updateSQL}, {&h.endUpdate, endUpdateSQL}, {&h.selectRun, selectRunSQL}} {
 		st, err := h.db.Prepare(p.query)
 		if err != nil {
 			return err
@@ -307,7 +307,7 @@ func (s *Store) Close() error {
 }
 
 func (h *handle) close() error {
-	for _, st := range []*sql.Stmt{h.insert, h.update, h.selectRun} {
+	for _, st := range []*sql.Stmt{h.insert, h.update, h.endUpdate, h.selectRun} {
 		if st != nil {
 			st.Close()
 		}

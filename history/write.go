@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"cronvisor/run"
@@ -27,6 +28,15 @@ const updateSQL = `UPDATE runs SET run_id=?, job=?, outcome=?, at=?, scheduled_a
 	started_at=?, ended_at=?, exit_code=?, reason=?, holder_pid=?, holder_host=?,
 	holder_job=?, holder_run_id=?, holder_since=?, log_path=?, host=?,
 	supervisor_pid=?, pid=?, manual=?, attempt=? WHERE id=?`
+
+// endUpdateSQL is updateSQL for an end that changes only what a run's end
+// sets: it leaves the run_id, job-and-at and at indexes alone, which the
+// full statement, naming their columns, would delete from and insert into
+// again with the same values.
+const endUpdateSQL = `UPDATE runs SET outcome=?, ended_at=?, exit_code=?, reason=?, pid=? WHERE id=?`
+
+// endColumns are the positions, in args' order, of endUpdateSQL's columns.
+var endColumns = [...]int{2, 6, 7, 8, 17}
 
 // WriteKind says what a Write does.
 type WriteKind int
@@ -197,8 +207,28 @@ func finish(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.Stmt, r Reco
 	if err := check(r); err != nil {
 		return err
 	}
-	_, err = tx.StmtContext(ctx, h.update).ExecContext(ctx, append(args(r), id)...)
+	now := args(r)
+	if onlyEndChanged(now, args(old)) {
+		end := make([]any, 0, len(endColumns)+1)
+		for _, c := range endColumns {
+			end = append(end, now[c])
+		}
+		_, err = tx.StmtContext(ctx, h.endUpdate).ExecContext(ctx, append(end, id)...)
+		return err
+	}
+	_, err = tx.StmtContext(ctx, h.update).ExecContext(ctx, append(now, id)...)
 	return err
+}
+
+// onlyEndChanged tells whether the stored row was and the merged row now
+// (args of each) differ in endColumns alone.
+func onlyEndChanged(now, was []any) bool {
+	for i := range now {
+		if now[i] != was[i] && !slices.Contains(endColumns[:], i) {
+			return false
+		}
+	}
+	return true
 }
 
 // merge fills the zero fields of r from the stored row old.
