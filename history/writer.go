@@ -34,6 +34,7 @@ type Writer struct {
 	pending    func() int
 	maxWaiting int
 	retryEvery time.Duration
+	linger     time.Duration // startLinger, or the config's
 
 	// qmu guards the queue, the held writes and the degraded state.
 	// While the store fails (degraded), writes wait in held, oldest
@@ -74,6 +75,8 @@ type WriterConfig struct {
 	// (0: a second).
 	MaxWaiting int
 	RetryEvery time.Duration
+	// StartLinger replaces startLinger (tests); 0: startLinger.
+	StartLinger time.Duration
 }
 
 // DefaultMaxWaiting is the bound on held records: a few MiB of memory,
@@ -97,6 +100,9 @@ func NewWriter(cfg WriterConfig) *Writer {
 	}
 	if w.retryEvery <= 0 {
 		w.retryEvery = retryEvery
+	}
+	if w.linger = cfg.StartLinger; w.linger <= 0 {
+		w.linger = startLinger
 	}
 	go w.loop()
 	return w
@@ -127,6 +133,14 @@ const writeTimeout = 10 * time.Second
 // commit cannot happen sooner for being waited for, and the run's
 // goroutine, which waited there before reading the child's output, spent
 // a commit's fsync per run doing nothing). The end's commit follows it.
+//
+// A start whose run the lock record keeps in flight (InFlightRecorded)
+// waits up to startLinger for a commit: most cron runs end sooner, and
+// their start then goes into the end's transaction, folded into one row,
+// instead of a commit of its own. The record is what covers the wait: a
+// supervisor that dies before the start is committed leaves it in flight,
+// and the recovery of dead supervisors' runs records the run from it, as
+// it does for one that died before any commit.
 func (w *Writer) Started(e runner.RunStarted) {
 	r := Record{Job: e.Job, RunID: e.RunID, Outcome: run.Running,
 		ScheduledAt: e.Slot, StartedAt: e.Started, Host: w.host, SupervisorPID: w.pid,
@@ -134,7 +148,8 @@ func (w *Writer) Started(e runner.RunStarted) {
 	w.mu.Lock()
 	w.logs[e.RunID] = &runLog{stateDir: w.stateDir, job: e.Job, runID: e.RunID, limit: w.logLimit}
 	w.mu.Unlock()
-	w.enqueue(&pendingWrite{w: Write{Kind: WriteStart, Record: r}, behind: true, op: "record run start"})
+	w.enqueue(&pendingWrite{w: Write{Kind: WriteStart, Record: r}, behind: true, op: "record run start",
+		linger: e.InFlightRecorded})
 }
 
 // Output appends the lines to the run's log, creating the file on the

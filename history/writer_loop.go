@@ -21,6 +21,12 @@ const (
 	burstGather = 10 * time.Millisecond
 )
 
+// startLinger is how long a start covered by its lock record waits for
+// its run's end before it is committed alone (see Writer.Started): long
+// enough for the many cron jobs that run for milliseconds, short enough
+// that `history` shows a longer run as running at once.
+const startLinger = 50 * time.Millisecond
+
 // loop is the Writer's goroutine, the only one that commits: it commits
 // the queue whenever it has writes, retries the held ones every retryEvery
 // while the store fails (and sleeps while it works: an idle daemon wakes
@@ -73,6 +79,7 @@ func (w *Writer) flush() {
 		if n == 0 {
 			return
 		}
+		w.lingerStarts()
 		if follows && (n >= burstSize || (w.pending != nil && w.pending() >= burstStarts)) {
 			w.gather()
 		}
@@ -85,6 +92,47 @@ func (w *Writer) flush() {
 			return
 		}
 	}
+}
+
+// lingerStarts waits while every queued write is a lingering start, until
+// the oldest has waited the linger, another write is queued, or Close is
+// called.
+func (w *Writer) lingerStarts() {
+	for {
+		w.qmu.Lock()
+		oldest, all := lingering(w.queue)
+		w.qmu.Unlock()
+		wait := time.Until(oldest.Add(w.linger))
+		if !all || wait <= 0 {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-w.wake: // a write came: look again
+		case <-w.stop:
+		}
+		t.Stop()
+		select {
+		case <-w.stop:
+			return
+		default:
+		}
+	}
+}
+
+// lingering reports whether queue holds only lingering starts, and when
+// the oldest was queued.
+func lingering(queue []*pendingWrite) (oldest time.Time, all bool) {
+	for i, p := range queue {
+		if !p.linger {
+			return time.Time{}, false
+		}
+		if i == 0 || p.queued.Before(oldest) {
+			oldest = p.queued
+		}
+	}
+	return oldest, len(queue) > 0
 }
 
 // gather waits burstGather for more writes to join the next batch, less

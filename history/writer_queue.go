@@ -53,6 +53,10 @@ type pendingWrite struct {
 	op     string
 	// tried: a batch holding it failed, and may yet have committed it.
 	tried bool
+	// linger: a start that may wait up to startLinger for its run's end,
+	// to go into the end's transaction (see Writer.Started).
+	linger bool
+	queued time.Time
 }
 
 // settle tells the writer how its write ended: nil once it is committed,
@@ -159,6 +163,7 @@ func (w *Writer) enqueue(p *pendingWrite) {
 		w.qmu.Unlock()
 		return
 	}
+	p.queued = time.Now()
 	w.queue = append(w.queue, p)
 	w.qmu.Unlock()
 	w.kick()
@@ -166,18 +171,29 @@ func (w *Writer) enqueue(p *pendingWrite) {
 
 // commit applies batch and settles the writes that committed or failed in
 // themselves; it returns the ones that failed because the store did, and
-// why.
+// why. A start folded into its end (see fold) shares its end's fate.
 func (w *Writer) commit(batch []*pendingWrite) (failed []*pendingWrite, cause error) {
-	writes := make([]Write, len(batch))
-	for i, p := range batch {
+	applied, carrier := fold(batch)
+	writes := make([]Write, len(applied))
+	for i, p := range applied {
 		writes[i] = p.w
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	errs := w.store.Apply(ctx, writes)
 	cancel()
-	for i, p := range batch {
-		err := errs[i]
+	errOf := make(map[*pendingWrite]error, len(applied))
+	for i, p := range applied {
+		errOf[p] = errs[i]
+	}
+	for _, p := range batch {
+		err, folded := errOf[p], false
+		if end, ok := carrier[p]; ok {
+			err, folded = errOf[end], true
+		}
 		if err == nil || errors.Is(err, ErrBadRecord) || errors.Is(err, ErrDuplicate) {
+			if folded {
+				err = nil // its fields went in with its end, which reports its own error
+			}
 			w.settle(p, err)
 			continue
 		}
@@ -261,4 +277,42 @@ func (w *Writer) retry() {
 func (w *Writer) recoveredLocked() {
 	w.rep.recovered(time.Since(w.since), w.lost)
 	w.degraded, w.reason = false, ""
+}
+
+// fold takes out of batch each start whose run's end is in it too, and
+// merges the start into the end, whose write then inserts the whole row:
+// one insert where an insert and an update of the same row were (the
+// end's write does what it does after a start committed in an earlier
+// batch; merging again on a retry changes nothing). carrier maps each
+// folded start to the end that carries it. A start whose merged end the
+// store would refuse stays.
+func fold(batch []*pendingWrite) (applied []*pendingWrite, carrier map[*pendingWrite]*pendingWrite) {
+	var ends map[string]*pendingWrite
+	for _, p := range batch {
+		if p.w.Kind == WriteFinish && p.w.Record.Outcome.Final() {
+			if ends == nil {
+				ends = map[string]*pendingWrite{}
+			}
+			ends[p.w.Record.RunID] = p
+		}
+	}
+	if ends == nil {
+		return batch, nil
+	}
+	applied = make([]*pendingWrite, 0, len(batch))
+	for _, p := range batch {
+		end := ends[p.w.Record.RunID]
+		if p.w.Kind == WriteStart && end != nil {
+			if merged := merge(p.w.Record, end.w.Record); check(merged) == nil {
+				end.w.Record = merged
+				if carrier == nil {
+					carrier = map[*pendingWrite]*pendingWrite{}
+				}
+				carrier[p] = end
+				continue
+			}
+		}
+		applied = append(applied, p)
+	}
+	return applied, carrier
 }

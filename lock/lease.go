@@ -63,7 +63,7 @@ func (le *fileLease) rewrite(change func(*Record)) error {
 
 // grant is what a file lease offers: its file, and the record it found.
 func (le *fileLease) grant() Grant {
-	g := Grant{Lease: le, File: le.f, Preceded: true}
+	g := Grant{Lease: le, File: le.f, Preceded: true, RecordsInFlight: true}
 	if le.previous != nil {
 		prev := le.previous.clone()
 		g.Previous = &prev

@@ -202,4 +202,9 @@ type Grant struct {
 	// lock had none.
 	Preceded bool
 	Previous *Record
+	// RecordsInFlight is set by backends whose record says the run is in
+	// flight until its Release (file backend): if the supervisor dies, the
+	// record is still there, and the recovery of dead supervisors' runs
+	// records the run from it, whatever history had of it.
+	RecordsInFlight bool
 }

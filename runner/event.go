@@ -33,6 +33,10 @@ type RunStarted struct {
 	// LogOutput is the job's log_output: its lines also go to the
 	// supervisor's own log (every listener still gets every RunOutput).
 	LogOutput bool
+	// InFlightRecorded: the run's lock record says it is in flight until
+	// its end is recorded (lock.Grant.RecordsInFlight), so a run whose
+	// supervisor dies is recorded from it even without a start row.
+	InFlightRecorded bool
 }
 
 // RunOutput is output the run printed: one line, or the several lines

@@ -69,7 +69,8 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 				setHolderPID(g.Lease, runID, pid, attempt)
 			}
 			ev := RunStarted{Job: job.Name, RunID: runID, Slot: slot, Started: startedAt,
-				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual, LogOutput: job.LogOutput, Attempt: attempt}
+				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual, LogOutput: job.LogOutput, Attempt: attempt,
+				InFlightRecorded: g.RecordsInFlight}
 			s.rec.Started(ev)
 			s.emit(ev)
 		},
