@@ -97,3 +97,31 @@ func lingeringWriter(t *testing.T, linger time.Duration) (*Writer, *Store, strin
 	t.Cleanup(func() { w.Close() })
 	return w, store, dir
 }
+
+// TestCoveredStartWaitsOutOtherRunsCommits: in a burst, other runs' ends
+// commit while a covered start waits for its own end, and the two then
+// fold into one row.
+func TestCoveredStartWaitsOutOtherRunsCommits(t *testing.T) {
+	w, store, _ := lingeringWriter(t, time.Minute)
+	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	code := 0
+	w.Started(runner.RunStarted{Job: "a", RunID: "waits", Slot: slot, Started: slot, PID: 7, InFlightRecorded: true})
+	w.Started(runner.RunStarted{Job: "b", RunID: "other", Slot: slot, Started: slot, PID: 8})
+	if err := w.Finished(runner.RunFinished{Job: "b", RunID: "other", Slot: slot, Started: slot, Ended: slot.Add(time.Second),
+		Outcome: run.OK, ExitCode: &code, PID: 8}); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := store.Query(t.Context(), Filter{Job: "a"}); err != nil || len(recs) != 0 {
+		t.Fatalf("job a rows after another run's end committed: %+v, %v; want none yet", recs, err)
+	}
+	if err := w.Finished(runner.RunFinished{Job: "a", RunID: "waits", Slot: slot, Started: slot, Ended: slot.Add(2 * time.Second),
+		Outcome: run.OK, ExitCode: &code, PID: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if r := record(t, store, "waits"); r.Outcome != run.OK || r.PID != 7 || !r.EndedAt.Equal(slot.Add(2*time.Second)) {
+		t.Errorf("folded row = %+v", r)
+	}
+	if r := record(t, store, "other"); r.Outcome != run.OK {
+		t.Errorf("other run = %+v", r)
+	}
+}

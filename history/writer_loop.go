@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -83,15 +84,48 @@ func (w *Writer) flush() {
 		if follows && (n >= burstSize || (w.pending != nil && w.pending() >= burstStarts)) {
 			w.gather()
 		}
-		w.qmu.Lock()
-		batch := w.queue
-		w.queue = nil
-		w.qmu.Unlock()
+		batch := w.takeBatch()
+		if len(batch) == 0 {
+			continue // only starts that may still wait for their end
+		}
 		if failed, cause := w.commit(batch); len(failed) > 0 {
 			w.hold(failed, cause)
 			return
 		}
 	}
+}
+
+// takeBatch takes the queued writes for the next transaction, all but the
+// lingering starts young enough to wait on for their end: those stay
+// queued, unless their end is queued too (the two fold into one row) or
+// Close was called. A burst's starts then meet their ends as the calm
+// moments do.
+func (w *Writer) takeBatch() []*pendingWrite {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	now := time.Now()
+	young := func(p *pendingWrite) bool { return p.linger && now.Sub(p.queued) < w.linger }
+	if w.closed || w.stopping() || !slices.ContainsFunc(w.queue, young) {
+		batch := w.queue
+		w.queue = nil
+		return batch
+	}
+	ending := map[string]bool{}
+	for _, p := range w.queue {
+		if p.w.Kind == WriteFinish {
+			ending[p.w.Record.RunID] = true
+		}
+	}
+	var batch, keep []*pendingWrite
+	for _, p := range w.queue {
+		if young(p) && !ending[p.w.Record.RunID] {
+			keep = append(keep, p)
+		} else {
+			batch = append(batch, p)
+		}
+	}
+	w.queue = keep
+	return batch
 }
 
 // lingerStarts waits while every queued write is a lingering start, until
@@ -113,11 +147,19 @@ func (w *Writer) lingerStarts() {
 		case <-w.stop:
 		}
 		t.Stop()
-		select {
-		case <-w.stop:
+		if w.stopping() {
 			return
-		default:
 		}
+	}
+}
+
+// stopping tells whether Close has been called.
+func (w *Writer) stopping() bool {
+	select {
+	case <-w.stop:
+		return true
+	default:
+		return false
 	}
 }
 
