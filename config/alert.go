@@ -147,7 +147,19 @@ func (d *decoder) httpURL(key string, n *yaml.Node, s string) bool {
 }
 
 // targets decodes a notify list.
+// targets decodes a notify list once per node: the defaults' list is
+// every job's that has none of its own, and its jobs share the one decoded
+// (read-only) slice, as its problems were reported when defaults were.
 func (d *decoder) targets(n *yaml.Node) []Target {
+	if ts, ok := d.targetLists[n]; ok {
+		return ts
+	}
+	ts := d.decodeTargets(n)
+	d.targetLists[n] = ts
+	return ts
+}
+
+func (d *decoder) decodeTargets(n *yaml.Node) []Target {
 	rn := resolve(n)
 	if rn.Kind != yaml.SequenceNode {
 		d.errorf(n, "notify: expected a list of targets (- on: [failure] ...), found %s", describe(n))

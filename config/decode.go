@@ -33,11 +33,12 @@ type decoder struct {
 	argvs         map[string][]string
 	envs          map[envKey]parsedEnv
 	varsByContent map[string]map[string]string
-	lookups       map[string]lookedUp // user: and group: values, see runAs
-	accounts      map[string]*Account // shared by the jobs that run as one account
-	euid, egid    int                 // the supervisor's: who may run jobs as whom
-	args          []string            // scratch of command and sameVars
-	key           []byte              // scratch of argv and sameVars
+	lookups       map[string]lookedUp     // user: and group: values, see runAs
+	accounts      map[string]*Account     // shared by the jobs that run as one account
+	targetLists   map[*yaml.Node][]Target // notify lists by node: defaults' is every job's
+	euid, egid    int                     // the supervisor's: who may run jobs as whom
+	args          []string                // scratch of command and sameVars
+	key           []byte                  // scratch of argv and sameVars
 }
 
 // mergeBudget bounds the work merge keys can cause: nested merges of merges
@@ -57,6 +58,7 @@ func newDecoder(path string, euid, egid int) *decoder {
 		dirs:          make(map[string]string),
 		interned:      make(map[string]string),
 		argvs:         make(map[string][]string),
+		targetLists:   make(map[*yaml.Node][]Target),
 		envs:          make(map[envKey]parsedEnv),
 		varsByContent: make(map[string]map[string]string),
 		lookups:       make(map[string]lookedUp),
