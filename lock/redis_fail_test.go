@@ -71,9 +71,15 @@ func TestRedisKilledHolderExpires(t *testing.T) {
 		t.Fatalf("helper said %q (%v), want held", line, err)
 	}
 	// Kill a holder that has been renewing, as a real one would be.
-	first := raw.PTTL(ctx, "cronvisor:lock:orders").Val()
+	// Between renewals the TTL only falls: any rise is a renewal. (Against
+	// the first reading alone, one taken just after the acquisition, a
+	// renewal read a moment later than its own write could never show.)
+	prev := raw.PTTL(ctx, "cronvisor:lock:orders").Val()
 	waitUntil(ctx, t, "the helper renews its lease", func() bool {
-		return raw.PTTL(ctx, "cronvisor:lock:orders").Val() > first
+		cur := raw.PTTL(ctx, "cronvisor:lock:orders").Val()
+		renewed := cur > prev
+		prev = cur
+		return renewed
 	})
 	killGroup(cmd.Process.Pid)
 	_ = cmd.Wait()
