@@ -24,8 +24,9 @@
 # for a smoke run), IDLE_JOBS (default 10000). Every job runs through
 # /bin/sh -c on every side; cronvisor with its default durability, metrics
 # on and one webhook target; bench/doc.go says what is fair and how. A
-# smoke run of about 3 minutes:
+# smoke run of about 3 minutes, then BENCHMARKS.md's table (about 20):
 #   SUPERCRONIC=../supercronic/supercronic DURATION=10s REPS=1 FIRES=20 bench/run.sh compare
+#   SUPERCRONIC=../supercronic/supercronic DURATION=20s REPS=2 bench/run.sh compare
 set -euo pipefail
 # SUPERCRONIC as given from the caller's directory.
 if [ -n "${SUPERCRONIC:-}" ]; then SUPERCRONIC=$(realpath -e "$SUPERCRONIC"); fi
