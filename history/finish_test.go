@@ -1,6 +1,8 @@
 package history
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"cronvisor/run"
@@ -57,5 +59,19 @@ func TestFinishUpdatesWhatChanged(t *testing.T) {
 			}
 			t.Fatalf("run %s not found", st.RunID)
 		})
+	}
+}
+
+// TestEndColumnsNameEndUpdateSQL: endColumns are positions in args, whose
+// order is columns'; they must name what endUpdateSQL sets, in its order.
+func TestEndColumnsNameEndUpdateSQL(t *testing.T) {
+	names := strings.Split(strings.Join(strings.Fields(columns), ""), ",")
+	var got []string
+	for _, c := range endColumns {
+		got = append(got, names[c]+"=?")
+	}
+	set := strings.TrimSuffix(strings.TrimPrefix(endUpdateSQL, "UPDATE runs SET "), " WHERE id=?")
+	if want := strings.Split(strings.ReplaceAll(set, " ", ""), ","); !slices.Equal(got, want) {
+		t.Errorf("endColumns name %v, endUpdateSQL sets %v", got, want)
 	}
 }

@@ -1,7 +1,6 @@
 package history
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -34,7 +33,7 @@ func TestCoveredStartFoldsIntoItsEnd(t *testing.T) {
 func TestCoveredStartWaitsAtMostLinger(t *testing.T) {
 	const linger = time.Second
 	for _, covered := range []bool{true, false} {
-		w, store, _ := lingeringWriter(t, linger)
+		w, store, _ := newTestWriterWith(t, WriterConfig{StartLinger: linger})
 		slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 		began := time.Now()
 		w.Started(runner.RunStarted{Job: "a", RunID: "long", Slot: slot, Started: slot, PID: 7, InFlightRecorded: covered})
@@ -69,7 +68,7 @@ func TestCoveredStartWaitsAtMostLinger(t *testing.T) {
 // the start is committed, not lost.
 func TestCloseCommitsALingeringStart(t *testing.T) {
 	const linger = time.Minute
-	w, store, _ := lingeringWriter(t, linger)
+	w, store, _ := newTestWriterWith(t, WriterConfig{StartLinger: linger})
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	w.Started(runner.RunStarted{Job: "a", RunID: "r", Slot: slot, Started: slot, PID: 7, InFlightRecorded: true})
 	began := time.Now()
@@ -84,25 +83,11 @@ func TestCloseCommitsALingeringStart(t *testing.T) {
 	}
 }
 
-// lingeringWriter is newTestWriter with the given start linger.
-func lingeringWriter(t *testing.T, linger time.Duration) (*Writer, *Store, string) {
-	t.Helper()
-	dir := t.TempDir()
-	store, err := Open(filepath.Join(dir, "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	w := NewWriter(WriterConfig{Store: store, StateDir: dir, Log: failOnError(t), StartLinger: linger})
-	t.Cleanup(func() { w.Close() })
-	return w, store, dir
-}
-
 // TestCoveredStartWaitsOutOtherRunsCommits: in a burst, other runs' ends
 // commit while a covered start waits for its own end, and the two then
 // fold into one row.
 func TestCoveredStartWaitsOutOtherRunsCommits(t *testing.T) {
-	w, store, _ := lingeringWriter(t, time.Minute)
+	w, store, _ := newTestWriterWith(t, WriterConfig{StartLinger: time.Minute})
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	code := 0
 	w.Started(runner.RunStarted{Job: "a", RunID: "waits", Slot: slot, Started: slot, PID: 7, InFlightRecorded: true})

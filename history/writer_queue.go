@@ -173,7 +173,7 @@ func (w *Writer) enqueue(p *pendingWrite) {
 // themselves; it returns the ones that failed because the store did, and
 // why. A start folded into its end (see fold) shares its end's fate.
 func (w *Writer) commit(batch []*pendingWrite) (failed []*pendingWrite, cause error) {
-	applied, carrier := fold(batch)
+	applied, by := fold(batch)
 	writes := make([]Write, len(applied))
 	for i, p := range applied {
 		writes[i] = p.w
@@ -181,18 +181,11 @@ func (w *Writer) commit(batch []*pendingWrite) (failed []*pendingWrite, cause er
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	errs := w.store.Apply(ctx, writes)
 	cancel()
-	errOf := make(map[*pendingWrite]error, len(applied))
-	for i, p := range applied {
-		errOf[p] = errs[i]
-	}
-	for _, p := range batch {
-		err, folded := errOf[p], false
-		if end, ok := carrier[p]; ok {
-			err, folded = errOf[end], true
-		}
+	for i, p := range batch {
+		err := errs[by[i]]
 		if err == nil || errors.Is(err, ErrBadRecord) || errors.Is(err, ErrDuplicate) {
-			if folded {
-				err = nil // its fields went in with its end, which reports its own error
+			if applied[by[i]] != p {
+				err = nil // folded: its fields went in with its end, which reports its own error
 			}
 			w.settle(p, err)
 			continue
@@ -283,36 +276,32 @@ func (w *Writer) recoveredLocked() {
 // merges the start into the end, whose write then inserts the whole row:
 // one insert where an insert and an update of the same row were (the
 // end's write does what it does after a start committed in an earlier
-// batch; merging again on a retry changes nothing). carrier maps each
-// folded start to the end that carries it. A start whose merged end the
-// store would refuse stays.
-func fold(batch []*pendingWrite) (applied []*pendingWrite, carrier map[*pendingWrite]*pendingWrite) {
-	var ends map[string]*pendingWrite
-	for _, p := range batch {
+// batch; merging again on a retry changes nothing). by[i] is the index in
+// applied of the write that carries batch[i]: itself, or its end. A start
+// whose merged end the store would refuse stays.
+func fold(batch []*pendingWrite) (applied []*pendingWrite, by []int) {
+	ends := map[string]int{} // run id -> index in batch of its end
+	for i, p := range batch {
 		if p.w.Kind == WriteFinish && p.w.Record.Outcome.Final() {
-			if ends == nil {
-				ends = map[string]*pendingWrite{}
-			}
-			ends[p.w.Record.RunID] = p
+			ends[p.w.Record.RunID] = i
 		}
 	}
-	if ends == nil {
-		return batch, nil
-	}
-	applied = make([]*pendingWrite, 0, len(batch))
-	for _, p := range batch {
-		end := ends[p.w.Record.RunID]
-		if p.w.Kind == WriteStart && end != nil {
+	applied, by = make([]*pendingWrite, 0, len(batch)), make([]int, len(batch))
+	carried := map[int]int{} // index in batch of a folded start -> of its end
+	for i, p := range batch {
+		if e, ok := ends[p.w.Record.RunID]; ok && p.w.Kind == WriteStart {
+			end := batch[e]
 			if merged := merge(p.w.Record, end.w.Record); check(merged) == nil {
 				end.w.Record = merged
-				if carrier == nil {
-					carrier = map[*pendingWrite]*pendingWrite{}
-				}
-				carrier[p] = end
+				carried[i] = e
 				continue
 			}
 		}
+		by[i] = len(applied)
 		applied = append(applied, p)
 	}
-	return applied, carrier
+	for i, e := range carried {
+		by[i] = by[e]
+	}
+	return applied, by
 }

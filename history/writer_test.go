@@ -18,13 +18,21 @@ import (
 // test.
 func newTestWriter(t *testing.T) (*Writer, *Store, string) {
 	t.Helper()
+	return newTestWriterWith(t, WriterConfig{})
+}
+
+// newTestWriterWith is newTestWriter with cfg's settings; its store,
+// state dir, log limit and logger are the test's.
+func newTestWriterWith(t *testing.T, cfg WriterConfig) (*Writer, *Store, string) {
+	t.Helper()
 	dir := t.TempDir()
 	store, err := Open(filepath.Join(dir, "db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	j := NewWriter(WriterConfig{Store: store, StateDir: dir, LogLimit: 1 << 20, Log: failOnError(t)})
+	cfg.Store, cfg.StateDir, cfg.LogLimit, cfg.Log = store, dir, 1<<20, failOnError(t)
+	j := NewWriter(cfg)
 	t.Cleanup(func() { j.Close() })
 	return j, store, dir
 }
