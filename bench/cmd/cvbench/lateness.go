@@ -178,7 +178,19 @@ func runCronvisor(o options, rep int, attach func(o options, config, dir string)
 		}
 		ready = time.Now()
 	}
+	err = r.measure(o, d, ready, stamps, detach, func(start, end time.Time) error {
+		return r.countRecords(d.logPath, start, end)
+	})
+	return r, err
+}
+
+// measure takes the window after ready: the daemon's CPU over it, then,
+// once the last fires finished, detach, the daemon stopped, count of its
+// log, and the stamps' starts.
+func (r *latencyRun) measure(o options, d *daemon, ready time.Time, stamps string, detach func(),
+	count func(start, end time.Time) error) error {
 	start, end := window(ready, o)
+	var err error
 	r.cpu, err = measureCPU(d.pid(), start, end)
 	time.Sleep(time.Until(end.Add(2 * time.Second))) // let the last fires finish
 	detach()
@@ -186,16 +198,16 @@ func runCronvisor(o options, rep int, attach func(o options, config, dir string)
 		err = serr
 	}
 	if err != nil {
-		return r, err
+		return err
 	}
-	if err := r.countRecords(d.logPath, start, end); err != nil {
-		return r, err
+	if err := count(start, end); err != nil {
+		return err
 	}
 	r.expected = o.jobs * int(end.Sub(start)/time.Second)
 	r.window = [2]time.Time{start, end}
 	r.stamps, r.log = stamps, d.logPath
 	r.starts, r.last, err = readStamps(stamps, start, end)
-	return r, err
+	return err
 }
 
 // countRecords counts, in the daemon's JSON log, the skips and the runs

@@ -125,22 +125,10 @@ func runSupercronic(o options, rep int) (latencyRun, error) {
 		_ = d.stop(time.Second)
 		return r, err
 	}
-	start, end := window(ready, o)
-	r.cpu, err = measureCPU(d.pid(), start, end)
-	time.Sleep(time.Until(end.Add(2 * time.Second))) // let the last fires finish
-	if serr := d.stop(30 * time.Second); err == nil {
-		err = serr
-	}
-	if err != nil {
-		return r, err
-	}
-	if r.skipped, r.failed, err = countSupercronicLog(d.logPath, start, end); err != nil {
-		return r, err
-	}
-	r.expected = o.jobs * int(end.Sub(start)/time.Second)
-	r.window = [2]time.Time{start, end}
-	r.stamps, r.log = stamps, d.logPath
-	r.starts, r.last, err = readStamps(stamps, start, end)
+	err = r.measure(o, d, ready, stamps, func() {}, func(start, end time.Time) (err error) {
+		r.skipped, r.failed, err = countSupercronicLog(d.logPath, start, end)
+		return err
+	})
 	return r, err
 }
 
