@@ -81,6 +81,10 @@ type Stat struct {
 	PPID  int
 	PGRP  int
 	Start uint64 // start time in clock ticks since boot: tells a reused pid apart
+	// Execing: the process is inside execve, between dropping the old
+	// memory map and laying out the new one's arguments and environment;
+	// until then its cmdline and environ read empty.
+	Execing bool
 }
 
 // Alive reports whether the process can still run code; a zombie (or one
@@ -93,6 +97,10 @@ func ReadStat(pid int) (Stat, error) {
 	if err != nil {
 		return Stat{}, err
 	}
+	return parseStat(pid, b)
+}
+
+func parseStat(pid int, b []byte) (Stat, error) {
 	// The command name (field 2) may contain spaces and parentheses; it ends
 	// at the last ')'.
 	i := bytes.LastIndexByte(b, ')')
@@ -107,13 +115,50 @@ func ReadStat(pid int) (Stat, error) {
 	s.PPID, _ = strconv.Atoi(f[1])
 	s.PGRP, _ = strconv.Atoi(f[2])
 	s.Start, _ = strconv.ParseUint(f[19], 10, 64) // field 22
+	// env_end is field 51 (Linux 3.5 and later), the flags field 9.
+	if len(f) >= 49 {
+		flags, _ := strconv.ParseUint(f[6], 10, 64)
+		s.Execing = flags&pfKthread == 0 && s.Alive() && f[48] == "0"
+	}
 	return s, nil
+}
+
+// pfKthread is the kernel's PF_KTHREAD flag: a kernel thread has no
+// environment to wait for.
+const pfKthread = 0x00200000
+
+// execWait bounds how long a reader of cmdline or environ waits out an
+// execve in progress; the window is the kernel loading one executable.
+const execWait = 20 * time.Millisecond
+
+// readExeced reads /proc/PID/name (cmdline or environ). Go's Start, like
+// vfork, returns once the child has dropped its parent's memory map, a
+// moment before the kernel writes the new program's arguments and
+// environment, when both read empty: an empty read of a process still
+// inside execve is read again.
+func readExeced(pid int, name string) ([]byte, error) {
+	deadline := time.Now().Add(execWait)
+	for {
+		b, err := ReadFile(dir(pid) + "/" + name)
+		if err != nil || len(b) > 0 {
+			return b, err
+		}
+		st, err := ReadStat(pid)
+		if err != nil || time.Now().After(deadline) {
+			return b, nil
+		}
+		if !st.Execing {
+			// The execve may have ended between the two reads.
+			return ReadFile(dir(pid) + "/" + name)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
 }
 
 // HasEnv reports whether the initial environment of pid holds entry
 // ("NAME=value") exactly.
 func HasEnv(pid int, entry []byte) bool {
-	b, err := ReadFile(dir(pid) + "/environ")
+	b, err := readExeced(pid, "environ")
 	if err != nil || !bytes.Contains(b, entry) {
 		return false
 	}
@@ -128,7 +173,7 @@ func HasEnv(pid int, entry []byte) bool {
 // Argv is pid's command line from /proc/PID/cmdline; empty for kernel
 // threads.
 func Argv(pid int) ([]string, error) {
-	cmd, err := ReadFile(dir(pid) + "/cmdline")
+	cmd, err := readExeced(pid, "cmdline")
 	if err != nil {
 		return nil, err
 	}
