@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"sync/atomic"
@@ -115,8 +116,9 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	})
 	e.onClose("history", store.Close)
 	starts := &runner.Starts{}
+	spool, adopted := openSpools(store, cfg.StateDir, log)
 	hist := history.NewWriter(history.WriterConfig{Store: store, StateDir: cfg.StateDir,
-		LogLimit: cfg.History.LogLimit, Log: log, Pending: starts.Pending})
+		LogLimit: cfg.History.LogLimit, Log: log, Pending: starts.Pending, Spool: spool, Adopted: adopted})
 	if openErr != nil {
 		// Jobs still run: their records wait until the store opens.
 		hist.Degrade(openErr)
@@ -135,3 +137,44 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 
 // setConfig tells the env about a reloaded config.
 func (e *Env) setConfig(cfg *config.Config) { e.cfg.Store(cfg) }
+
+// openSpools adopts the history spools that dead processes left in the
+// state dir and creates this process's own. The adopted writes are made
+// here, before the recovery of dead supervisors' runs can close one of
+// those runs as interrupted; should the store fail, they go first in the
+// Writer. A spool that cannot be created leaves held records in memory
+// only, as without spools: the daemon still runs.
+func openSpools(store *history.Store, stateDir string, log *slog.Logger) (*history.Spool, *history.Adopted) {
+	dir := history.SpoolDir(stateDir)
+	adopted, err := history.AdoptSpools(dir)
+	if err != nil {
+		log.Warn("history: a spool left by a dead supervisor cannot be read; it stays where it is", "err", err)
+	}
+	if n := len(adopted.Writes); n > 0 {
+		log.Warn("history: writing the records a dead supervisor left in its spool", "records", n)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		errs := store.Apply(ctx, adopted.Writes)
+		cancel()
+		if written(errs) {
+			adopted.Done()
+			adopted = nil
+		}
+	}
+	spool, err := history.CreateSpool(dir, history.SpoolSize)
+	if err != nil {
+		log.Warn("history: no spool: records held while the store fails are kept in memory only", "err", err)
+		return nil, adopted
+	}
+	return spool, adopted
+}
+
+// written tells whether every write of a batch is in the store, or can
+// never be (wrong in itself, or already there).
+func written(errs []error) bool {
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, history.ErrBadRecord) && !errors.Is(err, history.ErrDuplicate) {
+			return false
+		}
+	}
+	return true
+}

@@ -57,6 +57,13 @@ type Writer struct {
 
 	mu   sync.Mutex
 	logs map[string]*runLog // run id -> its output log
+
+	// spool keeps the held writes on disk (nil: memory only); adopted
+	// are dead processes' spooled writes, adoptedLeft of them not yet in
+	// the store (both under qmu).
+	spool       *Spool
+	adopted     *Adopted
+	adoptedLeft int
 }
 
 // WriterConfig is what a Writer needs.
@@ -77,6 +84,14 @@ type WriterConfig struct {
 	RetryEvery time.Duration
 	// StartLinger replaces startLinger (tests); 0: startLinger.
 	StartLinger time.Duration
+	// Spool, when set, keeps on disk the writes held while the store
+	// fails, before their runs go on (see Spool); Close closes it. Nil:
+	// they are kept in memory only.
+	Spool *Spool
+	// Adopted are the spooled writes of dead processes (AdoptSpools),
+	// written first; their spools are removed once all are in the store,
+	// or released at Close.
+	Adopted *Adopted
 }
 
 // DefaultMaxWaiting is the bound on held records: a few MiB of memory,
@@ -104,7 +119,19 @@ func NewWriter(cfg WriterConfig) *Writer {
 	if w.linger = cfg.StartLinger; w.linger <= 0 {
 		w.linger = startLinger
 	}
+	w.spool, w.adopted = cfg.Spool, cfg.Adopted
+	if w.adopted != nil {
+		w.adoptedLeft = len(w.adopted.Writes)
+		for _, wr := range w.adopted.Writes {
+			w.queue = append(w.queue, &pendingWrite{w: wr, behind: true, op: "adopted record",
+				spooled: true, adopted: true, tried: true, queued: time.Now()})
+		}
+		if w.adoptedLeft == 0 {
+			w.adopted.Done()
+		}
+	}
 	go w.loop()
+	w.kick()
 	return w
 }
 

@@ -197,9 +197,29 @@ func (w *Writer) Close() error {
 		close(w.stop)
 		<-w.loopDone
 	})
-	if h := w.Health(); h.Waiting > 0 {
-		err := fmt.Errorf("history: %d records not written at exit: %s", h.Waiting, h.Reason)
-		w.rep.log.Error("history records lost at exit", "records", h.Waiting, "reason", h.Reason)
+	h := w.Health()
+	w.qmu.Lock()
+	spooled := 0
+	for _, p := range append(w.held, w.queue...) {
+		if p.spooled {
+			spooled++
+		}
+	}
+	if w.spool != nil {
+		_ = w.spool.Close(h.Waiting > 0) // a kept spool is the next process's to adopt
+		w.spool = nil
+	}
+	if w.adopted != nil && w.adoptedLeft > 0 {
+		w.adopted.Release()
+	}
+	w.qmu.Unlock()
+	if spooled > 0 {
+		w.rep.log.Warn("history records left in the spool at exit; the next supervisor writes them",
+			"records", spooled, "reason", h.Reason)
+	}
+	if lost := h.Waiting - spooled; lost > 0 {
+		err := fmt.Errorf("history: %d records not written at exit: %s", lost, h.Reason)
+		w.rep.log.Error("history records lost at exit", "records", lost, "reason", h.Reason)
 		return err
 	}
 	return nil

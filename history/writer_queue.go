@@ -57,6 +57,9 @@ type pendingWrite struct {
 	// to go into the end's transaction (see Writer.Started).
 	linger bool
 	queued time.Time
+	// spooled: the write is in a spool on disk (see Spool); adopted: in a
+	// dead process's one.
+	spooled, adopted bool
 }
 
 // settle tells the writer how its write ended: nil once it is committed,
@@ -64,6 +67,13 @@ type pendingWrite struct {
 func (w *Writer) settle(p *pendingWrite, err error) {
 	if p.tried && errors.Is(err, ErrDuplicate) {
 		err = nil // an earlier attempt did commit it
+	}
+	if p.adopted {
+		w.qmu.Lock()
+		if w.adoptedLeft--; w.adoptedLeft == 0 {
+			w.adopted.Done()
+		}
+		w.qmu.Unlock()
 	}
 	switch {
 	case !p.behind:
@@ -158,6 +168,7 @@ func (w *Writer) enqueue(p *pendingWrite) {
 		w.settle(p, fmt.Errorf("%w: %s/%s not recorded", ErrBacklogFull, p.w.Record.Job, p.w.Record.RunID))
 		return
 	case w.degraded:
+		w.spoolLocked([]*pendingWrite{p})
 		w.keepLocked(p)
 		w.held = append(w.held, p)
 		w.qmu.Unlock()
@@ -202,6 +213,8 @@ func (w *Writer) commit(batch []*pendingWrite) (failed []*pendingWrite, cause er
 func (w *Writer) hold(failed []*pendingWrite, cause error) {
 	w.qmu.Lock()
 	defer w.qmu.Unlock()
+	w.spoolLocked(failed)
+	w.spoolLocked(w.queue)
 	for _, p := range failed {
 		w.keepLocked(p)
 	}
@@ -266,10 +279,43 @@ func (w *Writer) retry() {
 	}
 }
 
-// recoveredLocked ends the degraded period.
+// recoveredLocked ends the degraded period: every held write is in the
+// store, and so is every spooled one.
 func (w *Writer) recoveredLocked() {
 	w.rep.recovered(time.Since(w.since), w.lost)
 	w.degraded, w.reason = false, ""
+	if w.spool != nil {
+		if err := w.spool.Reset(); err != nil {
+			w.rep.error("spool reset", err)
+		}
+	}
+}
+
+// spoolLocked writes to the spool those of ps that are not on disk yet,
+// before keepLocked lets their runs go on (and release their locks). A
+// spool that cannot take them (full, or a read-only state dir) leaves
+// them in memory only, as without a spool; that is reported.
+func (w *Writer) spoolLocked(ps []*pendingWrite) {
+	if w.spool == nil {
+		return
+	}
+	var todo []*pendingWrite
+	var ws []Write
+	for _, p := range ps {
+		if !p.spooled {
+			todo, ws = append(todo, p), append(ws, p.w)
+		}
+	}
+	if len(ws) == 0 {
+		return
+	}
+	if err := w.spool.Append(ws); err != nil {
+		w.rep.error("spool", err)
+		return
+	}
+	for _, p := range todo {
+		p.spooled = true
+	}
 }
 
 // fold takes out of batch each start whose run's end is in it too, and

@@ -1,0 +1,241 @@
+package history
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Spool keeps on disk the writes a failing store holds, so that a
+// supervisor killed during the outage loses none of them: the next process
+// on the state dir adopts its spool and writes them (AdoptSpools). Its
+// space is reserved when the spool is created, while the disk still has
+// room: a disk that fills up later still takes the spool's writes. Each
+// process has a spool file of its own, flock(2)ed while it lives; an
+// unlocked one is an orphan.
+//
+// The file is a header (spoolMagic, a generation) and entries, each a
+// length, a CRC-32C over the generation and the payload, and the payload
+// (one Write as JSON). Reset starts a new generation rather than zeroing
+// the file: entries of older generations fail the CRC, as does an entry
+// torn by a crash, and reading stops at the first one that does.
+type Spool struct {
+	f    *os.File
+	gen  uint64
+	used int64 // end of the last entry
+	size int64 // space reserved
+}
+
+const (
+	spoolMagic     = "cvspool1"
+	spoolHeaderLen = 16
+	spoolEntryHead = 8
+	spoolSuffix    = ".spool"
+	// SpoolSize is the space each process reserves: about DefaultMaxWaiting
+	// records, the most a Writer holds.
+	SpoolSize = 4 << 20
+)
+
+var spoolCRC = crc32.MakeTable(crc32.Castagnoli)
+
+// errSpoolFull: the reserved space cannot take the entries.
+var errSpoolFull = errors.New("history spool full")
+
+// SpoolDir is where the spools of the state dir live.
+func SpoolDir(stateDir string) string { return filepath.Join(stateDir, "spool") }
+
+// CreateSpool creates this process's spool in dir, reserving size bytes.
+func CreateSpool(dir string, size int64) (*Spool, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("history spool: %w", err)
+	}
+	name := filepath.Join(dir, strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(time.Now().UnixNano(), 36)+spoolSuffix)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("history spool: %w", err)
+	}
+	s := &Spool{f: f, size: size}
+	fail := func(err error) (*Spool, error) {
+		_ = f.Close()
+		_ = os.Remove(name)
+		return nil, fmt.Errorf("history spool %s: %w", name, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fail(err)
+	}
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
+		return fail(fmt.Errorf("reserving %d bytes: %w", size, err))
+	}
+	if err := s.writeHeader(); err != nil {
+		return fail(err)
+	}
+	if d, err := os.Open(dir); err == nil { // the new name survives a crash
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return s, nil
+}
+
+func (s *Spool) writeHeader() error {
+	var h [spoolHeaderLen]byte
+	copy(h[:], spoolMagic)
+	binary.LittleEndian.PutUint64(h[8:], s.gen)
+	if _, err := s.f.WriteAt(h[:], 0); err != nil {
+		return err
+	}
+	s.used = spoolHeaderLen
+	return unix.Fdatasync(int(s.f.Fd()))
+}
+
+// Append writes ws durably after the entries already in the spool.
+func (s *Spool) Append(ws []Write) error {
+	var buf []byte
+	for _, w := range ws {
+		payload, err := json.Marshal(w)
+		if err != nil {
+			return fmt.Errorf("history spool: %w", err)
+		}
+		var head [spoolEntryHead]byte
+		binary.LittleEndian.PutUint32(head[:4], uint32(len(payload)))
+		binary.LittleEndian.PutUint32(head[4:], entryCRC(s.gen, payload))
+		buf = append(append(buf, head[:]...), payload...)
+	}
+	if s.used+int64(len(buf)) > s.size {
+		return fmt.Errorf("%w: %d of %d bytes used", errSpoolFull, s.used, s.size)
+	}
+	if _, err := s.f.WriteAt(buf, s.used); err != nil {
+		return fmt.Errorf("history spool: %w", err)
+	}
+	if err := unix.Fdatasync(int(s.f.Fd())); err != nil {
+		return fmt.Errorf("history spool: %w", err)
+	}
+	s.used += int64(len(buf))
+	return nil
+}
+
+// Reset forgets every entry: their writes are in the store.
+func (s *Spool) Reset() error {
+	if s.used == spoolHeaderLen {
+		return nil
+	}
+	s.gen++
+	if err := s.writeHeader(); err != nil {
+		return fmt.Errorf("history spool: %w", err)
+	}
+	return nil
+}
+
+// Close releases the spool, removing its file when it holds nothing (keep
+// false); a kept file is an orphan for the next process to adopt.
+func (s *Spool) Close(keep bool) error {
+	if !keep {
+		_ = os.Remove(s.f.Name())
+	}
+	return s.f.Close()
+}
+
+func entryCRC(gen uint64, payload []byte) uint32 {
+	var g [8]byte
+	binary.LittleEndian.PutUint64(g[:], gen)
+	return crc32.Update(crc32.Checksum(g[:], spoolCRC), spoolCRC, payload)
+}
+
+// readSpool returns the entries of the current generation of f.
+func readSpool(f *os.File) ([]Write, error) {
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < spoolHeaderLen || string(b[:8]) != spoolMagic {
+		return nil, fmt.Errorf("history spool %s: not a spool", f.Name())
+	}
+	gen := binary.LittleEndian.Uint64(b[8:16])
+	var out []Write
+	for off := spoolHeaderLen; off+spoolEntryHead <= len(b); {
+		n := int(binary.LittleEndian.Uint32(b[off:]))
+		sum := binary.LittleEndian.Uint32(b[off+4:])
+		end := off + spoolEntryHead + n
+		if n == 0 || end > len(b) || entryCRC(gen, b[off+spoolEntryHead:end]) != sum {
+			break
+		}
+		var w Write
+		if err := json.Unmarshal(b[off+spoolEntryHead:end], &w); err != nil {
+			return out, fmt.Errorf("history spool %s: %w", f.Name(), err)
+		}
+		out = append(out, w)
+		off = end
+	}
+	return out, nil
+}
+
+// Adopted are the orphaned spools of dead processes, locked by this one
+// until their writes are in the store.
+type Adopted struct {
+	Writes []Write
+	files  []*os.File
+}
+
+// AdoptSpools locks every orphaned spool in dir (one whose process died:
+// its flock is free) and reads its writes. A spool it cannot read is left
+// where it is, and its error returned beside what was adopted.
+func AdoptSpools(dir string) (*Adopted, error) {
+	a := &Adopted{}
+	names, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return a, nil
+	}
+	if err != nil {
+		return a, fmt.Errorf("history spool: %w", err)
+	}
+	var errs []error
+	for _, e := range names {
+		if !strings.HasSuffix(e.Name(), spoolSuffix) {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, e.Name()), os.O_RDWR, 0)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+			_ = f.Close() // its process lives, or another adopted it
+			continue
+		}
+		ws, err := readSpool(f)
+		if err != nil {
+			errs = append(errs, err)
+			_ = f.Close()
+			continue
+		}
+		a.Writes = append(a.Writes, ws...)
+		a.files = append(a.files, f)
+	}
+	return a, errors.Join(errs...)
+}
+
+// Done removes the adopted spools: their writes are in the store.
+func (a *Adopted) Done() {
+	a.Writes = nil
+	for _, f := range a.files {
+		_ = os.Remove(f.Name())
+		_ = f.Close()
+	}
+	a.files = nil
+}
+
+// Release unlocks the adopted spools, keeping them for a later process.
+func (a *Adopted) Release() {
+	for _, f := range a.files {
+		_ = f.Close()
+	}
+	a.files = nil
+}
