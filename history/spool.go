@@ -72,7 +72,9 @@ func CreateSpool(dir string, size int64) (*Spool, error) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return fail(err)
 	}
-	if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
+	// A file system without fallocate gets a spool that grows as it is
+	// written: it works until the disk is full.
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
 		return fail(fmt.Errorf("reserving %d bytes: %w", size, err))
 	}
 	if err := s.writeHeader(); err != nil {
