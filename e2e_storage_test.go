@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 // firingJob is a job that fires every second and appends its run id to
@@ -56,6 +59,18 @@ func (s *sandbox) recordCountsSoFar() map[string]int {
 		}
 	}
 	return n
+}
+
+// firesRecordedOnce reports whether every run id in the fires file has
+// exactly one record so far.
+func (s *sandbox) firesRecordedOnce(fires string) bool {
+	counts := s.recordCountsSoFar()
+	for _, id := range fired(s.t, fires) {
+		if counts[id] != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // checkOneRecordEach fails for every run in runs without exactly one
@@ -129,15 +144,7 @@ func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, "every fire recorded once space returned", func() bool {
-		counts := s.recordCountsSoFar()
-		for _, id := range fired(t, fires) {
-			if counts[id] != 1 {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(t, 15*time.Second, "every fire recorded once space returned", func() bool { return s.firesRecordedOnce(fires) })
 	stopDaemon(t, d)
 	checkOneRecordEach(t, s, fired(t, fires))
 	for _, l := range lines(d.stderr()) {
@@ -165,6 +172,65 @@ func fillDisk(t *testing.T, path string) {
 				t.Fatalf("fill: %v", err)
 			}
 			return
+		}
+	}
+}
+
+// TestE2EDiskFullSupervisorKilledLosesNoRecord: the runs of a full disk
+// have their records held, their lock released, and the supervisor is
+// SIGKILLed before space returns. The next supervisor still records each
+// run once, and each run that ended before the kill with its outcome.
+func TestE2EDiskFullSupervisorKilledLosesNoRecord(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("mounting a tmpfs needs root: run the tests as root, as CI does")
+	}
+	t.Parallel()
+	fires := filepath.Join(t.TempDir(), "fires")
+	s := newSandbox(t, firingJob(fires))
+	if err := os.MkdirAll(s.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Room for the history and two processes' spool reservations.
+	mount(t, s.state, "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs")
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 15*time.Second, "two recorded runs", func() bool { return len(s.recordCountsSoFar()) >= 2 })
+	filler := filepath.Join(s.state, "filler")
+	fillDisk(t, filler)
+	before := len(fired(t, fires))
+	waitFor(t, 20*time.Second, "five fires on the full disk", func() bool { return len(fired(t, fires)) >= before+5 })
+	waitFor(t, 10*time.Second, "status saying history is degraded", func() bool {
+		_, _, stderr := s.runCV(10*time.Second, "status")
+		return strings.Contains(stderr, "history degraded since ")
+	})
+
+	_ = syscall.Kill(-d.pid(), syscall.SIGKILL)
+	d.wait(10 * time.Second)
+	// A run in flight is in its own group: it outlives the kill.
+	waitFor(t, 10*time.Second, "the killed supervisor's runs to exit", func() bool { return len(s.tagged()) == 0 })
+	runs := fired(t, fires)
+	t.Logf("%d fires on the full disk before the kill", len(runs)-before)
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	next := s.cv("daemon", "--log-format", "json")
+	// Bounded but not fatal: a record that never comes is reported below.
+	for deadline := time.Now().Add(20 * time.Second); !s.firesRecordedOnce(fires) && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+	}
+	stopDaemon(t, next)
+	checkOneRecordEach(t, s, fired(t, fires))
+	// A run ended before the kill if a later run took its lock, or if the
+	// killed supervisor logged its end: only the last may be cut short.
+	last := runs[len(runs)-1]
+	lastEnded := slices.ContainsFunc(lines(d.stderr()), func(l string) bool {
+		return strings.Contains(l, `"msg":"run finished"`) && strings.Contains(l, `"run_id":"`+last+`"`)
+	})
+	got := s.runsByID()
+	t.Logf("the last run before the kill: end logged %v, recorded %s %q", lastEnded, got[last].Outcome, got[last].Reason)
+	for i, id := range runs {
+		r, ok := got[id]
+		if ok && r.Outcome != run.OK && (id != last || lastEnded || r.Outcome != run.Interrupted) {
+			t.Errorf("run %s (%d of %d before the kill): %s %q, want ok", id, i+1, len(runs), r.Outcome, r.Reason)
 		}
 	}
 }
@@ -244,15 +310,7 @@ func TestE2EReadOnlyStateDirKeepsJobsRunning(t *testing.T) {
 		t.Errorf("no history degraded record; stderr:\n%s", d.stderr())
 	}
 	remount(t, s.state, "rw")
-	waitFor(t, 15*time.Second, "every fire recorded once the state dir is writable", func() bool {
-		counts := s.recordCountsSoFar()
-		for _, id := range fired(t, fires) {
-			if counts[id] != 1 {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(t, 15*time.Second, "every fire recorded once the state dir is writable", func() bool { return s.firesRecordedOnce(fires) })
 	stopDaemon(t, d)
 	checkOneRecordEach(t, s, fired(t, fires))
 	for _, r := range s.historyJSON() {
