@@ -118,24 +118,8 @@ func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
 		t.Fatal("mounting a tmpfs needs root: run the tests as root, as CI does")
 	}
 	t.Parallel()
-	outside := t.TempDir()
-	fires := filepath.Join(outside, "fires")
-	s := newSandbox(t, firingJob(fires))
-	if err := os.MkdirAll(s.state, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	mount(t, s.state, "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs")
-	d := s.cv("daemon", "--log-format", "json")
-	waitFor(t, 15*time.Second, "two recorded runs", func() bool { return len(s.recordCountsSoFar()) >= 2 })
-
-	filler := filepath.Join(s.state, "filler")
-	fillDisk(t, filler)
-	before := len(fired(t, fires))
-	waitFor(t, 20*time.Second, "five fires on the full disk", func() bool { return len(fired(t, fires)) >= before+5 })
-	waitFor(t, 10*time.Second, "status saying history is degraded", func() bool {
-		_, _, stderr := s.runCV(10*time.Second, "status")
-		return strings.Contains(stderr, "history degraded since ")
-	})
+	// Too small for a spool: the records wait in memory only.
+	s, d, fires, filler, _ := fullDiskDaemon(t, "2m")
 	n := historyLogLines(t, d)
 	t.Logf("%d history log lines while the disk was full", n)
 	if n > 10 {
@@ -155,6 +139,32 @@ func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
 	if !strings.Contains(d.stderr(), `"msg":"history degraded`) || !strings.Contains(d.stderr(), `"msg":"history recovered`) {
 		t.Errorf("no degraded and recovered log records; stderr:\n%s", d.stderr())
 	}
+}
+
+// fullDiskDaemon starts a daemon firing the tick job of firingJob with its
+// state dir on a tmpfs of size, waits for two recorded runs, fills the
+// disk and waits for five fires on it and for status to say history is
+// degraded. It returns the filler to remove, and how many fires came
+// before the disk was full.
+func fullDiskDaemon(t *testing.T, size string) (s *sandbox, d *proc, fires, filler string, before int) {
+	t.Helper()
+	fires = filepath.Join(t.TempDir(), "fires")
+	s = newSandbox(t, firingJob(fires))
+	if err := os.MkdirAll(s.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mount(t, s.state, "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs")
+	d = s.cv("daemon", "--log-format", "json")
+	waitFor(t, 15*time.Second, "two recorded runs", func() bool { return len(s.recordCountsSoFar()) >= 2 })
+	filler = filepath.Join(s.state, "filler")
+	fillDisk(t, filler)
+	before = len(fired(t, fires))
+	waitFor(t, 20*time.Second, "five fires on the full disk", func() bool { return len(fired(t, fires)) >= before+5 })
+	waitFor(t, 10*time.Second, "status saying history is degraded", func() bool {
+		_, _, stderr := s.runCV(10*time.Second, "status")
+		return strings.Contains(stderr, "history degraded since ")
+	})
+	return s, d, fires, filler, before
 }
 
 // fillDisk writes path until the file system is full.
@@ -185,23 +195,8 @@ func TestE2EDiskFullSupervisorKilledLosesNoRecord(t *testing.T) {
 		t.Fatal("mounting a tmpfs needs root: run the tests as root, as CI does")
 	}
 	t.Parallel()
-	fires := filepath.Join(t.TempDir(), "fires")
-	s := newSandbox(t, firingJob(fires))
-	if err := os.MkdirAll(s.state, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	// Room for the history and two processes' spool reservations.
-	mount(t, s.state, "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs")
-	d := s.cv("daemon", "--log-format", "json")
-	waitFor(t, 15*time.Second, "two recorded runs", func() bool { return len(s.recordCountsSoFar()) >= 2 })
-	filler := filepath.Join(s.state, "filler")
-	fillDisk(t, filler)
-	before := len(fired(t, fires))
-	waitFor(t, 20*time.Second, "five fires on the full disk", func() bool { return len(fired(t, fires)) >= before+5 })
-	waitFor(t, 10*time.Second, "status saying history is degraded", func() bool {
-		_, _, stderr := s.runCV(10*time.Second, "status")
-		return strings.Contains(stderr, "history degraded since ")
-	})
+	s, d, fires, filler, before := fullDiskDaemon(t, "16m")
 
 	_ = syscall.Kill(-d.pid(), syscall.SIGKILL)
 	d.wait(10 * time.Second)
