@@ -106,11 +106,10 @@ func (l *FileLocker) list(ctx context.Context, since time.Time) ([]Status, error
 	if err != nil {
 		return nil, fmt.Errorf("list locks: %w", err)
 	}
-	var out []Status
-	var errs []error
 	// One read of /proc/locks for all of them: it lists every lock of the
 	// machine, and reading it per lock made a listing quadratic.
 	procLocks := procfs.Locks()
+	var names []string
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".lock")
 		if !ok || !nameRE.MatchString(name) || e.IsDir() {
@@ -121,21 +120,13 @@ func (l *FileLocker) list(ctx context.Context, since time.Time) ([]Status, error
 				continue // unchanged; gone or unreadable: inspect says why
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		st, err := l.inspect(name, filepath.Join(l.dir, e.Name()), false, procLocks)
-		if err != nil {
-			if ctx.Err() != nil {
-				return out, err
-			}
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, st)
+		names = append(names, name)
 	}
+	out, err := inspectAll(ctx, names, func(_ context.Context, name string) (Status, error) {
+		return l.inspect(name, filepath.Join(l.dir, name+".lock"), false, procLocks)
+	})
 	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
-	return out, errors.Join(errs...)
+	return out, err
 }
 
 // inspectAll inspects each of names, for a backend's List: a lock that
@@ -145,6 +136,9 @@ func inspectAll(ctx context.Context, names []string, inspect func(context.Contex
 	var out []Status
 	var errs []error
 	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
 		st, err := inspect(ctx, name)
 		if err != nil {
 			if ctx.Err() != nil {
