@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"sync/atomic"
@@ -153,12 +152,10 @@ func openSpools(store *history.Store, stateDir string, log *slog.Logger) (*histo
 	if n := len(adopted.Writes); n > 0 {
 		log.Warn("history: writing the records a dead supervisor left in its spool", "records", n)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		errs := store.Apply(ctx, adopted.Writes)
-		cancel()
-		if written(errs) {
-			adopted.Done()
+		if adopted.WriteTo(ctx, store) {
 			adopted = nil
 		}
+		cancel()
 	}
 	spool, err := history.CreateSpool(dir, history.SpoolSize)
 	if err != nil {
@@ -166,15 +163,4 @@ func openSpools(store *history.Store, stateDir string, log *slog.Logger) (*histo
 		return nil, adopted
 	}
 	return spool, adopted
-}
-
-// written tells whether every write of a batch is in the store, or can
-// never be (wrong in itself, or already there).
-func written(errs []error) bool {
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, history.ErrBadRecord) && !errors.Is(err, history.ErrDuplicate) {
-			return false
-		}
-	}
-	return true
 }

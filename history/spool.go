@@ -1,11 +1,13 @@
 package history
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -153,8 +155,12 @@ func entryCRC(gen uint64, payload []byte) uint32 {
 
 // readSpool returns the entries of the current generation of f.
 func readSpool(f *os.File) ([]Write, error) {
-	b, err := os.ReadFile(f.Name())
+	fi, err := f.Stat()
 	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, fi.Size())
+	if _, err := f.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	if len(b) < spoolHeaderLen || string(b[:8]) != spoolMagic {
@@ -222,6 +228,19 @@ func AdoptSpools(dir string) (*Adopted, error) {
 		a.files = append(a.files, f)
 	}
 	return a, errors.Join(errs...)
+}
+
+// WriteTo writes the adopted writes to store in one transaction and, when
+// every one is there (or can never be: see permanent), removes their
+// spools and reports true.
+func (a *Adopted) WriteTo(ctx context.Context, store *Store) bool {
+	for _, err := range store.Apply(ctx, a.Writes) {
+		if err != nil && !permanent(err) {
+			return false
+		}
+	}
+	a.Done()
+	return true
 }
 
 // Done removes the adopted spools: their writes are in the store.

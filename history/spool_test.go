@@ -18,6 +18,16 @@ func spoolWrite(id string) Write {
 		ScheduledAt: at, StartedAt: at, EndedAt: at.Add(time.Second), ExitCode: &code, Host: "h", SupervisorPID: 7, PID: 8}}
 }
 
+// newSpool is CreateSpool, failing the test on an error.
+func newSpool(t *testing.T, dir string, size int64) *Spool {
+	t.Helper()
+	s, err := CreateSpool(dir, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func spoolFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	m, err := filepath.Glob(filepath.Join(dir, "*"+spoolSuffix))
@@ -42,10 +52,7 @@ func adoptIDs(t *testing.T, dir string) (*Adopted, []string) {
 
 func TestSpoolKeptAtCloseIsAdoptedWhole(t *testing.T) {
 	dir := t.TempDir()
-	s, err := CreateSpool(dir, 1<<16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSpool(t, dir, 1<<16)
 	if err := s.Append([]Write{spoolWrite("a"), spoolWrite("b")}); err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +87,7 @@ func TestSpoolKeptAtCloseIsAdoptedWhole(t *testing.T) {
 
 func TestSpoolResetForgetsEarlierEntries(t *testing.T) {
 	dir := t.TempDir()
-	s, err := CreateSpool(dir, 1<<16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSpool(t, dir, 1<<16)
 	if err := s.Append([]Write{spoolWrite("old-1"), spoolWrite("old-2"), spoolWrite("old-3")}); err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +108,7 @@ func TestSpoolResetForgetsEarlierEntries(t *testing.T) {
 
 func TestSpoolTornEntryEndsTheRead(t *testing.T) {
 	dir := t.TempDir()
-	s, err := CreateSpool(dir, 1<<16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSpool(t, dir, 1<<16)
 	if err := s.Append([]Write{spoolWrite("whole"), spoolWrite("torn")}); err != nil {
 		t.Fatal(err)
 	}
@@ -131,10 +132,7 @@ func TestSpoolTornEntryEndsTheRead(t *testing.T) {
 
 func TestSpoolRefusesWhatItHasNoRoomFor(t *testing.T) {
 	dir := t.TempDir()
-	s, err := CreateSpool(dir, spoolHeaderLen+300)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSpool(t, dir, spoolHeaderLen+300)
 	defer s.Close(false)
 	if err := s.Append([]Write{spoolWrite("a"), spoolWrite("b")}); !errors.Is(err, errSpoolFull) {
 		t.Fatalf("Append past the reserved space: %v, want errSpoolFull", err)
@@ -154,10 +152,7 @@ func TestSpoolRefusesWhatItHasNoRoomFor(t *testing.T) {
 func TestHeldRecordsOutliveTheirWriter(t *testing.T) {
 	store, mend := brokenStore(t)
 	spools := t.TempDir()
-	s, err := CreateSpool(spools, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSpool(t, spools, 1<<20)
 	j := NewWriter(WriterConfig{Store: store, StateDir: t.TempDir(), LogLimit: 1 << 20, RetryEvery: time.Hour, Spool: s})
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	for i, id := range []string{"r1", "r2", "r3"} {
@@ -206,10 +201,7 @@ func TestHeldRecordsOutliveTheirWriter(t *testing.T) {
 func TestRecoveredWriterEmptiesItsSpool(t *testing.T) {
 	store, mend := brokenStore(t)
 	spools := t.TempDir()
-	s, err := CreateSpool(spools, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSpool(t, spools, 1<<20)
 	j := NewWriter(WriterConfig{Store: store, StateDir: t.TempDir(), LogLimit: 1 << 20, RetryEvery: 10 * time.Millisecond, Spool: s})
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	if err := j.Admit("r1"); err != nil {

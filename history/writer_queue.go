@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -213,8 +214,7 @@ func (w *Writer) commit(batch []*pendingWrite) (failed []*pendingWrite, cause er
 func (w *Writer) hold(failed []*pendingWrite, cause error) {
 	w.qmu.Lock()
 	defer w.qmu.Unlock()
-	w.spoolLocked(failed)
-	w.spoolLocked(w.queue)
+	w.spoolLocked(slices.Concat(failed, w.queue)) // one fdatasync for both
 	for _, p := range failed {
 		w.keepLocked(p)
 	}
