@@ -248,3 +248,28 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// TestBinaryDropsUnusedMethods guards the linker's dead-method elimination:
+// one reachable call of text/template (cobra's version template was one)
+// or of reflect's Method with a computed name makes the linker keep every
+// exported method of every type, which for go-redis alone is hundreds of
+// commands, megabytes of binary and of resident pages. cronvisor calls a
+// handful of Redis commands.
+func TestBinaryDropsUnusedMethods(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", "tool", "nm", cvBin).Output()
+	if err != nil {
+		t.Fatalf("go tool nm: %v", err)
+	}
+	var kept []string
+	for _, l := range lines(string(out)) {
+		if f := strings.Fields(l); len(f) == 3 && f[1] == "T" && strings.HasPrefix(f[2], "github.com/redis/go-redis/v9.cmdable.") {
+			kept = append(kept, strings.TrimPrefix(f[2], "github.com/redis/go-redis/v9.cmdable."))
+		}
+	}
+	if len(kept) > 50 {
+		t.Errorf("the binary keeps %d of go-redis's command methods (e.g. %v); something reachable disables the linker's method elimination (go build -ldflags=-dumpdep shows who reaches text/template or reflect.Value.MethodByName)",
+			len(kept), kept[:5])
+	}
+}

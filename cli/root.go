@@ -74,6 +74,7 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 }
 
 func newRoot(g *globals) *cobra.Command {
+	var showVersion bool
 	root := &cobra.Command{
 		Use:   "cronvisor",
 		Short: "A job supervisor that replaces cron: no overlapping runs, enforced deadlines, a live console",
@@ -81,20 +82,26 @@ func newRoot(g *globals) *cobra.Command {
 lock and a max-runtime deadline, and keeps a history of runs and skips.
 
 Without a command it opens the interactive console.`,
-		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if showVersion {
+				fmt.Fprintf(cmd.OutOrStdout(), "cronvisor %s\n", buildVersion())
+				return nil
+			}
 			return runConsole(cmd, g)
 		},
 	}
+	// Not cobra's Version: printing it in this form takes a version
+	// template, and text/template's method lookups keep every exported
+	// method of every type in the binary (the linker cannot drop any).
+	root.Flags().BoolVarP(&showVersion, "version", "v", false, "version for cronvisor")
 	def := os.Getenv("CRONVISOR_CONFIG")
 	if def == "" {
 		def = "./jobs.yaml"
 	}
 	root.PersistentFlags().StringVar(&g.configPath, "config", def, "path of jobs.yaml (env CRONVISOR_CONFIG)")
-	root.SetVersionTemplate("cronvisor {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return exitCode(2, err)
 	})
