@@ -2,46 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// flakyTarget is a local webhook that answers the first len(codes) requests
-// with those status codes and 200 after that, keeping every body.
-type flakyTarget struct {
-	mu     sync.Mutex
-	codes  []int
-	bodies []string
-}
-
-func newFlakyTarget(t *testing.T, codes ...int) (*flakyTarget, string) {
-	f := &flakyTarget{codes: codes}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		b, _ := io.ReadAll(req.Body)
-		f.mu.Lock()
-		code := http.StatusOK
-		if n := len(f.bodies); n < len(f.codes) {
-			code = f.codes[n]
-		}
-		f.bodies = append(f.bodies, string(b))
-		f.mu.Unlock()
-		w.WriteHeader(code)
-	}))
-	t.Cleanup(srv.Close)
-	return f, srv.URL
-}
-
-func (f *flakyTarget) received() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.bodies...)
-}
 
 // TestE2EWebhookRetriedUntilAccepted: a daemon's failure notification to
 // a target that answers 500, 500, then 200 is sent three times, the same
@@ -50,8 +15,15 @@ func (f *flakyTarget) received() []string {
 // failed, with the answer.
 func TestE2EWebhookRetriedUntilAccepted(t *testing.T) {
 	t.Parallel()
-	accepts, acceptsURL := newFlakyTarget(t, 500, 500)
-	refuses, refusesURL := newFlakyTarget(t, 500, 500, 500, 500, 500, 500)
+	accepts, acceptsURL := newReceiver(t, 500, 500)
+	refuses, refusesURL := newReceiver(t, 500, 500, 500, 500, 500, 500)
+	bodies := func(r *receiver) []string {
+		var raw []string
+		for _, q := range r.under("/hook") {
+			raw = append(raw, q.raw)
+		}
+		return raw
+	}
 	at := time.Now().UTC().Add(4 * time.Second)
 	s := newSandbox(t, fmt.Sprintf(`shutdown_grace: 1s
 defaults:
@@ -71,10 +43,10 @@ jobs:
 	waitFor(t, 10*time.Second, "daemon start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
 	// Tries at 0, 1, 3 and 7 s after each run's end (1 s doubling).
 	waitFor(t, 20*time.Second, "three tries of one, four of the other", func() bool {
-		return len(accepts.received()) >= 3 && len(refuses.received()) >= 4
+		return len(accepts.under("/hook")) >= 3 && len(refuses.under("/hook")) >= 4
 	})
 	time.Sleep(2500 * time.Millisecond) // room for a wrong further try
-	got, gave := accepts.received(), refuses.received()
+	got, gave := bodies(accepts), bodies(refuses)
 	if len(got) != 3 {
 		t.Errorf("the accepting target got %d requests, want 3 (500, 500, 200)", len(got))
 	}

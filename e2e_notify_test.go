@@ -16,10 +16,12 @@ import (
 	"time"
 )
 
-// receiver is a local HTTP server keeping every request, by path.
+// receiver is a local HTTP server keeping every request, by path; it
+// answers its first requests with codes, in turn, and 200 after them.
 type receiver struct {
-	mu   sync.Mutex
-	reqs []received
+	mu    sync.Mutex
+	codes []int
+	reqs  []received
 }
 
 type received struct {
@@ -28,15 +30,20 @@ type received struct {
 	raw  string
 }
 
-func newReceiver(t *testing.T) (*receiver, string) {
-	r := &receiver{}
+func newReceiver(t *testing.T, codes ...int) (*receiver, string) {
+	r := &receiver{codes: codes}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		b, _ := io.ReadAll(req.Body)
 		var m map[string]any
 		_ = json.Unmarshal(b, &m)
 		r.mu.Lock()
+		code := http.StatusOK
+		if n := len(r.reqs); n < len(r.codes) {
+			code = r.codes[n]
+		}
 		r.reqs = append(r.reqs, received{path: req.URL.RequestURI(), body: m, raw: string(b)})
 		r.mu.Unlock()
+		w.WriteHeader(code)
 	}))
 	t.Cleanup(srv.Close)
 	return r, srv.URL
