@@ -223,6 +223,12 @@ func TestE2EOrphanInterruptedWithinSecondsOfItsExit(t *testing.T) {
 			if r := s.runsByID()[runID]; r.Outcome != run.Running {
 				t.Fatalf("run %s recorded %+v while its process still runs, want running", runID, r)
 			}
+			// Its keeper is killed first: the floor, a run nothing of
+			// cronvisor watches any more (see e2e_keeper_test.go for the
+			// run its keeper sees to the end).
+			if s.killKeepers() == 0 {
+				t.Fatal("the orphaned run has no keeper")
+			}
 			for _, p := range orphans {
 				_ = syscall.Kill(p.pid, syscall.SIGKILL)
 			}

@@ -361,7 +361,8 @@ func TestE2ESIGKILLLosesNoFinishedRun(t *testing.T) {
 			t.Fatalf("slow run closed while its process still lives: %+v", r)
 		}
 	}
-	// ...and closes it as interrupted once the survivor has gone.
+	// ...and closes it, with what its keeper saw, once the survivor has
+	// gone: SIGKILLed, so failed with 137.
 	for _, p := range withCmdline(arg) {
 		_ = syscall.Kill(p.pid, syscall.SIGKILL)
 	}
@@ -375,7 +376,7 @@ func TestE2ESIGKILLLosesNoFinishedRun(t *testing.T) {
 			closed = r
 		}
 	}
-	if closed.Outcome != "interrupted" || closed.ExitCode != nil || !strings.Contains(closed.Reason, "died during the run") {
-		t.Fatalf("orphaned run recorded as %+v, want interrupted, exit unknown", closed)
+	if closed.Outcome != "failed" || closed.ExitCode == nil || *closed.ExitCode != 137 || closed.Reason != "ended by signal SIGKILL" {
+		t.Fatalf("orphaned run recorded as %+v, want failed, exit 137, ended by signal SIGKILL", closed)
 	}
 }

@@ -17,8 +17,8 @@ import (
 )
 
 func main() {
-	if runproc.IsGuard(os.Args) { // a run's guard: this binary re-executed
-		os.Exit(runproc.GuardMain(os.Args[1:]))
+	if runproc.IsKeeper(os.Args) { // a run's keeper: this binary re-executed
+		os.Exit(runproc.KeeperMain(os.Args[1:]))
 	}
 	os.Exit(cli.Execute(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -147,6 +147,10 @@ type JobStatus struct {
 	Attempt    int    `json:"attempt,omitempty"`
 	Slow       bool   `json:"slow,omitempty"`
 	FailedPing string `json:"failed_ping,omitempty"`
+	// Adopted: the current run's supervisor died (SupervisorPID), and
+	// this daemon answers for the run, which goes on with its keeper.
+	Adopted       bool `json:"adopted,omitempty"`
+	SupervisorPID int  `json:"supervisor_pid,omitempty"`
 }
 
 // PauseInfo says who paused a job and when: the user and process at the

@@ -77,6 +77,7 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	}
 	d.svc.SetHistoryHealth(func() string { return e.History.Health().String() })
 	d.svc.SetAlerts(e.Notifier.Describe)
+	d.svc.SetAdopted(e.Recovery.Adopted)
 	e.Listen(d.svc.Handle)
 	d.ctx, d.stop = context.WithCancel(context.Background())
 	d.schedDone = d.start("scheduler", func() { d.sched.Run(d.ctx, cfg.Jobs) })

@@ -129,7 +129,8 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
 	e.listenNotifier(log)
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
-		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock)}
+		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock),
+		runner.WithKeepers(cfg.StateDir), runner.WithAdopter(e.Recovery)}
 	e.Supervisor = runner.NewSupervisor(e.Locker, hist, e.Emit, opts...)
 	return e, nil
 }

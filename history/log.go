@@ -8,13 +8,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"cronvisor/statedir"
 )
 
 // LogPath is where the output of a run is kept:
 // STATE_DIR/logs/JOB/RUN_ID.log.
-func LogPath(stateDir, job, runID string) string {
-	return filepath.Join(stateDir, "logs", job, runID+".log")
-}
+func LogPath(stateDir, job, runID string) string { return statedir.RunLog(stateDir, job, runID) }
 
 // Log is the output file of one run. Each line is written as
 // "STREAM | TEXT", so `cat` shows stdout and stderr interleaved in the order

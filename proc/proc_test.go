@@ -28,8 +28,8 @@ var runSeq atomic.Int64
 func TestMain(m *testing.M) {
 	// This binary is also the guard of guarded runs, and the supervisor
 	// that the guard tests kill.
-	if IsGuard(os.Args) {
-		os.Exit(GuardMain(os.Args[1:]))
+	if IsKeeper(os.Args) {
+		os.Exit(KeeperMain(os.Args[1:]))
 	}
 	if script := os.Getenv(supervisorEnv); script != "" {
 		os.Exit(guardedSupervisor(script))

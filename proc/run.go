@@ -81,11 +81,25 @@ type Spec struct {
 	// was handed, and the guard, running as this process's user, can
 	// still signal it when that is root.
 	Credential *syscall.Credential
-	// Guard, if set, starts the run under a guard process that ends it
-	// if this process dies first (see the package doc): for locks that
-	// nothing of the run holds, such as a Redis lease. The run itself is
-	// started exactly as without it.
+	// Keeper, if set, starts a keeper process beside the run, which
+	// guards it in this process's place if this process dies first (see
+	// the package doc). The run itself is started exactly as without it.
+	Keeper *Keeper
+	// Guard, if set (and Keeper not), is a Keeper that ends the run
+	// within Guard.Within of this process's death: for locks that
+	// nothing of the run holds, such as a Redis lease.
 	Guard *Guard
+}
+
+// keeper is the Keeper the spec asks for, nil for none.
+func (s Spec) keeper() *Keeper {
+	if s.Keeper != nil {
+		return s.Keeper
+	}
+	if s.Guard != nil {
+		return &Keeper{Within: s.Guard.Within}
+	}
+	return nil
 }
 
 // Result is what Run reports about a run.
@@ -98,8 +112,11 @@ type Result struct {
 	// Signal names the signal that ended the main process ("SIGKILL"), or "".
 	Signal string
 	// Started is when the main process started; Ended is when the run was
-	// over: its tree gone and its output drained.
-	Started, Ended time.Time
+	// over: its tree gone and its output drained. Exited is when the
+	// main process exited, as its keeper saw it when there is one (the
+	// process's own end, even if this process was frozen then), zero
+	// if it did not exit by itself.
+	Started, Ended, Exited time.Time
 	Outcome        Outcome
 	// Err is why the start failed, or context.Cause(ctx) for TimedOut and
 	// Canceled (so callers can tell "replaced" from "shutdown" with
@@ -131,12 +148,13 @@ func Run(ctx context.Context, spec Spec) Result {
 		return startFailed(res, err)
 	}
 	cmd.Stdout, cmd.Stderr = out.stdoutW, out.stderrW
-	var g *guard
-	if spec.Guard != nil {
-		if g, err = startGuard(*spec.Guard, spec.Tag, spec.KillGrace); err != nil {
+	var g *keeper
+	if k := spec.keeper(); k != nil {
+		if g, err = startKeeper(*k, spec, out); err != nil {
 			out.abort()
-			return startFailed(res, fmt.Errorf("start the run's guard: %w", err))
+			return startFailed(res, fmt.Errorf("start the run's keeper: %w", err))
 		}
+		t.keeper = g.pid()
 	}
 	if err := startRegistered(cmd); err != nil {
 		g.stop()
@@ -153,8 +171,10 @@ func Run(ctx context.Context, spec Spec) Result {
 	}
 	out.start()
 	waited := make(chan struct{})
+	var exitSeen time.Time // read once waited is closed
 	go func() {
 		awaitExit(cmd.Process.Pid)
+		exitSeen = time.Now()
 		_ = cmd.Wait() // the exit status is read from cmd.ProcessState below
 		unregister(cmd.Process.Pid)
 		close(waited)
@@ -173,7 +193,13 @@ func Run(ctx context.Context, spec Spec) Result {
 	if err := t.end(waited, endGrace(spec.KillGrace, res.Err)); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
-	g.stop() // the run is over: nothing is left for the guard to end
+	if res.Outcome == Exited && isClosed(waited) {
+		res.Exited = g.exitedAt()
+		if res.Exited.IsZero() {
+			res.Exited = exitSeen
+		}
+	}
+	g.stop() // the run is over: nothing is left for the keeper to end
 	out.finish()
 	res.Ended = time.Now()
 	setExit(&res, cmd, waited)

@@ -21,6 +21,7 @@ const maxPoll = 100 * time.Millisecond
 // belongs to a run). It is used by one goroutine only.
 type tree struct {
 	self int       // the supervisor: it holds the lock file too, but is never part of a run
+	keeper int     // the run's keeper, 0 if none: it holds the lock file too, and outlives the run
 	pgid int       // the main process's pid
 	tag  []byte    // "KEY=VALUE" environment entry, or nil
 	lock *openFile // Spec.ExtraFiles[0], or nil
@@ -43,7 +44,7 @@ func newTree(spec Spec) (*tree, error) {
 // isMember reports whether pid is a live process of the run; the cheap
 // process-group test comes first, the fd scan last.
 func (t *tree) isMember(pid int) bool {
-	if pid == t.self {
+	if pid == t.self || pid == t.keeper {
 		return false
 	}
 	st, err := procfs.ReadStat(pid)

@@ -9,6 +9,7 @@ import (
 
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/statedir"
 )
 
 // orphan is a run of a dead supervisor.
@@ -16,6 +17,7 @@ type orphan struct {
 	job, runID, lock string
 	host             string
 	supervisor       int
+	pid              int  // its main process (its process group), 0 if unknown
 	started          bool // its process was started (else unknown)
 	// start is its start row rebuilt from the lock record, until
 	// recorded; nil for a run history has.
@@ -24,7 +26,7 @@ type orphan struct {
 
 func fromRow(row history.Record, lockName string) orphan {
 	return orphan{job: row.Job, runID: row.RunID, lock: lockName, host: row.Host,
-		supervisor: row.SupervisorPID, started: !row.StartedAt.IsZero()}
+		supervisor: row.SupervisorPID, pid: row.PID, started: !row.StartedAt.IsZero()}
 }
 
 // reason says why the run is interrupted.
@@ -49,6 +51,7 @@ func (r *Recoverer) recoverRecord(ctx context.Context, lockName string, h lock.R
 		// A manual run does not move the job's slot cursor.
 		Manual: !h.Slots[h.Job].Equal(h.Slot)}
 	if o.started {
+		o.pid = h.PID
 		// Since is taken just before the exec: the start to within
 		// the fork's milliseconds.
 		row.StartedAt, row.PID = h.Since, h.PID
@@ -138,13 +141,31 @@ func (r *Recoverer) finish(ctx context.Context, o orphan) (int, error) {
 	if _, err := os.Stat(logPath); err != nil {
 		logPath = "" // the run printed nothing, or its log is gone
 	}
-	closed, err := r.cfg.Store.Interrupt(ctx, o.runID, r.cfg.Now(), o.reason(), logPath)
+	endPath := statedir.RunEnd(r.cfg.StateDir, o.runID)
+	end, kept := readEnd(endPath)
+	var closed bool
+	var err error
+	if kept {
+		closed, err = r.cfg.Store.Conclude(ctx, o.runID, end.outcome, end.exitCode, end.ended, end.reason, logPath)
+	} else if reason, outcome := r.askedReason(o.runID); reason != "" {
+		closed, err = r.cfg.Store.Conclude(ctx, o.runID, outcome, nil, r.cfg.Now(), reason, logPath)
+	} else {
+		closed, err = r.cfg.Store.Interrupt(ctx, o.runID, r.cfg.Now(), o.reason(), logPath)
+	}
 	if err != nil {
 		return 0, err
 	}
 	r.remember(o.runID)
+	if kept {
+		_ = os.Remove(endPath) // recorded now, or already
+	}
 	if !closed {
 		return 0, nil // recorded already (by its supervisor, or another recoverer)
+	}
+	if kept {
+		r.cfg.Log.Info("recorded the end of a dead supervisor's run that its keeper saw", "job", o.job, "run_id", o.runID,
+			"outcome", end.outcome, "reason", end.reason)
+		return 1, nil
 	}
 	r.cfg.Log.Warn("recorded a dead supervisor's run as interrupted", "job", o.job, "run_id", o.runID, "reason", o.reason())
 	return 1, nil

@@ -28,6 +28,7 @@ import (
 
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/run"
 )
 
 // Store is the history the Recoverer writes: *history.Store.
@@ -35,6 +36,7 @@ type Store interface {
 	OpenRuns(ctx context.Context) ([]history.Record, error)
 	Adopt(ctx context.Context, r history.Record) (bool, error)
 	Interrupt(ctx context.Context, runID string, ended time.Time, reason, logPath string) (bool, error)
+	Conclude(ctx context.Context, runID string, outcome run.Outcome, exitCode *int, ended time.Time, reason, logPath string) (bool, error)
 }
 
 // Awaiter is a lock backend whose release can be waited for
@@ -84,6 +86,8 @@ type Recoverer struct {
 	mu       sync.Mutex
 	closed   bool
 	watching map[string]bool // run ids whose lock is awaited
+	adopted  map[string]orphan // the same runs: a dead supervisor's, still going
+	asked    map[string]string // run ids an operator or a replacing fire ended: the reason
 	done     map[string]bool // run ids found recorded, bounded by maxDone
 	scanned  time.Time       // when the last successful Sweep began; zero: none yet
 	live     map[string]bool // locks whose record named a live supervisor's run then
@@ -113,7 +117,7 @@ func New(cfg Config) *Recoverer {
 	}
 	host, _ := os.Hostname()
 	r := &Recoverer{cfg: cfg, host: host, seen: make(chan sighting, seenQueue),
-		watching: map[string]bool{}, done: map[string]bool{}}
+		watching: map[string]bool{}, adopted: map[string]orphan{}, asked: map[string]string{}, done: map[string]bool{}}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.wg.Add(1)
 	go r.loop()
@@ -156,6 +160,7 @@ func (r *Recoverer) watch(o orphan) {
 		return
 	}
 	r.watching[o.runID] = true
+	r.adopted[o.runID] = o
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -183,6 +188,8 @@ func (r *Recoverer) unwatch(runID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.watching, runID)
+	delete(r.adopted, runID)
+	delete(r.asked, runID)
 }
 
 // known reports whether the run is being waited for or known recorded.

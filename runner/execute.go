@@ -16,6 +16,7 @@ import (
 	"cronvisor/proc"
 	"cronvisor/procfs"
 	"cronvisor/run"
+	"cronvisor/statedir"
 )
 
 // execute runs the job's command under g (the zero Grant for overlap allow),
@@ -84,11 +85,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	if g.File != nil {
 		spec.ExtraFiles = []*os.File{g.File}
 	}
-	if g.Tethered {
-		// No process of the run holds such a lease: if this supervisor
-		// dies, the guard ends the run before the lease can expire.
-		spec.Guard = &proc.Guard{Within: g.MinLifeLeft}
-	}
+	spec.Keeper = s.keeper(job, runID, g)
 	var lostLease atomic.Bool
 	if g.Lost != nil {
 		go func() {
@@ -112,6 +109,11 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 		f.Reason = strings.TrimPrefix(f.Reason+"; lock lost during the run, continued unguarded (on_lock_lost: continue)", "; ")
 	}
 	f.Started, f.Ended = startedAt, s.clock.Now()
+	if !res.Exited.IsZero() {
+		// The process's own end, not when this supervisor got to see it
+		// (frozen or starved meanwhile): the keeper saw it happen.
+		f.Ended = f.Ended.Add(-max(time.Since(res.Exited), 0))
+	}
 	if f.Outcome == run.OK {
 		lastOK = slot
 	}
@@ -122,6 +124,29 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	recorded = s.recordEnd(f, g.Lease != nil)
 	s.emit(f)
 	return f, recorded
+}
+
+// keeper is the keeper of a run: with a state dir, every run has one,
+// which sees it to its deadline and writes its end there if this
+// supervisor dies first; a run under a lease that nothing of the run
+// holds (Tethered) is ended at once instead, before the lease can expire.
+// Without a state dir (tests), only Tethered runs have one.
+func (s *Supervisor) keeper(job config.Job, runID string, g lock.Grant) *proc.Keeper {
+	var k proc.Keeper
+	if g.Tethered {
+		k.Within = g.MinLifeLeft
+	} else if s.stateDir == "" {
+		return nil
+	}
+	if s.stateDir != "" {
+		if job.Timeout > 0 {
+			// The wall clock's: the keeper's deadline is real time.
+			k.Deadline, k.Timeout = time.Now().Add(job.Timeout), job.Timeout
+		}
+		k.End = statedir.RunEnd(s.stateDir, runID)
+		k.Log = statedir.RunLog(s.stateDir, job.Name, runID)
+	}
+	return &k
 }
 
 // lockLost is the cause that ends a run whose lease was lost. A Tethered

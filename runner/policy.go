@@ -29,6 +29,35 @@ func (s *Supervisor) waitQueued(ctx context.Context, job config.Job, slot time.T
 		delete(s.queued, job.Name)
 		s.mu.Unlock()
 	}()
+	return s.awaitLock(ctx, job, slot, runID)
+}
+
+// replace ends a run this supervisor owns that holds the job's lock, like a
+// timeout, and takes the lock once it is free. A holder it does not own is
+// left alone: the fire is skipped, as the contract says.
+func (s *Supervisor) replace(ctx context.Context, job config.Job, slot time.Time, runID string, h lock.Record) (lock.Grant, error) {
+	s.mu.Lock()
+	old := s.active[h.RunID]
+	s.mu.Unlock()
+	if old == nil {
+		if s.adopter != nil && h.Job == job.Name && s.adopter.EndAdopted(h.RunID, true) {
+			return s.awaitLock(ctx, job, slot, runID)
+		}
+		return lock.Grant{}, &lock.HeldError{Lock: job.Lock, Record: h}
+	}
+	old.cancel(ErrReplaced)
+	select {
+	case <-old.done:
+	case <-ctx.Done():
+		return lock.Grant{}, errQueueDropped
+	}
+	return s.acquire(ctx, job, slot, runID, false)
+}
+
+// awaitLock takes the job's lock once it frees, polling it: a holder
+// outside this supervisor (an adopted run its keeper is ending, another
+// supervisor, flock(1)) cannot tell us when it lets go.
+func (s *Supervisor) awaitLock(ctx context.Context, job config.Job, slot time.Time, runID string) (lock.Grant, error) {
 	t := s.clock.NewTimer(queuePoll)
 	defer t.Stop()
 	for {
@@ -43,25 +72,6 @@ func (s *Supervisor) waitQueued(ctx context.Context, job config.Job, slot time.T
 		}
 		t.Reset(queuePoll)
 	}
-}
-
-// replace ends a run this supervisor owns that holds the job's lock, like a
-// timeout, and takes the lock once it is free. A holder it does not own is
-// left alone: the fire is skipped, as the contract says.
-func (s *Supervisor) replace(ctx context.Context, job config.Job, slot time.Time, runID string, h lock.Record) (lock.Grant, error) {
-	s.mu.Lock()
-	old := s.active[h.RunID]
-	s.mu.Unlock()
-	if old == nil {
-		return lock.Grant{}, &lock.HeldError{Lock: job.Lock, Record: h}
-	}
-	old.cancel(ErrReplaced)
-	select {
-	case <-old.done:
-	case <-ctx.Done():
-		return lock.Grant{}, errQueueDropped
-	}
-	return s.acquire(ctx, job, slot, runID, false)
 }
 
 // Pause stops scheduled fires of a job from running (they are recorded as
@@ -102,6 +112,13 @@ func (s *Supervisor) Kill(job string, cause error) int {
 		if w.job == job {
 			w.cancel(cause)
 			n++
+		}
+	}
+	if s.adopter != nil && errors.Is(cause, ErrKilled) {
+		for _, id := range s.adopter.AdoptedRuns(job) {
+			if s.adopter.EndAdopted(id, false) {
+				n++
+			}
 		}
 	}
 	return n

@@ -57,6 +57,10 @@ type Supervisor struct {
 	secretEnv map[string]bool
 
 	starts *Starts
+	// stateDir, when set, gives every run a keeper that outlives this
+	// supervisor and writes the run's end there (see keeper).
+	stateDir string
+	adopter  Adopter // nil: none
 
 	mu     sync.Mutex
 	active map[string]*activeRun // by run id
@@ -81,6 +85,25 @@ func WithClock(c clock.Clock) Option { return func(s *Supervisor) { s.clock = c 
 
 // WithLastOK supplies the cursor for CRONVISOR_LAST_OK_SLOT.
 func WithLastOK(f LastOKFunc) Option { return func(s *Supervisor) { s.lastOK = f } }
+
+// WithKeepers gives every run a keeper process that, if this supervisor
+// dies, sees the run to its end or deadline and writes its end under
+// stateDir for the next supervisor to record.
+func WithKeepers(stateDir string) Option { return func(s *Supervisor) { s.stateDir = stateDir } }
+
+// Adopter answers for the runs that a dead supervisor left running with
+// their keepers (*recovery.Recoverer): this supervisor's overlap
+// policies and Kill treat them as its own.
+type Adopter interface {
+	// AdoptedRuns lists the run ids of job's adopted runs.
+	AdoptedRuns(job string) []string
+	// EndAdopted ends adopted run runID (replaced, or killed by an
+	// operator); false if runID is not adopted.
+	EndAdopted(runID string, replaced bool) bool
+}
+
+// WithAdopter makes a's runs this supervisor's for replace and Kill.
+func WithAdopter(a Adopter) Option { return func(s *Supervisor) { s.adopter = a } }
 
 // Starts counts fires between their call and their child's exec (or
 // their skip): a burst of starts when it is large. Made before the

@@ -16,8 +16,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if proc.IsGuard(os.Args) { // the guard of a Tethered lease's run
-		os.Exit(proc.GuardMain(os.Args[1:]))
+	if proc.IsKeeper(os.Args) { // the guard of a Tethered lease's run
+		os.Exit(proc.KeeperMain(os.Args[1:]))
 	}
 	// Orphans of the runs under test come back to this process.
 	_ = proc.EnableSubreaper()

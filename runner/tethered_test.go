@@ -48,7 +48,7 @@ func guardsOf(runID string) []int {
 			continue
 		}
 		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if strings.HasPrefix(string(b), proc.GuardName+"\x00") && strings.Contains(string(b), runID) {
+		if strings.HasPrefix(string(b), proc.KeeperName+"\x00") && strings.Contains(string(b), runID) {
 			out = append(out, pid)
 		}
 	}

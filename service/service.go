@@ -34,6 +34,7 @@ type Service struct {
 	reload  func(ctx context.Context) error
 	health  func() string // the history path's state for JobStatus.History; nil: none
 	alerts  func(job string) (notification, failedPing string)
+	adopted func(runID string) (supervisorPID int, ok bool)
 	cfg     atomic.Pointer[config.Config]
 	started time.Time
 
@@ -81,6 +82,11 @@ func (s *Service) SetAlerts(f func(job string) (notification, failedPing string)
 // SetHistoryHealth supplies JobStatus.History ("" while history works).
 // Call it before serving.
 func (s *Service) SetHistoryHealth(f func() string) { s.health = f }
+
+// SetAdopted supplies which runs holding a job's lock are adopted (a
+// dead supervisor's, watched by recovery), and that supervisor's pid.
+// Call it before serving.
+func (s *Service) SetAdopted(f func(runID string) (supervisorPID int, ok bool)) { s.adopted = f }
 
 // SetConfig tells the service about a reloaded jobs.yaml.
 func (s *Service) SetConfig(cfg *config.Config) { s.cfg.Store(cfg) }
@@ -193,7 +199,7 @@ func (s *Service) Events(ctx context.Context) (<-chan ctl.WireEvent, error) {
 // Jobs implements ctl.Backend.
 func (s *Service) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
 	v := daemonView{s}
-	b := Statuses{Locks: s.locker, History: v, Pauses: v, Live: v, Health: s.health, Alerts: s.alerts, Guard: &s.mu}
+	b := Statuses{Locks: s.locker, History: v, Pauses: v, Live: v, Health: s.health, Alerts: s.alerts, Adopted: s.adopted, Guard: &s.mu}
 	return b.Build(ctx, s.cfg.Load().Jobs), nil
 }
 

@@ -27,6 +27,10 @@ type Statuses struct {
 	// Alerts gives JobStatus.LastNotification and FailedPing (the
 	// daemon's notifier); nil: none.
 	Alerts func(job string) (notification, failedPing string)
+	// Adopted says which runs holding a job's lock a dead supervisor
+	// left to their keepers (recovery watches them), and its pid: with a
+	// scheduler, they are shown running as its own. Nil: none.
+	Adopted func(runID string) (supervisorPID int, ok bool)
 	// Guard, when set, is held while History, Pauses and Live's per-job
 	// methods are read, so that every job is seen at one moment; the lock
 	// backend and the scheduler are read before it is taken.
@@ -63,6 +67,10 @@ type Run struct {
 	Started, Deadline time.Time
 	Attempt           int  // in its slot; 0 when unknown
 	Slow              bool // it has passed its job's warn_after
+	// Adopted: a dead supervisor's run, still going with its keeper;
+	// SupervisorPID is that supervisor's.
+	Adopted       bool
+	SupervisorPID int
 }
 
 // Live is what a running scheduler knows.
@@ -133,6 +141,7 @@ func (b Statuses) state(j config.Job, js *ctl.JobStatus, held map[string]lock.Re
 	case running:
 		js.RunID, js.PID, js.StartedAt, js.Deadline = cur.RunID, cur.PID, cur.Started, cur.Deadline
 		js.Attempt, js.Slow = cur.Attempt, cur.Slow
+		js.Adopted, js.SupervisorPID = cur.Adopted, cur.SupervisorPID
 		return ctl.StateRunning
 	case b.Live != nil && b.Live.Queued(j.Name):
 		return ctl.StateQueued
@@ -146,13 +155,22 @@ func (b Statuses) state(j config.Job, js *ctl.JobStatus, held map[string]lock.Re
 
 func (b Statuses) running(j config.Job, held map[string]lock.Record) (Run, bool) {
 	if b.Live != nil {
-		return b.Live.Running(j.Name)
+		if r, ok := b.Live.Running(j.Name); ok {
+			return r, true
+		}
 	}
 	h, ok := held[j.Lock]
 	if !ok || j.Overlap == config.OverlapAllow || h.Foreign || h.Job != j.Name {
 		return Run{}, false
 	}
-	return Run{RunID: h.RunID, PID: h.PID, Started: h.Since}, true
+	r := Run{RunID: h.RunID, PID: h.PID, Started: h.Since}
+	if b.Adopted != nil {
+		r.SupervisorPID, r.Adopted = b.Adopted(h.RunID)
+	}
+	if b.Live != nil && !r.Adopted {
+		return Run{}, false // another live supervisor's: shown as the holder
+	}
+	return r, true
 }
 
 // stallProblem says why a job has no next fire, for status and the console.

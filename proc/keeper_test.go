@@ -51,7 +51,7 @@ func guards(tag string) []int {
 	var out []int
 	for _, pid := range all {
 		b, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if err == nil && strings.HasPrefix(string(b), GuardName+"\x00") && strings.Contains(string(b), tag) && !gone(pid) {
+		if err == nil && strings.HasPrefix(string(b), KeeperName+"\x00") && strings.Contains(string(b), tag) && !gone(pid) {
 			out = append(out, pid)
 		}
 	}
@@ -227,37 +227,39 @@ func TestReadTether(t *testing.T) {
 	tests := []struct {
 		name string
 		sent string
-		pgid int
+		pid  int
 	}{
-		{"supervisor died during the run", "pgid 42\n", 42},
-		{"supervisor died before the run started", "", -1},
-		{"unterminated line", "pgid 42", 42},
-		{"garbage is ignored", "pgid x\npgid -3\nhello\n", -1},
+		{"supervisor died during the run", "pid 42\n", 42},
+		{"supervisor died before the run started", "", 0},
+		{"unterminated line", "pid 42", 42},
+		{"garbage is ignored", "pid x\npid -3\nhello\n", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r, w, err := os.Pipe()
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer r.Close()
-			_, _ = w.WriteString(tt.sent)
-			w.Close()
-			if pgid := readTether(r); pgid != tt.pgid {
-				t.Errorf("readTether(%q) = %d, want %d", tt.sent, pgid, tt.pgid)
+			defer unix.Close(fds[1])
+			if tt.sent != "" {
+				_, _ = unix.Write(fds[0], []byte(tt.sent))
+			}
+			unix.Close(fds[0])
+			if pid, pidfd := readTether(fds[1]); pid != tt.pid || pidfd != -1 {
+				t.Errorf("readTether(%q) = %d, %d; want %d, -1", tt.sent, pid, pidfd, tt.pid)
 			}
 		})
 	}
 }
 
-// TestGuardMainRefusesBadArguments: a guard started wrongly exits at once
+// TestKeeperMainRefusesBadArguments: a guard started wrongly exits at once
 // rather than wait on a descriptor it was not given.
-func TestGuardMainRefusesBadArguments(t *testing.T) {
+func TestKeeperMainRefusesBadArguments(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"-grace", "soon"}, {"-tag", "X=1", "extra"}, {"-unknown"}} {
-		if code := GuardMain(args); code != 2 {
-			t.Errorf("GuardMain(%q) = %d, want 2", args, code)
+		if code := KeeperMain(args); code != 2 {
+			t.Errorf("KeeperMain(%q) = %d, want 2", args, code)
 		}
 	}
 }

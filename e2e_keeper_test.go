@@ -1,0 +1,233 @@
+package main
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"cronvisor/history"
+	"cronvisor/run"
+)
+
+// killDaemonInto starts a daemon, waits for its first `run started`, and
+// SIGKILLs the daemon (its process group: the run and its keeper each
+// have one of their own) after runs of that run. It returns the run's id
+// and when it started, as the daemon logged it.
+func (s *sandbox) killDaemonInto(after time.Duration) (string, time.Time) {
+	t := s.t
+	t.Helper()
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 10*time.Second, "run started", func() bool { return strings.Contains(d.stderr(), `"msg":"run started"`) })
+	seen := time.Now()
+	runID := runIDOf(t, d.stderr(), "run started")
+	time.Sleep(after)
+	_ = syscall.Kill(-d.pid(), syscall.SIGKILL)
+	d.wait(5 * time.Second)
+	return runID, seen
+}
+
+// recordOf waits for runID's record to be closed and returns it; the
+// history must hold it once.
+func (s *sandbox) recordOf(runID string, within time.Duration) history.Record {
+	s.t.Helper()
+	var r history.Record
+	waitFor(s.t, within, "run "+runID+" recorded", func() bool {
+		r = s.runsByID()[runID]
+		return r.Outcome != "" && r.Outcome != run.Running
+	})
+	return r
+}
+
+// TestE2EDeadlineOutlivesAKilledSupervisor: a run with timeout 2s whose
+// daemon is SIGKILLed 0.5 s in, with no cronvisor running afterwards, is
+// still ended at its deadline (nothing of it is left 2 s + kill_grace +
+// 1 s after its start); the next daemon records it once, `timeout`.
+func TestE2EDeadlineOutlivesAKilledSupervisor(t *testing.T) {
+	t.Parallel()
+	arg := sleepArg("30.3")
+	s := newSandbox(t, `jobs:
+  - {name: too_slow, schedule: "* * * * * *", command: "sleep `+arg+`", timeout: 2s, kill_grace: 1s}
+`)
+	t.Cleanup(func() { killCmdline(arg) })
+	runID, started := s.killDaemonInto(500 * time.Millisecond)
+	if len(withCmdline(arg)) == 0 {
+		t.Fatal("the run did not outlive its supervisor")
+	}
+	bound := started.Add(2*time.Second + time.Second + time.Second)
+	waitFor(t, time.Until(bound)+time.Second, "no process of the run", func() bool { return len(withCmdline(arg)) == 0 })
+	if late := time.Since(bound); late > 0 {
+		t.Fatalf("the run's processes were gone %v after start + timeout + kill_grace + 1 s", late)
+	}
+	d := s.startedDaemon()
+	r := s.recordOf(runID, 10*time.Second)
+	_ = syscall.Kill(d.pid(), syscall.SIGTERM)
+	d.wait(15 * time.Second)
+	if r.Outcome != run.Timeout || !strings.Contains(r.Reason, "exceeded timeout 2s") {
+		t.Errorf("run recorded %s (%q), want timeout", r.Outcome, r.Reason)
+	}
+	if r.ExitCode == nil || *r.ExitCode != 143 {
+		t.Errorf("exit code %v, want 143 (SIGTERM at the deadline)", r.ExitCode)
+	}
+}
+
+// TestE2EExitStatusOutlivesAKilledSupervisor: `sleep 1; exit 7` whose
+// daemon is SIGKILLed 0.3 s in; 3 s without cronvisor, then a daemon: one
+// record, failed, exit 7, its end within 200 ms of the real one.
+func TestE2EExitStatusOutlivesAKilledSupervisor(t *testing.T) {
+	t.Parallel()
+	arg := sleepArg("1.0")
+	s := newSandbox(t, `jobs:
+  - {name: seven, schedule: "* * * * * *", command: "sleep `+arg+`; date +%s.%N >ended.$CRONVISOR_RUN_ID; exit 7", timeout: 1m}
+`)
+	t.Cleanup(func() { killCmdline(arg) })
+	runID, _ := s.killDaemonInto(300 * time.Millisecond)
+	time.Sleep(3 * time.Second)
+	if len(withCmdline(arg)) != 0 {
+		t.Fatal("the run is still going 3 s after its supervisor died")
+	}
+	d := s.startedDaemon()
+	r := s.recordOf(runID, 10*time.Second)
+	_ = syscall.Kill(d.pid(), syscall.SIGTERM)
+	d.wait(15 * time.Second)
+	if r.Outcome != run.Failed || r.ExitCode == nil || *r.ExitCode != 7 {
+		t.Fatalf("run recorded %s exit %v (%q), want failed, exit 7", r.Outcome, r.ExitCode, r.Reason)
+	}
+	real := unixFile(t, s.dir+"/ended."+runID)
+	if d := r.EndedAt.Sub(real).Abs(); d > 200*time.Millisecond {
+		t.Errorf("ended_at %v is %v from the job's real end %v", r.EndedAt, d, real)
+	}
+	if got := s.runsByID()[runID]; got.DurationMS() > 2000 {
+		t.Errorf("duration_ms %d for a run of about 1 s", got.DurationMS())
+	}
+}
+
+// killCmdline SIGKILLs the live processes whose command line holds sub.
+func killCmdline(sub string) {
+	for _, p := range withCmdline(sub) {
+		_ = syscall.Kill(p.pid, syscall.SIGKILL)
+	}
+}
+
+// unixFile reads a time that `date +%s.%N` wrote to path.
+func unixFile(t *testing.T, path string) time.Time {
+	t.Helper()
+	text := strings.TrimSpace(readFile(t, path))
+	sec, frac, _ := strings.Cut(text, ".")
+	secs, err1 := strconv.ParseInt(sec, 10, 64)
+	nanos, err2 := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("%s holds %q, not a date +%%s.%%N", path, text)
+	}
+	return time.Unix(secs, nanos)
+}
+
+// jobStatus is the part of a `status --json` row the adoption tests read.
+type jobStatus struct {
+	Name          string `json:"name"`
+	State         string `json:"state"`
+	RunID         string `json:"run_id"`
+	PID           int    `json:"pid"`
+	Adopted       bool   `json:"adopted"`
+	SupervisorPID int    `json:"supervisor_pid"`
+}
+
+// statusOf is job's row of `status --json`.
+func (s *sandbox) statusOf(job string) jobStatus {
+	s.t.Helper()
+	code, stdout, stderr := s.runCV(10*time.Second, "status", "--json")
+	if code != 0 {
+		s.t.Fatalf("status: exit %d: %s", code, stderr)
+	}
+	for _, l := range lines(stdout) {
+		var row jobStatus
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			s.t.Fatalf("status line %q: %v", l, err)
+		}
+		if row.Name == job {
+			return row
+		}
+	}
+	s.t.Fatalf("no job %s in status:\n%s", job, stdout)
+	return jobStatus{}
+}
+
+// TestE2EAdoptedRunIsShownAndKilled: a long run whose daemon is SIGKILLed,
+// a new daemon at once: `status --json` shows the run running, adopted,
+// with its pid and the dead supervisor's; `kill JOB` exits 0 and the run
+// is recorded once, interrupted, killed by operator.
+func TestE2EAdoptedRunIsShownAndKilled(t *testing.T) {
+	t.Parallel()
+	arg := sleepArg("40.4")
+	s := newSandbox(t, `jobs:
+  - {name: long, schedule: "* * * * * *", command: "sleep `+arg+`", timeout: 1m, kill_grace: 2s}
+`)
+	t.Cleanup(func() { killCmdline(arg) })
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 10*time.Second, "run started", func() bool { return strings.Contains(d.stderr(), `"msg":"run started"`) })
+	runID := runIDOf(t, d.stderr(), "run started")
+	_ = syscall.Kill(-d.pid(), syscall.SIGKILL)
+	d.wait(5 * time.Second)
+	next := s.startedDaemon()
+	var st jobStatus
+	waitFor(t, 5*time.Second, "the run shown adopted", func() bool {
+		st = s.statusOf("long")
+		return st.Adopted
+	})
+	if st.State != "running" || st.RunID != runID || st.PID == 0 || st.SupervisorPID != d.pid() {
+		t.Errorf("status %+v, want running, adopted run %s, its pid, supervisor %d", st, runID, d.pid())
+	}
+	if code, out, errOut := s.runCV(10*time.Second, "kill", "long"); code != 0 {
+		t.Fatalf("kill: exit %d: %s%s", code, out, errOut)
+	}
+	r := s.recordOf(runID, 10*time.Second)
+	if r.Outcome != run.Interrupted || !strings.Contains(r.Reason, "killed by operator") {
+		t.Errorf("adopted run killed: recorded %s (%q), want interrupted, killed by operator", r.Outcome, r.Reason)
+	}
+	_ = syscall.Kill(next.pid(), syscall.SIGTERM)
+	next.wait(15 * time.Second)
+}
+
+// TestE2EAdoptedRunIsReplaced: overlap replace treats an adopted run as
+// the daemon's own: the next fire ends it (recorded replaced, once) and
+// runs.
+func TestE2EAdoptedRunIsReplaced(t *testing.T) {
+	t.Parallel()
+	arg := sleepArg("41.4")
+	s := newSandbox(t, `shutdown_grace: 1s
+jobs:
+  - {name: fresh, schedule: "*/3 * * * * *", overlap: replace, command: "sleep `+arg+`", timeout: 1m, kill_grace: 2s}
+`)
+	t.Cleanup(func() { killCmdline(arg) })
+	runID, _ := s.killDaemonInto(0)
+	next := s.startedDaemon()
+	r := s.recordOf(runID, 10*time.Second)
+	if r.Outcome != run.Replaced {
+		t.Errorf("adopted run under replace: recorded %s (%q), want replaced", r.Outcome, r.Reason)
+	}
+	waitFor(t, 10*time.Second, "the replacing run started", func() bool {
+		for id, rr := range s.runsByID() {
+			if id != runID && rr.Outcome == run.Running {
+				return true
+			}
+		}
+		return false
+	})
+	_ = syscall.Kill(next.pid(), syscall.SIGTERM)
+	next.wait(15 * time.Second)
+}
+
+// killKeepers SIGKILLs the live keepers of the sandbox's runs (their
+// End is under its state dir) and returns how many it found.
+func (s *sandbox) killKeepers() int {
+	n := 0
+	for _, p := range processes() {
+		if strings.HasPrefix(p.cmdline, "cronvisor-keeper ") && strings.Contains(p.cmdline, " -end "+s.state+"/") {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			n++
+		}
+	}
+	return n
+}

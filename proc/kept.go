@@ -1,0 +1,186 @@
+package proc
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// kept is a keeper's view of the run it keeps.
+type kept struct {
+	f     keeperFlags
+	pid   int // the run's main process, 0 if never told
+	pidfd int // of pid, -1 if none came
+	// pidfdFile holds pidfd in the poller once watched; never closed.
+	pidfdFile *os.File
+	orphaned  chan struct{} // closed at the tether's end; pid and pidfd are set by then
+	exited    chan struct{} // closed once the main process exited (never without a pidfd)
+	exitedAt  time.Time     // set before exited is closed
+}
+
+func newKept(f keeperFlags) *kept {
+	return &kept{f: f, pidfd: -1, orphaned: make(chan struct{}), exited: make(chan struct{})}
+}
+
+// followTether learns the run's pid from the tether, then watches the
+// main process's exit (telling the supervisor when it happened) and the
+// tether's end.
+func (k *kept) followTether(sock *os.File) {
+	fd := int(sock.Fd())
+	go func() {
+		defer close(k.orphaned)
+		k.pid, k.pidfd = readTether(fd)
+		if k.pid == 0 {
+			return // the supervisor died before the run started, or while starting it
+		}
+		if k.pidfd >= 0 {
+			go k.watchExit(fd)
+		}
+		awaitEOF(fd)
+	}()
+}
+
+// watchExit waits for the main process to exit and tells the supervisor
+// when: the process's own end, even when the supervisor is frozen.
+func (k *kept) watchExit(tether int) {
+	// Non-blocking, the pidfd goes to the runtime's poller: the wait
+	// holds no thread. Where it cannot, poll(2) waits on this thread.
+	if unix.SetNonblock(k.pidfd, true) == nil {
+		k.pidfdFile = os.NewFile(uintptr(k.pidfd), "pidfd") // kept: its finalizer would close the pidfd
+		if rc, err := k.pidfdFile.SyscallConn(); err == nil {
+			_ = rc.Read(func(uintptr) bool { return pidfdReadable(k.pidfd) })
+		}
+	}
+	for !pidfdReadable(k.pidfd) {
+		p := []unix.PollFd{{Fd: int32(k.pidfd), Events: unix.POLLIN}}
+		_, _ = unix.Poll(p, -1)
+	}
+	k.exitedAt = time.Now()
+	close(k.exited)
+	_, _ = unix.Write(tether, []byte("exited "+strconv.FormatInt(k.exitedAt.UnixNano(), 10)+"\n"))
+}
+
+// pidfdReadable reports whether the process of a pidfd has exited.
+func pidfdReadable(fd int) bool {
+	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(p, 0)
+	return err == nil && n > 0
+}
+
+// guard waits for the supervisor's death, then guards the run in its
+// place until it is over, and returns its End.
+func (k *kept) guard(asks <-chan os.Signal) End {
+	<-k.orphaned
+	out := k.readOutput()
+	t := &tree{self: os.Getpid(), pgid: -1}
+	if k.pid > 0 {
+		t.pgid = k.pid
+	}
+	if k.f.tag != "" {
+		t.tag = []byte(k.f.tag)
+	}
+	if k.f.lock {
+		t.lock, _ = newOpenFile(os.NewFile(fdLock, "lock"))
+	}
+	end := End{RunID: runIDOf(k.f.tag), Outcome: Exited, ExitCode: -1, Keeper: os.Getpid()}
+	end.Outcome, end.Reason, end.Replaced = k.wait(asks)
+	gone := k.exited
+	if k.pidfd < 0 {
+		gone = closedChan() // not watched: the members' scan alone tells
+	}
+	_ = t.end(gone, k.f.grace)
+	out.finish()
+	end.Ended = time.Now()
+	if end.Outcome == Exited && !k.exitedAt.IsZero() {
+		end.Ended = k.exitedAt
+	}
+	end.ExitCode, end.Signal = exitStatus(k.pidfd, k.pid)
+	if end.Outcome == Exited && end.ExitCode < 0 {
+		end.Outcome, end.Reason = Canceled, orphanReason(k.pid)
+	} else if end.Outcome == Exited && end.Signal != "" {
+		end.Reason = "ended by signal " + end.Signal
+	}
+	return end
+}
+
+// wait waits, once the supervisor is dead, for the run's main process to
+// exit by itself, for its deadline, or for an operator's signal, and says
+// why the run is to be ended (Exited: it was not).
+func (k *kept) wait(asks <-chan os.Signal) (Outcome, string, bool) {
+	if k.f.within > 0 {
+		return Canceled, "supervisor died; ended by its keeper before the lease could expire", false
+	}
+	var deadline <-chan time.Time
+	if !k.f.deadline.IsZero() {
+		timer := time.NewTimer(time.Until(k.f.deadline))
+		defer timer.Stop()
+		deadline = timer.C
+	}
+	exited := k.exited
+	if k.pidfd < 0 {
+		exited = nil // unknown: the deadline or an operator ends it
+	}
+	select {
+	case <-exited:
+		return Exited, "", false
+	case <-deadline:
+		return TimedOut, "exceeded timeout " + k.f.timeout.String(), false
+	case sig := <-asks:
+		if sig == unix.SIGUSR2 {
+			return Canceled, "replaced by a newer fire", true
+		}
+		return Canceled, "killed by operator", false
+	}
+}
+
+// orphanReason is the reason of a run whose exit status the keeper could
+// not learn.
+func orphanReason(pid int) string {
+	if pid == 0 {
+		return "supervisor died as the run was starting; whether it ran is unknown"
+	}
+	return "supervisor died during the run; exit status unknown"
+}
+
+// readOutput takes over the run's pipes from the dead supervisor: their
+// lines are appended to the run's log, so the run never writes into a
+// pipe nobody reads (it would block, or die of SIGPIPE).
+func (k *kept) readOutput() *output {
+	var log *os.File
+	if k.f.log != "" {
+		if err := os.MkdirAll(filepath.Dir(k.f.log), 0o700); err == nil {
+			log, _ = os.OpenFile(k.f.log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		}
+	}
+	o := &output{stdoutR: os.NewFile(fdStdout, "stdout"), stderrR: os.NewFile(fdStderr, "stderr")}
+	o.onOutput = func(stream, lines string) {
+		if log == nil {
+			return
+		}
+		var b strings.Builder
+		for line := range strings.SplitSeq(lines, "\n") {
+			b.WriteString(stream + " | " + line + "\n")
+		}
+		_, _ = log.WriteString(b.String())
+	}
+	o.wg.Add(2)
+	go o.read("stdout", o.stdoutR)
+	go o.read("stderr", o.stderrR)
+	return o
+}
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// runIDOf is the run id of a "CRONVISOR_RUN_ID=ID" tag.
+func runIDOf(tag string) string {
+	_, id, _ := strings.Cut(tag, "=")
+	return id
+}
