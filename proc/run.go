@@ -117,7 +117,7 @@ type Result struct {
 	// process's own end, even if this process was frozen then), zero
 	// if it did not exit by itself.
 	Started, Ended, Exited time.Time
-	Outcome        Outcome
+	Outcome                Outcome
 	// Err is why the start failed, or context.Cause(ctx) for TimedOut and
 	// Canceled (so callers can tell "replaced" from "shutdown" with
 	// errors.Is), joined with ErrSurvivors when the tree could not be ended.

@@ -20,11 +20,11 @@ const maxPoll = 100 * time.Millisecond
 // tree finds and ends the processes of one run (see the package doc for what
 // belongs to a run). It is used by one goroutine only.
 type tree struct {
-	self int       // the supervisor: it holds the lock file too, but is never part of a run
-	keeper int     // the run's keeper, 0 if none: it holds the lock file too, and outlives the run
-	pgid int       // the main process's pid
-	tag  []byte    // "KEY=VALUE" environment entry, or nil
-	lock *openFile // Spec.ExtraFiles[0], or nil
+	self   int       // the supervisor: it holds the lock file too, but is never part of a run
+	keeper int       // the run's keeper, 0 if none: it holds the lock file too, and outlives the run
+	pgid   int       // the main process's pid
+	tag    []byte    // "KEY=VALUE" environment entry, or nil
+	lock   *openFile // Spec.ExtraFiles[0], or nil
 }
 
 func newTree(spec Spec) (*tree, error) {

@@ -85,12 +85,12 @@ type Recoverer struct {
 
 	mu       sync.Mutex
 	closed   bool
-	watching map[string]bool // run ids whose lock is awaited
+	watching map[string]bool   // run ids whose lock is awaited
 	adopted  map[string]orphan // the same runs: a dead supervisor's, still going
 	asked    map[string]string // run ids an operator or a replacing fire ended: the reason
-	done     map[string]bool // run ids found recorded, bounded by maxDone
-	scanned  time.Time       // when the last successful Sweep began; zero: none yet
-	live     map[string]bool // locks whose record named a live supervisor's run then
+	done     map[string]bool   // run ids found recorded, bounded by maxDone
+	scanned  time.Time         // when the last successful Sweep began; zero: none yet
+	live     map[string]bool   // locks whose record named a live supervisor's run then
 }
 
 // sighting is a lock record a fire or an inspection came across.
