@@ -231,3 +231,72 @@ func (s *sandbox) killKeepers() int {
 	}
 	return n
 }
+
+// TestE2EUpgradeHandsRunsOver: a 10 s run; the daemon is replaced mid-run
+// the documented way (SIGUSR2, then a new daemon on the state dir): the
+// run completes, is recorded once, ok, exit 0; no second copy of it ever
+// runs, and the new daemon keeps scheduling.
+func TestE2EUpgradeHandsRunsOver(t *testing.T) {
+	t.Parallel()
+	arg := sleepArg("10.0")
+	s := newSandbox(t, `shutdown_grace: 1s
+jobs:
+  - {name: long, schedule: "* * * * * *", command: "sleep `+arg+`", timeout: 1m}
+  - {name: tick, schedule: "* * * * * *", command: "true", timeout: 10s}
+`)
+	t.Cleanup(func() { killCmdline(arg) })
+	old := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 10*time.Second, "run started", func() bool { return strings.Contains(old.stderr(), `"job":"long"`) })
+	var runID string
+	for _, l := range lines(old.stderr()) {
+		if strings.Contains(l, `"msg":"run started"`) && strings.Contains(l, `"job":"long"`) {
+			var rec struct {
+				RunID string `json:"run_id"`
+			}
+			_ = json.Unmarshal([]byte(l), &rec)
+			runID = rec.RunID
+			break
+		}
+	}
+	time.Sleep(2 * time.Second)
+	_ = syscall.Kill(old.pid(), syscall.SIGUSR2)
+	if code := old.wait(5 * time.Second); code != 0 {
+		t.Fatalf("old daemon exit %d after SIGUSR2: %s", code, old.stderr())
+	}
+	if n := sleeps(arg); n != 1 {
+		t.Fatalf("%d copies of the run after the hand-over, want it going on, once", n)
+	}
+	handedOver := time.Now()
+	next := s.startedDaemon()
+	for deadline := time.Now().Add(9 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if n := sleeps(arg); n > 1 {
+			t.Fatalf("%d copies of the run at once", n)
+		}
+	}
+	r := s.recordOf(runID, 10*time.Second)
+	if r.Outcome != run.OK || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Errorf("handed-over run recorded %s exit %v (%q), want ok, exit 0", r.Outcome, r.ExitCode, r.Reason)
+	}
+	ticks := 0
+	for _, rr := range s.runsByID() {
+		if rr.Job == "tick" && rr.StartedAt.After(handedOver) && rr.Outcome == run.OK {
+			ticks++
+		}
+	}
+	if ticks < 5 {
+		t.Errorf("the new daemon ran tick %d times since the hand-over, want it scheduling (>= 5)", ticks)
+	}
+	_ = syscall.Kill(next.pid(), syscall.SIGTERM)
+	next.wait(15 * time.Second)
+}
+
+// sleeps counts the live `sleep ARG` processes (not the shells running them).
+func sleeps(arg string) int {
+	n := 0
+	for _, p := range withCmdline(arg) {
+		if strings.HasPrefix(p.cmdline, "sleep ") {
+			n++
+		}
+	}
+	return n
+}

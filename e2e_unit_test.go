@@ -46,7 +46,8 @@ func TestSystemdUnitKeys(t *testing.T) {
 	for key, want := range map[string]string{
 		"[Service]Type":         "notify",
 		"[Service]NotifyAccess": "main",
-		"[Service]KillMode":     "mixed",
+		"[Service]KillMode":     "process",
+		"[Service]Restart":      "always",
 		"[Service]KillSignal":   "SIGTERM",
 		"[Service]ExecReload":   "/bin/kill -HUP $MAINPID",
 		"[Install]WantedBy":     "multi-user.target",

@@ -24,7 +24,9 @@ structured records (text on a terminal, JSON otherwise; --log-format).
 
 SIGTERM/SIGINT: stop scheduling, let running jobs finish up to shutdown_grace,
 then end them like a timeout; exit 0. SIGHUP: reload jobs.yaml (an invalid
-file keeps the old jobs and logs every problem).`,
+file keeps the old jobs and logs every problem). SIGUSR2: hand over, for an
+upgrade: stop scheduling and exit 0 at once, leaving every running job to its
+keeper; the next daemon on the state dir adopts them.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDaemon(g, logFormat, "")
@@ -88,14 +90,17 @@ func runDaemon(g *globals, logFormat, note string) error {
 		return err
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, daemon.HandOverSignal)
 	defer signal.Stop(sigs)
 	d, err := daemon.New(cfg, daemon.Options{ConfigPath: g.configPath, Log: log, MetricsAddr: g.metricsAddr, Notify: systemd.New(log)}) // its FreeOSMemory is the start-up's one collection
 	resumeGC()
 	if err != nil {
 		return exitCode(1, err)
 	}
-	d.Run(context.Background(), sigs)
-	d.Shutdown(nil)
+	var cause error
+	if d.Run(context.Background(), sigs) == daemon.HandOverSignal {
+		cause = daemon.ErrHandOver
+	}
+	d.Shutdown(cause)
 	return nil
 }

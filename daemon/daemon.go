@@ -134,6 +134,9 @@ func (d *Daemon) Run(ctx context.Context, sigs <-chan os.Signal) os.Signal {
 				continue
 			case sig == syscall.SIGHUP:
 				d.log.Info("terminal closed (SIGHUP); quitting the console and ending its runs")
+			case sig == HandOverSignal:
+				d.log.Info("handing over: no new fires; running jobs go on with their keepers for the next daemon",
+					"signal", sig.String())
 			default:
 				d.log.Info("stopping: no new fires; waiting for running jobs", "signal", sig.String(),
 					"shutdown_grace", d.current.Load().ShutdownGrace.String())

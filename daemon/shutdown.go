@@ -3,12 +3,23 @@ package daemon
 import (
 	"context"
 	"errors"
+	"syscall"
 	"time"
 
 	"cronvisor/config"
 	"cronvisor/ctl"
+	"cronvisor/proc"
 	"cronvisor/runner"
 )
+
+// HandOverSignal asks a daemon to exit leaving its running jobs to their
+// keepers, for the next daemon to adopt (an upgrade): Run returns it, and
+// the caller passes ErrHandOver to Shutdown.
+const HandOverSignal = syscall.SIGUSR2
+
+// ErrHandOver, as Shutdown's cause, ends no run: each goes on with its
+// keeper (proc.ErrDetach), and the next daemon on the state dir adopts it.
+var ErrHandOver = proc.ErrDetach
 
 // socket is the control socket's server goroutine.
 type socket struct {
@@ -55,7 +66,9 @@ func (d *Daemon) Shutdown(cause error) {
 	d.stopped = true
 	d.stopping.Store(true)
 	grace := d.current.Load().ShutdownGrace
-	if cause != nil {
+	if errors.Is(cause, proc.ErrDetach) {
+		grace = 0 // HandOver: no run is ended, every run is left to its keeper
+	} else if cause != nil {
 		d.log.Info("stopping: ending running jobs now", "cause", cause.Error())
 		grace = 0
 	} else {

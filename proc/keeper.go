@@ -231,6 +231,10 @@ func (k *keeper) exitedAt() time.Time {
 	return parseExited(string(buf[:n]))
 }
 
+// detach hands the run over to the keeper: the tether's end, as if this
+// process had died. The keeper stays this process's child until it exits.
+func (k *keeper) detach() { k.sock.Close() }
+
 // stop ends the keeper once the run is over. SIGKILL, not a message: it
 // has nothing to clean up, and is gone at once and for sure, never left
 // to act on the tether's end later.

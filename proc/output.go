@@ -102,6 +102,17 @@ func (o *output) finish() {
 	o.stderrR.Close()
 }
 
+// stop cuts the readers off at once, leaving what the pipes hold for
+// whoever else reads them (the run's keeper), and returns once no
+// onOutput call can happen any more.
+func (o *output) stop() {
+	_ = o.stdoutR.SetReadDeadline(time.Now())
+	_ = o.stderrR.SetReadDeadline(time.Now())
+	o.wg.Wait()
+	o.stdoutR.Close()
+	o.stderrR.Close()
+}
+
 // chunkBufs recycles the readers' 64 KiB buffers: a new pair per run
 // was, at a high rate of runs, most of the daemon's garbage and GC work,
 // for runs that mostly print nothing. A pool is process-wide by nature:

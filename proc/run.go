@@ -25,7 +25,15 @@ const (
 	TimedOut    Outcome = "timed_out"    // ctx reached its deadline and the run was ended
 	Canceled    Outcome = "canceled"     // ctx was canceled for another cause; see Result.Err
 	StartFailed Outcome = "start_failed" // no process was started; see Result.Err
+	Detached    Outcome = "detached"     // handed to its keeper (ErrDetach), still running
 )
+
+// ErrDetach, as the cause of ctx, hands a run that has a Keeper (not one
+// that must end with its supervisor) over to it instead of ending it: Run
+// stops reading its output, closes the tether and returns Detached, the
+// run and its keeper going on. For a supervisor about to exit and leave
+// its runs to the next one (an upgrade).
+var ErrDetach = errors.New("proc: run handed over to its keeper")
 
 // Exit codes for runs that could not start, following the shell so that
 // `cronvisor run` passes on what sh would have.
@@ -183,6 +191,12 @@ func Run(ctx context.Context, spec Spec) Result {
 	case <-waited:
 		res.Outcome = Exited
 	case <-ctx.Done():
+		if errors.Is(context.Cause(ctx), ErrDetach) && g != nil && !g.ending && !isClosed(waited) {
+			out.stop()
+			g.detach()
+			res.Outcome, res.Err = Detached, ErrDetach
+			return res
+		}
 		res.Outcome, res.Err = ctxOutcome(ctx)
 	case <-g.lost():
 		res.Outcome, res.Err = Canceled, g.exitErr()

@@ -68,6 +68,9 @@ type RunFinished struct {
 	Attempt  int // 1 for the first attempt in the slot; 0 when it never started an attempt
 	// Retrying: another attempt follows in the same slot, under the same lock.
 	Retrying bool
+	// Detached: the run was handed over to its keeper (HandOver) and
+	// goes on; it is neither recorded nor reported ended here.
+	Detached bool
 	Err      error // the cause behind Outcome error, for errors.Is; not recorded
 }
 

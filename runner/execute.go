@@ -44,7 +44,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 		// done and then takes the lock, which must be free by then. A run
 		// with another attempt to come keeps it (see attempts); until the
 		// end is durable, the lock record says in flight.
-		if g.Lease != nil && !f.Retrying {
+		if g.Lease != nil && !f.Retrying && !f.Detached {
 			s.release(g.Lease, recorded)
 		}
 		s.mu.Lock()
@@ -102,6 +102,11 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	stopWarn := s.warnSlow(runCtx, job, runID, slot, attempt)
 	res := proc.Run(runCtx, spec)
 	stopWarn()
+	if res.Outcome == proc.Detached {
+		// Handed over: its keeper sees it to the end and the next
+		// supervisor records it; its lock stays as it is, in flight.
+		return RunFinished{Job: job.Name, RunID: runID, Slot: slot, PID: res.PID, Manual: manual, Attempt: attempt, Detached: true}, false
+	}
 	f = finished(job, runID, slot, manual, res)
 	f.Attempt = attempt
 	stderrTail.annotate(&f)

@@ -7,6 +7,7 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/lock"
+	"cronvisor/proc"
 )
 
 var (
@@ -131,6 +132,16 @@ func (s *Supervisor) KillAll(cause error) {
 	for _, r := range s.active {
 		r.cancel(cause)
 	}
+}
+
+// HandOver hands every run in flight over to its keeper instead of
+// ending it (proc.ErrDetach), for a supervisor about to exit and leave
+// them to the next one: each Fire returns, the run still going, its
+// end to be recorded by the next supervisor from what its keeper saw.
+// A run without a keeper, or one that must end with its supervisor (a
+// lease nothing of the run holds), is ended instead, like a shutdown.
+func (s *Supervisor) HandOver() {
+	s.KillAll(proc.ErrDetach)
 }
 
 // ActiveRun describes a run in flight.
