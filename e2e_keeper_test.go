@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cronvisor/history"
+	"cronvisor/internal/redistest"
 	"cronvisor/run"
 )
 
@@ -299,4 +300,47 @@ func sleeps(arg string) int {
 		}
 	}
 	return n
+}
+
+// TestE2ELeaseRunKilledAtStartHasOneRecord: for each lease backend, the
+// daemon SIGKILLed the instant it logs `run started`, 5 times, each time
+// the next daemon started on the same state dir: 5 runs, each with
+// exactly one record, closed. (No lock record in flight tells of these
+// runs: their keepers' Ends do.)
+func TestE2ELeaseRunKilledAtStartHasOneRecord(t *testing.T) {
+	t.Parallel()
+	job := "jobs:\n  - {name: quick, schedule: \"* * * * * *\", command: \"sleep 0.3\", timeout: 10s}\n"
+	backends := map[string]func(t *testing.T) *sandbox{
+		"redis": func(t *testing.T) *sandbox { return redisSandbox(t, redistest.New(t).URL(), job) },
+	}
+	for _, kind := range []string{"mysql", "postgres"} {
+		backends[kind] = func(t *testing.T) *sandbox {
+			srv := sharedSQLServer(t, kind)
+			db, _ := srv.newDB(t)
+			return sqlSandbox(t, srv, db, job)
+		}
+	}
+	for kind, open := range backends {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			s := open(t)
+			var ids []string
+			for range 5 {
+				id, _ := s.killAtRunStarted(15 * time.Second)
+				ids = append(ids, id)
+			}
+			d := s.startedDaemon()
+			for _, id := range ids {
+				if r := s.recordOf(id, 15*time.Second); r.Outcome == run.Running {
+					t.Errorf("run %s still open", id)
+				}
+			}
+			_ = syscall.Kill(d.pid(), syscall.SIGTERM)
+			d.wait(15 * time.Second)
+			got := s.runsByID() // fails on a run recorded twice
+			for _, id := range ids {
+				t.Logf("%s: %s %q", id, got[id].Outcome, got[id].Reason)
+			}
+		})
+	}
 }

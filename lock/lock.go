@@ -191,6 +191,12 @@ type Grant struct {
 	// that long of its supervisor's death never outlives it.
 	Tethered    bool
 	MinLifeLeft time.Duration
+	// Session, for a lock its server session holds (SQL), is this
+	// process's descriptor of that session's connection: a run's keeper
+	// that holds it keeps the session, and so the lock, alive as long as
+	// the run, whatever becomes of its supervisor. The lease owns it.
+	// Nil where it could not be found.
+	Session *os.File
 	// FencingToken grows with every acquisition of the lock (Redis): a
 	// store that remembers the highest token it has seen can refuse
 	// writes from a holder whose lease has already passed to another.

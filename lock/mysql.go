@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -130,6 +132,21 @@ func (mysqlDialect) connID(ctx context.Context, c *sql.Conn) (int64, error) {
 	var id int64
 	err := c.QueryRowContext(ctx, `SELECT CONNECTION_ID()`).Scan(&id)
 	return id, err
+}
+
+// clientPort reads the session's "host:port" from the process list.
+func (mysqlDialect) clientPort(ctx context.Context, c *sql.Conn) (int, error) {
+	var host string
+	err := c.QueryRowContext(ctx, `SELECT host FROM information_schema.PROCESSLIST WHERE id = CONNECTION_ID()`).Scan(&host)
+	if err != nil {
+		return 0, err
+	}
+	i := strings.LastIndexByte(host, ':')
+	if i < 0 {
+		return 0, nil
+	}
+	port, _ := strconv.Atoi(host[i+1:])
+	return port, nil
 }
 
 // owner asks IS_USED_LOCK, which names the holding connection whatever

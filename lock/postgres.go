@@ -133,6 +133,12 @@ func (postgresDialect) connID(ctx context.Context, c *sql.Conn) (int64, error) {
 	return id, err
 }
 
+func (postgresDialect) clientPort(ctx context.Context, c *sql.Conn) (int, error) {
+	var port int
+	err := c.QueryRowContext(ctx, `SELECT COALESCE(inet_client_port(), 0)`).Scan(&port)
+	return port, err
+}
+
 func (postgresDialect) owner(ctx context.Context, q querier, key string) (int64, bool, error) {
 	hi, lo := splitKey(key)
 	var id int64

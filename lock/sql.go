@@ -53,6 +53,9 @@ type sqlDialect interface {
 	// connID is the server's id of c's session (CONNECTION_ID(),
 	// pg_backend_pid()).
 	connID(ctx context.Context, c *sql.Conn) (int64, error)
+	// clientPort is the TCP port of c's session at the client's end, 0
+	// when it has none (a Unix socket).
+	clientPort(ctx context.Context, c *sql.Conn) (int, error)
 	// owner is the session id holding the lock, false when it is free.
 	owner(ctx context.Context, q querier, key string) (int64, bool, error)
 	// describe tells who a foreign session is, for Holder.Cmdline.

@@ -129,7 +129,9 @@ func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, k
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
+	session := l.sessionSocket(ctx, c)
 	le := l.newLease(c, req.Name, full, key, h, id, fence)
+	le.session = session
 	l.heldMu.Lock()
 	l.held[req.Name] = le
 	l.heldMu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 )
@@ -18,6 +19,9 @@ type sqlLease struct {
 	key    string // what the server locks
 	conn   int64  // the session's id
 	fence  int64
+	// session is a duplicate of the connection's socket for the run's
+	// keeper (Grant.Session), nil if not found; closed at Release.
+	session *os.File
 
 	mu       sync.Mutex
 	holder   Record
@@ -84,7 +88,7 @@ func (le *sqlLease) Record() Record {
 // run's guard must end the run at once, and a lost lease was already
 // someone else's to take.
 func (le *sqlLease) grant() Grant {
-	return Grant{Lease: le, Lost: le.lost, Tethered: true, FencingToken: le.fence}
+	return Grant{Lease: le, Lost: le.lost, Tethered: true, FencingToken: le.fence, Session: le.session}
 }
 
 // SetPID rewrites the holder record on the lock's own connection, only
@@ -139,6 +143,9 @@ func (le *sqlLease) Release() error {
 	defer le.locker.forget(le) // after the unlock: a fire meanwhile is refused, not run
 	le.stop()
 	<-le.done
+	if le.session != nil {
+		defer le.session.Close() // after the unlock and the close: the session ends with the last descriptor
+	}
 	select {
 	case <-le.lost: // the session is gone or no longer holds it
 		discard(le.c)

@@ -28,6 +28,7 @@ type End struct {
 	Reason   string    `json:"reason,omitempty"`
 	Replaced bool      `json:"replaced,omitempty"` // Canceled by a replacing fire
 	Keeper   int       `json:"keeper_pid"`
+	Run      KeptRun   `json:"run"`
 }
 
 // WriteEnd writes e to path durably: a temporary file, synced, renamed

@@ -29,12 +29,19 @@ var ErrGuardExited = errors.New("proc: the run's keeper exited")
 // process and, if this process dies first, guards the run in its place
 // (see the package doc).
 type Keeper struct {
-	// Within, when positive, is how long after the supervisor's death
-	// the run must be gone (a lease nothing of the run holds): the
-	// keeper ends it at once, SIGTERM and SIGKILL after
-	// min(Spec.KillGrace, Within/2). Zero: the run goes on to its end
-	// or its Deadline, as if its supervisor lived.
-	Within time.Duration
+	// EndAtOnce: the run must be gone within Within of the supervisor's
+	// death (a lease nothing of the run holds): the keeper ends it at
+	// once, SIGTERM and SIGKILL after min(Spec.KillGrace, Within/2).
+	// Otherwise the run goes on to its end or its Deadline, as if its
+	// supervisor lived.
+	EndAtOnce bool
+	Within    time.Duration
+	// Session, if set, is the connection whose server session holds the
+	// run's lock (an SQL session lock): the keeper holds it, so the lock
+	// outlives the supervisor as long as the run does, and a session the
+	// server ends (the connection readable or hung up once nothing else
+	// uses it) ends the run at once, as a lost lock.
+	Session *os.File
 	// Deadline is when the keeper ends the run (SIGTERM, then SIGKILL
 	// after Spec.KillGrace) if it is still going; zero: never.
 	Deadline time.Time
@@ -48,12 +55,39 @@ type Keeper struct {
 	// ("STREAM | TEXT"), so that the run never writes to a closed pipe.
 	// Empty: the output is read and dropped.
 	Log string
+	// Run names the run in its End, so that the next supervisor can
+	// record it even if nothing else of it was recorded.
+	Run KeptRun
+}
+
+// KeptRun is what an End says of the run besides how it ended.
+type KeptRun struct {
+	Job     string    `json:"job"`
+	Slot    time.Time `json:"slot,omitzero"`
+	Attempt int       `json:"attempt,omitempty"`
+	Manual  bool      `json:"manual,omitempty"`
+	// Started, Host and SupervisorPID are the keeper's to fill in.
+	Started       time.Time `json:"started_at,omitzero"`
+	Host          string    `json:"host,omitempty"`
+	SupervisorPID int       `json:"supervisor_pid,omitempty"`
+	PID           int       `json:"pid,omitempty"`
 }
 
 // Guard is a Keeper that ends the run within Within of its supervisor's
 // death: for locks nothing of the run holds, such as a Redis lease.
 type Guard struct {
 	Within time.Duration
+}
+
+// keeper is the Keeper the spec asks for, nil for none.
+func (s Spec) keeper() *Keeper {
+	if s.Keeper != nil {
+		return s.Keeper
+	}
+	if s.Guard != nil {
+		return &Keeper{EndAtOnce: true, Within: s.Guard.Within}
+	}
+	return nil
 }
 
 // Urgent is a cancellation cause (context.CancelCauseFunc) for a run that
@@ -102,6 +136,7 @@ const (
 	fdLock
 	fdStdout
 	fdStderr
+	fdSession
 )
 
 // startKeeper starts the keeper of a run before the run itself, so that no
@@ -133,7 +168,7 @@ func startKeeper(k Keeper, spec Spec, out *output) (*keeper, error) {
 		// its TestMain refuses them and exits, rather than run its tests.
 		Args:       keeperArgs(k, spec),
 		Stdin:      stdin,
-		ExtraFiles: []*os.File{theirs, lockFile, out.stdoutR, out.stderrR},
+		ExtraFiles: keeperFiles(theirs, lockFile, out, k.Session, stdin),
 		// Its own group, outside the run's and the supervisor's: a kill
 		// of the supervisor's group leaves it to do its work. Its
 		// environment is the supervisor's, which never holds the run's
@@ -144,7 +179,7 @@ func startKeeper(k Keeper, spec Spec, out *output) (*keeper, error) {
 		mine.Close()
 		return nil, err
 	}
-	kp := &keeper{cmd: cmd, sock: mine, gone: make(chan struct{}), ending: k.Within > 0}
+	kp := &keeper{cmd: cmd, sock: mine, gone: make(chan struct{}), ending: k.EndAtOnce}
 	go func() {
 		_ = cmd.Wait()
 		unregister(cmd.Process.Pid)
@@ -153,20 +188,36 @@ func startKeeper(k Keeper, spec Spec, out *output) (*keeper, error) {
 	return kp, nil
 }
 
+func keeperFiles(tether, lockFile *os.File, out *output, session, null *os.File) []*os.File {
+	if session == nil {
+		session = null
+	}
+	return []*os.File{tether, lockFile, out.stdoutR, out.stderrR, session}
+}
+
 func keeperArgs(k Keeper, spec Spec) []string {
 	grace := spec.KillGrace
-	if k.Within > 0 {
+	if k.EndAtOnce {
 		grace = guardGrace(grace, k.Within)
 	}
-	args := []string{KeeperName, "-tag", spec.Tag, "-grace", grace.String()}
-	if k.Within > 0 {
-		args = append(args, "-within", k.Within.String())
+	args := []string{KeeperName, "-tag", spec.Tag, "-grace", grace.String(), "-supervisor", strconv.Itoa(os.Getpid())}
+	if k.EndAtOnce {
+		args = append(args, "-at-once")
+	}
+	if k.Session != nil {
+		args = append(args, "-session")
 	}
 	if !k.Deadline.IsZero() {
 		args = append(args, "-deadline", k.Deadline.Format(time.RFC3339Nano), "-timeout", k.Timeout.String())
 	}
 	if k.End != "" {
 		args = append(args, "-end", k.End)
+	}
+	if r := k.Run; r.Job != "" {
+		args = append(args, "-job", r.Job, "-slot", r.Slot.Format(time.RFC3339Nano), "-attempt", strconv.Itoa(r.Attempt))
+		if r.Manual {
+			args = append(args, "-manual")
+		}
 	}
 	if k.Log != "" {
 		args = append(args, "-log", k.Log)
@@ -189,7 +240,7 @@ func (k *keeper) pid() int {
 // keeper keeps: it reads the run's exit status through it whoever reaps
 // the run. A failed send means the keeper is gone, which Run learns from
 // lost.
-func (k *keeper) watch(pid int) {
+func (k *keeper) watch(pid int, started time.Time) {
 	if k == nil {
 		return
 	}
@@ -199,7 +250,8 @@ func (k *keeper) watch(pid int) {
 		defer unix.Close(fd)
 		rights = unix.UnixRights(fd)
 	}
-	_ = unix.Sendmsg(int(k.sock.Fd()), []byte("pid "+strconv.Itoa(pid)+"\n"), rights, nil, 0)
+	msg := "pid " + strconv.Itoa(pid) + " " + strconv.FormatInt(started.UnixNano(), 10) + "\n"
+	_ = unix.Sendmsg(int(k.sock.Fd()), []byte(msg), rights, nil, 0)
 }
 
 // lost is closed if a keeper whose exit ends the run exits while the run

@@ -246,7 +246,7 @@ func TestReadTether(t *testing.T) {
 				_, _ = unix.Write(fds[0], []byte(tt.sent))
 			}
 			unix.Close(fds[0])
-			if pid, pidfd := readTether(fds[1]); pid != tt.pid || pidfd != -1 {
+			if pid, pidfd, _ := readTether(fds[1]); pid != tt.pid || pidfd != -1 {
 				t.Errorf("readTether(%q) = %d, %d; want %d, -1", tt.sent, pid, pidfd, tt.pid)
 			}
 		})

@@ -15,11 +15,14 @@ import (
 // keeperFlags are a keeper's arguments (see keeperArgs).
 type keeperFlags struct {
 	tag, end, log    string
-	grace, within    time.Duration
+	grace            time.Duration
+	atOnce, session  bool
 	timeout          time.Duration
 	deadline         time.Time
 	lock             bool
 	deadlineArgument string
+	run              KeptRun
+	slotArgument     string
 }
 
 func parseKeeperFlags(args []string) (keeperFlags, bool) {
@@ -27,15 +30,28 @@ func parseKeeperFlags(args []string) (keeperFlags, bool) {
 	fs := flag.NewFlagSet(KeeperName, flag.ContinueOnError)
 	fs.StringVar(&f.tag, "tag", "", "the run's KEY=VALUE environment tag")
 	fs.DurationVar(&f.grace, "grace", 0, "delay between SIGTERM and SIGKILL")
-	fs.DurationVar(&f.within, "within", 0, "end the run at once when the supervisor dies, within this")
+	fs.BoolVar(&f.atOnce, "at-once", false, "end the run at once when the supervisor dies")
+	fs.BoolVar(&f.session, "session", false, "fd 7 is the connection whose session holds the run's lock")
 	fs.StringVar(&f.deadlineArgument, "deadline", "", "RFC 3339 time at which the run is ended")
 	fs.DurationVar(&f.timeout, "timeout", 0, "the run's timeout, for the end's reason")
 	fs.StringVar(&f.end, "end", "", "where to write the run's end")
 	fs.StringVar(&f.log, "log", "", "the run's output file, appended to once the supervisor is dead")
 	fs.BoolVar(&f.lock, "lock", false, "fd 4 is the run's lock")
+	fs.StringVar(&f.run.Job, "job", "", "the run's job")
+	fs.IntVar(&f.run.SupervisorPID, "supervisor", 0, "the supervisor's pid")
+	fs.StringVar(&f.slotArgument, "slot", "", "the run's slot (RFC 3339)")
+	fs.IntVar(&f.run.Attempt, "attempt", 0, "the run's attempt in its slot")
+	fs.BoolVar(&f.run.Manual, "manual", false, "the run is a manual one")
 	fs.SetOutput(io.Discard) // a keeper has no stderr; the supervisor sees the exit
 	if fs.Parse(args) != nil || fs.NArg() > 0 {
 		return f, false
+	}
+	if f.slotArgument != "" {
+		slot, err := time.Parse(time.RFC3339Nano, f.slotArgument)
+		if err != nil {
+			return f, false
+		}
+		f.run.Slot = slot
 	}
 	if f.deadlineArgument != "" {
 		d, err := time.Parse(time.RFC3339Nano, f.deadlineArgument)
@@ -83,7 +99,7 @@ func KeeperMain(args []string) int {
 // pidfd that comes with it) or its end: the run's pid, 0 if never told
 // (the supervisor died before or while starting the run: the tag still
 // finds the run then), and the pidfd, -1 if none came.
-func readTether(fd int) (pid, pidfd int) {
+func readTether(fd int) (pid, pidfd int, started time.Time) {
 	pidfd = -1
 	buf := make([]byte, 256)
 	oob := make([]byte, unix.CmsgSpace(4))
@@ -93,19 +109,27 @@ func readTether(fd int) (pid, pidfd int) {
 			continue
 		}
 		if err != nil || n == 0 {
-			return pid, pidfd
+			return pid, pidfd, started
 		}
 		if fds := rightsOf(oob[:oobn]); len(fds) > 0 {
 			pidfd = fds[0]
 		}
 		for _, line := range strings.Split(string(buf[:n]), "\n") {
-			word, arg, _ := strings.Cut(line, " ")
-			if v, err := strconv.Atoi(arg); word == "pid" && err == nil && v > 0 {
+			f := strings.Fields(line)
+			if len(f) < 2 || f[0] != "pid" {
+				continue
+			}
+			if v, err := strconv.Atoi(f[1]); err == nil && v > 0 {
 				pid = v
+			}
+			if len(f) > 2 {
+				if ns, err := strconv.ParseInt(f[2], 10, 64); err == nil {
+					started = time.Unix(0, ns)
+				}
 			}
 		}
 		if pid > 0 {
-			return pid, pidfd
+			return pid, pidfd, started
 		}
 	}
 }

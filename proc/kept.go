@@ -20,10 +20,12 @@ type kept struct {
 	orphaned  chan struct{} // closed at the tether's end; pid and pidfd are set by then
 	exited    chan struct{} // closed once the main process exited (never without a pidfd)
 	exitedAt  time.Time     // set before exited is closed
+	started   time.Time     // when the main process started, as the supervisor said
+	parent    int           // the supervisor's pid
 }
 
 func newKept(f keeperFlags) *kept {
-	return &kept{f: f, pidfd: -1, orphaned: make(chan struct{}), exited: make(chan struct{})}
+	return &kept{f: f, parent: os.Getppid(), pidfd: -1, orphaned: make(chan struct{}), exited: make(chan struct{})}
 }
 
 // followTether learns the run's pid from the tether, then watches the
@@ -33,7 +35,7 @@ func (k *kept) followTether(sock *os.File) {
 	fd := int(sock.Fd())
 	go func() {
 		defer close(k.orphaned)
-		k.pid, k.pidfd = readTether(fd)
+		k.pid, k.pidfd, k.started = readTether(fd)
 		if k.pid == 0 {
 			return // the supervisor died before the run started, or while starting it
 		}
@@ -86,7 +88,12 @@ func (k *kept) guard(asks <-chan os.Signal) End {
 	if k.f.lock {
 		t.lock, _ = newOpenFile(os.NewFile(fdLock, "lock"))
 	}
-	end := End{RunID: runIDOf(k.f.tag), Outcome: Exited, ExitCode: -1, Keeper: os.Getpid()}
+	end := End{RunID: runIDOf(k.f.tag), Outcome: Exited, ExitCode: -1, Keeper: os.Getpid(), Run: k.f.run}
+	end.Run.Started, end.Run.PID = k.started, k.pid
+	if end.Run.SupervisorPID == 0 {
+		end.Run.SupervisorPID = k.parent
+	}
+	end.Run.Host, _ = os.Hostname()
 	end.Outcome, end.Reason, end.Replaced = k.wait(asks)
 	gone := k.exited
 	if k.pidfd < 0 {
@@ -111,7 +118,7 @@ func (k *kept) guard(asks <-chan os.Signal) End {
 // exit by itself, for its deadline, or for an operator's signal, and says
 // why the run is to be ended (Exited: it was not).
 func (k *kept) wait(asks <-chan os.Signal) (Outcome, string, bool) {
-	if k.f.within > 0 {
+	if k.f.atOnce {
 		return Canceled, "supervisor died; ended by its keeper before the lease could expire", false
 	}
 	var deadline <-chan time.Time
@@ -127,6 +134,8 @@ func (k *kept) wait(asks <-chan os.Signal) (Outcome, string, bool) {
 	select {
 	case <-exited:
 		return Exited, "", false
+	case <-k.sessionLost():
+		return Canceled, "lock lost: the server ended the session holding it", false
 	case <-deadline:
 		return TimedOut, "exceeded timeout " + k.f.timeout.String(), false
 	case sig := <-asks:
@@ -135,6 +144,27 @@ func (k *kept) wait(asks <-chan os.Signal) (Outcome, string, bool) {
 		}
 		return Canceled, "killed by operator", false
 	}
+}
+
+// sessionLost is closed when the server ends the session of the run's
+// lock (-session): once the supervisor is dead nothing else uses the
+// connection, so anything the server sends, or its hang-up, is the
+// session's end. Nil without a session.
+func (k *kept) sessionLost() <-chan struct{} {
+	if !k.f.session {
+		return nil
+	}
+	lost := make(chan struct{})
+	go func() {
+		defer close(lost)
+		p := []unix.PollFd{{Fd: fdSession, Events: unix.POLLIN | unix.POLLRDHUP}}
+		for {
+			if _, err := unix.Poll(p, -1); err != unix.EINTR {
+				return
+			}
+		}
+	}()
+	return lost
 }
 
 // orphanReason is the reason of a run whose exit status the keeper could

@@ -99,17 +99,6 @@ type Spec struct {
 	Guard *Guard
 }
 
-// keeper is the Keeper the spec asks for, nil for none.
-func (s Spec) keeper() *Keeper {
-	if s.Keeper != nil {
-		return s.Keeper
-	}
-	if s.Guard != nil {
-		return &Keeper{Within: s.Guard.Within}
-	}
-	return nil
-}
-
 // Result is what Run reports about a run.
 type Result struct {
 	PID int
@@ -171,7 +160,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	}
 	res.PID, res.Started = cmd.Process.Pid, time.Now()
 	t.pgid = res.PID
-	g.watch(res.PID)
+	g.watch(res.PID, res.Started)
 	// OnStart runs before the readers start, so that listeners see the
 	// start before the run's first output line (the pipes buffer meanwhile).
 	if spec.OnStart != nil {

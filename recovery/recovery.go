@@ -86,7 +86,8 @@ type Recoverer struct {
 	mu       sync.Mutex
 	closed   bool
 	watching map[string]bool   // run ids whose lock is awaited
-	adopted  map[string]orphan // the same runs: a dead supervisor's, still going
+	keeping  map[string]bool   // run ids whose live keeper is watched (see adoptKeepers)
+	adopted  map[string]orphan // runs watched either way: a dead supervisor's, still going
 	asked    map[string]string // run ids an operator or a replacing fire ended: the reason
 	done     map[string]bool   // run ids found recorded, bounded by maxDone
 	scanned  time.Time         // when the last successful Sweep began; zero: none yet
@@ -117,7 +118,7 @@ func New(cfg Config) *Recoverer {
 	}
 	host, _ := os.Hostname()
 	r := &Recoverer{cfg: cfg, host: host, seen: make(chan sighting, seenQueue),
-		watching: map[string]bool{}, adopted: map[string]orphan{}, asked: map[string]string{}, done: map[string]bool{}}
+		watching: map[string]bool{}, adopted: map[string]orphan{}, keeping: map[string]bool{}, asked: map[string]string{}, done: map[string]bool{}}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.wg.Add(1)
 	go r.loop()
@@ -188,7 +189,9 @@ func (r *Recoverer) unwatch(runID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.watching, runID)
-	delete(r.adopted, runID)
+	if !r.keeping[runID] {
+		delete(r.adopted, runID)
+	}
 	delete(r.asked, runID)
 }
 

@@ -61,6 +61,8 @@ func (r *Recoverer) Sweep(ctx context.Context) (int, error) {
 		closed += n
 		errs = append(errs, err)
 	}
+	r.adoptKeepers()
+	errs = append(errs, r.sweepEnds(ctx))
 	err = errors.Join(errs...)
 	r.mu.Lock()
 	defer r.mu.Unlock()

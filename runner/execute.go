@@ -85,7 +85,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	if g.File != nil {
 		spec.ExtraFiles = []*os.File{g.File}
 	}
-	spec.Keeper = s.keeper(job, runID, g)
+	spec.Keeper = s.keeper(job, runID, slot, manual, attempt, g)
 	var lostLease atomic.Bool
 	if g.Lost != nil {
 		go func() {
@@ -133,17 +133,23 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 
 // keeper is the keeper of a run: with a state dir, every run has one,
 // which sees it to its deadline and writes its end there if this
-// supervisor dies first; a run under a lease that nothing of the run
-// holds (Tethered) is ended at once instead, before the lease can expire.
-// Without a state dir (tests), only Tethered runs have one.
-func (s *Supervisor) keeper(job config.Job, runID string, g lock.Grant) *proc.Keeper {
+// supervisor dies first. A run under a lease that nothing of the run
+// holds (Tethered: Redis) is ended at once instead, before the lease can
+// expire; one under an SQL session lock whose connection the keeper can
+// hold (Grant.Session) goes on, the session with it. Without a state dir
+// (tests), only Tethered runs have one.
+func (s *Supervisor) keeper(job config.Job, runID string, slot time.Time, manual bool, attempt int, g lock.Grant) *proc.Keeper {
 	var k proc.Keeper
-	if g.Tethered {
-		k.Within = g.MinLifeLeft
-	} else if s.stateDir == "" {
+	switch {
+	case g.Session != nil:
+		k.Session = g.Session // the keeper holds the lock's session: the run may go on
+	case g.Tethered:
+		k.EndAtOnce, k.Within = true, g.MinLifeLeft
+	case s.stateDir == "":
 		return nil
 	}
 	if s.stateDir != "" {
+		k.Run = proc.KeptRun{Job: job.Name, Slot: slot, Attempt: max(attempt, 1), Manual: manual}
 		if job.Timeout > 0 {
 			// The wall clock's: the keeper's deadline is real time.
 			k.Deadline, k.Timeout = time.Now().Add(job.Timeout), job.Timeout

@@ -1,0 +1,167 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"cronvisor/history"
+	"cronvisor/proc"
+	"cronvisor/procfs"
+	"cronvisor/statedir"
+
+	"golang.org/x/sys/unix"
+)
+
+// liveKeeper is the keeper of a run on this state dir, as /proc shows it.
+type liveKeeper struct {
+	pid, supervisor int
+	started         time.Time
+	job, runID      string
+}
+
+// keepers lists the live keepers whose End goes to this state dir.
+func (r *Recoverer) keepers() []liveKeeper {
+	endDir := filepath.Join(r.cfg.StateDir, statedir.KeepersDir) + "/"
+	pids, _ := procfs.PIDs()
+	var out []liveKeeper
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err != nil || !strings.HasPrefix(string(b), proc.KeeperName+"\x00") {
+			continue
+		}
+		k := parseKeeperArgs(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"))
+		if !strings.HasPrefix(k.end, endDir) || k.runID == "" {
+			continue
+		}
+		p, err := procfs.Lookup(pid)
+		if err != nil {
+			continue
+		}
+		out = append(out, liveKeeper{pid: pid, supervisor: k.supervisor, started: p.Started, job: k.job, runID: k.runID})
+	}
+	return out
+}
+
+type keeperArgs struct {
+	end, job, runID string
+	supervisor      int
+}
+
+// parseKeeperArgs reads what recovery needs of a keeper's command line.
+func parseKeeperArgs(argv []string) keeperArgs {
+	var k keeperArgs
+	for i := 1; i+1 < len(argv); i++ {
+		switch argv[i] {
+		case "-end":
+			k.end = argv[i+1]
+		case "-job":
+			k.job = argv[i+1]
+		case "-supervisor":
+			k.supervisor, _ = strconv.Atoi(argv[i+1])
+		case "-tag":
+			_, k.runID, _ = strings.Cut(argv[i+1], "=")
+		}
+	}
+	return k
+}
+
+// adoptKeepers takes on the runs whose supervisor died and whose keeper
+// still runs them: each is shown adopted, can be killed or replaced, and
+// is recorded from its End as soon as its keeper exits (watched through
+// a pidfd, not polled), whatever its lock backend.
+func (r *Recoverer) adoptKeepers() {
+	for _, k := range r.keepers() {
+		if k.supervisor == 0 || !r.dead(k.supervisor, k.started, k.runID) {
+			continue
+		}
+		r.watchKeeper(k)
+	}
+}
+
+func (r *Recoverer) watchKeeper(k liveKeeper) {
+	fd, err := unix.PidfdOpen(k.pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return // gone already: its End is swept
+	}
+	r.mu.Lock()
+	if r.closed || r.keeping[k.runID] {
+		r.mu.Unlock()
+		unix.Close(fd)
+		return
+	}
+	r.keeping[k.runID] = true
+	if _, ok := r.adopted[k.runID]; !ok {
+		r.adopted[k.runID] = orphan{job: k.job, runID: k.runID, supervisor: k.supervisor}
+	}
+	r.wg.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.wg.Done()
+		f := os.NewFile(uintptr(fd), "pidfd")
+		defer f.Close()
+		if rc, err := f.SyscallConn(); err == nil {
+			_ = rc.Read(func(uintptr) bool { return r.ctx.Err() != nil || exited(fd) })
+		}
+		r.mu.Lock()
+		delete(r.keeping, k.runID)
+		if !r.watching[k.runID] {
+			delete(r.adopted, k.runID)
+		}
+		r.mu.Unlock()
+		if r.ctx.Err() == nil {
+			r.logError("recording a kept run's end", r.recordEnd(r.ctx, k.runID), "run_id", k.runID)
+		}
+	}()
+}
+
+// exited reports whether the process of pidfd fd has exited.
+func exited(fd int) bool {
+	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(p, 0)
+	return err == nil && n > 0
+}
+
+// sweepEnds records the Ends that keepers left and no watch recorded.
+func (r *Recoverer) sweepEnds(ctx context.Context) error {
+	entries, err := os.ReadDir(filepath.Join(r.cfg.StateDir, statedir.KeepersDir))
+	if err != nil {
+		return nil // none yet
+	}
+	var errs []error
+	for _, e := range entries {
+		runID, ok := strings.CutSuffix(e.Name(), ".end")
+		if !ok || r.known(runID) {
+			continue
+		}
+		errs = append(errs, r.recordEnd(ctx, runID))
+	}
+	return errors.Join(errs...)
+}
+
+// recordEnd records the End of runID, rebuilding its start row from the
+// End if history has none (its supervisor died before the row was
+// committed), and removes the End once it is recorded.
+func (r *Recoverer) recordEnd(ctx context.Context, runID string) error {
+	path := statedir.RunEnd(r.cfg.StateDir, runID)
+	e, err := proc.ReadEnd(path)
+	if err != nil {
+		return nil // gone: recorded by another path
+	}
+	o := orphan{job: e.Run.Job, runID: runID, lock: r.cfg.LockOf(e.Run.Job), host: e.Run.Host,
+		supervisor: e.Run.SupervisorPID, pid: e.Run.PID, started: !e.Run.Started.IsZero()}
+	if o.job != "" {
+		row := history.Record{Job: o.job, RunID: runID, ScheduledAt: e.Run.Slot, StartedAt: e.Run.Started,
+			Host: o.host, SupervisorPID: o.supervisor, PID: o.pid, Manual: e.Run.Manual, Attempt: max(e.Run.Attempt, 1)}
+		if row.ScheduledAt.IsZero() {
+			row.ScheduledAt = e.Run.Started
+		}
+		o.start = &row
+	}
+	_, err = r.finish(ctx, o)
+	return err
+}
