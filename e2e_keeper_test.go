@@ -344,3 +344,40 @@ func TestE2ELeaseRunKilledAtStartHasOneRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestE2EAdoptedRunLogsFollow: `logs -f` of an adopted run prints the
+// lines its keeper wrote to its log after its supervisor died, and ends
+// when the run does.
+func TestE2EAdoptedRunLogsFollow(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, `shutdown_grace: 1s
+jobs:
+  - {name: chatty, schedule: "@every 1h", command: "for i in $(seq 1 15); do echo line $i; sleep 0.2; done", timeout: 1m}
+`)
+	code, out, errOut := s.runCV(10*time.Second, "validate")
+	if code != 0 {
+		t.Fatalf("validate: %d %s%s", code, out, errOut)
+	}
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 10*time.Second, "daemon start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
+	if code, _, errOut := s.runCV(10*time.Second, "trigger", "chatty"); code != 0 {
+		t.Fatalf("trigger: %s", errOut)
+	}
+	waitFor(t, 10*time.Second, "run started", func() bool { return strings.Contains(d.stderr(), `"msg":"run started"`) })
+	time.Sleep(500 * time.Millisecond)
+	_ = syscall.Kill(-d.pid(), syscall.SIGKILL)
+	d.wait(5 * time.Second)
+	next := s.startedDaemon()
+	code, out, errOut = s.runCV(20*time.Second, "logs", "-f", "chatty")
+	if code != 0 {
+		t.Fatalf("logs -f: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "stdout | line 15") || !strings.Contains(out, "stdout | line 1\n") {
+		t.Errorf("logs -f of the adopted run printed:\n%s\nwant lines 1 to 15", out)
+	}
+	if n := strings.Count(out, "stdout | line 14\n"); n != 1 {
+		t.Errorf("line 14 printed %d times:\n%s", n, out)
+	}
+	_ = syscall.Kill(next.pid(), syscall.SIGTERM)
+	next.wait(15 * time.Second)
+}

@@ -34,6 +34,9 @@ func followLog(ctx context.Context, g *globals, c *ctl.Client, job, runID string
 		return printDaemonLog(ctx, g, c, job, runID)
 	}
 	runID = live
+	if runID != "" && adopted(ctx, c, job, runID) {
+		return followAdopted(ctx, g, c, job, runID)
+	}
 	if runID == "" {
 		fmt.Fprintf(g.stderr, "(no run of %s is running; waiting for its next one)\n", job)
 		if runID, err = nextRun(events, job); err != nil {

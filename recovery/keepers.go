@@ -104,6 +104,10 @@ func (r *Recoverer) watchKeeper(k liveKeeper) {
 		defer r.wg.Done()
 		f := os.NewFile(uintptr(fd), "pidfd")
 		defer f.Close()
+		// Close cancels r.ctx: the wait is cut off then, not left to the
+		// keeper's exit.
+		stop := context.AfterFunc(r.ctx, func() { _ = f.SetReadDeadline(time.Now()) })
+		defer stop()
 		if rc, err := f.SyscallConn(); err == nil {
 			_ = rc.Read(func(uintptr) bool { return r.ctx.Err() != nil || exited(fd) })
 		}
