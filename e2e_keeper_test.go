@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -380,4 +382,59 @@ jobs:
 	}
 	_ = syscall.Kill(next.pid(), syscall.SIGTERM)
 	next.wait(15 * time.Second)
+}
+
+// TestE2ESupervisorAndKeeperKilledRecordEachRunOnce: the daemon and the
+// keeper of its run SIGKILLed together, again and again, a new daemon each
+// time: every run still has exactly one record, and no two runs overlap
+// (the run's own processes hold its flock; without its keeper it is
+// recovered as interrupted once they exit).
+func TestE2ESupervisorAndKeeperKilledRecordEachRunOnce(t *testing.T) {
+	t.Parallel()
+	spans := filepath.Join(t.TempDir(), "spans.txt")
+	s := newSandbox(t, fmt.Sprintf(`shutdown_grace: 1s
+jobs:
+  - name: work
+    schedule: "* * * * * *"
+    command: trap 'echo "end $(date +%%s%%N) $$" >> %[1]s; exit 143' TERM; echo "start $(date +%%s%%N) $$" >> %[1]s; sleep 1.5 & wait; echo "end $(date +%%s%%N) $$" >> %[1]s
+    timeout: 30s
+`, spans))
+	kills := 0
+	for end := time.Now().Add(12 * time.Second); time.Now().Before(end); kills++ {
+		d := s.cv("daemon", "--log-format", "json")
+		waitFor(t, 10*time.Second, "a run", func() bool { return strings.Count(d.stderr(), `"msg":"run started"`) > 0 })
+		time.Sleep(300 * time.Millisecond)
+		_ = syscall.Kill(-d.pid(), syscall.SIGKILL)
+		s.killKeepers()
+		d.wait(5 * time.Second)
+	}
+	// The last run, its keeper killed, ends by itself: then a daemon
+	// records every run the killed ones left.
+	waitFor(t, 5*time.Second, "the last run's end", func() bool {
+		return strings.Count(readFile(t, spans), "start") == strings.Count(readFile(t, spans), "end")
+	})
+	before := time.Now()
+	last := s.startedDaemon()
+	waitFor(t, 10*time.Second, "every run closed", func() bool {
+		for _, r := range s.runsByID() { // fails on a run recorded twice
+			if r.Outcome == run.Running && r.StartedAt.Before(before) {
+				return false
+			}
+		}
+		return true
+	})
+	_ = syscall.Kill(last.pid(), syscall.SIGTERM)
+	last.wait(15 * time.Second)
+	got := s.runsByID()
+	all := readSpans(t, spans)
+	if t.Failed() {
+		t.Logf("spans:\n%s\nlast daemon:\n%s", readFile(t, spans), last.stderr())
+	}
+	if n := countOverlaps(all); n > 0 {
+		t.Errorf("%d pairs of runs overlap", n)
+	}
+	if len(got) < len(all) {
+		t.Errorf("%d runs started, %d recorded", len(all), len(got))
+	}
+	t.Logf("%d kills of daemon and keeper, %d runs, %d records", kills, len(all), len(got))
 }
