@@ -118,6 +118,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		return m.layout(), nil
 	case tea.KeyMsg:
+		if isBurst(msg) {
+			return m.burst(msg)
+		}
 		if mm, cmd, ok := m.globalKey(msg); ok {
 			return mm, cmd
 		}
