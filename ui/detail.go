@@ -239,7 +239,7 @@ func (v detailView) Refresh() detailView {
 	if ok {
 		ref = &jobRef{name: j.Name, running: j.State == ctl.StateRunning, paused: j.Paused}
 	}
-	v.keys.actionKeys.fit(ref)
+	v.keys.actionKeys.fit(ref, v.c.readOnly)
 	v.vp.Width, v.vp.Height = v.width, v.outputHeight()
 	v.off = window(v.off, v.sel, v.runsHeight(), len(v.recs)+1)
 	atEnd := v.vp.AtBottom()
@@ -298,7 +298,7 @@ func noLog(st styles, now time.Time, r history.Record) []string {
 		}
 	}
 	if r.Reason != "" {
-		lines = append(lines, st.muted.Render("  reason: "+r.Reason))
+		lines = append(lines, st.muted.Render("  reason: "+localTimes(now, r.Reason)))
 	}
 	return lines
 }

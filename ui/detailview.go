@@ -163,7 +163,7 @@ func recordCells(st styles, now time.Time, r history.Record) []cell {
 		{text: glyph(r.Outcome) + " " + string(r.Outcome), style: st.outcome(r.Outcome)},
 		{text: clock(now, startTime(r)), style: st.muted},
 		{text: runTime(r), style: st.muted},
-		{text: recordDetail(r), style: st.outcome(r.Outcome).UnsetBold()},
+		{text: localTimes(now, recordDetail(r)), style: st.outcome(r.Outcome).UnsetBold()},
 	}
 }
 
