@@ -91,7 +91,7 @@ func (v jobsView) Update(msg tea.Msg) (jobsView, tea.Cmd) {
 	case refilter:
 		return v.Refresh(), cmd
 	case handled:
-		v.keys.actionKeys.fit(v.ref())
+		v.keys.actionKeys.fit(v.ref(), v.c.readOnly)
 		return v, cmd
 	}
 	km, ok := msg.(tea.KeyMsg)
@@ -133,7 +133,7 @@ func (v jobsView) Refresh() jobsView {
 	}
 	slices.SortStableFunc(rows, func(a, b int) int { return compareJobs(jobs[a], jobs[b], v.sort) })
 	v.list = v.setRows(rows)
-	v.keys.actionKeys.fit(v.ref())
+	v.keys.actionKeys.fit(v.ref(), v.c.readOnly)
 	return v
 }
 
