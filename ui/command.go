@@ -97,7 +97,9 @@ func (m Model) cmdKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 	case key.Matches(msg, m.cmd.keys.Cancel):
 		return m.closeCmdline(), nil
 	case key.Matches(msg, m.cmd.keys.Complete):
-		m.cmd.input.SetValue(m.complete(m.cmd.input.Value()))
+		var line string
+		line, m.cmd.hint = m.complete(m.cmd.input.Value())
+		m.cmd.input.SetValue(line)
 		m.cmd.input.CursorEnd()
 		return m, nil
 	case key.Matches(msg, m.cmd.keys.Run):
@@ -148,8 +150,8 @@ func (m Model) runCommand(line string) (Model, tea.Cmd) {
 
 // complete is line with its last word completed: a command's name, or a
 // job's name after a command that takes one. Several candidates complete
-// to what they share, and the hint lists them.
-func (m *Model) complete(line string) string {
+// to what they share, and hint lists them.
+func (m Model) complete(line string) (done, hint string) {
 	f := strings.Fields(line)
 	trailing := strings.HasSuffix(line, " ")
 	var cands []string
@@ -168,7 +170,7 @@ func (m *Model) complete(line string) string {
 	case (len(f) == 1 && trailing) || (len(f) == 2 && !trailing):
 		i := slices.IndexFunc(m.available(), func(c command) bool { return c.name == f[0] })
 		if i < 0 || !m.available()[i].job {
-			return line
+			return line, ""
 		}
 		word := ""
 		if len(f) == 2 {
@@ -181,22 +183,19 @@ func (m *Model) complete(line string) string {
 			}
 		}
 	default:
-		return line
+		return line, ""
 	}
-	m.cmd.hint = ""
 	switch len(cands) {
 	case 0:
-		m.cmd.hint = "no match"
-		return line
+		return line, "no match"
 	case 1:
-		done := head + cands[0]
+		done = head + cands[0]
 		if head == "" && m.takesJob(cands[0]) {
 			done += " "
 		}
-		return done
+		return done, ""
 	}
-	m.cmd.hint = strings.Join(cands, " ")
-	return head + commonPrefix(cands)
+	return head + commonPrefix(cands), strings.Join(cands, " ")
 }
 
 // takesJob reports whether the named command takes a job's name.
