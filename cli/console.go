@@ -41,7 +41,7 @@ func runConsole(_ *cobra.Command, g *globals) error {
 	client, err := dialDaemon(daemon.SocketPath(cfg))
 	if err == nil {
 		defer client.Close()
-		return attach(client, cfg)
+		return attach(client, cfg, g)
 	}
 	if !errors.Is(err, ctl.ErrNoDaemon) {
 		// A daemon that refused us, or a socket we refuse: scheduling
@@ -105,7 +105,8 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 		endedBy <- sig
 	}()
 
-	uiErr := ui.Run(ctx, d.Service(), ui.Options{Title: "embedded · " + cfg.Path + " · log " + logPath, Embedded: true})
+	uiErr := ui.Run(ctx, d.Service(), ui.Options{Title: "embedded · " + cfg.Path + " · log " + logPath, Embedded: true,
+		ReadOnly: readOnly(g, cfg)})
 	quitRun()
 	switch <-endedBy {
 	case syscall.SIGHUP:
@@ -126,13 +127,13 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 
 // attach shows the console of a running daemon; while the daemon is away,
 // it shows what the state dir says.
-func attach(client *ctl.Client, cfg *config.Config) error {
+func attach(client *ctl.Client, cfg *config.Config, g *globals) error {
 	offline, err := newStateDirSource(cfg)
 	if err != nil {
 		return exitCode(1, err)
 	}
 	defer offline.Close()
-	opts := ui.Options{Title: daemon.SocketPath(cfg), Offline: offline}
+	opts := ui.Options{Title: daemon.SocketPath(cfg), Offline: offline, ReadOnly: readOnly(g, cfg)}
 	if err := ui.Run(context.Background(), client, opts); err != nil {
 		return exitCode(1, err)
 	}
@@ -140,7 +141,7 @@ func attach(client *ctl.Client, cfg *config.Config) error {
 }
 
 func newUI(g *globals) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "Attach the live console to the running daemon",
 		Long: `Attach the live console to the daemon serving the state dir's control socket.
@@ -161,7 +162,19 @@ or run 'cronvisor' alone to schedule in-process with the console on top).`,
 				return exitCode(1, err)
 			}
 			defer client.Close()
-			return attach(client, cfg)
+			return attach(client, cfg, g)
 		},
 	}
+	addReadOnly(cmd, g)
+	return cmd
 }
+
+// addReadOnly adds the console's --read-only flag to cmd.
+func addReadOnly(cmd *cobra.Command, g *globals) {
+	cmd.Flags().BoolVar(&g.readOnly, "read-only", false,
+		"a console to look with: no key or : command that changes anything (run, pause, resume, kill, reload)")
+}
+
+// readOnly reports whether the console opens read-only: by the flag, or
+// by jobs.yaml's console: {read_only: true}, which the flag cannot undo.
+func readOnly(g *globals, cfg *config.Config) bool { return g.readOnly || cfg.Console.ReadOnly }

@@ -45,6 +45,7 @@ func usageError(format string, a ...any) error {
 type globals struct {
 	configPath  string
 	metricsAddr string // --metrics-addr of daemon: overrides metrics.listen
+	readOnly    bool   // --read-only of the console (cronvisor, cronvisor ui)
 	stdout      io.Writer
 	stderr      io.Writer
 }
@@ -97,6 +98,7 @@ Without a command it opens the interactive console.`,
 	// template, and text/template's method lookups keep every exported
 	// method of every type in the binary (the linker cannot drop any).
 	root.Flags().BoolVarP(&showVersion, "version", "v", false, "version for cronvisor")
+	addReadOnly(root, g)
 	def := os.Getenv("CRONVISOR_CONFIG")
 	if def == "" {
 		def = "./jobs.yaml"

@@ -250,6 +250,9 @@ func (d *decoder) config(root *yaml.Node) *Config {
 	if e, ok := lookup(topKeys, top, "metrics"); ok {
 		d.metrics(&cfg.Metrics, e.val)
 	}
+	if e, ok := lookup(topKeys, top, "console"); ok {
+		d.console(&cfg.Console, e.val)
+	}
 	var defs *jobFields
 	if e, ok := lookup(topKeys, top, "defaults"); ok {
 		defs = d.defaults(e.val)

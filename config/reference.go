@@ -28,6 +28,7 @@ var (
 		{"lock_backend", "{type: file}", "where locks live: file (flock on STATE_DIR/locks/LOCK.lock), redis, mysql or postgres"},
 		{"history", "", "retention of run records and their output"},
 		{"metrics", "", "{listen: HOST:PORT}: Prometheus /metrics and /healthz (off when absent; daemon --metrics-addr wins)"},
+		{"console", "", "{read_only: true}: every console opens read-only, as with --read-only"},
 		{"jobs", "[]", "the list of jobs"},
 	}
 	jobRef = [numJobKeys]Key{
@@ -75,6 +76,9 @@ var (
 	metricsRef = []Key{
 		{"listen", "(required)", "HOST:PORT of /metrics and /healthz"},
 	}
+	consoleRef = []Key{
+		{"read_only", "false", "no console key or : command that changes anything (run, pause, resume, kill, reload)"},
+	}
 	historyRef = []Key{
 		{"keep_runs", fmt.Sprint(DefaultKeepRuns), "records kept per job"},
 		{"keep_age", "720h", "records older than this are pruned"},
@@ -89,6 +93,7 @@ var (
 	historyKeys = keyNames(historyRef)
 	targetKeys  = keyNames(targetRef)
 	metricsKeys = keyNames(metricsRef)
+	consoleKeys = keyNames(consoleRef)
 )
 
 func keyNames(keys []Key) []string {
@@ -115,6 +120,7 @@ func Reference() []Section {
 		{"lock_backend", "the lock backend", slices.Clone(backendRef)},
 		{"history", "retention", slices.Clone(historyRef)},
 		{"metrics", "Prometheus metrics", slices.Clone(metricsRef)},
+		{"console", "the console", slices.Clone(consoleRef)},
 		{"notify[]", "each notification target (a job's or defaults')", slices.Clone(targetRef)},
 	}
 }

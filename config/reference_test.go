@@ -65,7 +65,7 @@ func TestReferenceCoversKnownKeys(t *testing.T) {
 	for path, known := range map[string][]string{
 		"": topKeys, "defaults": defaultKeys, "jobs[]": jobKeys,
 		"lock_backend": backendKeys, "history": historyKeys,
-		"metrics": metricsKeys, "notify[]": targetKeys,
+		"metrics": metricsKeys, "console": consoleKeys, "notify[]": targetKeys,
 	} {
 		if got := strings.Join(byPath[path], " "); got != strings.Join(known, " ") {
 			t.Errorf("section %q lists %s; the decoder knows %s", path, got, strings.Join(known, " "))

@@ -52,6 +52,7 @@ type Config struct {
 	LockBackend   LockBackend
 	History       HistoryPolicy
 	Metrics       Metrics
+	Console       Console
 	Jobs          []Job
 	// SecretEnv names the environment variables that lock_backend's url
 	// or dsn expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs

@@ -280,6 +280,10 @@ type WireEvent struct {
 	// when the new file was refused, why.
 	Jobs     int      `json:"jobs,omitempty"`
 	Problems []string `json:"problems,omitempty"`
+
+	// Retrying is run_finished's: another attempt follows in the same slot,
+	// so a failed outcome here is not yet the slot's.
+	Retrying bool `json:"retrying,omitempty"`
 }
 
 // errorBody is the JSON of every error answer.

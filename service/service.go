@@ -149,7 +149,9 @@ func (s *Service) Handle(ev runner.Event) {
 			st.runs++
 			switch w.Outcome {
 			case run.Failed, run.Timeout, run.Error:
-				st.failures++
+				if !w.Retrying { // a failed attempt that is retried is not a failed slot
+					st.failures++
+				}
 			}
 		case ctl.EventRunSkipped:
 			st.lastOutcome, st.lastEnded = w.Outcome, w.Time

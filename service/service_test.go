@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -150,4 +151,22 @@ func TestRunNowRunsUnderTheLock(t *testing.T) {
 		t.Fatal("run-now did not finish")
 	}
 	s.Wait()
+}
+
+// TestFailuresCountFailedSlots (issue 25): attempts that failed and were
+// retried are runs, not failures; only a slot that ends failed counts.
+func TestFailuresCountFailedSlots(t *testing.T) {
+	s, fan := newTestService(t, job(t, "a", true))
+	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for i, o := range []run.Outcome{run.Failed, run.Failed, run.OK} {
+		fan.Emit(runner.RunFinished{Job: "a", RunID: "r" + strconv.Itoa(i), Slot: t0, Started: t0, Ended: t0.Add(time.Second),
+			Outcome: o, Attempt: i + 1, Retrying: o != run.OK})
+	}
+	if c := stateOf(t, s, "a").Counts; c.Runs != 3 || c.Failures != 0 {
+		t.Errorf("a slot that ended ok after two retries counts %d runs, %d failures; want 3, 0", c.Runs, c.Failures)
+	}
+	fan.Emit(runner.RunFinished{Job: "a", RunID: "r9", Slot: t0.Add(time.Minute), Outcome: run.Failed, Attempt: 1})
+	if c := stateOf(t, s, "a").Counts; c.Failures != 1 {
+		t.Errorf("a slot that ended failed counts %d failures, want 1", c.Failures)
+	}
 }

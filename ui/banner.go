@@ -18,7 +18,7 @@ func (m Model) banners() []string {
 		out = append(out, m.c.st.confirm.Render(fit(" ⏻ daemon shutting down: "+plural(n, "run")+" finishing; no new fires", m.width)))
 	}
 	if note := m.c.data.historyNote(); note != "" {
-		out = append(out, m.c.st.banner.Render(fit(" ⚠ "+note, m.width)))
+		out = append(out, m.c.st.banner.Render(fit(" ⚠ "+localTimes(m.wall(), note), m.width)))
 	}
 	return append(out, m.refusedBanner()...)
 }
@@ -31,7 +31,7 @@ func (m Model) lostBanner() []string {
 		what = "scheduler event stream lost"
 	}
 	first := m.c.st.banner.Render(fit(" ⚠ "+what+" — reconnecting…", m.width))
-	asOf := m.c.asOf.Format("15:04:05")
+	asOf := clock(m.wall(), m.c.asOf)
 	second := "   nothing below is live: as it was at " + asOf
 	switch {
 	case m.opts.Offline != nil && m.offline.err != nil:
@@ -50,7 +50,7 @@ func (m Model) refusedBanner() []string {
 		return nil
 	}
 	st := m.c.st
-	head := " ✗ jobs.yaml refused at " + m.refusedAt.Format("15:04:05") + "; the old jobs run on. Fix it, then R reloads:"
+	head := " ✗ jobs.yaml refused at " + clock(m.wall(), m.refusedAt) + "; the old jobs run on. Fix it, then R reloads:"
 	lines := strings.Split(ansi.Wrap(head, max(m.width, 1), ""), "\n")
 	for _, p := range m.refused {
 		wrapped := ansi.Wrap(p, max(m.width-3, 1), "")

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -50,19 +51,29 @@ func (k detailKeys) FullHelp() [][]key.Binding {
 }
 
 // detailView is one job: its definition, its recent runs and skips, and
-// the output of the live run or of a past one.
+// the output of the live run or of a past one. The selection is a
+// record's identity (selKey), not a row: new records push the rows down
+// and the cursor goes with the record it is on, so the runs list, the
+// output's title and the output itself always name the same run.
 type detailView struct {
-	c       *common
-	keys    detailKeys
-	job     string
-	recs    []history.Record // the job's history, newest first, no open runs
-	sel     int              // 0: the live output; i: recs[i-1]
-	off     int              // first entry shown in the runs list
-	vp      viewport.Model
-	logPath string // the saved log shown, "" for the live output, "-" for none
-	logText []string
-	width   int
-	height  int
+	c      *common
+	keys   detailKeys
+	job    string
+	recs   []history.Record // the job's history, newest first, no open runs
+	sel    int              // 0: the live output; i: recs[i-1], the record selKey names
+	selKey string           // the selected record's recKey, "" for the live output
+	off    int              // first entry shown in the runs list
+	vp     viewport.Model
+	log    savedLog // the saved log on display while a record is selected
+	width  int
+	height int
+}
+
+// savedLog is the saved output of the record whose recKey is key.
+type savedLog struct {
+	key   string
+	lines []string
+	none  bool // no saved log: a skip, or none was written; the record explains itself
 }
 
 func newDetailView(c *common) detailView {
@@ -73,7 +84,7 @@ func newDetailView(c *common) detailView {
 
 // open shows job, following its live output.
 func (v detailView) open(job string) detailView {
-	v.job, v.recs, v.sel, v.off, v.logPath, v.logText = job, nil, 0, 0, "", nil
+	v.job, v.recs, v.sel, v.selKey, v.off, v.log = job, nil, 0, "", 0, savedLog{}
 	return v.Refresh().follow()
 }
 
@@ -90,15 +101,34 @@ func (v detailView) KeyMap() help.KeyMap { return v.keys }
 // Editing is false: the detail has no text input.
 func (v detailView) Editing() bool { return false }
 
-// setRecords takes a fetched page of the job's history.
+// selected is the selected record; false for the live output.
+func (v detailView) selected() (history.Record, bool) {
+	if v.sel == 0 {
+		return history.Record{}, false
+	}
+	return v.recs[v.sel-1], true
+}
+
+// setRecords takes a fetched page of the job's history and finds the
+// selected record in it again. A selected record that fell off the page's
+// end stays, last: it is older than every record of the page.
 func (v detailView) setRecords(recs []history.Record) detailView {
-	v.recs = make([]history.Record, 0, len(recs))
+	held, holding := v.selected()
+	v.recs = make([]history.Record, 0, len(recs)+1)
+	v.sel = 0
 	for _, r := range recs {
-		if r.Outcome != run.Running {
-			v.recs = append(v.recs, r)
+		if r.Outcome == run.Running {
+			continue
+		}
+		v.recs = append(v.recs, r)
+		if holding && recKey(r) == v.selKey {
+			v.sel = len(v.recs)
 		}
 	}
-	v.sel = clamp(v.sel, len(v.recs)+1)
+	if holding && v.sel == 0 {
+		v.recs = append(v.recs, held)
+		v.sel = len(v.recs)
+	}
 	return v.Refresh()
 }
 
@@ -114,19 +144,31 @@ func (v detailView) Update(msg tea.Msg) (detailView, tea.Cmd) {
 		}
 		return v, nil
 	case logMsg:
-		if v.sel > 0 && msg.job == v.job && msg.run == v.recs[v.sel-1].RunID {
-			v.logText = msg.lines
-			if msg.err != nil {
-				v.logText = []string{"cannot read the saved log: " + msg.err.Error()}
-			}
-			v = v.Refresh()
-			v.vp.GotoTop()
-		}
-		return v, nil
+		return v.gotLog(msg), nil
 	case tea.KeyMsg:
 		return v.key(msg)
 	}
 	return v, nil
+}
+
+// gotLog shows a saved log read for the selected record; a log of a
+// record no longer selected is dropped.
+func (v detailView) gotLog(msg logMsg) detailView {
+	r, ok := v.selected()
+	if !ok || msg.job != v.job || msg.run != r.RunID || v.log.key != v.selKey {
+		return v
+	}
+	switch {
+	case errors.Is(msg.err, ctl.ErrNoLog):
+		v.log.lines, v.log.none = nil, true
+	case msg.err != nil:
+		v.log.lines = []string{"cannot read the saved log: " + msg.err.Error()}
+	default:
+		v.log.lines = msg.lines
+	}
+	v = v.Refresh()
+	v.vp.GotoTop()
+	return v
 }
 
 func (v detailView) key(msg tea.KeyMsg) (detailView, tea.Cmd) {
@@ -160,24 +202,26 @@ func (v detailView) key(msg tea.KeyMsg) (detailView, tea.Cmd) {
 	return v, nil
 }
 
-// pick selects entry i of the runs list and loads what it shows.
+// pick selects entry i of the runs list and loads what it shows. The log
+// is asked of the source for every run, whether or not its record names a
+// log file: the daemon knows where its logs are. Only a skip has none.
 func (v detailView) pick(i int) (detailView, tea.Cmd) {
 	i = clamp(i, len(v.recs)+1)
 	if i == v.sel {
 		return v, nil
 	}
-	v.sel, v.logText = i, nil
-	v.logPath = ""
-	if i == 0 {
+	v.sel, v.selKey, v.log = i, "", savedLog{}
+	r, ok := v.selected()
+	if !ok {
 		return v.Refresh().follow(), nil
 	}
-	r := v.recs[i-1]
-	v.logPath = r.LogPath
-	if r.LogPath == "" {
-		v.logPath = "-" // nothing to read; refresh explains why
+	v.selKey = recKey(r)
+	v.log.key = v.selKey
+	if r.Outcome == run.Skipped {
+		v.log.none = true
 		return v.Refresh(), nil
 	}
-	v.logText = []string{"loading " + r.LogPath + " …"}
+	v.log.lines = []string{"loading the log of run " + r.RunID + " …"}
 	return v.Refresh(), v.c.readLog(v.job, r.RunID)
 }
 
@@ -195,12 +239,12 @@ func (v detailView) Refresh() detailView {
 	if ok {
 		ref = &jobRef{name: j.Name, running: j.State == ctl.StateRunning, paused: j.Paused}
 	}
-	v.keys.actionKeys.fit(ref)
+	v.keys.actionKeys.fit(ref, v.c.readOnly)
 	v.vp.Width, v.vp.Height = v.width, v.outputHeight()
 	v.off = window(v.off, v.sel, v.runsHeight(), len(v.recs)+1)
 	atEnd := v.vp.AtBottom()
 	v.vp.SetContent(strings.Join(v.output(), "\n"))
-	if v.logPath == "" && atEnd {
+	if v.sel == 0 && atEnd {
 		v.vp.GotoBottom()
 	}
 	return v
@@ -209,11 +253,12 @@ func (v detailView) Refresh() detailView {
 // output is what the output pane shows, styled.
 func (v detailView) output() []string {
 	st := v.c.st
-	if v.logPath == "-" {
-		return noLog(st, v.c.now(), v.recs[v.sel-1])
+	r, picked := v.selected()
+	if picked && v.log.none {
+		return noLog(st, v.c.now(), r)
 	}
-	lines := v.logText
-	if v.logPath == "" {
+	lines := v.log.lines
+	if !picked {
 		lines = v.c.data.tail(v.job)
 		if len(lines) == 0 {
 			return []string{st.muted.Render("no output seen yet; the output of the next run of " + v.job + " appears here live")}
@@ -253,7 +298,7 @@ func noLog(st styles, now time.Time, r history.Record) []string {
 		}
 	}
 	if r.Reason != "" {
-		lines = append(lines, st.muted.Render("  reason: "+r.Reason))
+		lines = append(lines, st.muted.Render("  reason: "+localTimes(now, r.Reason)))
 	}
 	return lines
 }

@@ -100,6 +100,9 @@ func runText(j ctl.JobStatus, now time.Time) string {
 }
 
 func countsText(c ctl.Counts, now time.Time) string {
+	if c.Since.IsZero() {
+		return "no counts: no daemon has counted this job"
+	}
 	s := plural(c.Runs, "run") + ", " + plural(c.Skips, "skip") + ", " + plural(c.Failures, "failure")
 	if !c.Since.IsZero() {
 		s += " since " + clock(now, c.Since)
@@ -160,15 +163,15 @@ func recordCells(st styles, now time.Time, r history.Record) []cell {
 		{text: glyph(r.Outcome) + " " + string(r.Outcome), style: st.outcome(r.Outcome)},
 		{text: clock(now, startTime(r)), style: st.muted},
 		{text: runTime(r), style: st.muted},
-		{text: recordDetail(r), style: st.outcome(r.Outcome).UnsetBold()},
+		{text: localTimes(now, recordDetail(r)), style: st.outcome(r.Outcome).UnsetBold()},
 	}
 }
 
 func (v detailView) outputTitle() string {
-	if v.sel == 0 {
+	r, ok := v.selected()
+	if !ok {
 		return "live output"
 	}
-	r := v.recs[v.sel-1]
 	return "run " + r.RunID
 }
 

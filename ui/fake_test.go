@@ -48,6 +48,9 @@ type fakeSource struct {
 	// runResult is RunNow's answer; zero means a started run r-manual.
 	runResult ctl.RunResult
 	daemon    ctl.DaemonStatus
+	// logs are saved logs by run id that no record names, as the daemon
+	// finds them in the state dir by their run id.
+	logs map[string][]string
 }
 
 func newFake() *fakeSource {
@@ -93,6 +96,12 @@ func (f *fakeSource) History(_ context.Context, q ctl.HistoryQuery) ([]history.R
 func (f *fakeSource) Log(_ context.Context, job, runID string) (ctl.RunLog, error) {
 	if err := f.record("log " + job + " " + runID); err != nil {
 		return ctl.RunLog{}, err
+	}
+	f.mu.Lock()
+	lines, ok := f.logs[runID]
+	f.mu.Unlock()
+	if ok {
+		return ctl.RunLog{Job: job, RunID: runID, Lines: lines}, nil
 	}
 	return recordLog(f.records, job, runID)
 }

@@ -2,9 +2,11 @@ package ui
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"cronvisor/ctl"
 	"cronvisor/history"
@@ -37,18 +39,20 @@ func dur(d time.Duration) string {
 	return two(s/86400, "d", s%86400/3600, "h")
 }
 
-// precise is a duration for a short span such as a run time or how long
-// a lock had been held: 850ms, 1.5s, then as dur.
+// precise is a measured span such as a run time or how long a lock had
+// been held: 999ms, 2.0s, 9.9s, then as dur from 10s (10s, 19s, 1m05s).
+// The span is rounded to the precision shown before the unit is chosen,
+// so 9.96s reads 10s, never 10.0s, and 999.7ms reads 1.0s.
 func precise(d time.Duration) string {
 	switch {
 	case d < 0:
 		return "0s"
-	case d < time.Second:
-		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
-	case d < 10*time.Second:
-		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	case d.Round(time.Millisecond) < time.Second:
+		return strconv.FormatInt(d.Round(time.Millisecond).Milliseconds(), 10) + "ms"
+	case d.Round(100*time.Millisecond) < 10*time.Second:
+		return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', 1, 64) + "s"
 	}
-	return dur(d)
+	return dur(d.Round(time.Second))
 }
 
 // ago is how long ago t was, "" for the zero time.
@@ -72,7 +76,10 @@ func countdown(now, t time.Time) string {
 	return dur((d + time.Second - 1).Truncate(time.Second))
 }
 
-// clock is a time of day, with the date when it is not today.
+// clock is how the console prints every time: the time of day in the
+// console's zone, with the date before it when it is not today
+// (2026-03-13 23:59:05). Times inside texts from elsewhere (reasons,
+// notes) are rewritten to it by localTimes.
 func clock(now, t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -81,7 +88,26 @@ func clock(now, t time.Time) string {
 	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
 		return t.Format("15:04:05")
 	}
-	return t.Format("Jan 02 15:04")
+	return t.Format("2006-01-02 15:04:05")
+}
+
+// rfc3339 matches the RFC 3339 times that the daemon writes into reasons
+// and notes (a holder's "since", a missed fire's first slot).
+var rfc3339 = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
+
+// localTimes rewrites the RFC 3339 times in s as clock prints them, so
+// that a reason reads like the cells around it.
+func localTimes(now time.Time, s string) string {
+	if !strings.ContainsRune(s, 'T') {
+		return s
+	}
+	return rfc3339.ReplaceAllStringFunc(s, func(v string) string {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return v
+		}
+		return clock(now, t)
+	})
 }
 
 // clockWidth is the width clock needs for times: a time of day, or a date
@@ -190,7 +216,7 @@ func recordDetail(r history.Record) string {
 		return s
 	}
 	var parts []string
-	if r.ExitCode != nil {
+	if r.ExitCode != nil && !saysExit(r.Reason, *r.ExitCode) {
 		parts = append(parts, "exit "+strconv.Itoa(*r.ExitCode))
 	}
 	if r.Reason != "" {
@@ -200,6 +226,17 @@ func recordDetail(r history.Record) string {
 		parts = append(parts, "manual")
 	}
 	return strings.Join(parts, " · ")
+}
+
+// saysExit reports whether reason already names exit code n ("exit 3:
+// last stderr …", "exit status 3"), which the detail then does not repeat.
+func saysExit(reason string, n int) bool {
+	for _, p := range []string{"exit ", "exit status "} {
+		if rest, ok := strings.CutPrefix(reason, p+strconv.Itoa(n)); ok && (rest == "" || !unicode.IsDigit(rune(rest[0]))) {
+			return true
+		}
+	}
+	return false
 }
 
 // runTime is a record's duration, "" when it did not run or still runs.

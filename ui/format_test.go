@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,7 +72,7 @@ func TestClock(t *testing.T) {
 		want string
 	}{
 		{"today", at(-time.Hour), "11:00:00"},
-		{"another day", at(-25 * time.Hour), "Mar 13 11:00"},
+		{"another day", at(-25 * time.Hour), "2026-03-13 11:00:00"},
 		{"zero", time.Time{}, ""},
 	}
 	for _, tc := range tests {
@@ -134,7 +135,7 @@ func TestRecordDetail(t *testing.T) {
 		{"another job's lock", history.Record{Job: "a", Outcome: "skipped", ScheduledAt: ref, Holder: h("b")}, "held by pid 42@h (b) for 1.5s"},
 		{"outside cronvisor", history.Record{Job: "a", Outcome: "skipped", ScheduledAt: ref, Holder: h("")}, "held by pid 42@h (outside cronvisor) for 1.5s"},
 		{"a skip without holder", history.Record{Outcome: "skipped", Reason: "queue full"}, "queue full"},
-		{"failed manual run", history.Record{Outcome: "failed", ExitCode: exitCode(2), Reason: "exit status 2", Manual: true}, "exit 2 · exit status 2 · manual"},
+		{"failed manual run", history.Record{Outcome: "failed", ExitCode: exitCode(2), Reason: "exit status 2", Manual: true}, "exit status 2 · manual"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,5 +169,64 @@ func TestLayout(t *testing.T) {
 				t.Errorf("layout(%d) = %v, want %v", tc.width, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestDurationsPrintOneWay is issue 25's point 6: a measured span reads
+// 999ms, 2.0s, 10s, 19s, 1m05s; it is rounded before its unit is chosen,
+// so nothing reads 10.0s or 1000ms.
+func TestDurationsPrintOneWay(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{999 * time.Millisecond, "999ms"}, {999700 * time.Microsecond, "1.0s"}, {2 * time.Second, "2.0s"},
+		{9960 * time.Millisecond, "10s"}, {10 * time.Second, "10s"}, {19400 * time.Millisecond, "19s"},
+		{65 * time.Second, "1m05s"},
+	} {
+		if got := precise(tc.d); got != tc.want {
+			t.Errorf("precise(%s) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+// TestTimesPrintOneWay is issue 25's point 6: the RFC 3339 times inside
+// a reason or note read as the console prints every time (15:04:05 today,
+// 2006-01-02 15:04:05 another day).
+func TestTimesPrintOneWay(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"lock held by pid 7@h (job a, run r1) since 2026-03-14T11:59:35Z", "lock held by pid 7@h (job a, run r1) since 11:59:35"},
+		{"missed (3 fires from 2026-03-13T10:00:00Z)", "missed (3 fires from 2026-03-13 10:00:00)"},
+		{"since 2026-03-14T13:00:05.5+01:00 and no time", "since 12:00:05 and no time"},
+		{"exit 3: last stderr: \"T-1\"", "exit 3: last stderr: \"T-1\""},
+	} {
+		if got := localTimes(ref, tc.in); got != tc.want {
+			t.Errorf("localTimes(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	f := newFake()
+	f.records[0].Holder = nil // a skip told by its reason alone
+	f.records[0].Reason = "lock held by pid 4321@web-1 (job sync_orders, run r-sync-7) since 2026-03-14T11:59:35Z"
+	m, _ := press(loaded(t, f, Options{}, 200, 30), "3")
+	if s := m.View(); strings.Contains(s, "T11:59:35Z") || !strings.Contains(s, "since 11:59:35") {
+		t.Errorf("a reason's time is not printed as the cells' are:\n%s", s)
+	}
+}
+
+// TestReasonsDoNotRepeat is issue 25's point 6: a reason that names the
+// exit code is not preceded by the same exit code.
+func TestReasonsDoNotRepeat(t *testing.T) {
+	for _, tc := range []struct {
+		r    history.Record
+		want string
+	}{
+		{history.Record{Outcome: "failed", ExitCode: exitCode(3), Reason: `exit 3: last stderr: "connection refused"`}, `exit 3: last stderr: "connection refused"`},
+		{history.Record{Outcome: "failed", ExitCode: exitCode(3), Reason: "exit status 3"}, "exit status 3"},
+		{history.Record{Outcome: "failed", ExitCode: exitCode(3), Reason: "exit 30: x"}, "exit 3 · exit 30: x"},
+		{history.Record{Outcome: "failed", ExitCode: exitCode(1)}, "exit 1"},
+	} {
+		if got := recordDetail(tc.r); got != tc.want {
+			t.Errorf("recordDetail(%q) = %q, want %q", tc.r.Reason, got, tc.want)
+		}
 	}
 }

@@ -110,6 +110,14 @@ var screens = []struct {
 		m, _ = press(m, "?")
 		return m
 	}},
+	{name: "command_line", w: 80, h: 24, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, ":", "r", "e", "s", "u", "m", "e", " ", "r", "tab")
+		return m
+	}},
+	{name: "read_only", w: 80, h: 24, opts: Options{ReadOnly: true}, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "G", "?")
+		return m
+	}},
 	{name: "kill_confirm", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		m, cmd := press(m, "G", "x")
 		m, _ = follow(t, m, cmd)

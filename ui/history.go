@@ -65,9 +65,9 @@ type strip struct {
 }
 
 func newHistoryView(c *common) historyView {
-	// Rows are not named: new records arrive at the top, and the cursor
-	// keeps its place on the screen (see Refresh).
-	return historyView{list: newList(c, 3, nil), keys: historyKeys{
+	// Rows are named by the record's identity: new records arrive at the
+	// top, and the cursor stays on the record it is on.
+	return historyView{list: newList(c, 3, func(r int) string { return recKey(c.data.records[r]) }), keys: historyKeys{
 		listKeys: newListKeys(),
 		Filter:   newFilterKeys().Filter,
 		Outcome:  key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "outcomes")),
@@ -109,7 +109,7 @@ func (v historyView) Update(msg tea.Msg) (historyView, tea.Cmd) {
 	switch {
 	case key.Matches(km, v.keys.Outcome):
 		v.outcome = (v.outcome + 1) % len(outcomeFilters)
-		v.cur = cursor{}
+		v.cur, v.selected = cursor{}, ""
 		return v.Refresh(), nil
 	case key.Matches(km, v.keys.Open) && len(v.rows) > 0:
 		return v, send(openJobMsg{job: v.c.data.records[v.rows[v.cur.pos]].Job})
@@ -118,9 +118,7 @@ func (v historyView) Update(msg tea.Msg) (historyView, tea.Cmd) {
 }
 
 // Refresh rebuilds the rows and strips from the store. The cursor stays on
-// its row index: new records arrive at the top, and an operator reading an
-// older one keeps the place they scrolled to only roughly, which is the
-// price of a list that moves.
+// the record it was on, wherever new records put it.
 func (v historyView) Refresh() historyView {
 	recs := v.c.data.records
 	want := outcomeFilters[v.outcome].outcomes
@@ -149,8 +147,9 @@ func (v historyView) Refresh() historyView {
 			v.nameW = max(v.nameW, len(r.Job))
 		}
 	}
-	v.rows = rows
-	return v.fitChrome()
+	v = v.fitChrome()
+	v.list = v.setRows(rows)
+	return v
 }
 
 // stripRows is how many timeline strips fit: up to a third of the view.

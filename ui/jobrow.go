@@ -76,7 +76,7 @@ func (v jobsView) summary() string {
 	second := st.muted.Render("no runs in recent history")
 	if r, ok := v.c.data.lastRecord(j.Name); ok {
 		second = st.outcome(r.Outcome).Render(glyph(r.Outcome)+" "+string(r.Outcome)+" "+ago(now, eventTime(r))) +
-			st.muted.Render(": "+skipWhy(r))
+			st.muted.Render(": "+localTimes(now, skipWhy(r)))
 	}
 	return fit(first, v.width) + "\n" + fit(indent+second, v.width)
 }
@@ -109,7 +109,7 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 	case ctl.StateDisabled:
 		return "disabled in jobs.yaml"
 	case ctl.StateUnschedulable:
-		return "unschedulable: " + j.Problem
+		return "unschedulable: " + localTimes(now, j.Problem)
 	}
 	if j.NextRun.IsZero() {
 		return "idle"

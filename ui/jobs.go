@@ -91,7 +91,7 @@ func (v jobsView) Update(msg tea.Msg) (jobsView, tea.Cmd) {
 	case refilter:
 		return v.Refresh(), cmd
 	case handled:
-		v.keys.actionKeys.fit(v.ref())
+		v.keys.actionKeys.fit(v.ref(), v.c.readOnly)
 		return v, cmd
 	}
 	km, ok := msg.(tea.KeyMsg)
@@ -133,7 +133,7 @@ func (v jobsView) Refresh() jobsView {
 	}
 	slices.SortStableFunc(rows, func(a, b int) int { return compareJobs(jobs[a], jobs[b], v.sort) })
 	v.list = v.setRows(rows)
-	v.keys.actionKeys.fit(v.ref())
+	v.keys.actionKeys.fit(v.ref(), v.c.readOnly)
 	return v
 }
 
@@ -229,7 +229,6 @@ func (v jobsView) cells(j ctl.JobStatus) []cell {
 			last.text = glyph(j.LastOutcome) + " " + string(j.LastOutcome)
 		}
 	}
-	c := j.Counts
 	return []cell{
 		{text: j.Name},
 		{text: j.Schedule, style: st.muted},
@@ -237,6 +236,15 @@ func (v jobsView) cells(j ctl.JobStatus) []cell {
 		last,
 		next,
 		holderCell(st, j, now),
-		{text: strconv.Itoa(c.Runs) + "/" + strconv.Itoa(c.Skips) + "/" + strconv.Itoa(c.Failures), style: st.muted},
+		{text: countsCell(j.Counts), style: st.muted},
 	}
+}
+
+// countsCell is the RUN/SKIP/FAIL cell; "—" when no daemon ever counted
+// (a state dir read without one has no counters).
+func countsCell(c ctl.Counts) string {
+	if c.Since.IsZero() {
+		return "—"
+	}
+	return strconv.Itoa(c.Runs) + "/" + strconv.Itoa(c.Skips) + "/" + strconv.Itoa(c.Failures)
 }

@@ -7,23 +7,34 @@ import (
 
 // globalKeys work on every screen; the root model handles them.
 // Interrupt (ctrl+c) works also while a filter is edited, and at a
-// question; CloseHelp closes the ? help. Neither is listed in the help.
+// question, and is not listed in the help. Esc closes the ? help, leaves
+// the detail, a filter and the command line.
 type globalKeys struct {
-	Next, Prev, Reload, Help, Quit key.Binding
-	Interrupt, CloseHelp           key.Binding
+	Next, Prev, Tabs, Command, Reload, Help, Esc, Quit key.Binding
+	Interrupt                                          key.Binding
+	// Refused are the keys that change something, on only in a read-only
+	// console, where they say why nothing happens; never in the help.
+	Refused key.Binding
 }
 
-func newGlobalKeys() globalKeys {
-	return globalKeys{
-		Next:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next view")),
-		Prev:   key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev view")),
-		Reload: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reload config")),
-		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+// newGlobalKeys are the global keys; readOnly turns off reload.
+func newGlobalKeys(readOnly bool) globalKeys {
+	k := globalKeys{
+		Next:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next view")),
+		Prev:    key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev view")),
+		Tabs:    key.NewBinding(key.WithKeys("1", "2", "3"), key.WithHelp("1-3", "jobs/locks/history")),
+		Command: key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
+		Reload:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reload config")),
+		Help:    key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Esc:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back/close")),
+		Quit:    key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 
 		Interrupt: key.NewBinding(key.WithKeys("ctrl+c")),
-		CloseHelp: key.NewBinding(key.WithKeys("esc")),
+		Refused:   key.NewBinding(key.WithKeys("r", "p", "x", "R")),
 	}
+	k.Reload.SetEnabled(!readOnly)
+	k.Refused.SetEnabled(readOnly)
+	return k
 }
 
 // listKeys move through a list; every list screen embeds them. Move only
@@ -62,11 +73,12 @@ func newActionKeys() actionKeys {
 	}
 }
 
-// fit enables the bindings that apply to job j and names p's action.
-func (k *actionKeys) fit(j *jobRef) {
-	k.Run.SetEnabled(j != nil)
-	k.Pause.SetEnabled(j != nil)
-	k.Kill.SetEnabled(j != nil && j.running)
+// fit enables the bindings that apply to job j and names p's action; a
+// read-only console has none of them.
+func (k *actionKeys) fit(j *jobRef, readOnly bool) {
+	k.Run.SetEnabled(j != nil && !readOnly)
+	k.Pause.SetEnabled(j != nil && !readOnly)
+	k.Kill.SetEnabled(j != nil && j.running && !readOnly)
 	if j != nil && j.paused {
 		k.Pause.SetHelp("p", "resume")
 	} else {
@@ -126,5 +138,5 @@ func (h screenHelp) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (h screenHelp) FullHelp() [][]key.Binding {
 	g := h.global
-	return append(h.screen.FullHelp(), []key.Binding{g.Next, g.Prev, g.Reload, g.Help, g.Quit})
+	return append(h.screen.FullHelp(), []key.Binding{g.Next, g.Prev, g.Tabs, g.Command, g.Reload, g.Help, g.Esc, g.Quit})
 }

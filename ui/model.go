@@ -36,6 +36,7 @@ type Model struct {
 	hist     historyView
 
 	ask     *question // a pending yes/no question, nil if none
+	cmd     cmdline   // the ":" command line
 	conn    conn
 	events  <-chan ctl.WireEvent
 	daemon  ctl.DaemonStatus // the daemon's own state, as last read
@@ -63,7 +64,8 @@ type Model struct {
 type question struct {
 	text  string
 	onYes tea.Cmd
-	quit  bool // the question is whether to quit
+	quit  bool   // the question is whether to quit
+	yes   string // the status line's while onYes runs; "" keeps it
 }
 
 func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Renderer) Model {
@@ -84,9 +86,10 @@ func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Rendere
 		}
 		return readLog(ctx, from, job, runID)
 	}
+	c.readOnly = opts.ReadOnly
 	h := help.New()
 	h.Styles = c.st.help
-	return Model{ctx: ctx, src: src, opts: opts, c: c, keys: newGlobalKeys(), help: h,
+	return Model{ctx: ctx, src: src, opts: opts, c: c, keys: newGlobalKeys(opts.ReadOnly), help: h, cmd: newCmdline(c),
 		live: c.st, grey: newStyles(r, greyTheme(defaultTheme())),
 		screens: newPaneSet(),
 		jobs:    newJobsView(c), detail: newDetailView(c), locks: newLocksView(c), hist: newHistoryView(c),
@@ -118,6 +121,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		return m.layout(), nil
 	case tea.KeyMsg:
+		if isBurst(msg) {
+			return m.burst(msg)
+		}
 		if mm, cmd, ok := m.globalKey(msg); ok {
 			return mm, cmd
 		}
@@ -147,6 +153,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.layout(), m.tabCmd()
 	case requestMsg:
 		return m.request(msg)
+
 	}
 	return m.updateFocused(msg)
 }
@@ -156,9 +163,9 @@ func (m Model) updateFocused(msg tea.Msg) (Model, tea.Cmd) {
 	return m.focused().update(m, msg)
 }
 
-// editing reports whether the focused screen's text input takes the keys,
-// when only ctrl+c stays global.
-func (m Model) editing() bool { return m.focused().editing(m) }
+// editing reports whether a text input (the command line, or the focused
+// screen's filter) takes the keys, when only ctrl+c stays global.
+func (m Model) editing() bool { return m.cmd.active || m.focused().editing(m) }
 
 // globalKey handles the keys that work everywhere; ok is false when the
 // key belongs to the focused view.
@@ -171,6 +178,10 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 		mm, cmd := m.quit()
 		return mm, cmd, true
 	}
+	if m.cmd.active {
+		mm, cmd := m.cmdKey(msg)
+		return mm, cmd, true
+	}
 	if m.editing() {
 		return m, nil, false
 	}
@@ -178,17 +189,26 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 	case key.Matches(msg, m.keys.Help):
 		m.showHelp = !m.showHelp
 		return m.layout(), nil, true
-	case m.showHelp && key.Matches(msg, m.keys.CloseHelp):
+	case m.showHelp && key.Matches(msg, m.keys.Esc):
 		m.showHelp = false
 		return m.layout(), nil, true
+	case key.Matches(msg, m.keys.Command):
+		mm, cmd := m.openCmdline()
+		return mm, cmd, true
+	case key.Matches(msg, m.keys.Tabs):
+		mm, cmd := m.showTab(tab(msg.Runes[0] - '1'))
+		return mm, cmd, true
 	case key.Matches(msg, m.keys.Next):
-		m.tab, m.inDetail = (m.tab+1)%tabCount, false
-		return m.layout(), m.tabCmd(), true
+		mm, cmd := m.showTab((m.tab + 1) % tabCount)
+		return mm, cmd, true
 	case key.Matches(msg, m.keys.Prev):
-		m.tab, m.inDetail = (m.tab+tabCount-1)%tabCount, false
-		return m.layout(), m.tabCmd(), true
+		mm, cmd := m.showTab((m.tab + tabCount - 1) % tabCount)
+		return mm, cmd, true
 	case key.Matches(msg, m.keys.Reload):
-		return m.say("reloading jobs.yaml…", false), m.action("reload", ""), true
+		mm, cmd := m.askReload()
+		return mm, cmd, true
+	case key.Matches(msg, m.keys.Refused):
+		return m.say(readOnlyRefusal(refusedVerb(msg.String())), true), nil, true
 	}
 	return m, nil, false
 }
@@ -230,6 +250,9 @@ func (m Model) answer(msg tea.KeyMsg) (Model, tea.Cmd) {
 		return m.quit()
 	case key.Matches(msg, k.Yes):
 		m.ask = nil
+		if q.yes != "" {
+			m = m.say(q.yes, false)
+		}
 		return m, q.onYes
 	case key.Matches(msg, k.No):
 		m.ask = nil
@@ -238,8 +261,13 @@ func (m Model) answer(msg tea.KeyMsg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-// request runs an action a view asked for; kill asks first.
+// request runs an action a view or the command line asked for; kill
+// asks first. A read-only console refuses every one: its keys are off,
+// and this is the one door they all go through.
 func (m Model) request(r requestMsg) (Model, tea.Cmd) {
+	if m.opts.ReadOnly {
+		return m.say(readOnlyRefusal(r.verb), true), nil
+	}
 	if r.verb != "kill" {
 		return m, m.action(r.verb, r.job)
 	}
@@ -252,13 +280,37 @@ func (m Model) request(r requestMsg) (Model, tea.Cmd) {
 	return m, nil
 }
 
+// refusedVerb names what a key refused by a read-only console would do.
+func refusedVerb(k string) string {
+	switch k {
+	case "r":
+		return "run now"
+	case "p":
+		return "pause/resume"
+	case "x":
+		return "kill"
+	}
+	return "reload"
+}
+
+// askReload asks before reloading jobs.yaml: a reload can add, drop and
+// change every job at once.
+func (m Model) askReload() (Model, tea.Cmd) {
+	if m.opts.ReadOnly {
+		return m.say(readOnlyRefusal("reload"), true), nil
+	}
+	m.ask = &question{onYes: m.action("reload", ""), yes: "reloading jobs.yaml…",
+		text: "Reload jobs.yaml? Jobs it adds, drops or changes take effect now. y/n"}
+	return m, nil
+}
+
 // wall is the time now, for the chrome; the views measure against
 // c.now(), which stands still while the source is lost.
 func (m Model) wall() time.Time { return m.opts.Clock() }
 
 // say shows a message on the status line for a few seconds.
 func (m Model) say(s string, isErr bool) Model {
-	m.status, m.statusErr, m.statusAt = s, isErr, m.wall()
+	m.status, m.statusErr, m.statusAt = localTimes(m.wall(), s), isErr, m.wall()
 	return m
 }
 

@@ -122,7 +122,9 @@ func TestActions(t *testing.T) {
 		{name: "kill confirmed", job: "sync_orders", keys: []string{"x", "y"}, wantCall: "kill sync_orders", wantState: "killed 1 run of sync_orders"},
 		{name: "kill declined", job: "sync_orders", keys: []string{"x", "n"}, wantState: "cancelled"},
 		{name: "kill of an idle job does nothing", job: "backup_db", keys: []string{"x"}},
-		{name: "reload", job: "backup_db", keys: []string{"R"}, wantCall: "reload", wantState: "reloaded jobs.yaml"},
+		{name: "reload asks first", job: "backup_db", keys: []string{"R"}, wantAsk: true, wantState: "Reload jobs.yaml?"},
+		{name: "reload confirmed", job: "backup_db", keys: []string{"R", "y"}, wantCall: "reload", wantState: "reloaded jobs.yaml"},
+		{name: "reload declined", job: "backup_db", keys: []string{"R", "n"}, wantState: "cancelled"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

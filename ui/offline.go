@@ -75,7 +75,7 @@ func (m Model) onOffline(msg offlineMsg) (Model, tea.Cmd) {
 		return m, nil
 	}
 	m.c.asOf, m.loaded, m.offline.read = msg.at, true, true
-	m.c.data.setJobs(msg.jobs)
+	m.c.data.setJobs(keepCounts(msg.jobs, m.c.data))
 	m.c.data.setLocks(msg.locks)
 	m.c.data.setRecords(msg.recs)
 	return m.refreshViews(), nil
@@ -86,4 +86,19 @@ func (m Model) goOnline() Model {
 	m.c.asOf, m.c.st, m.c.lost = time.Time{}, m.live, false
 	m.offline = offlineState{}
 	return m.refreshViews()
+}
+
+// keepCounts gives the jobs read from the state dir the counters the
+// daemon last reported: only a daemon counts, and a state dir's zero
+// counters would read as "nothing ran". A job the daemon never reported
+// keeps no counters (Since zero), which the screens show as unknown.
+func keepCounts(jobs []ctl.JobStatus, last *store) []ctl.JobStatus {
+	for i := range jobs {
+		if jobs[i].Counts.Since.IsZero() {
+			if j, ok := last.job(jobs[i].Name); ok {
+				jobs[i].Counts = j.Counts
+			}
+		}
+	}
+	return jobs
 }

@@ -81,9 +81,14 @@ func (s *store) setLocks(locks []ctl.LockStatus) {
 	s.locks = locks
 }
 
-// setRecords replaces the history with a fetched page, newest first.
+// setRecords takes a fetched page, newest first, merged by identity with
+// the records already kept: a record the stream delivered around the read
+// is on one row whichever came first.
 func (s *store) setRecords(recs []history.Record) {
-	s.records = recs
+	s.records = mergeRecords(recs, s.records)
+	if len(s.records) > maxRecords {
+		s.records = s.records[:maxRecords]
+	}
 }
 
 // job returns the named job, false if unknown.
@@ -182,7 +187,7 @@ func (s *store) started(ev ctl.WireEvent) {
 func (s *store) finished(ev ctl.WireEvent) {
 	s.addRecord(history.Record{Job: ev.Job, RunID: ev.RunID, Outcome: ev.Outcome,
 		ScheduledAt: ev.Slot, StartedAt: ev.StartedAt, EndedAt: ev.Time,
-		ExitCode: ev.ExitCode, Reason: ev.Reason, Manual: ev.Manual, PID: ev.PID})
+		ExitCode: ev.ExitCode, Reason: ev.Reason, Manual: ev.Manual, PID: ev.PID, Attempt: ev.Attempt})
 	if r := s.tails[ev.Job]; r != nil && !ev.StartedAt.IsZero() {
 		r.add("── run " + ev.RunID + " ended: " + string(ev.Outcome) + " ──")
 	}
@@ -204,8 +209,7 @@ func (s *store) finished(ev ctl.WireEvent) {
 	}
 	j.LastOutcome, j.LastEndedAt = ev.Outcome, ev.Time
 	j.Counts.Runs++
-	switch ev.Outcome {
-	case run.Failed, run.Timeout, run.Error:
+	if failedSlot(ev) {
 		j.Counts.Failures++
 	}
 	for k := range s.locks {
@@ -213,6 +217,16 @@ func (s *store) finished(ev ctl.WireEvent) {
 			l.Held = false
 		}
 	}
+}
+
+// failedSlot reports whether ev ends its slot failed: an attempt that
+// failed with another one to follow is not a failure of the slot.
+func failedSlot(ev ctl.WireEvent) bool {
+	switch ev.Outcome {
+	case run.Failed, run.Timeout, run.Error:
+		return !ev.Retrying
+	}
+	return false
 }
 
 func (s *store) skipped(ev ctl.WireEvent) {
@@ -234,9 +248,17 @@ func (s *store) skipped(ev ctl.WireEvent) {
 	}
 }
 
-// addRecord puts a live record in front of the fetched ones.
+// addRecord puts a live record in its place among the kept ones, newest
+// first; a record with its identity already there (the page read after the
+// store wrote it) is not added twice.
 func (s *store) addRecord(r history.Record) {
-	s.records = slices.Insert(s.records, 0, r)
+	k := recKey(r)
+	if slices.ContainsFunc(s.records, func(x history.Record) bool { return recKey(x) == k }) {
+		return
+	}
+	t := sortTime(r)
+	i, _ := slices.BinarySearchFunc(s.records, t, func(x history.Record, t time.Time) int { return t.Compare(sortTime(x)) })
+	s.records = slices.Insert(s.records, i, r)
 	if len(s.records) > maxRecords {
 		s.records = s.records[:maxRecords]
 	}

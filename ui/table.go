@@ -19,6 +19,8 @@ type common struct {
 	now  func() time.Time // the time views measure against: asOf when set
 	asOf time.Time        // the moment what the store shows was true, while the source is lost
 	lost bool             // the source is lost: logs come from the state dir, if there is one
+	// readOnly: no key that changes anything is on (Options.ReadOnly).
+	readOnly bool
 	// readLog is the command that reads a run's saved log.
 	readLog func(job, runID string) tea.Cmd
 }

@@ -69,6 +69,9 @@ type Options struct {
 	// Clock is the time source for ages and countdowns; nil means
 	// time.Now. Tests pin it.
 	Clock func() time.Time
+	// ReadOnly turns off and refuses every key and command that changes
+	// anything (run, pause, resume, kill, reload): a console to look with.
+	ReadOnly bool
 	// Input and Output replace the terminal; nil means stdin and stdout.
 	Input  io.Reader
 	Output io.Writer

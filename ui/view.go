@@ -84,6 +84,8 @@ func (m Model) statusLine() string {
 	switch {
 	case m.ask != nil:
 		return st.confirm.Render(fit(" "+m.ask.text, m.width))
+	case m.cmd.active:
+		return m.cmdlineView()
 	case m.conn.lost:
 		s := " retrying now: "
 		if m.conn.retryAt.After(m.wall()) {
@@ -107,6 +109,9 @@ func (m Model) statusLine() string {
 	if m.opts.Embedded {
 		s += " · scheduler in this process"
 	}
+	if m.opts.ReadOnly {
+		s += " · read-only"
+	}
 	return st.status.Render(fit(s, m.width))
 }
 
@@ -114,11 +119,14 @@ func (m Model) statusLine() string {
 // from the focused screen's keymap.
 func (m Model) helpView() string {
 	var km help.KeyMap = screenHelp{screen: m.screenKeys(), global: m.keys}
-	if m.ask != nil {
+	switch {
+	case m.ask != nil:
 		km = newConfirmKeys()
+	case m.cmd.active:
+		km = m.cmd.keys
 	}
 	h := m.help
-	h.ShowAll = m.showHelp && m.ask == nil
+	h.ShowAll = m.showHelp && m.ask == nil && !m.cmd.active
 	v := " " + strings.ReplaceAll(h.View(km), "\n", "\n ")
 	if h.ShowAll && lineCount(v)+6 > m.height { // leave the body a few lines
 		h.ShowAll = false
