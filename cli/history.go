@@ -75,7 +75,7 @@ func runHistory(g *globals, f historyFlags) error {
 	if f.limit < 0 {
 		return usageError("--limit must not be negative")
 	}
-	cfg, err := loadConfig(g)
+	cfg, _, err := readConfig(g)
 	if err != nil {
 		return err
 	}
