@@ -135,8 +135,11 @@ func (d *decoder) syntax(data []byte, err error) {
 	}
 	line = max(line, 1)
 	col, tab := syntaxColumn(data, line, msg)
-	if tab {
+	switch {
+	case tab:
 		msg += " (YAML indents with spaces, not tabs)"
+	case indentMessages.MatchString(msg):
+		msg += indentHint(data, line, col)
 	}
 	d.problems = append(d.problems, Problem{
 		Path: d.path, Line: line, Col: col, Message: "invalid YAML: " + msg,
