@@ -6,9 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"cronvisor/config"
 )
 
 // TestValidateReportsOnOneStream (issue 25, point 6): validate's report,
@@ -105,5 +108,70 @@ func TestVersionMatchesReadmeInstall(t *testing.T) {
 	out, err := exec.Command(bin, "--version").Output()
 	if got := strings.TrimSpace(string(out)); err != nil || !re.MatchString(got) {
 		t.Errorf("--version of a modified clone: %q (%v); want the README's shape %q (%s)", got, err, m[1], re)
+	}
+}
+
+// TestDemoJobIsSlowOnlySometimes (issue 25, point 6): the bundled
+// sync_orders "usually takes 2 s" and is sometimes slow. Its command runs
+// for each fire of half an hour that its lock lets through, with date and
+// sleep faked (date says the fire's time, sleep only notes how long): a
+// slow run must be followed by a quick one, and most runs must be quick.
+// The old demo chose by the epoch second modulo 3, which the first fire
+// after a slow run always shared with it.
+func TestDemoJobIsSlowOnlySometimes(t *testing.T) {
+	t.Parallel()
+	cfg, problems := config.Load("jobs.yaml")
+	if cfg == nil {
+		t.Fatalf("the bundled jobs.yaml: %v", problems)
+	}
+	var job config.Job
+	for _, j := range cfg.Jobs {
+		if j.Name == "sync_orders" {
+			job = j
+		}
+	}
+	fake := t.TempDir()
+	for name, body := range map[string]string{"date": `echo "$FAKE_NOW"`, "sleep": `echo "$1" >> "$SLEEP_LOG"`} {
+		if err := os.WriteFile(filepath.Join(fake, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sleepLog := filepath.Join(fake, "sleeps")
+	var runs []time.Duration
+	busyUntil := time.Time{}
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for fire := job.Sched.Next(start); fire.Before(start.Add(30 * time.Minute)); fire = job.Sched.Next(fire) {
+		if fire.Before(busyUntil) {
+			continue // skipped: the lock is held
+		}
+		_ = os.Remove(sleepLog)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cmd := exec.CommandContext(ctx, job.Command[0], job.Command[1:]...)
+		cmd.Env = append(os.Environ(), "PATH="+fake+":"+os.Getenv("PATH"), "SLEEP_LOG="+sleepLog,
+			"FAKE_NOW="+strconv.FormatInt(fire.Unix(), 10), "CRONVISOR_SCHEDULED_AT="+fire.Format(time.RFC3339Nano))
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("sync_orders at %v: %v\n%s", fire, err, out)
+		}
+		secs, err := strconv.Atoi(strings.TrimSpace(readFile(t, sleepLog)))
+		if err != nil {
+			t.Fatalf("sync_orders at %v slept %q", fire, readFile(t, sleepLog))
+		}
+		d := time.Duration(secs) * time.Second
+		if n := len(runs); n > 0 && d > 10*time.Second && runs[n-1] > 10*time.Second {
+			t.Fatalf("two slow runs in a row, the second at %v: every later run would be slow too", fire)
+		}
+		runs = append(runs, d)
+		busyUntil = fire.Add(d)
+	}
+	slow := 0
+	for _, d := range runs {
+		if d > 10*time.Second {
+			slow++
+		}
+	}
+	if slow == 0 || slow*4 > len(runs) {
+		t.Errorf("%d of %d runs slow; want some, and most quick", slow, len(runs))
 	}
 }
