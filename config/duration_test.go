@@ -39,9 +39,13 @@ func TestDurationsTakeDaysAndWeeks(t *testing.T) {
 			}
 		})
 	}
-	cfg, ps := Parse("jobs.yaml", []byte("jobs:\n  - name: a\n    schedule: '@weekly'\n    command: x\n    timeout: 1d\n    catch_up: 1w\n"))
+	cfg, ps := Parse("jobs.yaml", []byte("jobs:\n  - name: a\n    schedule: '@every 2d'\n    command: x\n    timeout: 1d\n    catch_up: 1w\n"))
 	if cfg == nil || cfg.Jobs[0].Timeout != day || cfg.Jobs[0].CatchUp != 7*day {
-		t.Fatalf("timeout: 1d, catch_up: 1w: %v", ps)
+		t.Fatalf("@every 2d, timeout: 1d, catch_up: 1w: %v", ps)
+	}
+	from := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	if next := cfg.Jobs[0].Sched.Next(from); next.Sub(from) > 2*day || next.Sub(cfg.Jobs[0].Sched.Next(next)) != -2*day {
+		t.Errorf("@every 2d fires at %v, then %v", next, cfg.Jobs[0].Sched.Next(next))
 	}
 }
 
