@@ -184,6 +184,9 @@ func expectedVersion(t *testing.T, info string) string {
 			}
 		}
 	}
+	if mod = strings.TrimSuffix(mod, "+dirty"); regexp.MustCompile(`[-.][0-9]{14}-[0-9a-f]{12}$`).MatchString(mod) {
+		mod = "(devel)" // a pseudo-version restates the revision and time that follow
+	}
 	parts := []string{mod}
 	if r := settings["vcs.revision"]; r != "" {
 		parts = append(parts, "rev "+r[:7])

@@ -34,19 +34,27 @@ func runConsole(_ *cobra.Command, g *globals) error {
 	if f, ok := g.stdout.(*os.File); !ok || !isTerminal(f) {
 		return runDaemon(g, "auto", "stdout is not a terminal; running headless like `cronvisor daemon`")
 	}
+	// Attaching only looks: it needs neither the secrets nor a file that
+	// validates. Scheduling in-process acts, and needs both.
+	if seen, _ := config.LoadForReading(g.configPath); seen != nil {
+		client, err := dialDaemon(daemon.SocketPath(seen))
+		if err == nil {
+			defer client.Close()
+			cfg, _, err := readConfig(g)
+			if err != nil {
+				return err
+			}
+			return attach(client, cfg, g)
+		}
+		if !errors.Is(err, ctl.ErrNoDaemon) {
+			// A daemon that refused us, or a socket we refuse: scheduling
+			// beside it in-process would be the wrong answer to either.
+			return exitCode(1, err)
+		}
+	}
 	cfg, err := loadConfig(g)
 	if err != nil {
 		return err
-	}
-	client, err := dialDaemon(daemon.SocketPath(cfg))
-	if err == nil {
-		defer client.Close()
-		return attach(client, cfg, g)
-	}
-	if !errors.Is(err, ctl.ErrNoDaemon) {
-		// A daemon that refused us, or a socket we refuse: scheduling
-		// beside it in-process would be the wrong answer to either.
-		return exitCode(1, err)
 	}
 	return runEmbedded(g, cfg)
 }
@@ -149,7 +157,7 @@ Exits 1 with a clear error when no daemon runs (start one with 'cronvisor daemon
 or run 'cronvisor' alone to schedule in-process with the console on top).`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			cfg, err := loadConfig(g)
+			cfg, _, err := readConfig(g)
 			if err != nil {
 				return err
 			}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-
-	"gopkg.in/yaml.v3"
 
 	"cronvisor/config"
 	"cronvisor/ctl"
@@ -15,26 +12,15 @@ import (
 )
 
 // daemonSocket is the control socket of --config's state dir. A file that
-// does not validate still names its state dir: an operator fixing it must
-// still reach the daemon, which runs the last good one.
+// does not validate still names its state dir (see config.LoadForReading):
+// an operator fixing it must still reach the daemon, which runs the last
+// good one. An unreadable file leaves the default state dir beside it.
 func daemonSocket(g *globals) string {
-	if cfg, _ := config.Load(g.configPath); cfg != nil {
+	if cfg, _ := config.LoadForReading(g.configPath); cfg != nil {
 		return daemon.SocketPath(cfg)
 	}
-	dir := config.DefaultStateDir
-	if data, err := os.ReadFile(g.configPath); err == nil {
-		var doc struct {
-			StateDir string `yaml:"state_dir"`
-		}
-		if yaml.Unmarshal(data, &doc) == nil && doc.StateDir != "" {
-			dir = doc.StateDir
-		}
-	}
-	if !filepath.IsAbs(dir) {
-		base, _ := filepath.Abs(filepath.Dir(g.configPath))
-		dir = filepath.Join(base, dir)
-	}
-	return filepath.Join(dir, "cronvisor.sock")
+	base, _ := filepath.Abs(filepath.Dir(g.configPath))
+	return filepath.Join(base, config.DefaultStateDir, "cronvisor.sock")
 }
 
 // errNoDaemon is the operator verbs' answer when nothing serves the socket.

@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"cronvisor/config"
 	"cronvisor/daemon"
 	"cronvisor/history"
 	"cronvisor/run"
@@ -76,7 +75,7 @@ func runHistory(g *globals, f historyFlags) error {
 	if f.limit < 0 {
 		return usageError("--limit must not be negative")
 	}
-	cfg, err := loadConfig(g)
+	cfg, _, err := readConfig(g)
 	if err != nil {
 		return err
 	}
@@ -182,23 +181,10 @@ func parseSince(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
-	var d time.Duration
-	var err error
-	if n, unit := strings.TrimRight(s, "dw"), s[len(strings.TrimRight(s, "dw")):]; len(unit) == 1 && n != "" {
-		var v int
-		if v, err = strconv.Atoi(n); err == nil {
-			d = time.Duration(v) * 24 * time.Hour
-			if unit == "w" {
-				d *= 7
-			}
-			if v > int(math.MaxInt64/int64(7*24*time.Hour)) {
-				return 0, fmt.Errorf("too long")
-			}
-		}
-	} else {
-		d, err = time.ParseDuration(s)
-	}
+	d, err := config.ParseDuration(s)
 	switch {
+	case errors.Is(err, config.ErrDurationRange):
+		return 0, fmt.Errorf("too long")
 	case err != nil:
 		return 0, fmt.Errorf("not a duration; write it like 90m, 24h, 1d or 2w")
 	case d < 0:

@@ -60,7 +60,8 @@ func TestTablesShareTimeFormat(t *testing.T) {
 	var out bytes.Buffer
 	g := &globals{stdout: &out}
 	printHistoryTable(g, []history.Record{{Job: "a", RunID: "r1", Outcome: "ok", StartedAt: at, EndedAt: at.Add(time.Second)}})
-	printLocksTable(g, []lock.Status{{Name: "a", Held: true, Record: lock.Record{Holder: run.Holder{PID: 7, Job: "a", RunID: "r1", Since: at}}}})
+	printLocksTable(g, []lockRow{{LockStatus: ctl.LockStatusOf(lock.Status{Name: "a", Held: true,
+		Record: lock.Record{Holder: run.Holder{PID: 7, Job: "a", RunID: "r1", Since: at}}})}})
 	printStatusTable(g, []ctl.JobStatus{{Name: "a", State: ctl.StateIdle, LastStartedAt: at}}, true)
 	if n := strings.Count(out.String(), want); n != 3 {
 		t.Errorf("tables show %q %d times, want once each:\n%s", want, n, out.String())

@@ -41,7 +41,8 @@ exit 0 when everything was translated, 3 when some lines were not.
 
 FILE is a user crontab (crontab -l), or the system format with a user field:
 /etc/crontab and files under /etc/cron.d/ are read so, and --system reads any
-file so. Without FILE, or with -, the crontab is read from stdin.`,
+file so; without --system, a text whose entries name a user in column 6 is
+read so too, and said so (--system=false reads it as a user crontab). Without FILE, or with -, the crontab is read from stdin.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError("expected at most one FILE, got %d arguments", len(args))
@@ -53,10 +54,13 @@ file so. Without FILE, or with -, the crontab is read from stdin.`,
 			if len(args) == 1 {
 				path = args[0]
 			}
-			return importCrontab(g, cmd.InOrStdin(), path, system || isSystemCrontab(path), write)
+			// Told nothing, import looks at the text as well as the path:
+			// a system crontab read as a user one runs "root cd / && ...".
+			detect := !cmd.Flags().Changed("system") && !isSystemCrontab(path)
+			return importCrontab(g, cmd.InOrStdin(), path, importMode{system: system || isSystemCrontab(path), detect: detect, write: write})
 		},
 	}
-	ct.Flags().BoolVar(&system, "system", false, "the file has a user field after the schedule (/etc/crontab format)")
+	ct.Flags().BoolVar(&system, "system", false, "the file has a user field after the schedule (/etc/crontab format); default: told by the path and the text")
 	ct.Flags().BoolVar(&write, "write", false, "add the jobs to the --config file instead of printing them")
 	ct.SilenceUsage, ct.SilenceErrors = true, true
 	imp.AddCommand(ct)
@@ -69,7 +73,12 @@ func isSystemCrontab(path string) bool {
 	return err == nil && (abs == "/etc/crontab" || strings.HasPrefix(abs, "/etc/cron.d/"))
 }
 
-func importCrontab(g *globals, stdin io.Reader, path string, system, write bool) error {
+// importMode is how import reads and writes: system selects the format
+// with a user field; detect lets the text say it is one.
+type importMode struct{ system, detect, write bool }
+
+func importCrontab(g *globals, stdin io.Reader, path string, mode importMode) error {
+	write := mode.write
 	var text []byte
 	var err error
 	source := path
@@ -89,7 +98,15 @@ func importCrontab(g *globals, stdin io.Reader, path string, system, write bool)
 			return exitCode(1, err)
 		}
 	}
-	res := crontab.Translate(crontab.Parse(string(text), system), opt)
+	tab := crontab.Parse(string(text), mode.system)
+	if mode.detect && !mode.system {
+		if users, ok := crontab.LooksSystem(tab, homeDir); ok {
+			tab = crontab.Parse(string(text), true)
+			fmt.Fprintf(g.stderr, "cronvisor: %s reads as a system crontab (a user field after the schedule: %s); imported as with --system (--system=false reads it as a user crontab)\n",
+				source, strings.Join(users, ", "))
+		}
+	}
+	res := crontab.Translate(tab, opt)
 	fmt.Fprint(g.stderr, crontab.Report(res.Problems))
 	if !write {
 		_, _ = g.stdout.Write(crontab.Document(res, source))

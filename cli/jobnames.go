@@ -23,7 +23,11 @@ func jobNames(cfg *config.Config) []string {
 // noJob is the usage error for a job name cfg does not have: it offers the
 // nearest names, or some of the jobs there are when none is near.
 func noJob(g *globals, cfg *config.Config, name string) error {
-	names := jobNames(cfg)
+	return noJobAmong(g, jobNames(cfg), name)
+}
+
+// noJobAmong is noJob for the jobs called names.
+func noJobAmong(g *globals, names []string, name string) error {
 	if len(names) == 0 {
 		return usageError("no job %q in %s: it has no jobs", name, g.configPath)
 	}

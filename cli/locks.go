@@ -3,14 +3,16 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"cronvisor/config"
+	"cronvisor/ctl"
 	"cronvisor/daemon"
-	"cronvisor/lock"
 	"cronvisor/service"
 )
 
@@ -23,23 +25,23 @@ func newLocks(g *globals) *cobra.Command {
 (for example flock(1) on the same file) are shown with their pid and command line.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(g)
+			cfg, _, err := readConfig(g)
 			if err != nil {
 				return err
 			}
-			locker, err := daemon.NewLocker(cfg)
-			if err != nil {
-				return exitCode(1, err)
-			}
-			statuses, err := service.ListLocks(context.Background(), locker, cfg.Jobs)
+			statuses, note, err := lockStatuses(cmd.Context(), cfg)
 			if err != nil {
 				return exitCode(1, err)
 			}
 			if asJSON {
-				return printLocksJSON(g, statuses)
+				err = printLocksJSON(g, statuses)
+			} else {
+				printLocksTable(g, statuses)
 			}
-			printLocksTable(g, statuses)
-			return nil
+			if note != "" {
+				fmt.Fprintln(g.stderr, note)
+			}
+			return err
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per lock per line")
@@ -60,15 +62,68 @@ type lockJSON struct {
 	Cmdline       string `json:"cmdline,omitempty"`
 }
 
-func printLocksJSON(g *globals, statuses []lock.Status) error {
+// lockStatuses asks the daemon serving the state dir when one runs (it
+// needs no secret of ours), else the lock backend. A backend this shell
+// cannot reach gives each job's lock with an unknown state, and note says
+// why it was not asked.
+func lockStatuses(ctx context.Context, cfg *config.Config) (out []lockRow, note string, err error) {
+	client, err := ctl.Dial(daemon.SocketPath(cfg))
+	if err == nil {
+		defer client.Close()
+		locks, err := client.Locks(ctx)
+		if err == nil {
+			for _, l := range locks {
+				out = append(out, lockRow{LockStatus: l})
+			}
+			return out, "", nil
+		}
+		if !errors.Is(err, ctl.ErrNoDaemon) {
+			return nil, "", err
+		}
+	} else if !errors.Is(err, ctl.ErrNoDaemon) {
+		return nil, "", err
+	}
+	if note := backendNotAsked(cfg); note != "" {
+		all, _ := service.ListLocks(ctx, unaskedLocker{}, cfg.Jobs)
+		for _, l := range all {
+			out = append(out, lockRow{LockStatus: ctl.LockStatus{Lock: l.Name}, unknown: true})
+		}
+		return out, note, nil
+	}
+	locker, err := daemon.NewLocker(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	defer closeLocker(locker)
+	all, err := service.ListLocks(ctx, locker, cfg.Jobs)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, l := range all {
+		out = append(out, lockRow{LockStatus: ctl.LockStatusOf(l)})
+	}
+	return out, "", nil
+}
+
+// lockRow is one row of locks; unknown when the backend was not asked.
+type lockRow struct {
+	ctl.LockStatus
+	unknown bool
+}
+
+// printLocksJSON prints the rows known; a lock whose backend was not
+// asked has no row rather than a made-up "held": false.
+func printLocksJSON(g *globals, rows []lockRow) error {
 	enc := json.NewEncoder(g.stdout)
-	for _, s := range statuses {
-		row := lockJSON{Lock: s.Name, Held: s.Held}
+	for _, s := range rows {
+		if s.unknown {
+			continue
+		}
+		row := lockJSON{Lock: s.Lock, Held: s.Held}
 		if s.Held {
-			h := s.Record
-			row.PID, row.Host, row.Job, row.RunID = h.PID, h.Host, h.Job, h.RunID
-			row.Slot, row.Since = rfc3339(h.Slot), rfc3339(h.Since)
-			row.SupervisorPID, row.Foreign, row.Cmdline = h.SupervisorPID, h.Foreign, h.Cmdline
+			row.PID, row.Host, row.Job, row.RunID = s.PID, s.Host, s.Job, s.RunID
+			row.Slot, row.Since = rfc3339(s.Slot), rfc3339(s.Since)
+			row.SupervisorPID, row.Foreign, row.Cmdline = s.SupervisorPID, s.Foreign, s.Cmdline
 		}
 		if err := enc.Encode(row); err != nil {
 			return err
@@ -77,20 +132,23 @@ func printLocksJSON(g *globals, statuses []lock.Status) error {
 	return nil
 }
 
-func printLocksTable(g *globals, statuses []lock.Status) {
+func printLocksTable(g *globals, rows []lockRow) {
 	w := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "LOCK\tSTATE\tPID\tHOST\tJOB\tRUN ID\tSINCE")
-	for _, s := range statuses {
-		if !s.Held {
-			fmt.Fprintf(w, "%s\tfree\t-\t-\t-\t-\t-\n", s.Name)
+	for _, s := range rows {
+		switch {
+		case s.unknown:
+			fmt.Fprintf(w, "%s\tunknown\t-\t-\t-\t-\t-\n", s.Lock)
+			continue
+		case !s.Held:
+			fmt.Fprintf(w, "%s\tfree\t-\t-\t-\t-\t-\n", s.Lock)
 			continue
 		}
-		h := s.Record
-		job, run := h.Job, h.RunID
-		if h.Foreign {
-			job, run = "(foreign) "+h.Cmdline, "-"
+		job, run := s.Job, s.RunID
+		if s.Foreign {
+			job, run = "(foreign) "+s.Cmdline, "-"
 		}
-		fmt.Fprintf(w, "%s\theld\t%d\t%s\t%s\t%s\t%s\n", s.Name, h.PID, dash(h.Host), dash(job), dash(run), shortTime(h.Since))
+		fmt.Fprintf(w, "%s\theld\t%d\t%s\t%s\t%s\t%s\n", s.Lock, s.PID, dash(s.Host), dash(job), dash(run), shortTime(s.Since))
 	}
 	_ = w.Flush()
 }

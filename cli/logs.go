@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"cronvisor/config"
 	"cronvisor/ctl"
+	"cronvisor/daemon"
 	"cronvisor/history"
 	"cronvisor/run"
 	"cronvisor/service"
@@ -30,13 +32,17 @@ is still running is followed through the daemon until it ends; when none is
 running, -f waits for JOB's next run and follows that.`,
 		Args: oneJob,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := daemonSocket(g)
+			cfg, _, err := readConfig(g)
+			if err != nil {
+				return err
+			}
+			path := daemon.SocketPath(cfg)
 			c, err := ctl.Dial(path)
 			switch {
 			case errors.Is(err, ctl.ErrNoDaemon) && follow:
 				return errNoDaemon(g, path)
 			case errors.Is(err, ctl.ErrNoDaemon):
-				return offlineLog(g, args[0], runID)
+				return offlineLog(g, cfg, args[0], runID)
 			case err != nil:
 				return exitCode(1, err)
 			}
@@ -114,11 +120,7 @@ func liveRun(ctx context.Context, c *ctl.Client, job string) (string, error) {
 }
 
 // offlineLog reads a saved log straight from the state dir.
-func offlineLog(g *globals, job, runID string) error {
-	cfg, err := loadConfig(g)
-	if err != nil {
-		return err
-	}
+func offlineLog(g *globals, cfg *config.Config, job, runID string) error {
 	if _, ok := findJob(cfg, job); !ok {
 		return noJob(g, cfg, job)
 	}

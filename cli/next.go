@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"cronvisor/config"
+	"cronvisor/daemon"
 	"cronvisor/schedule"
 )
 
@@ -53,14 +56,9 @@ names a job (whose timezone applies unless --tz is given).`,
 			}
 			expr := args[0]
 			if !looksLikeExpr(expr) {
-				cfg, err := loadConfig(g)
+				job, err := nextJob(g, expr)
 				if err != nil {
 					return err
-				}
-				job, ok := findJob(cfg, expr)
-				if !ok {
-					// Not an expression either (those have a space or an @).
-					return noJob(g, cfg, expr)
 				}
 				expr = job.Schedule
 				if loc == nil {
@@ -113,4 +111,51 @@ func zoneOf(t time.Time, loc *time.Location) *time.Location {
 		return t.Location()
 	}
 	return loc
+}
+
+// nextJob is the job next asks about. With a refused jobs.yaml on disk,
+// the running daemon's schedule and zone for it are what fires: they are
+// asked for, and the file's only without a daemon.
+func nextJob(g *globals, name string) (config.Job, error) {
+	cfg, refused, err := readConfig(g)
+	if err != nil {
+		return config.Job{}, err
+	}
+	if refused {
+		if j, ok := daemonJob(cfg, name); ok {
+			return j, nil
+		}
+	}
+	job, ok := findJob(cfg, name)
+	if !ok {
+		// Not an expression either (those have a space or an @).
+		return config.Job{}, noJob(g, cfg, name)
+	}
+	return job, nil
+}
+
+// daemonJob is the schedule and zone of the daemon's job called name.
+func daemonJob(cfg *config.Config, name string) (config.Job, bool) {
+	client, err := dialDaemon(daemon.SocketPath(cfg))
+	if err != nil {
+		return config.Job{}, false
+	}
+	defer client.Close()
+	jobs, err := client.Jobs(context.Background())
+	if err != nil {
+		return config.Job{}, false
+	}
+	for _, j := range jobs {
+		if j.Name != name {
+			continue
+		}
+		loc := time.Local
+		if j.Timezone != "" {
+			if l, err := time.LoadLocation(j.Timezone); err == nil {
+				loc = l
+			}
+		}
+		return config.Job{Name: j.Name, Schedule: j.Schedule, Location: loc}, true
+	}
+	return config.Job{}, false
 }

@@ -23,7 +23,7 @@ type stateDirSource struct {
 }
 
 func newStateDirSource(cfg *config.Config) (*stateDirSource, error) {
-	locker, err := daemon.NewLocker(cfg)
+	locker, err := readLocker(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -30,19 +30,30 @@ lock holder. Asks the daemon serving the state dir when one runs; otherwise
 reads the lock files and the history store directly. With JOB names, only
 their rows.`,
 		RunE: func(cmd *cobra.Command, names []string) error {
-			cfg, err := loadConfig(g)
+			cfg, _, err := readConfig(g)
 			if err != nil {
 				return err
-			}
-			for _, n := range names {
-				if _, ok := findJob(cfg, n); !ok {
-					return noJob(g, cfg, n)
-				}
 			}
 			ctx := context.Background()
 			jobs, source, offline, err := jobStatuses(ctx, cfg)
 			if err != nil {
 				return exitCode(1, err)
+			}
+			// Checked against the jobs shown: with a refused file on
+			// disk, the daemon's differ from what the file could give.
+			shown := make([]string, len(jobs))
+			for i, j := range jobs {
+				shown[i] = j.Name
+			}
+			for _, n := range names {
+				if !slices.Contains(shown, n) {
+					return noJobAmong(g, shown, n)
+				}
+			}
+			if offline {
+				if note := backendNotAsked(cfg); note != "" {
+					fmt.Fprintln(g.stderr, note)
+				}
 			}
 			if len(names) > 0 {
 				jobs = slices.DeleteFunc(jobs, func(j ctl.JobStatus) bool { return !slices.Contains(names, j.Name) })
@@ -87,7 +98,7 @@ func jobStatuses(ctx context.Context, cfg *config.Config) (jobs []ctl.JobStatus,
 	} else if !errors.Is(err, ctl.ErrNoDaemon) {
 		return nil, "", false, err
 	}
-	locker, err := daemon.NewLocker(cfg)
+	locker, err := readLocker(cfg)
 	if err != nil {
 		return nil, "", true, err
 	}

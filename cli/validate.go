@@ -13,8 +13,8 @@ func newValidate(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate",
 		Short: "Check jobs.yaml: one PATH:LINE:COL line per problem, exit 1 if any is an error",
-		Long: `Check jobs.yaml. Errors and warnings are printed one per line as
-PATH:LINE:COL: message. Warnings (legal but almost surely wrong: a schedule that
+		Long: `Check jobs.yaml. Errors and warnings are printed one per line on stdout as
+PATH:LINE:COL: message, then, for a valid file, "PATH: valid, N job(s)". Warnings (legal but almost surely wrong: a schedule that
 never fires, a fixed time in a DST gap, a timeout longer than the interval)
 do not change the exit code: 0 when the file is valid, 1 otherwise.`,
 		Args: noArgs,
@@ -27,7 +27,10 @@ do not change the exit code: 0 when the file is valid, 1 otherwise.`,
 			if cfg == nil {
 				return exitCode(1, nil)
 			}
-			fmt.Fprintf(g.stderr, "%s: valid, %d job(s)\n", g.configPath, len(cfg.Jobs))
+			// One report on one stream, in order: the problems, then the
+			// verdict. `validate | grep`, a file of its output and an
+			// editor's quickfix list all see the whole of it.
+			fmt.Fprintf(g.stdout, "%s: valid, %d job(s)\n", g.configPath, len(cfg.Jobs))
 			return nil
 		},
 	}

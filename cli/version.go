@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"regexp"
 	"runtime/debug"
 	"strings"
 )
@@ -19,7 +20,7 @@ func versionLine(bi *debug.BuildInfo, override string) string {
 		}
 		return override
 	}
-	parts := []string{cmp.Or(override, bi.Main.Version, "(devel)")}
+	parts := []string{cmp.Or(override, checkoutVersion(bi.Main.Version), "(devel)")}
 	var rev, at, modified string
 	for _, s := range bi.Settings {
 		switch s.Key {
@@ -44,6 +45,22 @@ func versionLine(bi *debug.BuildInfo, override string) string {
 		parts = append(parts, bi.GoVersion)
 	}
 	return strings.Join(parts, " ")
+}
+
+// pseudoVersion matches the end of a Go pseudo-version
+// (v0.0.0-20261201100000-1a2b3c4d5e6f, v1.2.1-0.20261201100000-1a2b3c4d5e6f).
+var pseudoVersion = regexp.MustCompile(`[-.][0-9]{14}-[0-9a-f]{12}$`)
+
+// checkoutVersion is the module version as --version shows it. Since Go
+// 1.24, go build in a clone stamps a pseudo-version (and +dirty) made of
+// the revision and time that follow anyway: that is "(devel)", as the
+// README shows, and (modified) says +dirty. A tag's version is kept.
+func checkoutVersion(v string) string {
+	v = strings.TrimSuffix(v, "+dirty")
+	if pseudoVersion.MatchString(v) {
+		return "(devel)"
+	}
+	return v
 }
 
 // buildVersion is versionLine of this binary.

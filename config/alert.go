@@ -64,7 +64,7 @@ func (s Events) Has(e Events) bool { return s&e != 0 }
 type Target struct {
 	On         Events
 	URL        string            // webhook: POST the JSON body here
-	Headers    map[string]string // webhook headers, ${ENV} expanded at load
+	Headers    map[string]string // webhook headers, ${ENV} expanded at load (as written by LoadForReading)
 	Command    []string          // command: argv, a string runs with /bin/sh -c
 	AfterSkips int               // skip only after this many consecutive skips; default 1
 }
@@ -237,6 +237,10 @@ func (d *decoder) headers(n *yaml.Node) map[string]string {
 	for _, e := range d.entries(rn, 0) {
 		v, ok := d.text("notify.headers."+e.name, e.val)
 		if !ok {
+			continue
+		}
+		if d.reading {
+			out[e.name] = v // nothing is sent: the secret stays unread
 			continue
 		}
 		var unset []string

@@ -112,6 +112,12 @@ func (d *decoder) backendAddr(key string, n *yaml.Node, check func(string) (stri
 		}
 		return v
 	})
+	if len(unset) > 0 && d.reading {
+		// A command that only looks needs no backend it cannot reach:
+		// it says so, and shows what the state dir and the daemon say.
+		d.unsetEnv = append(d.unsetEnv, unset...)
+		return "", nil
+	}
 	if len(unset) > 0 {
 		d.errorf(n, "%s: environment variable %s is not set", key, strings.Join(unset, ", "))
 		return "", nil

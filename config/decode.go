@@ -37,6 +37,8 @@ type decoder struct {
 	accounts      map[string]*Account     // shared by the jobs that run as one account
 	targetLists   map[*yaml.Node][]Target // notify lists by node: defaults' is every job's
 	euid, egid    int                     // the supervisor's: who may run jobs as whom
+	reading       bool                    // for a command that only looks: see ParseForReading
+	unsetEnv      []string                // reading: variables lock_backend needs that are not set
 	args          []string                // scratch of command and sameVars
 	key           []byte                  // scratch of argv and sameVars
 }

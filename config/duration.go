@@ -1,13 +1,14 @@
 package config
 
 import (
-	"math"
-	"regexp"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"cronvisor/schedule"
 )
 
 // isBareNumber reports whether s is a number without a unit: an optional
@@ -33,15 +34,20 @@ func isBareNumber(s string) bool {
 	return i == len(s)
 }
 
-// durationSyntax is what time.ParseDuration reads, whatever the size of
-// the numbers; maxDuration the longest it returns.
-var durationSyntax = regexp.MustCompile(`^[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+$`)
+// maxDuration is the longest duration there is.
+const maxDuration = schedule.MaxDuration
 
-const maxDuration = time.Duration(math.MaxInt64)
+// ErrDurationRange is ParseDuration's error for a well-formed duration
+// longer than the longest there is.
+var ErrDurationRange = schedule.ErrDurationRange
 
-// duration decodes a Go duration (90s, 1h30m). A bare number other than 0
-// is refused: 30 could mean seconds or minutes, and guessing wrong is how a
-// timeout ends up 60 times too short.
+// ParseDuration reads a duration as jobs.yaml, `@every` and `history
+// --since` take it: see schedule.ParseDuration.
+func ParseDuration(s string) (time.Duration, error) { return schedule.ParseDuration(s) }
+
+// duration decodes a duration (90s, 1h30m, 1d; see ParseDuration). A bare
+// number other than 0 is refused: 30 could mean seconds or minutes, and
+// guessing wrong is how a timeout ends up 60 times too short.
 func (d *decoder) duration(key string, n *yaml.Node) (time.Duration, bool) {
 	rn := resolve(n)
 	if rn.Kind != yaml.ScalarNode || isNull(rn) {
@@ -53,17 +59,16 @@ func (d *decoder) duration(key string, n *yaml.Node) (time.Duration, bool) {
 		if f, err := strconv.ParseFloat(s, 64); err == nil && f == 0 {
 			return 0, true
 		}
-		d.errorf(n, "%s: %s has no unit; write %q for seconds (or use m, h)", key, s, s+"s")
+		d.errorf(n, "%s: %s has no unit; write %q for seconds (or use m, h, d)", key, s, s+"s")
 		return 0, false
 	}
-	v, err := time.ParseDuration(s)
-	if err != nil && durationSyntax.MatchString(s) {
-		// Well formed, so ParseDuration failed on its range.
+	v, err := ParseDuration(s)
+	if errors.Is(err, ErrDurationRange) {
 		d.errorf(n, "%s: %s is beyond the longest supported duration, %v (about 292 years)", key, rn.Value, maxDuration)
 		return 0, false
 	}
 	if err != nil {
-		d.errorf(n, "%s: invalid duration %q; write it like 90s, 10m or 1h30m", key, rn.Value)
+		d.errorf(n, "%s: invalid duration %q; write it like 90s, 10m, 1h30m or 1d", key, rn.Value)
 		return 0, false
 	}
 	if v < 0 {

@@ -102,7 +102,7 @@ func TestParseErrors(t *testing.T) {
 		{"catch_up beyond the limit", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    catch_up: 2562048h"), "6:15", "catch_up: 2562048h is beyond the longest"},
 		{"word timeout", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: soon"), "5:14", `invalid duration "soon"`},
 		{"zero timeout", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 0s"), "5:14", `write "timeout: none"`},
-		{"day kill_grace", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    kill_grace: 1d"), "6:17", `invalid duration "1d"`},
+		{"day kill_grace", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    kill_grace: 1.5d"), "6:17", `invalid duration "1.5d"`},
 		{"negative jitter", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    jitter: -1s"), "6:13", "negative"},
 		{"catch_up list", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    catch_up: [1h]"), "6:15", "expected a duration"},
 		{"kubernetes overlap", y("jobs:", "  - name: a", "    schedule: '@hourly'", "    command: x", "    timeout: 1m", "    overlap: Forbid"), "6:14", `"Forbid" is not one of skip, queue, replace, allow`},

@@ -87,7 +87,8 @@ func (d *decoder) envValue(e entry, v *yaml.Node) bool {
 // supervisor's own, fit in what execve accepts. Variables the job sets
 // over inherited ones are counted twice: an overestimate by their size.
 func (d *decoder) argTotal(j *Job, src *JobSource) {
-	if len(j.Command) == 0 {
+	if len(j.Command) == 0 || d.reading {
+		// A reader's environment is not the one the jobs will inherit.
 		return
 	}
 	need := d.environ + cronvisorEnvReserve + len(j.Command[0]) + 1 // execve copies the path too

@@ -30,6 +30,15 @@ const (
 
 // Load reads the file at path and parses it; see Parse.
 func Load(path string) (*Config, []Problem) {
+	data, problems, ok := read(path)
+	if !ok {
+		return nil, problems
+	}
+	return Parse(path, data)
+}
+
+// read reads the file at path; when it cannot, the problem says why.
+func read(path string) ([]byte, []Problem, bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		// The path is printed once, in front; the PathError would repeat it.
@@ -37,9 +46,9 @@ func Load(path string) (*Config, []Problem) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, []Problem{{Path: path, Message: "cannot read: " + err.Error()}}
+		return nil, []Problem{{Path: path, Message: "cannot read: " + err.Error()}}, false
 	}
-	return Parse(path, data)
+	return data, nil, true
 }
 
 // Parse checks data, the contents of the file at path, and reports every
@@ -126,8 +135,11 @@ func (d *decoder) syntax(data []byte, err error) {
 	}
 	line = max(line, 1)
 	col, tab := syntaxColumn(data, line, msg)
-	if tab {
+	switch {
+	case tab:
 		msg += " (YAML indents with spaces, not tabs)"
+	case indentMessages.MatchString(msg):
+		msg += indentHint(data, line, col)
 	}
 	d.problems = append(d.problems, Problem{
 		Path: d.path, Line: line, Col: col, Message: "invalid YAML: " + msg,

@@ -58,6 +58,11 @@ type Config struct {
 	// or dsn expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
 	// do not get unless their own env sets them.
 	SecretEnv []string
+	// UnsetEnv, only from LoadForReading, names the variables that
+	// lock_backend's url or dsn needs and this process's environment
+	// lacks; LockBackend.URL is empty then and the backend cannot be
+	// asked.
+	UnsetEnv []string
 	// Source is where the settings were written, for messages. It is kept
 	// beside the jobs rather than in them so that a Job holds only what
 	// runs: a reload compares jobs, and an edit that moves a job's lines

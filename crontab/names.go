@@ -82,12 +82,54 @@ func baseName(cmd string) (name, arg string) {
 		if name == "" {
 			name = b
 		}
+		if target := toolTarget(ws, i+1); tools[name] && !ended && target != "" {
+			name += "_" + target
+		}
 		if !ended && i+1 < len(ws) && plainArg.MatchString(ws[i+1].val) {
 			arg = ws[i+1].val
 		}
 		return name, arg
 	}
 	return "job", ""
+}
+
+// tools are programs whose name says little of a job: `find`, `curl`,
+// `tar` run in many. Their job is named after what they work on as well:
+// find_log for `find /var/log ...`, curl_ping for `curl .../ping`.
+var tools = map[string]bool{"curl": true, "wget": true, "find": true, "tar": true, "rsync": true, "cp": true,
+	"mv": true, "rm": true, "gzip": true, "zip": true, "mysqldump": true, "pg_dump": true, "pg_dumpall": true,
+	"psql": true, "mysql": true, "docker": true, "kubectl": true, "git": true, "scp": true, "rclone": true,
+	"restic": true, "borg": true, "logrotate": true}
+
+// toolTarget is the base name, without extension, of the first path or
+// URL among the words from i to the end of the simple command, leaving
+// out redirections and /dev; "" when there is none.
+func toolTarget(ws []word, i int) string {
+	for ; i < len(ws); i++ {
+		raw, w := ws[i].raw, ws[i].val
+		if separators[raw] || raw == "|" || strings.HasSuffix(raw, ";") {
+			return ""
+		}
+		if strings.ContainsAny(raw[:1], "<>") || i > 0 && strings.HasSuffix(ws[i-1].raw, ">") || strings.HasPrefix(w, "/dev/") {
+			continue
+		}
+		if _, after, ok := strings.Cut(w, "://"); ok {
+			w = strings.TrimRight(after, "/")
+			if cut := strings.IndexAny(w, "?#"); cut >= 0 {
+				w = strings.TrimRight(w[:cut], "/")
+			}
+			if !strings.Contains(w, "/") {
+				return sanitize(w) // a host alone: its dots are not an extension
+			}
+		} else if !strings.Contains(w, "/") || strings.HasPrefix(w, "-") {
+			continue
+		}
+		b := filepath.Base(strings.TrimRight(w, "/"))
+		if t := sanitize(strings.TrimSuffix(b, filepath.Ext(b))); b != "/" && b != "." && t != "job" {
+			return t
+		}
+	}
+	return ""
 }
 
 var plainArg = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9:_.-]*$`)

@@ -21,7 +21,12 @@ const (
 func Document(res Result, source string) []byte {
 	defs, common := shared(res.Jobs)
 	root := mapping()
-	root.HeadComment = comment("Imported from " + source + " by cronvisor import crontab.")
+	head := []string{"Imported from " + source + " by cronvisor import crontab."}
+	if res.UserCrontab {
+		head = append(head, "cron starts a user crontab's jobs in its owner's home; these run in jobs.yaml's",
+			"directory unless they say dir: (and as the supervisor's user unless they say user:).")
+	}
+	root.HeadComment = comment(head...)
 	add(root, "defaults", defs, "")
 	seq := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, j := range res.Jobs {
@@ -135,6 +140,9 @@ func jobNode(j Job, common Job) *yaml.Node {
 		cmd.Style = yaml.LiteralStyle
 	}
 	add(n, "command", cmd, "")
+	if j.Ping != "" {
+		add(n, "ping", scalar(j.Ping), "")
+	}
 	if j.Timeout != "none" {
 		add(n, "timeout", scalar(j.Timeout), "")
 	}

@@ -29,6 +29,7 @@ type Job struct {
 	Lock      string // set when jobs shared a lock file; else the job's own name is its lock
 	LockFile  string // the flock file the crontab used
 	Jitter    string
+	Ping      string   // a healthchecks URL the line pinged after its command
 	Text      string   // the crontab line
 	Comments  []string // the crontab's comments above the entry
 	Notes     []string // what changed in the translation
@@ -39,6 +40,9 @@ type Result struct {
 	Jobs     []Job
 	Problems []Problem // lines not translated (or not wholly), by line
 	Tail     []string  // comments after the last entry
+	// UserCrontab is set when a job came from a user crontab, which runs
+	// where jobs.yaml says rather than in its owner's home.
+	UserCrontab bool
 }
 
 // Options are what the translation needs from outside.
@@ -68,7 +72,11 @@ func Translate(tab *Tab, opt Options) Result {
 	}
 	t.nameLocks()
 	sort.SliceStable(t.problems, func(a, b int) bool { return t.problems[a].Line < t.problems[b].Line })
-	return Result{Jobs: t.jobs, Problems: t.problems, Tail: tab.Tail}
+	res := Result{Jobs: t.jobs, Problems: t.problems, Tail: tab.Tail}
+	for _, j := range t.jobs {
+		res.UserCrontab = res.UserCrontab || j.User == "" && j.Dir == ""
+	}
+	return res
 }
 
 type translator struct {
@@ -96,7 +104,7 @@ var mailVars = map[string]bool{"MAILTO": true, "MAILFROM": true, "CONTENT_TYPE":
 func (t *translator) checkVar(v Var) {
 	switch {
 	case mailVars[v.Name] && v.Value != "":
-		t.report(v.Line, "%s=%s: cronvisor sends no mail; each run's output is kept in its log (cronvisor history, the console) and notifications on failure are not built yet", v.Name, v.Value)
+		t.report(v.Line, "%s", mailAdvice(v))
 	case v.Name == "SHELL" && !filepath.IsAbs(v.Value):
 		t.report(v.Line, "SHELL=%s: not an absolute path; the jobs below keep /bin/sh", v.Value)
 	case v.Name == "CRON_TZ":
@@ -110,6 +118,17 @@ func (t *translator) checkVar(v Var) {
 	case !mailVars[v.Name] && !envName.MatchString(v.Name):
 		t.report(v.Line, "%s: not a valid environment variable name for a job; left out", v.Name)
 	}
+}
+
+// mailAdvice says what to write for a mail setting: cronvisor mails
+// nothing itself, and its notify: reaches a mailer or a webhook.
+func mailAdvice(v Var) string {
+	if v.Name != "MAILTO" {
+		return fmt.Sprintf("%s=%s: cronvisor sends no mail itself; a notify: command (see MAILTO) sets its own", v.Name, v.Value)
+	}
+	return fmt.Sprintf("MAILTO=%s: cronvisor sends no mail itself; each run's output is kept in its log (cronvisor logs, history, the console). "+
+		"For mail on failure add to defaults: notify: [{on: [failure, timeout], command: 'mail -s \"cronvisor: $CRONVISOR_JOB $CRONVISOR_EVENT\" %s'}] "+
+		"(the output tail is its stdin), or a webhook (url:)", v.Value, v.Value)
 }
 
 // entry translates one entry; ok is false when no job can be made.
@@ -129,8 +148,39 @@ func (t *translator) entry(e Entry) (Job, bool) {
 	}
 	j := Job{Line: e.Line, Schedule: e.Schedule, User: e.User, Comments: e.Comments, Text: e.Text, Timeout: "none"}
 	j.Dir = t.environment(&j, e.Env)
+	named, ok := t.command(&j, e)
+	if !ok {
+		return Job{}, false
+	}
+	if j.User == "" && j.Dir == "" && relativePath(named) {
+		j.Notes = append(j.Notes, "cron ran this in its owner's home; it runs in jobs.yaml's directory now: set dir:")
+	}
+	base, arg := baseName(named)
+	if named == "" {
+		base = "healthchecks_ping"
+	}
+	j.Name = t.names.name(base, arg)
+	return j, true
+}
+
+// command sets j's command from e's: cron's % rule applied, a
+// healthchecks ping after it made ping:, the wrappers cronvisor does
+// itself taken off. It returns the command the job is named after; ok is
+// false, the line reported, when no job is made.
+func (t *translator) command(j *Job, e Entry) (named string, ok bool) {
 	command, input, hasInput := splitPercent(e.Command)
-	u := unwrap(strings.TrimSpace(command))
+	if _, whole := words(strings.ReplaceAll(e.Command, "%", "")); hasInput && whole {
+		if _, ok := words(command); !ok {
+			t.report(e.Line, "cron ends the command at its first %%, which leaves a quote open in %q: write \\%% for a literal %% and import again; not imported",
+				clip(command, 60))
+			return "", false
+		}
+	}
+	command = strings.TrimSpace(command)
+	if rest, url, ok := splitPing(command); ok && !hasInput {
+		j.Ping, command = url, rest
+	}
+	u := unwrap(command)
 	j.Notes = u.notes
 	if u.dir != "" {
 		j.Dir = u.dir
@@ -145,6 +195,13 @@ func (t *translator) entry(e Entry) (Job, bool) {
 		j.LockFile, j.Overlap = u.lockPath, u.overlap
 	}
 	j.Command = u.command
+	switch {
+	case j.Ping != "" && command == "":
+		j.Command = "true"
+		j.Notes = append(j.Notes, "the line only pinged healthchecks: ping: does it after each run of true")
+	case j.Ping != "":
+		j.Notes = append(j.Notes, "the healthchecks ping after && is ping: now: sent on success as before, and /fail on a failure")
+	}
 	if hasInput {
 		j.Command = withInput(u.command, input)
 		j.Notes = append(j.Notes, "the text after % in the crontab is the command's standard input, as under cron")
@@ -154,16 +211,34 @@ func (t *translator) entry(e Entry) (Job, bool) {
 	}
 	if strings.TrimSpace(j.Command) == "" {
 		t.report(e.Line, "nothing left to run once the wrappers were taken off")
-		return Job{}, false
+		return "", false
 	}
-	base, arg := baseName(u.command)
-	j.Name = t.names.name(base, arg)
-	return j, true
+	return u.command, true
+}
+
+// relativePath reports whether cmd's program is a relative path
+// (./backup.sh, bin/x), which finds its file from the working directory.
+func relativePath(cmd string) bool {
+	ws, ok := words(cmd)
+	if !ok || len(ws) == 0 {
+		return false
+	}
+	w := ws[0].val
+	return strings.Contains(w, "/") && !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "$") && !strings.HasPrefix(w, "~")
+}
+
+// clip shortens a command quoted in a report.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // environment applies the variables set above an entry: CRON_TZ becomes
 // the zone, SHELL the shell, RANDOM_DELAY the jitter, the rest env. It
-// returns the job's home directory: HOME if set, else the user's.
+// returns the job's home directory, where cron starts it: HOME if set,
+// else the user field's user's; "" for a user crontab.
 func (t *translator) environment(j *Job, vars []Var) string {
 	idx := map[string]int{}
 	var home string
@@ -194,7 +269,11 @@ func (t *translator) environment(j *Job, vars []Var) string {
 		idx[v.Name] = len(j.Env)
 		j.Env = append(j.Env, Var{Name: v.Name, Value: v.Value})
 	}
-	if home == "" {
+	if home == "" && j.User != "" {
+		// A user crontab's owner is not known from its text (root may
+		// import alice's, or a copy from another host), and its jobs get no
+		// user:: the importer's home would be a wrong dir written as if
+		// true. They run in jobs.yaml's directory, as the header says.
 		home, _ = t.home(j.User)
 	}
 	return home

@@ -7,7 +7,7 @@
 //	MIN HOUR DOM MONTH DOW             5 fields, seconds are 0
 //	SEC MIN HOUR DOM MONTH DOW         6 fields, leading seconds
 //	@yearly @annually @monthly @weekly @daily @midnight @hourly
-//	@every DURATION                    Go duration, >= 1s, whole seconds
+//	@every DURATION                    Go duration or d, w; >= 1s, whole seconds
 //	CRON_TZ=Zone EXPR, TZ=Zone EXPR    evaluate EXPR in Zone instead
 //
 // Five fields mean exactly what they mean to Vixie cron (cronie, Debian's
@@ -103,7 +103,7 @@ func parseEvery(expr string, fields []string, loc *time.Location) (Schedule, err
 	if len(fields) != 2 {
 		return nil, bad(expr, "@every takes exactly one duration, e.g. @every 5m")
 	}
-	d, err := time.ParseDuration(fields[1])
+	d, err := ParseDuration(fields[1]) // 1d, 2w as jobs.yaml's durations
 	switch {
 	case err != nil:
 		return nil, bad(expr, "%v", err)
