@@ -14,9 +14,10 @@ import (
 
 // TestE2ERedisKillHolderNoOverlap is two hosts on one Redis (ttl 2 s) for
 // 20 s, the holder's daemon SIGKILLed mid-run again and again (the daemon
-// alone: its run's processes live on) and started again: no two runs of
-// the job may overlap. Without the guard, the killed daemon's run outlives
-// its lease and the other host starts next to it.
+// alone: its run goes on, its keeper renewing the lease) and started
+// again: no two runs of the job may overlap, and each run has one record
+// on its host. Without a keeper, the killed daemon's run outlives its
+// lease and the other host starts next to it.
 func TestE2ERedisKillHolderNoOverlap(t *testing.T) {
 	t.Parallel()
 	srv := redistest.New(t)
@@ -55,7 +56,7 @@ func TestE2ERedisKillHolderNoOverlap(t *testing.T) {
 		daemons[holder].wait(5 * time.Second)
 		daemons[holder] = startDaemon(t, hosts[holder])
 	}
-	time.Sleep(3 * time.Second) // the last kill's aftermath
+	time.Sleep(5 * time.Second) // the last kill's aftermath: its run goes on to its end
 	stopDaemons(t, daemons...)
 
 	spans := readSpans(t, runs)
@@ -64,6 +65,9 @@ func TestE2ERedisKillHolderNoOverlap(t *testing.T) {
 		len(kills), len(spans), overlaps, endsAfterKills(spans, kills))
 	if overlaps > 0 {
 		t.Errorf("%d pairs of runs overlap", overlaps)
+	}
+	if records := len(hosts[0].runsByID()) + len(hosts[1].runsByID()); records != len(spans) {
+		t.Errorf("%d runs, %d records", len(spans), records)
 	}
 	if len(kills) < 3 || len(spans) < len(kills) {
 		t.Errorf("%d kills, %d runs in 20 s: the test did not exercise takeovers", len(kills), len(spans))

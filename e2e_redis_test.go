@@ -137,9 +137,13 @@ func TestE2ERedisTakeoverAfterTTL(t *testing.T) {
 	waitFor(t, 10*time.Second, "a runs the job", func() bool { return strings.Contains(da.stderr(), `"msg":"run started"`) })
 	db := startDaemon(t, b)
 	waitFor(t, 10*time.Second, "b skips", func() bool { return strings.Contains(db.stderr(), `"msg":"run skipped"`) })
-	// SIGKILL a's whole group: the daemon and its run. Nobody renews the
+	// SIGKILL a's daemon, its run's keeper and the run. Nobody renews the
 	// lease; b may take over only once the 2 s TTL has run out.
 	_ = syscall.Kill(-da.pid(), syscall.SIGKILL)
+	if a.killKeepers() == 0 {
+		t.Fatal("a's run has no keeper")
+	}
+	killCmdline(arg)
 	killed := time.Now()
 	da.wait(5 * time.Second)
 	var took time.Duration

@@ -197,6 +197,11 @@ type Grant struct {
 	// the run, whatever becomes of its supervisor. The lease owns it.
 	// Nil where it could not be found.
 	Session *os.File
+	// Handoff, for a lease that must be renewed (Redis), describes it
+	// for KeepLease, which a run's keeper calls to keep renewing it once
+	// the supervisor is dead. It holds the backend's credentials. Nil:
+	// none (the keeper ends the run at once instead).
+	Handoff []byte
 	// FencingToken grows with every acquisition of the lock (Redis): a
 	// store that remembers the highest token it has seen can refuse
 	// writes from a holder whose lease has already passed to another.

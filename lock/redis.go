@@ -77,6 +77,7 @@ const opTimeout = 1500 * time.Millisecond
 type RedisLocker struct {
 	client    *redis.Client
 	addr      string // for messages; never the password
+	url       string // the URL as given, password included: only for a keeper's hand-off
 	ttl       time.Duration
 	retention time.Duration
 	prefix    string
@@ -114,7 +115,7 @@ func NewRedisLocker(rawURL string, ttl time.Duration, opts ...RedisOption) (*Red
 	if ttl < MinRedisTTL {
 		return nil, fmt.Errorf("lock backend: redis ttl %s is shorter than %s", ttl, MinRedisTTL)
 	}
-	l := &RedisLocker{addr: opt.Addr, ttl: ttl, retention: DefaultRetention, prefix: DefaultKeyPrefix}
+	l := &RedisLocker{addr: opt.Addr, url: rawURL, ttl: ttl, retention: DefaultRetention, prefix: DefaultKeyPrefix}
 	for _, o := range opts {
 		o(l)
 	}

@@ -123,7 +123,8 @@ func (le *redisLease) Record() Record {
 // while it does not, the lease is declared lost, and its run ended, only
 // once the margin is all that is left.
 func (le *redisLease) grant() Grant {
-	return Grant{Lease: le, Lost: le.lost, Tethered: true, MinLifeLeft: le.locker.margin(), FencingToken: le.fence}
+	return Grant{Lease: le, Lost: le.lost, Tethered: true, MinLifeLeft: le.locker.margin(), FencingToken: le.fence,
+		Handoff: le.handoff()}
 }
 
 // SetPID rewrites the holder record (and the slot cursor's copy) with the

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -42,6 +43,10 @@ type Keeper struct {
 	// server ends (the connection readable or hung up once nothing else
 	// uses it) ends the run at once, as a lost lock.
 	Session *os.File
+	// Handoff, if set, describes a lease the keeper keeps renewing once
+	// the supervisor is dead (its KeeperMain's LeaseKeeper reads it): the
+	// run goes on, and is ended within Within if the lease is lost.
+	Handoff []byte
 	// Deadline is when the keeper ends the run (SIGTERM, then SIGKILL
 	// after Spec.KillGrace) if it is still going; zero: never.
 	Deadline time.Time
@@ -180,6 +185,12 @@ func startKeeper(k Keeper, spec Spec, out *output) (*keeper, error) {
 		return nil, err
 	}
 	kp := &keeper{cmd: cmd, sock: mine, gone: make(chan struct{}), ending: k.EndAtOnce}
+	if k.Handoff != nil {
+		// Before the run starts: a supervisor dead right after has
+		// handed it over already.
+		msg := "lease " + base64.StdEncoding.EncodeToString(k.Handoff) + "\n"
+		_ = unix.Sendmsg(int(mine.Fd()), []byte(msg), nil, nil, 0)
+	}
 	go func() {
 		_ = cmd.Wait()
 		unregister(cmd.Process.Pid)
@@ -206,6 +217,9 @@ func keeperArgs(k Keeper, spec Spec) []string {
 	}
 	if k.Session != nil {
 		args = append(args, "-session")
+	}
+	if k.Handoff != nil {
+		args = append(args, "-lease", "-within", k.Within.String())
 	}
 	if !k.Deadline.IsZero() {
 		args = append(args, "-deadline", k.Deadline.Format(time.RFC3339Nano), "-timeout", k.Timeout.String())

@@ -246,7 +246,7 @@ func TestReadTether(t *testing.T) {
 				_, _ = unix.Write(fds[0], []byte(tt.sent))
 			}
 			unix.Close(fds[0])
-			if pid, pidfd, _ := readTether(fds[1]); pid != tt.pid || pidfd != -1 {
+			if pid, pidfd, _, _ := readTether(fds[1]); pid != tt.pid || pidfd != -1 {
 				t.Errorf("readTether(%q) = %d, %d; want %d, -1", tt.sent, pid, pidfd, tt.pid)
 			}
 		})
@@ -258,7 +258,7 @@ func TestReadTether(t *testing.T) {
 func TestKeeperMainRefusesBadArguments(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"-grace", "soon"}, {"-tag", "X=1", "extra"}, {"-unknown"}} {
-		if code := KeeperMain(args); code != 2 {
+		if code := KeeperMain(args, nil); code != 2 {
 			t.Errorf("KeeperMain(%q) = %d, want 2", args, code)
 		}
 	}

@@ -1,6 +1,8 @@
 package proc
 
 import (
+	"context"
+	"encoding/base64"
 	"flag"
 	"io"
 	"os"
@@ -17,6 +19,8 @@ type keeperFlags struct {
 	tag, end, log    string
 	grace            time.Duration
 	atOnce, session  bool
+	lease            bool
+	within           time.Duration
 	timeout          time.Duration
 	deadline         time.Time
 	lock             bool
@@ -32,6 +36,8 @@ func parseKeeperFlags(args []string) (keeperFlags, bool) {
 	fs.DurationVar(&f.grace, "grace", 0, "delay between SIGTERM and SIGKILL")
 	fs.BoolVar(&f.atOnce, "at-once", false, "end the run at once when the supervisor dies")
 	fs.BoolVar(&f.session, "session", false, "fd 7 is the connection whose session holds the run's lock")
+	fs.BoolVar(&f.lease, "lease", false, "a lease hand-off comes on the tether")
+	fs.DurationVar(&f.within, "within", 0, "how long a lost lease leaves the run")
 	fs.StringVar(&f.deadlineArgument, "deadline", "", "RFC 3339 time at which the run is ended")
 	fs.DurationVar(&f.timeout, "timeout", 0, "the run's timeout, for the end's reason")
 	fs.StringVar(&f.end, "end", "", "where to write the run's end")
@@ -71,7 +77,7 @@ func parseKeeperFlags(args []string) (keeperFlags, bool) {
 // its log, ends the run at once (-within) or at its deadline, on SIGUSR1
 // (killed by operator) or SIGUSR2 (replaced), ends what the main process
 // left behind, writes the run's End and only then lets go of the lock.
-func KeeperMain(args []string) int {
+func KeeperMain(args []string, leases LeaseKeeper) int {
 	f, ok := parseKeeperFlags(args)
 	if !ok {
 		return 2
@@ -82,6 +88,7 @@ func KeeperMain(args []string) int {
 	asks := make(chan os.Signal, 1)
 	signal.Notify(asks, unix.SIGUSR1, unix.SIGUSR2)
 	k := newKept(f)
+	k.leases = leases
 	k.followTether(os.NewFile(fdTether, "tether"))
 	if f.lock {
 		defer os.NewFile(fdLock, "lock").Close() // the lock outlives the End's write
@@ -92,16 +99,34 @@ func KeeperMain(args []string) int {
 			return 1
 		}
 	}
+	if k.lease != nil {
+		_ = k.lease.Release() // once the end is written: the lock outlives the record's write
+	}
 	return 0
+}
+
+// LeaseKeeper takes over a lease that a supervisor handed its run's keeper
+// (Keeper.Handoff): lock.KeepLease. A keeper given nil ends such a run at
+// once when its supervisor dies.
+type LeaseKeeper func(handoff []byte) (KeptLease, error)
+
+// KeptLease is a lease a keeper holds for a dead supervisor.
+type KeptLease interface {
+	// Keep renews it until ctx ends; the channel is closed if it is lost.
+	Keep(ctx context.Context) <-chan struct{}
+	// Within is how long a lost lease leaves for the run to end.
+	Within() time.Duration
+	// Release gives it up.
+	Release() error
 }
 
 // readTether reads the tether until the supervisor's "pid N" (and the
 // pidfd that comes with it) or its end: the run's pid, 0 if never told
 // (the supervisor died before or while starting the run: the tag still
 // finds the run then), and the pidfd, -1 if none came.
-func readTether(fd int) (pid, pidfd int, started time.Time) {
+func readTether(fd int) (pid, pidfd int, started time.Time, handoff []byte) {
 	pidfd = -1
-	buf := make([]byte, 256)
+	buf := make([]byte, 4096)
 	oob := make([]byte, unix.CmsgSpace(4))
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
@@ -109,13 +134,16 @@ func readTether(fd int) (pid, pidfd int, started time.Time) {
 			continue
 		}
 		if err != nil || n == 0 {
-			return pid, pidfd, started
+			return pid, pidfd, started, handoff
 		}
 		if fds := rightsOf(oob[:oobn]); len(fds) > 0 {
 			pidfd = fds[0]
 		}
 		for _, line := range strings.Split(string(buf[:n]), "\n") {
 			f := strings.Fields(line)
+			if len(f) == 2 && f[0] == "lease" {
+				handoff, _ = base64.StdEncoding.DecodeString(f[1])
+			}
 			if len(f) < 2 || f[0] != "pid" {
 				continue
 			}
@@ -129,7 +157,7 @@ func readTether(fd int) (pid, pidfd int, started time.Time) {
 			}
 		}
 		if pid > 0 {
-			return pid, pidfd, started
+			return pid, pidfd, started, handoff
 		}
 	}
 }

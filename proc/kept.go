@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,6 +23,10 @@ type kept struct {
 	exitedAt  time.Time     // set before exited is closed
 	started   time.Time     // when the main process started, as the supervisor said
 	parent    int           // the supervisor's pid
+	handoff   []byte        // a lease to keep (-lease), as the supervisor sent it
+	leases    LeaseKeeper   // what keeps it; nil: the run is ended at once
+	lease     KeptLease     // the lease kept, once the supervisor is dead
+	urgent    bool          // the lock was lost: the run must be gone within -within
 }
 
 func newKept(f keeperFlags) *kept {
@@ -35,7 +40,7 @@ func (k *kept) followTether(sock *os.File) {
 	fd := int(sock.Fd())
 	go func() {
 		defer close(k.orphaned)
-		k.pid, k.pidfd, k.started = readTether(fd)
+		k.pid, k.pidfd, k.started, k.handoff = readTether(fd)
 		if k.pid == 0 {
 			return // the supervisor died before the run started, or while starting it
 		}
@@ -99,7 +104,11 @@ func (k *kept) guard(asks <-chan os.Signal) End {
 	if k.pidfd < 0 {
 		gone = closedChan() // not watched: the members' scan alone tells
 	}
-	_ = t.end(gone, k.f.grace)
+	grace := k.f.grace
+	if k.urgent {
+		grace = guardGrace(grace, k.f.within)
+	}
+	_ = t.end(gone, grace)
 	out.finish()
 	end.Ended = time.Now()
 	if end.Outcome == Exited && !k.exitedAt.IsZero() {
@@ -118,8 +127,9 @@ func (k *kept) guard(asks <-chan os.Signal) End {
 // exit by itself, for its deadline, or for an operator's signal, and says
 // why the run is to be ended (Exited: it was not).
 func (k *kept) wait(asks <-chan os.Signal) (Outcome, string, bool) {
-	if k.f.atOnce {
-		return Canceled, "supervisor died; ended by its keeper before the lease could expire", false
+	lost, why := k.keepLease()
+	if k.f.atOnce || why != "" {
+		return Canceled, "supervisor died; ended by its keeper before the lease could expire" + why, false
 	}
 	var deadline <-chan time.Time
 	if !k.f.deadline.IsZero() {
@@ -135,7 +145,11 @@ func (k *kept) wait(asks <-chan os.Signal) (Outcome, string, bool) {
 	case <-exited:
 		return Exited, "", false
 	case <-k.sessionLost():
+		k.urgent = true
 		return Canceled, "lock lost: the server ended the session holding it", false
+	case <-lost:
+		k.urgent = true
+		return Canceled, "lock lost: its keeper could not renew the lease", false
 	case <-deadline:
 		return TimedOut, "exceeded timeout " + k.f.timeout.String(), false
 	case sig := <-asks:
@@ -144,6 +158,25 @@ func (k *kept) wait(asks <-chan os.Signal) (Outcome, string, bool) {
 		}
 		return Canceled, "killed by operator", false
 	}
+}
+
+// keepLease takes over the run's lease (-lease) and keeps renewing it:
+// the channel is closed if it is lost. why says why a lease that was
+// handed over cannot be kept ("" when there is none, or it is kept): the
+// run is then ended at once, before the lease can expire.
+func (k *kept) keepLease() (lost <-chan struct{}, why string) {
+	if !k.f.lease {
+		return nil, ""
+	}
+	if k.leases == nil || k.handoff == nil {
+		return nil, " (no lease hand-off)"
+	}
+	l, err := k.leases(k.handoff)
+	if err != nil {
+		return nil, " (" + err.Error() + ")"
+	}
+	k.lease = l
+	return l.Keep(context.Background()), ""
 }
 
 // sessionLost is closed when the server ends the session of the run's

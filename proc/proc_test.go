@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 	// This binary is also the guard of guarded runs, and the supervisor
 	// that the guard tests kill.
 	if IsKeeper(os.Args) {
-		os.Exit(KeeperMain(os.Args[1:]))
+		os.Exit(KeeperMain(os.Args[1:], nil))
 	}
 	if script := os.Getenv(supervisorEnv); script != "" {
 		os.Exit(guardedSupervisor(script))

@@ -133,16 +133,19 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 
 // keeper is the keeper of a run: with a state dir, every run has one,
 // which sees it to its deadline and writes its end there if this
-// supervisor dies first. A run under a lease that nothing of the run
-// holds (Tethered: Redis) is ended at once instead, before the lease can
-// expire; one under an SQL session lock whose connection the keeper can
-// hold (Grant.Session) goes on, the session with it. Without a state dir
-// (tests), only Tethered runs have one.
+// supervisor dies first. A run under an SQL session lock whose connection
+// the keeper can hold (Grant.Session) goes on, the session with it; one
+// under a Redis lease goes on with the keeper renewing it (Grant.Handoff);
+// any other lease nothing of the run holds (Tethered) is ended at once,
+// before it can expire. Without a state dir (tests), only Tethered runs
+// have one, which ends them.
 func (s *Supervisor) keeper(job config.Job, runID string, slot time.Time, manual bool, attempt int, g lock.Grant) *proc.Keeper {
 	var k proc.Keeper
 	switch {
 	case g.Session != nil:
 		k.Session = g.Session // the keeper holds the lock's session: the run may go on
+	case g.Handoff != nil && s.stateDir != "":
+		k.Handoff, k.Within = g.Handoff, g.MinLifeLeft // the keeper renews the lease: the run may go on
 	case g.Tethered:
 		k.EndAtOnce, k.Within = true, g.MinLifeLeft
 	case s.stateDir == "":

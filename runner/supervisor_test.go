@@ -17,7 +17,7 @@ import (
 
 func TestMain(m *testing.M) {
 	if proc.IsKeeper(os.Args) { // the guard of a Tethered lease's run
-		os.Exit(proc.KeeperMain(os.Args[1:]))
+		os.Exit(proc.KeeperMain(os.Args[1:], nil))
 	}
 	// Orphans of the runs under test come back to this process.
 	_ = proc.EnableSubreaper()

@@ -1,0 +1,90 @@
+package lock
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// redisHandoff is what a run's keeper needs to keep a Redis lease of a dead
+// supervisor (Grant.Handoff): the URL, password included, so it travels
+// only over the keeper's socket, never in arguments or logs.
+type redisHandoff struct {
+	Kind      string        `json:"kind"`
+	URL       string        `json:"url"`
+	Prefix    string        `json:"prefix"`
+	TTL       time.Duration `json:"ttl"`
+	Retention time.Duration `json:"retention"`
+	Name      string        `json:"name"`
+	Token     string        `json:"token"`
+	Slot      string        `json:"slot"`
+}
+
+func (le *redisLease) handoff() []byte {
+	l := le.locker
+	b, _ := json.Marshal(redisHandoff{Kind: "redis", URL: l.url, Prefix: l.prefix, TTL: l.ttl,
+		Retention: l.retention, Name: le.name, Token: le.token, Slot: le.slot})
+	return b
+}
+
+// KeptLease is a lease that a run's keeper holds once the supervisor that
+// took it died.
+type KeptLease interface {
+	// Keep renews it until ctx ends; the channel is closed if it is lost
+	// (its run must then be gone within Within).
+	Keep(ctx context.Context) <-chan struct{}
+	// Within is how long a lost lease leaves for its run to end.
+	Within() time.Duration
+	// Release gives it up, only if it is still ours.
+	Release() error
+}
+
+// KeepLease takes over the lease a Grant.Handoff describes. Keep renews it
+// at once: the supervisor that held it died at an unknown point of its
+// renewal cycle, so the keeper trusts only the margin (at least ttl/5 left
+// at any moment while not lost), spends at most a quarter of it on that
+// first renewal, and declares the lease lost if it fails.
+func KeepLease(handoff []byte) (KeptLease, error) {
+	var h redisHandoff
+	if err := json.Unmarshal(handoff, &h); err != nil || h.Kind != "redis" {
+		return nil, fmt.Errorf("lock: not a lease hand-off (%v)", err)
+	}
+	l, err := NewRedisLocker(h.URL, h.TTL, WithKeyPrefix(h.Prefix), WithRetention(h.Retention))
+	if err != nil {
+		return nil, err
+	}
+	le := &redisLease{locker: l, name: h.Name, token: h.Token, slot: h.Slot,
+		lost: make(chan struct{}), done: make(chan struct{})}
+	return &keptRedis{le: le}, nil
+}
+
+type keptRedis struct{ le *redisLease }
+
+func (k *keptRedis) Within() time.Duration { return k.le.locker.margin() }
+
+func (k *keptRedis) Keep(ctx context.Context) <-chan struct{} {
+	le, l := k.le, k.le.locker
+	sent := boottime()
+	opCtx, cancel := context.WithTimeout(ctx, l.margin()/4)
+	ok, err := renewScript.Run(opCtx, l.client, []string{l.keys(le.name).lock, l.keys(le.name).holder},
+		le.token, ms(l.ttl), ms(l.retention)).Bool()
+	cancel()
+	if err != nil || !ok {
+		le.markLost()
+		close(le.done)
+		return le.lost
+	}
+	rctx, stop := context.WithCancel(ctx)
+	le.stop = stop
+	go le.renew(rctx, sent+l.ttl)
+	return le.lost
+}
+
+func (k *keptRedis) Release() error {
+	defer k.le.locker.Close()
+	if k.le.stop == nil {
+		return nil // never renewed: lost at once, nothing of ours to delete
+	}
+	return k.le.Release()
+}
