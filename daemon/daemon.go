@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"cronvisor/config"
+	"cronvisor/internal/ratelog"
 	"cronvisor/outlog"
 	"cronvisor/runner"
 	"cronvisor/service"
@@ -60,7 +61,9 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	}
 	d := &Daemon{o: o, log: o.Log, env: e, reloads: make(chan chan error), changed: make(chan struct{}, 1)}
 	d.current.Store(cfg)
-	e.Listen(logEvents(d.log))
+	skips := ratelog.New(d.log, ratelog.Every)
+	e.Listen(logEvents(d.log, skips))
+	e.onClose("skip log", func() error { skips.Close(); return nil })
 	out := outlog.New(d.log.Handler())
 	e.Listen(out.Handle)
 	e.onClose("outlog", out.Close) // the first to close: runs have ended

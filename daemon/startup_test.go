@@ -20,7 +20,7 @@ import (
 // and the goroutines that fire, sweep, serve and watch last.
 var startOrder = []string{
 	"started locker", "started reaper", "started history", "started history writer", "started recovery", "started notifications",
-	"started outlog", "started scheduler", "started housekeeping", "started socket", "started watcher",
+	"started skip log", "started outlog", "started scheduler", "started housekeeping", "started socket", "started watcher",
 }
 
 func TestNewStartsInOrder(t *testing.T) {
@@ -86,6 +86,6 @@ func TestNewWithoutSocket(t *testing.T) {
 		t.Errorf("records: %v, want one warning", got)
 	}
 	want := []string{"started locker", "started reaper", "started history", "started history writer", "started recovery", "started notifications",
-		"started outlog", "started scheduler", "started housekeeping", "started watcher"}
+		"started skip log", "started outlog", "started scheduler", "started housekeeping", "started watcher"}
 	equalSteps(t, "start-up", h.tr.prefixed("started "), want)
 }
