@@ -50,6 +50,9 @@ type jobState struct {
 	skips    int // consecutive skips since the last run
 	notified Last
 	pinged   Last // the last ping that failed; zero when none did
+	// waiting is the output tail of an attempt that a retry follows, for
+	// the slot's end should its retries be cut short (RunFinished.Amends).
+	waiting *tail
 }
 
 // Option configures a Notifier.
@@ -140,6 +143,13 @@ func (n *Notifier) started(e runner.RunStarted, st *jobState) Payload {
 func (n *Notifier) finished(job config.Job, e runner.RunFinished, st *jobState) {
 	t := n.tails[e.RunID]
 	delete(n.tails, e.RunID)
+	if e.Amends && t == nil {
+		t = st.waiting
+	}
+	st.waiting = nil
+	if e.Retrying {
+		st.waiting = t
+	}
 	st.skips = 0
 	p := n.base(e.Job, e.RunID, e.Slot, st)
 	p.Outcome, p.ExitCode, p.Reason, p.Attempt = string(e.Outcome), e.ExitCode, e.Reason, e.Attempt

@@ -68,7 +68,12 @@ type RunFinished struct {
 	Attempt  int // 1 for the first attempt in the slot; 0 when it never started an attempt
 	// Retrying: another attempt follows in the same slot, under the same lock.
 	Retrying bool
-	Err      error // the cause behind Outcome error, for errors.Is; not recorded
+	// Amends: this restates the end of an attempt reported before with
+	// Retrying, whose retries were cut short in the backoff (shutdown,
+	// kill, a dead supervisor's recovered slot): Reason says why, and the
+	// slot ends here. It is no further run: counters of runs leave it out.
+	Amends bool
+	Err    error // the cause behind Outcome error, for errors.Is; not recorded
 }
 
 // RunSkipped: a fire that did not run, with why and, for lock conflicts,
