@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -75,22 +76,6 @@ func (s *sandbox) startedDaemon() *proc {
 	d := s.cv("daemon", "--log-format", "json")
 	waitFor(s.t, 10*time.Second, "daemon start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
 	return d
-}
-
-// runIDOf returns the run id of the first JSON log record with message msg.
-func runIDOf(t *testing.T, stderr, msg string) string {
-	t.Helper()
-	for _, l := range lines(stderr) {
-		var rec struct {
-			Msg   string `json:"msg"`
-			RunID string `json:"run_id"`
-		}
-		if json.Unmarshal([]byte(l), &rec) == nil && rec.Msg == msg {
-			return rec.RunID
-		}
-	}
-	t.Fatalf("no %q record in %s", msg, stderr)
-	return ""
 }
 
 // runsByID returns the history's run records (skips left out) by run id,
@@ -179,7 +164,7 @@ func TestE2ESIGKILLAtRunStartedLeavesOneRecordPerRun(t *testing.T) {
 // run goes on: the run stays `running` while its orphaned process holds
 // the lock, and is recorded `interrupted` within 3 s of that process's
 // exit, by a supervisor started after the kill as well as by one that
-// was already running beside the dead one.
+// was already running beside the dead one (a `cronvisor run`).
 func TestE2EOrphanInterruptedWithinSecondsOfItsExit(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -198,12 +183,22 @@ func TestE2EOrphanInterruptedWithinSecondsOfItsExit(t *testing.T) {
 			var runID string
 			var next *proc
 			if tc.nextIsFirst {
-				a := s.cv("daemon", "--log-format", "json")
-				waitFor(t, 10*time.Second, "run started", func() bool { return strings.Contains(a.stderr(), `"msg":"run started"`) })
+				// One daemon per state dir: the supervisor that dies is a
+				// `cronvisor run`, the daemon beside it already running.
+				a := s.cv("run", "slow")
+				waitFor(t, 10*time.Second, "run started", func() bool {
+					var rec struct {
+						PID           int    `json:"pid"`
+						RunID         string `json:"run_id"`
+						SupervisorPID int    `json:"supervisor_pid"`
+					}
+					err := json.Unmarshal([]byte(readFile(t, filepath.Join(s.state, "locks", "slow.lock"))), &rec)
+					runID = rec.RunID
+					return err == nil && rec.SupervisorPID == a.pid() && rec.PID != a.pid() // the job's pid: started
+				})
 				next = s.startedDaemon()
 				_ = syscall.Kill(a.pid(), syscall.SIGKILL)
 				a.wait(5 * time.Second)
-				runID = runIDOf(t, a.stderr(), "run started")
 			} else {
 				runID, _ = s.killAtRunStarted(10 * time.Second)
 				next = s.startedDaemon()

@@ -438,3 +438,18 @@ jobs:
 	}
 	t.Logf("%d kills of daemon and keeper, %d runs, %d records", kills, len(all), len(got))
 }
+// runIDOf returns the run id of the first JSON log record with message msg.
+func runIDOf(t *testing.T, stderr, msg string) string {
+	t.Helper()
+	for _, l := range lines(stderr) {
+		var rec struct {
+			Msg   string `json:"msg"`
+			RunID string `json:"run_id"`
+		}
+		if json.Unmarshal([]byte(l), &rec) == nil && rec.Msg == msg {
+			return rec.RunID
+		}
+	}
+	t.Fatalf("no %q record in %s", msg, stderr)
+	return ""
+}

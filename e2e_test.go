@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/internal/redistest"
 )
 
 func TestE2EConcurrentRunsOneWins(t *testing.T) {
@@ -67,27 +69,31 @@ func TestE2EConcurrentRunsOneWins(t *testing.T) {
 	}
 }
 
+// TestE2EDaemonsShareSlots: three supervisors of the same jobs, each with
+// its own state dir (one daemon per state dir) and sharing a Redis lock
+// backend, run each slot once between them.
 func TestE2EDaemonsShareSlots(t *testing.T) {
 	t.Parallel()
 	// tick fires at the same instant in every daemon. jittered starts each
 	// daemon's fire at a different moment of the second, like supervisors
 	// whose timers differ: a lock alone would let them run a slot one after
 	// the other, only the slot cursor stops that.
-	s := newSandbox(t, `shutdown_grace: 5s
-jobs:
+	srv := redistest.New(t)
+	shared := t.TempDir() // every supervisor's runs write here
+	jobs := fmt.Sprintf(`jobs:
   - name: tick
     schedule: "* * * * * *"
-    command: echo "$CRONVISOR_SCHEDULED_AT $$" >> tick.txt; sleep 0.05
+    command: echo "$CRONVISOR_SCHEDULED_AT $$" >> %[1]s/tick.txt; sleep 0.05
     timeout: 5s
   - name: jittered
     schedule: "* * * * * *"
     jitter: 600ms
-    command: echo "$CRONVISOR_SCHEDULED_AT $$" >> jittered.txt; sleep 0.05
+    command: echo "$CRONVISOR_SCHEDULED_AT $$" >> %[1]s/jittered.txt; sleep 0.05
     timeout: 5s
-`)
+`, shared)
 	var ds []*proc
 	for range 3 {
-		ds = append(ds, s.cv("daemon", "--log-format", "json"))
+		ds = append(ds, redisSandbox(t, srv.URL(), jobs).cv("daemon", "--log-format", "json"))
 	}
 	for _, d := range ds {
 		waitFor(t, 10*time.Second, "daemon start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
@@ -119,7 +125,7 @@ jobs:
 	logs := daemonLogs(t, ds)
 	for _, job := range []string{"tick", "jittered"} {
 		t.Run(job, func(t *testing.T) {
-			runs := checkSlots(t, filepath.Join(s.dir, job+".txt"), first, last)
+			runs := checkSlots(t, filepath.Join(shared, job+".txt"), first, last)
 			checkDaemonLogs(t, logs, job, runs, window)
 		})
 	}

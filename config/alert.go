@@ -271,9 +271,14 @@ func (d *decoder) metrics(m *Metrics, n *yaml.Node) {
 	if !ok {
 		return
 	}
-	if _, _, err := net.SplitHostPort(s); err != nil {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
 		d.errorf(e.val, "metrics.listen: %q is not HOST:PORT (%v)", s, err)
 		return
+	}
+	if host == "" { // Go listens on every interface; /metrics has no authentication
+		d.warnf(e.val, "metrics.listen: %q has no host, so it listens on every interface, unauthenticated; "+
+			"write 127.0.0.1:%s to serve this host only, or 0.0.0.0:%s to serve every interface deliberately", s, port, port)
 	}
 	m.Listen = s
 }

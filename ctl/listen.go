@@ -143,3 +143,19 @@ func clearStale(path string) error {
 	}
 	return nil
 }
+
+// Server returns the pid and uid of the process serving the control
+// socket at path, as the kernel recorded them (SO_PEERCRED of a
+// connection to it).
+func Server(path string) (pid int, uid uint32, err error) {
+	c, err := net.DialTimeout("unix", path, probeTimeout)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.Close()
+	cred, err := peerCred(c)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int(cred.Pid), cred.Uid, nil
+}

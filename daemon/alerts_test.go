@@ -18,7 +18,7 @@ func TestMetricsServedWhenAsked(t *testing.T) {
 		t.Fatalf("serving metrics records: %v", rec)
 	}
 	want := []string{"started locker", "started reaper", "started history", "started history writer", "started recovery",
-		"started notifications", "started outlog", "started metrics", "started scheduler", "started housekeeping",
+		"started notifications", "started skip log", "started outlog", "started metrics", "started scheduler", "started housekeeping",
 		"started socket", "started watcher"}
 	equalSteps(t, "start-up", h.tr.prefixed("started "), want)
 	addr := rec[0]["addr"]

@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"cronvisor/config"
+	"cronvisor/internal/ratelog"
 	"cronvisor/outlog"
 	"cronvisor/runner"
 	"cronvisor/service"
@@ -59,8 +60,15 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{o: o, log: o.Log, env: e, reloads: make(chan chan error), changed: make(chan struct{}, 1)}
+	ln, err := d.claimSocket(cfg)
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
 	d.current.Store(cfg)
-	e.Listen(logEvents(d.log))
+	skips := ratelog.New(d.log, ratelog.Every)
+	e.Listen(logEvents(d.log, skips))
+	e.onClose("skip log", func() error { skips.Close(); return nil })
 	out := outlog.New(d.log.Handler())
 	e.Listen(out.Handle)
 	e.onClose("outlog", out.Close) // the first to close: runs have ended
@@ -69,6 +77,9 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	recent := service.ReadRecent(context.Background(), e.Store, cfg.Jobs)
 	d.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, runner.WithLastSlots(recent.LastSlots))
 	if err := d.serveMetrics(cfg); err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		e.Close()
 		return nil, err
 	}
@@ -82,7 +93,7 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	d.ctx, d.stop = context.WithCancel(context.Background())
 	d.schedDone = d.start("scheduler", func() { d.sched.Run(d.ctx, cfg.Jobs) })
 	d.housekeepDone = d.start("housekeeping", func() { e.housekeep(d.ctx, o.Clock, d.current.Load) })
-	d.socket = d.listen(cfg)
+	d.socket = d.serve(ln)
 	if o.ConfigPath != "" {
 		if d.watchDone, err = watchConfig(d.ctx, o.ConfigPath, d.changed); err != nil {
 			d.log.Warn("not watching jobs.yaml for changes; SIGHUP still reloads", "err", err)

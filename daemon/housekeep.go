@@ -12,6 +12,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/history"
 	"cronvisor/recovery"
+	"cronvisor/runner"
 )
 
 // newRecovery returns the recoverer of dead supervisors' runs, judging
@@ -30,7 +31,17 @@ func (e *Env) newRecovery(store *history.Store, mine func(runID string) bool, st
 		StateDir: e.cfg.Load().StateDir,
 		KeepAge:  func() time.Duration { return e.cfg.Load().History.KeepAge },
 		Log:      log,
+		// The slot's end is reported as it is when its supervisor stops
+		// in the backoff: notifications, metrics and the log see it.
+		RetriesEnded: func(r history.Record) { e.Emit(amendedEnd(r)) },
 	})
+}
+
+// amendedEnd is the RunFinished that restates a recorded attempt as its
+// slot's end (runner.RunFinished.Amends).
+func amendedEnd(r history.Record) runner.RunFinished {
+	return runner.RunFinished{Job: r.Job, RunID: r.RunID, Slot: r.ScheduledAt, Started: r.StartedAt, Ended: r.EndedAt,
+		PID: r.PID, Outcome: r.Outcome, ExitCode: r.ExitCode, Reason: r.Reason, Manual: r.Manual, Attempt: r.Attempt, Amends: true}
 }
 
 // RecoverRuns records the runs that dead supervisors left behind: those

@@ -6,15 +6,19 @@ import (
 	"log/slog"
 	"time"
 
+	"cronvisor/internal/ratelog"
 	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/runner"
 )
 
-// logEvents writes one record per run start, end and skip, each with job
-// and run_id. Output lines take their own path (outlog): rate-capped, and
-// never waited for by the run.
-func logEvents(log *slog.Logger) func(runner.Event) {
+// logEvents writes one record per run start and end, and per skip, each
+// with job and run_id. Scheduled skips go through skips: a job skipped
+// the same way every second (its lock held by a long run) is one record a
+// minute with a count, while history keeps a record of each. Output
+// lines take their own path (outlog): rate-capped, and never waited for
+// by the run.
+func logEvents(log *slog.Logger, skips *ratelog.Limiter) func(runner.Event) {
 	return func(ev runner.Event) {
 		switch e := ev.(type) {
 		case runner.RunStarted:
@@ -41,9 +45,16 @@ func logEvents(log *slog.Logger) func(runner.Event) {
 			if e.Holder != nil {
 				attrs = append(attrs, "holder_pid", e.Holder.PID, "holder_host", e.Holder.Host, "holder_run_id", e.Holder.RunID)
 			}
-			log.Warn("run skipped", attrs...)
+			if e.Manual { // an operator's run-now: always said
+				log.Warn("run skipped", attrs...)
+				break
+			}
+			skips.Log(e.Job+"\x00"+string(e.Class), slog.LevelWarn, "run skipped", attrs...)
 		case runner.ConfigReloaded:
-			log.Info("config reloaded", "jobs", e.Jobs)
+			// A refused reload has logged its problems; it loaded nothing.
+			if len(e.Problems) == 0 {
+				log.Info("config reloaded", "jobs", e.Jobs)
+			}
 		case runner.ScheduleStalled:
 			log.Error("no next fire: the job is not scheduled until one is found", "job", e.Job,
 				"after", e.After.Format(time.RFC3339Nano), "retry", e.Retry.Format(time.RFC3339Nano))

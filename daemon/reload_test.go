@@ -162,3 +162,28 @@ func TestReloadAfterShutdown(t *testing.T) {
 		t.Errorf("Reload after Shutdown: %v, want shutting down", err)
 	}
 }
+
+// TestReloadRefusedLogsNoSuccess: a refused reload logs its problems and
+// no "config reloaded"; the good one after it logs that once.
+func TestReloadRefusedLogsNoSuccess(t *testing.T) {
+	h := newHarness(t, oneJob)
+	d := h.start()
+	h.run(d, nil)
+	h.write("jobs:\n  - name: nap\n    schedule: \"every tuesday\"\n    command: [\"true\"]\n")
+	if err := d.Reload(context.Background()); err == nil {
+		t.Fatal("Reload of an invalid file: nil error")
+	}
+	if got := h.tr.logged("reload refused; keeping the running jobs"); len(got) != 2 {
+		t.Errorf("refusal records: %v, want one per problem (two)", got)
+	}
+	if got := h.tr.logged("config reloaded"); len(got) != 0 {
+		t.Errorf("a refused reload logged %v", got)
+	}
+	h.write(twoJobs)
+	if err := d.Reload(context.Background()); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	if got := h.tr.logged("config reloaded"); len(got) != 1 || got[0]["jobs"] != "2" {
+		t.Errorf("good reload records: %v, want one with jobs=2", got)
+	}
+}

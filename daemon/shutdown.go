@@ -3,6 +3,8 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"syscall"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"cronvisor/ctl"
 	"cronvisor/proc"
 	"cronvisor/runner"
+	"cronvisor/statedir"
 )
 
 // HandOverSignal asks a daemon to exit leaving its running jobs to their
@@ -27,20 +30,49 @@ type socket struct {
 	done chan struct{}
 }
 
-// listen serves the control socket unless another daemon already does:
-// several daemons may share a state dir (the locks keep them from
-// overlapping); the first serves the socket, the others run without one.
-// The socket has a context of its own, not d.ctx: consoles and status
-// watch the drain at shutdown, so it is served until the runs have ended.
-func (d *Daemon) listen(cfg *config.Config) *socket {
+// claimSocket binds the control socket, which makes this the state dir's
+// one daemon: the socket's flock is held for the daemon's lifetime, so
+// another daemon (or an in-process console) already serving it means
+// this one is refused (errAnotherDaemon), before it fires anything. Any
+// other failure to bind is logged and the daemon runs without a socket.
+func (d *Daemon) claimSocket(cfg *config.Config) (net.Listener, error) {
 	path := SocketPath(cfg)
 	ln, err := d.o.Listen(path)
 	if errors.Is(err, ctl.ErrInUse) {
-		d.log.Warn("another cronvisor serves this state dir's control socket; running without one (locks still exclude overlaps)", "socket", path)
-		return nil
+		return nil, anotherDaemon(cfg.StateDir, path)
 	}
 	if err != nil {
 		d.log.Error("control socket unavailable", "err", err)
+		return nil, nil
+	}
+	return ln, nil
+}
+
+// anotherDaemon is the refusal of a second daemon on a state dir, naming
+// the first by the pid and user serving the socket (asked for a moment:
+// the first may be between its flock and its bind).
+func anotherDaemon(stateDir, path string) error {
+	who := "another cronvisor"
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if pid, uid, err := ctl.Server(path); err == nil {
+			who = fmt.Sprintf("another cronvisor (pid %d, user %s)", pid, statedir.UserName(uid))
+			break
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	return fmt.Errorf("%s already supervises the state dir %s (its control socket %s); one daemon per state dir, "+
+		"or every slot would run once and be skipped by the other. To run a second supervisor deliberately, give it "+
+		"its own state_dir (with lock_backend redis, mysql or postgres to share the locks); `cronvisor run NAME` "+
+		"runs a job beside this one", who, stateDir, path)
+}
+
+// serve serves the control socket on ln (nil: no socket). The socket
+// has a context of its own, not d.ctx: consoles and status watch the
+// drain at shutdown, so it is served until the runs have ended.
+func (d *Daemon) serve(ln net.Listener) *socket {
+	if ln == nil {
 		return nil
 	}
 	ctx, stop := context.WithCancel(context.Background())

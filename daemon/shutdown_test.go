@@ -13,7 +13,7 @@ import (
 // backend last.
 var stopOrder = []string{
 	"stopped scheduler", "stopped runs", "closed listener", "stopped socket", "stopped housekeeping",
-	"stopped watcher", "stopped outlog", "stopped notifications", "stopped recovery", "stopped history writer", "stopped history",
+	"stopped watcher", "stopped outlog", "stopped skip log", "stopped notifications", "stopped recovery", "stopped history writer", "stopped history",
 	"stopped reaper", "closed locker", "stopped locker",
 }
 

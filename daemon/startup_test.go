@@ -20,7 +20,7 @@ import (
 // and the goroutines that fire, sweep, serve and watch last.
 var startOrder = []string{
 	"started locker", "started reaper", "started history", "started history writer", "started recovery", "started notifications",
-	"started outlog", "started scheduler", "started housekeeping", "started socket", "started watcher",
+	"started skip log", "started outlog", "started scheduler", "started housekeeping", "started socket", "started watcher",
 }
 
 func TestNewStartsInOrder(t *testing.T) {
@@ -78,14 +78,19 @@ func TestNewDegradedHistory(t *testing.T) {
 	}
 }
 
-func TestNewWithoutSocket(t *testing.T) {
+// TestNewRefusedBesideAnotherDaemon: a daemon whose state dir's socket
+// another serves is refused before it starts firing, and what it opened
+// is closed again.
+func TestNewRefusedBesideAnotherDaemon(t *testing.T) {
 	h := newHarness(t, oneJob)
 	h.opts.Listen = func(string) (net.Listener, error) { return nil, ctl.ErrInUse }
-	h.start()
-	if got := h.tr.logged("another cronvisor serves this state dir's control socket; running without one (locks still exclude overlaps)"); len(got) != 1 {
-		t.Errorf("records: %v, want one warning", got)
+	_, err := New(h.load(), h.opts)
+	if err == nil || !strings.Contains(err.Error(), "already supervises the state dir") || !strings.Contains(err.Error(), "its own state_dir") {
+		t.Fatalf("New: %v, want the refusal saying how to run a second one", err)
 	}
-	want := []string{"started locker", "started reaper", "started history", "started history writer", "started recovery", "started notifications",
-		"started outlog", "started scheduler", "started housekeeping", "started watcher"}
-	equalSteps(t, "start-up", h.tr.prefixed("started "), want)
+	for _, step := range h.tr.prefixed("started ") {
+		if step == "started scheduler" || step == "started socket" {
+			t.Errorf("refused daemon %s", step)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // fileLease is a held file lock.
@@ -34,7 +35,13 @@ func (le *fileLease) SetPID(pid int) error {
 // SetRun rewrites the record for a retry of the same slot, which kept
 // the lock: its run id and, started, its pid.
 func (le *fileLease) SetRun(runID string, pid int) error {
-	return le.rewrite(func(h *Record) { h.RunID, h.PID = runID, pid })
+	return le.rewrite(func(h *Record) { h.RunID, h.PID, h.RetryAt = runID, pid, time.Time{} })
+}
+
+// SetRetry marks the record as waiting for the slot's next attempt, due
+// at at (see Record.RetryAt).
+func (le *fileLease) SetRetry(at time.Time) error {
+	return le.rewrite(func(h *Record) { h.RetryAt = at })
 }
 
 func (le *fileLease) rewrite(change func(*Record)) error {
@@ -104,7 +111,7 @@ func (le *fileLease) release(inFlight bool) error {
 	var writeErr error
 	if !inFlight {
 		h := le.holder
-		h.InFlight = false
+		h.InFlight, h.RetryAt = false, time.Time{}
 		_, writeErr = writeRecord(le.f, h, le.size)
 	}
 	closeErr := closeLocked(le.f)

@@ -64,6 +64,17 @@ type Record struct {
 	// never saw recorded to its end, which the next supervisor records
 	// (see package recovery).
 	InFlight bool `json:"in_flight,omitempty"`
+	// RetryAt is set while the slot waits for its next attempt (retries):
+	// the run named is the last attempt, already recorded, and this is
+	// when the next one is due. A dead supervisor's record that says so
+	// tells the next one that the slot's retries were cut short.
+	RetryAt time.Time `json:"retry_at,omitzero"`
+}
+
+// RetryMarker is a Lease whose record can say that the slot waits for a
+// retry (the file backend's). SetRetry(zero) clears it.
+type RetryMarker interface {
+	SetRetry(at time.Time) error
 }
 
 // clone copies h with its own Slots map, so a caller cannot change a

@@ -8,6 +8,8 @@ package metrics
 
 import (
 	"errors"
+	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +33,10 @@ type Metrics struct {
 	duration    *prometheus.HistogramVec
 	running     *prometheus.GaugeVec
 	lastSuccess *prometheus.GaugeVec
+	lastFailure *prometheus.GaugeVec
+	failStreak  *prometheus.GaugeVec
+	reloadOK    prometheus.Gauge
+	reloadAt    prometheus.Gauge
 	lateness    prometheus.Histogram
 	lockErrors  prometheus.Counter
 	deliveries  *prometheus.CounterVec
@@ -50,6 +56,14 @@ func New(src Sources) *Metrics {
 		Help: "Runs of the job in flight under this supervisor."}, []string{"job"})
 	m.lastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cronvisor_last_success_timestamp_seconds",
 		Help: "When the job's last successful run ended (Unix time)."}, []string{"job"})
+	m.lastFailure = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cronvisor_job_last_failure_timestamp_seconds",
+		Help: "When the job's last slot that ended failed, timeout or error ended (Unix time)."}, []string{"job"})
+	m.failStreak = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cronvisor_job_consecutive_failures",
+		Help: "The job's slots that ended failed, timeout or error in a row (0 after a success)."}, []string{"job"})
+	m.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{Name: "cronvisor_config_last_reload_successful",
+		Help: "Whether the last load of jobs.yaml (start-up or reload) applied: 1, or 0 when it was refused."})
+	m.reloadAt = prometheus.NewGauge(prometheus.GaugeOpts{Name: "cronvisor_config_last_reload_success_timestamp_seconds",
+		Help: "When jobs.yaml last loaded (start-up or reload) and applied (Unix time)."})
 	m.lateness = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cronvisor_start_lateness_seconds",
 		Help:    "From a scheduled fire's slot to its run's exec (jitter included).",
 		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30}})
@@ -58,7 +72,10 @@ func New(src Sources) *Metrics {
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_notifications_total",
 		Help: "Notification and ping deliveries, by kind (webhook, command, ping) and result (ok, failed, dropped)."},
 		[]string{"kind", "result"})
+	m.reloadOK.Set(1) // the daemon serves metrics once jobs.yaml has loaded
+	m.reloadAt.Set(float64(time.Now().UnixNano()) / 1e9)
 	m.reg.MustRegister(m.own()...)
+	m.reg.MustRegister(buildInfo())
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if src.NextFires != nil {
 		m.reg.MustRegister(nextFires(src.NextFires))
@@ -73,7 +90,8 @@ func New(src Sources) *Metrics {
 
 // own lists cronvisor's own collectors (not Go's or the process's).
 func (m *Metrics) own() []prometheus.Collector {
-	return []prometheus.Collector{m.runs, m.skips, m.duration, m.running, m.lastSuccess, m.lateness, m.lockErrors, m.deliveries}
+	return []prometheus.Collector{m.runs, m.skips, m.duration, m.running, m.lastSuccess, m.lastFailure,
+		m.failStreak, m.reloadOK, m.reloadAt, m.lateness, m.lockErrors, m.deliveries}
 }
 
 // Registry is where the metrics live (tests gather from it).
@@ -91,17 +109,24 @@ func (m *Metrics) Handle(ev runner.Event) {
 			m.lateness.Observe(max(e.Started.Sub(e.Slot), 0).Seconds())
 		}
 	case runner.RunFinished:
-		m.runs.WithLabelValues(e.Job, string(e.Outcome)).Inc()
-		if !e.Started.IsZero() {
-			m.running.WithLabelValues(e.Job).Dec()
-			m.duration.WithLabelValues(e.Job).Observe(e.Ended.Sub(e.Started).Seconds())
+		if !e.Amends { // an amended end is the same attempt, counted already
+			m.runs.WithLabelValues(e.Job, string(e.Outcome)).Inc()
+			if !e.Started.IsZero() {
+				m.running.WithLabelValues(e.Job).Dec()
+				m.duration.WithLabelValues(e.Job).Observe(e.Ended.Sub(e.Started).Seconds())
+			}
 		}
-		if e.Outcome == run.OK {
-			m.lastSuccess.WithLabelValues(e.Job).Set(float64(e.Ended.UnixNano()) / 1e9)
-		}
+		m.slotEnded(e)
 		if errors.Is(e.Err, runner.ErrLockBackend) {
 			m.lockErrors.Inc()
 		}
+	case runner.ConfigReloaded:
+		if len(e.Problems) > 0 {
+			m.reloadOK.Set(0)
+			break
+		}
+		m.reloadOK.Set(1)
+		m.reloadAt.Set(float64(e.Time.UnixNano()) / 1e9)
 	case runner.RunSkipped:
 		class := e.Class
 		if class == "" {
@@ -112,6 +137,44 @@ func (m *Metrics) Handle(ev runner.Event) {
 			m.lockErrors.Inc()
 		}
 	}
+}
+
+// slotEnded updates the last success, the last failure and the failure
+// streak from a slot's end; an attempt that a retry follows is not one.
+func (m *Metrics) slotEnded(e runner.RunFinished) {
+	if e.Retrying {
+		return
+	}
+	at := float64(e.Ended.UnixNano()) / 1e9
+	switch e.Outcome {
+	case run.OK:
+		m.lastSuccess.WithLabelValues(e.Job).Set(at)
+		m.failStreak.WithLabelValues(e.Job).Set(0)
+	case run.Failed, run.Timeout, run.Error:
+		m.lastFailure.WithLabelValues(e.Job).Set(at)
+		m.failStreak.WithLabelValues(e.Job).Inc()
+	}
+}
+
+// buildInfo is cronvisor_build_info: always 1, the build in its labels,
+// as Prometheus' own exporters have it.
+func buildInfo() prometheus.Collector {
+	version, revision := "(devel)", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				revision = s.Value
+			}
+		}
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "cronvisor_build_info",
+		Help:        "The build of this cronvisor: version, VCS revision and Go version, in its labels; always 1.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()}})
+	g.Set(1)
+	return g
 }
 
 // nextFires reads the scheduler's next fires at scrape time: they change

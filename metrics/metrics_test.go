@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +120,68 @@ func TestHealthz(t *testing.T) {
 				t.Errorf("/healthz = %d, want %d", rec.Code, tc.code)
 			}
 		})
+	}
+}
+
+// TestMetricsUsersLookFor: build info, per job the last failure and the
+// failure streak (slots: an attempt that a retry follows is none, its
+// amended end is), and whether and when jobs.yaml last loaded.
+func TestMetricsUsersLookFor(t *testing.T) {
+	m := New(Sources{})
+	for _, ev := range finish("a", "r1", run.OK, t0, time.Second) {
+		m.Handle(ev)
+	}
+	retried := runner.RunFinished{Job: "a", RunID: "r2", Slot: t0, Started: t0.Add(time.Minute), Ended: t0.Add(61 * time.Second),
+		Outcome: run.Failed, Attempt: 1, Retrying: true}
+	m.Handle(retried)
+	cut := retried
+	cut.Retrying, cut.Amends, cut.Reason = false, true, "no retry: supervisor stopping"
+	m.Handle(cut)
+	for _, ev := range finish("a", "r3", run.Timeout, t0.Add(2*time.Minute), time.Second) {
+		m.Handle(ev)
+	}
+	m.Handle(runner.ConfigReloaded{Time: t0.Add(3 * time.Minute), Jobs: 1})
+	m.Handle(runner.ConfigReloaded{Time: t0.Add(4 * time.Minute), Jobs: 1, Problems: []string{"jobs.yaml:1:1: bad"}})
+	want := `
+# HELP cronvisor_runs_total Runs (attempts) that ended, by job and outcome.
+# TYPE cronvisor_runs_total counter
+cronvisor_runs_total{job="a",outcome="failed"} 1
+cronvisor_runs_total{job="a",outcome="ok"} 1
+cronvisor_runs_total{job="a",outcome="timeout"} 1
+# HELP cronvisor_job_consecutive_failures The job's slots that ended failed, timeout or error in a row (0 after a success).
+# TYPE cronvisor_job_consecutive_failures gauge
+cronvisor_job_consecutive_failures{job="a"} 2
+# HELP cronvisor_job_last_failure_timestamp_seconds When the job's last slot that ended failed, timeout or error ended (Unix time).
+# TYPE cronvisor_job_last_failure_timestamp_seconds gauge
+cronvisor_job_last_failure_timestamp_seconds{job="a"} ` + fmt.Sprintf("%g", float64(t0.Add(121*time.Second).Unix())) + `
+# HELP cronvisor_config_last_reload_successful Whether the last load of jobs.yaml (start-up or reload) applied: 1, or 0 when it was refused.
+# TYPE cronvisor_config_last_reload_successful gauge
+cronvisor_config_last_reload_successful 0
+# HELP cronvisor_config_last_reload_success_timestamp_seconds When jobs.yaml last loaded (start-up or reload) and applied (Unix time).
+# TYPE cronvisor_config_last_reload_success_timestamp_seconds gauge
+cronvisor_config_last_reload_success_timestamp_seconds ` + fmt.Sprintf("%g", float64(t0.Add(3*time.Minute).Unix())) + `
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "cronvisor_runs_total",
+		"cronvisor_job_consecutive_failures", "cronvisor_job_last_failure_timestamp_seconds",
+		"cronvisor_config_last_reload_successful", "cronvisor_config_last_reload_success_timestamp_seconds"); err != nil {
+		t.Error(err)
+	}
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range families {
+		if f.GetName() == "cronvisor_build_info" {
+			labels := map[string]string{}
+			for _, l := range f.GetMetric()[0].GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			found = f.GetMetric()[0].GetGauge().GetValue() == 1 && labels["goversion"] == runtime.Version() &&
+				labels["version"] != "" && labels["revision"] != ""
+		}
+	}
+	if !found {
+		t.Error("cronvisor_build_info{version,revision,goversion} 1 missing")
 	}
 }

@@ -125,34 +125,24 @@ func (s *sender) send(ctx context.Context, m message) error {
 	if m.argv != nil {
 		return runCommand(ctx, m)
 	}
+	// Errors name the target as safeURL shows it: net/http's quote the
+	// whole URL, tokens and all.
 	req, err := http.NewRequestWithContext(ctx, m.method, m.url, bytes.NewReader(m.body))
 	if err != nil {
-		return err
+		return safeError(err, m.url)
 	}
 	for k, v := range m.header {
 		req.Header.Set(k, v)
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return err
+		return safeError(err, m.url)
 	}
 	_ = resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %s", m.method, redact(m.url), resp.Status)
+		return fmt.Errorf("%s %s: %s", m.method, safeURL(m.url), resp.Status)
 	}
 	return nil
-}
-
-// redact drops a URL's query and user info for logs: ping URLs and
-// webhooks often carry a token there.
-func redact(u string) string {
-	u, _, _ = strings.Cut(u, "?")
-	if i := strings.Index(u, "@"); i >= 0 {
-		if j := strings.Index(u, "://"); j >= 0 && j < i {
-			u = u[:j+3] + u[i+1:]
-		}
-	}
-	return u
 }
 
 // runCommand runs a command target in its own process group, the payload

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"cronvisor/config"
+	"cronvisor/internal/ratelog"
 	"cronvisor/run"
 	"cronvisor/runner"
 )
@@ -43,6 +44,8 @@ type Notifier struct {
 	senders map[string]*sender
 	jobsSt  map[string]*jobState
 	tails   map[string]*tail // by run id, for jobs with targets or a ping
+
+	failures *ratelog.Limiter // the log of deliveries that did not succeed
 }
 
 type jobState struct {
@@ -50,6 +53,9 @@ type jobState struct {
 	skips    int // consecutive skips since the last run
 	notified Last
 	pinged   Last // the last ping that failed; zero when none did
+	// waiting is the output tail of an attempt that a retry follows, for
+	// the slot's end should its retries be cut short (RunFinished.Amends).
+	waiting *tail
 }
 
 // Option configures a Notifier.
@@ -73,6 +79,7 @@ func New(jobs func(name string) (config.Job, bool), log *slog.Logger, opts ...Op
 	for _, o := range opts {
 		o(n)
 	}
+	n.failures = ratelog.New(log, ratelog.Every)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	return n
 }
@@ -140,6 +147,13 @@ func (n *Notifier) started(e runner.RunStarted, st *jobState) Payload {
 func (n *Notifier) finished(job config.Job, e runner.RunFinished, st *jobState) {
 	t := n.tails[e.RunID]
 	delete(n.tails, e.RunID)
+	if e.Amends && t == nil {
+		t = st.waiting
+	}
+	st.waiting = nil
+	if e.Retrying {
+		st.waiting = t
+	}
 	st.skips = 0
 	p := n.base(e.Job, e.RunID, e.Slot, st)
 	p.Outcome, p.ExitCode, p.Reason, p.Attempt = string(e.Outcome), e.ExitCode, e.Reason, e.Attempt
@@ -279,8 +293,10 @@ func (n *Notifier) record(kind string, m message, result string, err error) {
 	last := Last{Event: m.event, Result: result, At: time.Now()}
 	if err != nil {
 		last.Err = err.Error()
-		n.log.Warn("notification not delivered", "kind", kind, "job", m.job, "event", m.event,
-			"result", result, "target", target(m), "err", err)
+		// A target that is down fails every delivery: one record a
+		// minute per target, with the count of the others.
+		n.failures.Log(targetKey(kind, m), slog.LevelWarn, "notification not delivered", "kind", kind, "job", m.job,
+			"event", m.event, "result", result, "target", target(m), "err", err.Error())
 	}
 	st := n.jobsSt[m.job]
 	if st == nil {
@@ -298,7 +314,20 @@ func target(m message) string {
 	if m.argv != nil {
 		return m.argv[0]
 	}
-	return redact(m.url)
+	return safeURL(m.url)
+}
+
+// targetKey tells targets apart for the failure log's rate limit: two
+// URLs that safeURL shows alike (two healthchecks checks) are two, and a
+// job's pings (/start, /fail, ... with each run's rid) are one.
+func targetKey(kind string, m message) string {
+	switch {
+	case m.argv != nil:
+		return kind + "\x00" + strings.Join(m.argv, "\x00")
+	case kind == "ping":
+		return kind + "\x00" + m.job
+	}
+	return kind + "\x00" + m.url
 }
 
 // Close stops taking events and delivers what is queued for at most
@@ -325,6 +354,7 @@ func (n *Notifier) Close(flush time.Duration) {
 		<-s.done
 	}
 	n.cancel()
+	n.failures.Close()
 }
 
 func mustJSON(p Payload) []byte {

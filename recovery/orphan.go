@@ -44,6 +44,11 @@ func (r *Recoverer) recoverRecord(ctx context.Context, lockName string, h lock.R
 	if !r.orphaned(h) {
 		return 0, nil
 	}
+	if !h.RetryAt.IsZero() {
+		if n, ok, err := r.endBackoff(ctx, h); ok || err != nil {
+			return n, err
+		}
+	}
 	o := orphan{job: h.Job, runID: h.RunID, lock: lockName, host: h.Host, supervisor: h.SupervisorPID,
 		started: h.PID != h.SupervisorPID} // SetPID, after the exec, wrote the run's pid
 	row := history.Record{Job: h.Job, RunID: h.RunID, ScheduledAt: h.Slot, Host: h.Host,

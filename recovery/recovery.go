@@ -69,6 +69,11 @@ type Config struct {
 	KeepAge func() time.Duration
 	Now     func() time.Time // default time.Now
 	Log     *slog.Logger
+
+	// RetriesEnded is told of each slot recorded as cut short because its
+	// supervisor died during a retry's backoff (see endBackoff), with the
+	// slot's last attempt as recorded now; nil: nobody.
+	RetriesEnded func(history.Record)
 }
 
 // Recoverer recovers the runs of dead supervisors on this host. It owns

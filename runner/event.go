@@ -71,7 +71,12 @@ type RunFinished struct {
 	// Detached: the run was handed over to its keeper (HandOver) and
 	// goes on; it is neither recorded nor reported ended here.
 	Detached bool
-	Err      error // the cause behind Outcome error, for errors.Is; not recorded
+	// Amends: this restates the end of an attempt reported before with
+	// Retrying, whose retries were cut short in the backoff (shutdown,
+	// kill, a dead supervisor's recovered slot): Reason says why, and the
+	// slot ends here. It is no further run: counters of runs leave it out.
+	Amends bool
+	Err    error // the cause behind Outcome error, for errors.Is; not recorded
 }
 
 // RunSkipped: a fire that did not run, with why and, for lock conflicts,

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"cronvisor/config"
@@ -16,15 +18,12 @@ import (
 // attempt's. Each attempt has its own run id and its own record.
 func (s *Supervisor) attempts(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, g lock.Grant, execDone func()) RunFinished {
 	for attempt := 1; ; attempt++ {
-		f, recorded := s.execute(ctx, job, slot, runID, manual, g, execDone, attempt)
+		f, _ := s.execute(ctx, job, slot, runID, manual, g, execDone, attempt)
 		if !f.Retrying {
 			return f
 		}
-		if !s.backoff(ctx, job.Name, retryDelay(job, attempt)) {
-			if g.Lease != nil {
-				s.release(g.Lease, recorded)
-			}
-			return f
+		if cut := s.backoff(ctx, job.Name, g, retryDelay(job, attempt)); cut != nil {
+			return s.endRetries(f, g, cut)
 		}
 		runID = run.NewID(s.clock.Now())
 		if err := s.rec.Admit(runID); err != nil {
@@ -40,9 +39,14 @@ type retryWait struct {
 	cancel context.CancelCauseFunc
 }
 
-// backoff waits d on the supervisor's clock; false when ctx ended first
-// (the supervisor stops: no further attempt starts) or the job was killed.
-func (s *Supervisor) backoff(ctx context.Context, job string, d time.Duration) bool {
+// backoff waits d on the supervisor's clock, with the lock record saying
+// so (lock.RetryMarker). It returns nil once d has passed, or why the
+// wait was cut short: ctx ended (the supervisor stops: no further attempt
+// starts) or the job was killed (ErrKilled).
+func (s *Supervisor) backoff(ctx context.Context, job string, g lock.Grant, d time.Duration) error {
+	if m, ok := g.Lease.(lock.RetryMarker); ok {
+		_ = m.SetRetry(s.clock.Now().Add(d)) // unmarked, a dead supervisor's slot is only not told apart
+	}
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	w := &retryWait{job: job, cancel: cancel}
@@ -58,10 +62,36 @@ func (s *Supervisor) backoff(ctx context.Context, job string, d time.Duration) b
 	defer t.Stop()
 	select {
 	case <-t.C():
-		return true
+		return nil
 	case <-wctx.Done():
-		return false
+		if ctx.Err() != nil {
+			return errStopping
+		}
+		return context.Cause(wctx)
 	}
+}
+
+// errStopping cuts a backoff short when the supervisor stops.
+var errStopping = errors.New("supervisor stopping")
+
+// endRetries ends a slot whose backoff was cut short by cause: its last
+// attempt, recorded and reported with a retry to come, is recorded again
+// as the slot's end with the reason why no retry started, then the lock
+// is released and the end reported (Amends), so that it notifies as a
+// slot that ran out of attempts does.
+func (s *Supervisor) endRetries(f RunFinished, g lock.Grant, cause error) RunFinished {
+	note := "no retry: supervisor stopping"
+	if errors.Is(cause, ErrKilled) {
+		note = "no retry: killed by operator"
+	}
+	f.Reason = strings.TrimPrefix(f.Reason+"; "+note, "; ")
+	f.Retrying, f.Amends = false, true
+	recorded := s.recordEnd(f, g.Lease != nil)
+	if g.Lease != nil {
+		s.release(g.Lease, recorded)
+	}
+	s.emit(f)
+	return f
 }
 
 // retryDelay is the wait after attempt n: retry_backoff doubling per

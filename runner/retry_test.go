@@ -175,37 +175,67 @@ func TestWarnAfterEmitsSlowOnce(t *testing.T) {
 	}
 }
 
-func TestKillEndsTheRetries(t *testing.T) {
-	dir := t.TempDir()
-	s, ev := newTestSupervisor(t, dir)
-	j := shJob("doomed", "exit 1")
-	j.Retries, j.RetryBackoff, j.RetryBackoffMax, j.RetryOn = 5, time.Minute, time.Minute, config.DefaultRetryOn
-	ch := fireAsync(s, j, slotAt(0))
-	// Kill once the first attempt has ended and the slot waits: the
-	// process is gone by then, so Kill finds only the waiting slot.
-	deadline := time.Now().Add(10 * time.Second)
-	for len(finishes(ev)) == 0 || s.killWaiting("doomed") == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the slot never waited for its retry")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	f := recv(t, ch)
-	if f.Attempt != 1 || len(finishes(ev)) != 1 {
-		t.Errorf("after the kill: attempt %d, %d runs; want the first only", f.Attempt, len(finishes(ev)))
-	}
-	if st, _ := s.locker.Inspect(context.Background(), j.Lock); st.Held {
-		t.Errorf("lock still held after the kill: %+v", st)
+// TestRetriesCutShortRecordedAsTheLastAttempt: a slot whose backoff is
+// ended by a kill or by the supervisor stopping ends with its last
+// attempt, restated (Amends) with why no retry started, and frees the
+// lock; while it waited, the lock record said so (RetryAt).
+func TestRetriesCutShortRecordedAsTheLastAttempt(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		stop       bool // cancel the fire's context instead of a kill
+	}{
+		{"killed by operator", "no retry: killed by operator", false},
+		{"supervisor stopping", "no retry: supervisor stopping", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, ev := newTestSupervisor(t, dir)
+			j := shJob("doomed", "exit 1")
+			j.Retries, j.RetryBackoff, j.RetryBackoffMax, j.RetryOn = 5, time.Minute, time.Minute, config.DefaultRetryOn
+			ctx, stop := context.WithCancel(context.Background())
+			defer stop()
+			ch := make(chan RunFinished, 1)
+			go func() { ch <- s.Fire(ctx, j, slotAt(0), false) }()
+			// Cut once the first attempt has ended and the slot waits: the
+			// process is gone by then, so Kill finds only the waiting slot.
+			deadline := time.Now().Add(10 * time.Second)
+			for len(finishes(ev)) == 0 || !s.waiting("doomed") {
+				if time.Now().After(deadline) {
+					t.Fatal("the slot never waited for its retry")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if st, _ := s.locker.Inspect(context.Background(), j.Lock); st.Record.RetryAt.IsZero() || !st.Record.InFlight {
+				t.Errorf("lock record in the backoff: %+v, want in flight with retry_at", st.Record)
+			}
+			if tc.stop {
+				stop()
+			} else if n := s.Kill("doomed", ErrKilled); n != 1 {
+				t.Fatalf("Kill signalled %d, want the waiting slot", n)
+			}
+			f := recv(t, ch)
+			all := finishes(ev)
+			if len(all) != 2 || !all[0].Retrying || all[1].RunID != all[0].RunID || !all[1].Amends || all[1].Retrying {
+				t.Fatalf("ends reported: %+v; want the attempt with a retry to come, then it again as the slot's end", all)
+			}
+			if f.Attempt != 1 || f.Outcome != run.Failed || f.Reason != tc.want || f.Retrying {
+				t.Errorf("slot's end: attempt %d, %s, reason %q; want attempt 1, failed, %q", f.Attempt, f.Outcome, f.Reason, tc.want)
+			}
+			if st, _ := s.locker.Inspect(context.Background(), j.Lock); st.Held || !st.Record.RetryAt.IsZero() {
+				t.Errorf("lock after the cut: %+v, want free and its record without retry_at", st)
+			}
+		})
 	}
 }
 
-// killWaiting is Kill once the job has no run in flight (0 before that,
-// signalling nothing).
-func (s *Supervisor) killWaiting(job string) int {
-	for _, r := range s.Active() {
-		if r.Job == job {
-			return 0
+// waiting tells whether a slot of job waits for its next attempt.
+func (s *Supervisor) waiting(job string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.waits {
+		if w.job == job {
+			return true
 		}
 	}
-	return s.Kill(job, ErrKilled)
+	return false
 }
