@@ -438,6 +438,7 @@ jobs:
 	}
 	t.Logf("%d kills of daemon and keeper, %d runs, %d records", kills, len(all), len(got))
 }
+
 // runIDOf returns the run id of the first JSON log record with message msg.
 func runIDOf(t *testing.T, stderr, msg string) string {
 	t.Helper()

@@ -86,19 +86,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 		spec.ExtraFiles = []*os.File{g.File}
 	}
 	spec.Keeper = s.keeper(job, runID, slot, manual, attempt, g)
-	var lostLease atomic.Bool
-	if g.Lost != nil {
-		go func() {
-			select {
-			case <-g.Lost:
-				lostLease.Store(true)
-				if job.OnLockLost != config.LockLostContinue {
-					cancel(lockLost(g))
-				}
-			case <-runCtx.Done():
-			}
-		}()
-	}
+	lostLease := watchLease(runCtx, cancel, job, g)
 	stopWarn := s.warnSlow(runCtx, job, runID, slot, attempt)
 	res := proc.Run(runCtx, spec)
 	stopWarn()
@@ -113,12 +101,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	if lostLease.Load() && job.OnLockLost == config.LockLostContinue {
 		f.Reason = strings.TrimPrefix(f.Reason+"; lock lost during the run, continued unguarded (on_lock_lost: continue)", "; ")
 	}
-	f.Started, f.Ended = startedAt, s.clock.Now()
-	if !res.Exited.IsZero() {
-		// The process's own end, not when this supervisor got to see it
-		// (frozen or starved meanwhile): the keeper saw it happen.
-		f.Ended = f.Ended.Add(-max(time.Since(res.Exited), 0))
-	}
+	f.Started, f.Ended = startedAt, s.ended(res)
 	if f.Outcome == run.OK {
 		lastOK = slot
 	}
@@ -129,6 +112,38 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	recorded = s.recordEnd(f, g.Lease != nil)
 	s.emit(f)
 	return f, recorded
+}
+
+// watchLease ends the run (cancel) when g's lease is lost, unless the
+// job says to continue; the flag tells whether it was lost. Its goroutine
+// returns with the run (runCtx).
+func watchLease(runCtx context.Context, cancel context.CancelCauseFunc, job config.Job, g lock.Grant) *atomic.Bool {
+	var lost atomic.Bool
+	if g.Lost == nil {
+		return &lost
+	}
+	go func() {
+		select {
+		case <-g.Lost:
+			lost.Store(true)
+			if job.OnLockLost != config.LockLostContinue {
+				cancel(lockLost(g))
+			}
+		case <-runCtx.Done():
+		}
+	}()
+	return &lost
+}
+
+// ended is when the run ended on the supervisor's clock: the process's own
+// end where its keeper saw it (res.Exited), not when this supervisor got
+// to see it, frozen or starved meanwhile.
+func (s *Supervisor) ended(res proc.Result) time.Time {
+	now := s.clock.Now()
+	if res.Exited.IsZero() {
+		return now
+	}
+	return now.Add(-max(time.Since(res.Exited), 0))
 }
 
 // keeper is the keeper of a run: with a state dir, every run has one,
