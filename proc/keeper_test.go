@@ -326,3 +326,20 @@ func procUID(t *testing.T, pid int) string {
 	t.Fatalf("no Uid line in /proc/%d/status", pid)
 	return ""
 }
+
+// TestParseKeeperReadsKeeperArgs: what recovery reads of a keeper's
+// command line is what keeperArgs wrote.
+func TestParseKeeperReadsKeeperArgs(t *testing.T) {
+	t.Parallel()
+	k := Keeper{End: "/state/runs/R1.end", Deadline: time.Unix(100, 0), Timeout: time.Minute,
+		Run: KeptRun{Job: "sync", Slot: time.Unix(60, 0), Attempt: 2, Manual: true}}
+	argv := keeperArgs(k, Spec{Tag: "CRONVISOR_RUN_ID=R1", KillGrace: time.Second})
+	got, ok := ParseKeeper(argv)
+	want := KeeperInfo{RunID: "R1", Job: "sync", End: "/state/runs/R1.end", SupervisorPID: os.Getpid()}
+	if !ok || got != want {
+		t.Errorf("ParseKeeper(%q) = %+v, %v; want %+v", argv, got, ok, want)
+	}
+	if _, ok := ParseKeeper([]string{"sleep", "1"}); ok {
+		t.Error("ParseKeeper took sleep for a keeper")
+	}
+}

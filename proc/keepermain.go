@@ -69,6 +69,29 @@ func parseKeeperFlags(args []string) (keeperFlags, bool) {
 	return f, true
 }
 
+// KeeperInfo is what a keeper's command line says of the run it keeps.
+type KeeperInfo struct {
+	RunID, Job, End string
+	SupervisorPID   int
+}
+
+// ParseKeeper reads a keeper's command line (its /proc cmdline as argv);
+// false if argv is not a keeper's.
+func ParseKeeper(argv []string) (KeeperInfo, bool) {
+	if !IsKeeper(argv) {
+		return KeeperInfo{}, false
+	}
+	f, ok := parseKeeperFlags(argv[1:])
+	return KeeperInfo{RunID: runIDOf(f.tag), Job: f.run.Job, End: f.end, SupervisorPID: f.run.SupervisorPID}, ok
+}
+
+// PidfdExited reports whether the process of pidfd fd has exited.
+func PidfdExited(fd int) bool {
+	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(p, 0)
+	return err == nil && n > 0
+}
+
 // KeeperMain is the body of a keeper process, given its arguments after
 // argv[0]; it returns the exit code. While its supervisor lives it only
 // watches: it tells the supervisor when the run's main process exited

@@ -59,23 +59,16 @@ func (k *kept) watchExit(tether int) {
 	if unix.SetNonblock(k.pidfd, true) == nil {
 		k.pidfdFile = os.NewFile(uintptr(k.pidfd), "pidfd") // kept: its finalizer would close the pidfd
 		if rc, err := k.pidfdFile.SyscallConn(); err == nil {
-			_ = rc.Read(func(uintptr) bool { return pidfdReadable(k.pidfd) })
+			_ = rc.Read(func(uintptr) bool { return PidfdExited(k.pidfd) })
 		}
 	}
-	for !pidfdReadable(k.pidfd) {
+	for !PidfdExited(k.pidfd) {
 		p := []unix.PollFd{{Fd: int32(k.pidfd), Events: unix.POLLIN}}
 		_, _ = unix.Poll(p, -1)
 	}
 	k.exitedAt = time.Now()
 	close(k.exited)
 	_, _ = unix.Write(tether, []byte("exited "+strconv.FormatInt(k.exitedAt.UnixNano(), 10)+"\n"))
-}
-
-// pidfdReadable reports whether the process of a pidfd has exited.
-func pidfdReadable(fd int) bool {
-	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	n, err := unix.Poll(p, 0)
-	return err == nil && n > 0
 }
 
 // guard waits for the supervisor's death, then guards the run in its

@@ -1,12 +1,6 @@
 package recovery
 
 import (
-	"os"
-	"strconv"
-	"strings"
-
-	"cronvisor/proc"
-	"cronvisor/procfs"
 	"cronvisor/run"
 
 	"golang.org/x/sys/unix"
@@ -58,7 +52,7 @@ func (r *Recoverer) EndAdopted(runID string, replaced bool) bool {
 	if replaced {
 		sig = unix.SIGUSR2
 	}
-	if k := keeperOf(runID); k > 0 {
+	if k := r.keeperOf(runID); k > 0 {
 		_ = unix.Kill(k, sig)
 		return true
 	}
@@ -83,13 +77,10 @@ func (r *Recoverer) askedReason(runID string) (string, run.Outcome) {
 }
 
 // keeperOf is the pid of the live keeper of run runID, 0 if none.
-func keeperOf(runID string) int {
-	want := "-tag\x00" + run.Tag(runID) + "\x00"
-	pids, _ := procfs.PIDs()
-	for _, pid := range pids {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if err == nil && strings.HasPrefix(string(b), proc.KeeperName+"\x00") && strings.Contains(string(b), want) {
-			return pid
+func (r *Recoverer) keeperOf(runID string) int {
+	for _, k := range r.keepers() {
+		if k.runID == runID {
+			return k.pid
 		}
 	}
 	return 0

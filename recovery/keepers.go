@@ -31,43 +31,20 @@ func (r *Recoverer) keepers() []liveKeeper {
 	var out []liveKeeper
 	for _, pid := range pids {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if err != nil || !strings.HasPrefix(string(b), proc.KeeperName+"\x00") {
+		if err != nil {
 			continue
 		}
-		k := parseKeeperArgs(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"))
-		if !strings.HasPrefix(k.end, endDir) || k.runID == "" {
+		k, ok := proc.ParseKeeper(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"))
+		if !ok || !strings.HasPrefix(k.End, endDir) || k.RunID == "" {
 			continue
 		}
 		p, err := procfs.Lookup(pid)
 		if err != nil {
 			continue
 		}
-		out = append(out, liveKeeper{pid: pid, supervisor: k.supervisor, started: p.Started, job: k.job, runID: k.runID})
+		out = append(out, liveKeeper{pid: pid, supervisor: k.SupervisorPID, started: p.Started, job: k.Job, runID: k.RunID})
 	}
 	return out
-}
-
-type keeperArgs struct {
-	end, job, runID string
-	supervisor      int
-}
-
-// parseKeeperArgs reads what recovery needs of a keeper's command line.
-func parseKeeperArgs(argv []string) keeperArgs {
-	var k keeperArgs
-	for i := 1; i+1 < len(argv); i++ {
-		switch argv[i] {
-		case "-end":
-			k.end = argv[i+1]
-		case "-job":
-			k.job = argv[i+1]
-		case "-supervisor":
-			k.supervisor, _ = strconv.Atoi(argv[i+1])
-		case "-tag":
-			_, k.runID, _ = strings.Cut(argv[i+1], "=")
-		}
-	}
-	return k
 }
 
 // adoptKeepers takes on the runs whose supervisor died and whose keeper
@@ -109,7 +86,7 @@ func (r *Recoverer) watchKeeper(k liveKeeper) {
 		stop := context.AfterFunc(r.ctx, func() { _ = f.SetReadDeadline(time.Now()) })
 		defer stop()
 		if rc, err := f.SyscallConn(); err == nil {
-			_ = rc.Read(func(uintptr) bool { return r.ctx.Err() != nil || exited(fd) })
+			_ = rc.Read(func(uintptr) bool { return r.ctx.Err() != nil || proc.PidfdExited(fd) })
 		}
 		r.mu.Lock()
 		delete(r.keeping, k.runID)
@@ -121,13 +98,6 @@ func (r *Recoverer) watchKeeper(k liveKeeper) {
 			r.logError("recording a kept run's end", r.recordEnd(r.ctx, k.runID), "run_id", k.runID)
 		}
 	}()
-}
-
-// exited reports whether the process of pidfd fd has exited.
-func exited(fd int) bool {
-	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	n, err := unix.Poll(p, 0)
-	return err == nil && n > 0
 }
 
 // sweepEnds records the Ends that keepers left and no watch recorded.
