@@ -254,6 +254,10 @@ func TestE2ESQLSupervisorKilled(t *testing.T) {
 		if n := len(checkWatched(t, dir)); n < 3 {
 			t.Errorf("%d runs for 3 kills: the other host did not take over", n)
 		}
+		runs := len(checkWatched(t, dir))
+		if records := len(hosts[0].runsByID()) + len(hosts[1].runsByID()); records != runs { // runsByID fails on a double
+			t.Errorf("%d runs, %d records", runs, records)
+		}
 	})
 }
 
