@@ -95,6 +95,9 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 		if j.Slow {
 			s += ", SLOW (past warn_after)"
 		}
+		if j.Adopted {
+			s += ", adopted: its supervisor (pid " + strconv.Itoa(j.SupervisorPID) + ") died, its keeper runs it on"
+		}
 		return s
 	case ctl.StateQueued:
 		if h := j.Holder; h != nil {
