@@ -284,6 +284,9 @@ type WireEvent struct {
 	// Retrying is run_finished's: another attempt follows in the same slot,
 	// so a failed outcome here is not yet the slot's.
 	Retrying bool `json:"retrying,omitempty"`
+	// Amends is run_finished's: it restates the end of an attempt reported
+	// before (retries cut short in the backoff), no further run.
+	Amends bool `json:"amends,omitempty"`
 }
 
 // errorBody is the JSON of every error answer.

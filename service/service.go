@@ -146,7 +146,9 @@ func (s *Service) Handle(ev runner.Event) {
 			if !w.StartedAt.IsZero() {
 				st.lastStarted = w.StartedAt
 			}
-			st.runs++
+			if !w.Amends { // an amended end restates a run counted already
+				st.runs++
+			}
 			switch w.Outcome {
 			case run.Failed, run.Timeout, run.Error:
 				if !w.Retrying { // a failed attempt that is retried is not a failed slot

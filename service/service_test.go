@@ -169,4 +169,12 @@ func TestFailuresCountFailedSlots(t *testing.T) {
 	if c := stateOf(t, s, "a").Counts; c.Failures != 1 {
 		t.Errorf("a slot that ended failed counts %d failures, want 1", c.Failures)
 	}
+	// A retried attempt whose retries were cut short in the backoff: its
+	// end is restated (Amends), a failed slot but no further run.
+	fan.Emit(runner.RunFinished{Job: "a", RunID: "r10", Slot: t0.Add(2 * time.Minute), Outcome: run.Failed, Attempt: 1, Retrying: true})
+	fan.Emit(runner.RunFinished{Job: "a", RunID: "r10", Slot: t0.Add(2 * time.Minute), Outcome: run.Failed, Attempt: 1, Amends: true,
+		Reason: "no retry: killed by operator"})
+	if c := stateOf(t, s, "a").Counts; c.Runs != 5 || c.Failures != 2 {
+		t.Errorf("a slot cut short in its backoff: %d runs, %d failures; want 5, 2", c.Runs, c.Failures)
+	}
 }
