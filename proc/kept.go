@@ -121,6 +121,9 @@ func (k *kept) guard(asks <-chan os.Signal) End {
 // why the run is to be ended (Exited: it was not).
 func (k *kept) wait(asks <-chan os.Signal) (Outcome, string, bool) {
 	lost, why := k.keepLease()
+	if why != "" {
+		k.urgent = true // a lease nobody renews: gone within its margin
+	}
 	if k.f.atOnce || why != "" {
 		return Canceled, "supervisor died; ended by its keeper before the lease could expire" + why, false
 	}
