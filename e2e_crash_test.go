@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/history"
 	"cronvisor/run"
 )
 
@@ -80,9 +79,9 @@ func (s *sandbox) startedDaemon() *proc {
 
 // runsByID returns the history's run records (skips left out) by run id,
 // failing the test on a run id recorded twice.
-func (s *sandbox) runsByID() map[string]history.Record {
+func (s *sandbox) runsByID() map[string]run.Record {
 	s.t.Helper()
-	out := map[string]history.Record{}
+	out := map[string]run.Record{}
 	for _, r := range s.historyJSON() {
 		if r.Outcome == run.Skipped {
 			continue
@@ -117,10 +116,10 @@ func TestE2ESIGKILLAtRunStartedLeavesOneRecordPerRun(t *testing.T) {
 	t.Logf("%d daemons killed at their run's start in %v", repeats, time.Since(start).Round(time.Millisecond))
 	// The next supervisor closes the last one too.
 	d := s.cv("daemon", "--log-format", "json")
-	final := func(r history.Record) bool {
+	final := func(r run.Record) bool {
 		return r.Outcome == run.Interrupted || r.Outcome == run.OK
 	}
-	var runs map[string]history.Record
+	var runs map[string]run.Record
 	waitFor(t, 10*time.Second, "every killed daemon's run recorded as closed", func() bool {
 		runs = s.runsByID()
 		for _, id := range ids {
@@ -228,7 +227,7 @@ func TestE2EOrphanInterruptedWithinSecondsOfItsExit(t *testing.T) {
 				_ = syscall.Kill(p.pid, syscall.SIGKILL)
 			}
 			exited := time.Now()
-			var r history.Record
+			var r run.Record
 			waitFor(t, 10*time.Second, "the orphan's run closed", func() bool {
 				r = s.runsByID()[runID]
 				return r.Outcome != run.Running

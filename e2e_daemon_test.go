@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cronvisor/run"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"cronvisor/history"
 )
 
 // historyLines runs `cronvisor history --json --limit 0` with args and
@@ -26,11 +25,11 @@ func (s *sandbox) historyLines(args ...string) []string {
 }
 
 // historyJSON decodes `cronvisor history --json` into records.
-func (s *sandbox) historyJSON(args ...string) []history.Record {
+func (s *sandbox) historyJSON(args ...string) []run.Record {
 	s.t.Helper()
-	var out []history.Record
+	var out []run.Record
 	for _, l := range s.historyLines(args...) {
-		var r history.Record
+		var r run.Record
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			s.t.Fatalf("history --json: line %q: %v", l, err)
 		}
@@ -335,7 +334,7 @@ func TestE2ESIGKILLLosesNoFinishedRun(t *testing.T) {
 			finished[rec.RunID] = rec.Outcome
 		}
 	}
-	got := map[string]history.Record{}
+	got := map[string]run.Record{}
 	for _, r := range s.historyJSON() {
 		got[r.RunID] = r
 	}
@@ -344,7 +343,7 @@ func TestE2ESIGKILLLosesNoFinishedRun(t *testing.T) {
 			t.Errorf("run %s finished %s before the kill; history says %q", id, outcome, got[id].Outcome)
 		}
 	}
-	var slowRun history.Record
+	var slowRun run.Record
 	for _, r := range got {
 		if r.Job == "slow" && r.Outcome == "running" {
 			slowRun = r
@@ -371,7 +370,7 @@ func TestE2ESIGKILLLosesNoFinishedRun(t *testing.T) {
 	if code, _, stderr := s.runCV(10*time.Second, "run", "quick"); code != 0 {
 		t.Fatalf("run quick: %d %s", code, stderr)
 	}
-	var closed history.Record
+	var closed run.Record
 	for _, r := range s.historyJSON("--job", "slow") {
 		if r.RunID == slowRun.RunID {
 			closed = r

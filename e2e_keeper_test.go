@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/history"
 	"cronvisor/internal/redistest"
 	"cronvisor/run"
 )
@@ -34,9 +33,9 @@ func (s *sandbox) killDaemonInto(after time.Duration) (string, time.Time) {
 
 // recordOf waits for runID's record to be closed and returns it; the
 // history must hold it once.
-func (s *sandbox) recordOf(runID string, within time.Duration) history.Record {
+func (s *sandbox) recordOf(runID string, within time.Duration) run.Record {
 	s.t.Helper()
-	var r history.Record
+	var r run.Record
 	waitFor(s.t, within, "run "+runID+" recorded", func() bool {
 		r = s.runsByID()[runID]
 		return r.Outcome != "" && r.Outcome != run.Running

@@ -26,7 +26,7 @@ import (
 type rig struct {
 	sup     *runner.Supervisor
 	fan     *runner.Fanout
-	started chan time.Time // RunStarted times, when a benchmark asks for them
+	started chan time.Time // run.Start times, when a benchmark asks for them
 	failed  atomic.Int64   // runs that did not end ok
 }
 
@@ -46,8 +46,8 @@ func newRig(b *testing.B, withStarts bool) *rig {
 	b.Cleanup(func() { hist.Close() })
 	if withStarts {
 		r.started = make(chan time.Time, 1)
-		fan.Listen(func(ev runner.Event) {
-			if s, ok := ev.(runner.RunStarted); ok {
+		fan.Listen(func(ev run.Event) {
+			if s, ok := ev.(run.Start); ok {
 				r.started <- s.Started
 			}
 		})
@@ -69,7 +69,7 @@ func trueJob(name string) config.Job {
 // concurrent runs proc can take another run's child, caught between fork
 // and exec, for one of the ending run's processes and SIGTERM it; the
 // benchmark reports how often instead of stopping (see BENCHMARKS.md).
-func (r *rig) fire(job config.Job, slot *time.Time) runner.RunFinished {
+func (r *rig) fire(job config.Job, slot *time.Time) run.End {
 	*slot = slot.Add(time.Second)
 	f := r.sup.Fire(context.Background(), job, *slot, false)
 	if f.Outcome != run.OK {
@@ -153,7 +153,7 @@ func measureRuns(b *testing.B, workers int, newOp func(worker int) func()) {
 }
 
 // BenchmarkFireToExec is the guarded-run overhead: from the call of Fire
-// to the moment the child has exec'd (RunStarted: os/exec's Start returns
+// to the moment the child has exec'd (run.Start: os/exec's Start returns
 // once exec succeeded), against the same span of a bare exec.Command Start.
 // Each iteration does one of each, so both see the same machine; the
 // medians and their ratio are reported.

@@ -127,7 +127,7 @@ func runHistory(g *globals, f historyFlags) error {
 	return nil
 }
 
-func printHistoryTable(g *globals, recs []history.Record) {
+func printHistoryTable(g *globals, recs []run.Record) {
 	color := wantColor(g)
 	w := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "SLOT\tJOB\tOUTCOME\tDURATION\tEXIT\tRUN ID\tREASON")
@@ -151,9 +151,9 @@ func printOverlaps(g *globals, groups []history.Overlap, asJSON bool) error {
 		enc := json.NewEncoder(g.stdout)
 		for _, o := range groups {
 			row := struct {
-				Run       history.Record   `json:"run"`
-				Synthetic bool             `json:"synthetic"`
-				Skips     []history.Record `json:"skips"`
+				Run       run.Record   `json:"run"`
+				Synthetic bool         `json:"synthetic"`
+				Skips     []run.Record `json:"skips"`
 			}{o.Run, o.Synthetic, o.Skips}
 			if err := enc.Encode(row); err != nil {
 				return err
@@ -193,7 +193,7 @@ func parseSince(s string) (time.Duration, error) {
 	return d, nil
 }
 
-func recordTime(r history.Record) time.Time {
+func recordTime(r run.Record) time.Time {
 	for _, t := range []time.Time{r.ScheduledAt, r.StartedAt, r.EndedAt} {
 		if !t.IsZero() {
 			return t
@@ -214,7 +214,7 @@ func shortTime(t time.Time) string {
 	return t.Local().Format(tableTimeLayout)
 }
 
-func human(r history.Record) string {
+func human(r run.Record) string {
 	if r.StartedAt.IsZero() {
 		return "-"
 	}

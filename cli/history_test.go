@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
 	"cronvisor/lock"
 	"cronvisor/run"
+	"cronvisor/service"
 )
 
 func TestParseSince(t *testing.T) {
@@ -59,8 +59,8 @@ func TestTablesShareTimeFormat(t *testing.T) {
 	}
 	var out bytes.Buffer
 	g := &globals{stdout: &out}
-	printHistoryTable(g, []history.Record{{Job: "a", RunID: "r1", Outcome: "ok", StartedAt: at, EndedAt: at.Add(time.Second)}})
-	printLocksTable(g, []lockRow{{LockStatus: ctl.LockStatusOf(lock.Status{Name: "a", Held: true,
+	printHistoryTable(g, []run.Record{{Job: "a", RunID: "r1", Outcome: "ok", StartedAt: at, EndedAt: at.Add(time.Second)}})
+	printLocksTable(g, []lockRow{{LockStatus: service.LockStatusOf(lock.Status{Name: "a", Held: true,
 		Record: lock.Record{Holder: run.Holder{PID: 7, Job: "a", RunID: "r1", Since: at}}})}})
 	printStatusTable(g, []ctl.JobStatus{{Name: "a", State: ctl.StateIdle, LastStartedAt: at}}, true)
 	if n := strings.Count(out.String(), want); n != 3 {

@@ -100,7 +100,7 @@ func lockStatuses(ctx context.Context, cfg *config.Config) (out []lockRow, note 
 		return nil, "", err
 	}
 	for _, l := range all {
-		out = append(out, lockRow{LockStatus: ctl.LockStatusOf(l)})
+		out = append(out, lockRow{LockStatus: service.LockStatusOf(l)})
 	}
 	return out, "", nil
 }

@@ -10,6 +10,7 @@ import (
 	"cronvisor/daemon"
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/service"
 )
 
@@ -50,13 +51,13 @@ func (s *stateDirSource) Locks(ctx context.Context) ([]ctl.LockStatus, error) {
 	all, err := service.ListLocks(ctx, s.locker, s.cfg.Jobs)
 	out := make([]ctl.LockStatus, 0, len(all))
 	for _, l := range all {
-		out = append(out, ctl.LockStatusOf(l))
+		out = append(out, service.LockStatusOf(l))
 	}
 	return out, err
 }
 
 // History implements ui.StateDir.
-func (s *stateDirSource) History(ctx context.Context, q ctl.HistoryQuery) ([]history.Record, error) {
+func (s *stateDirSource) History(ctx context.Context, q ctl.HistoryQuery) ([]run.Record, error) {
 	store, err := history.OpenReadOnly(daemon.HistoryPath(s.cfg))
 	if errors.Is(err, history.ErrNoHistory) {
 		return nil, nil

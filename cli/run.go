@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,7 +14,6 @@ import (
 
 	"cronvisor/daemon"
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 func newRun(g *globals) *cobra.Command {
@@ -59,9 +57,9 @@ func runOnce(g *globals, name string, conflictCode int) error {
 	_ = env.RecoverRuns(context.Background())
 
 	var outMu sync.Mutex
-	env.Listen(func(ev runner.Event) {
+	env.Listen(func(ev run.Event) {
 		switch e := ev.(type) {
-		case runner.RunOutput:
+		case run.Output:
 			outMu.Lock()
 			defer outMu.Unlock()
 			w := g.stdout
@@ -69,9 +67,9 @@ func runOnce(g *globals, name string, conflictCode int) error {
 				w = g.stderr
 			}
 			fmt.Fprintln(w, e.Line)
-		case runner.RunSkipped:
+		case run.Skip:
 			fmt.Fprintf(g.stderr, "cronvisor: %s: skipped: %s\n", e.Job, e.Reason)
-		case runner.RunFinished:
+		case run.End:
 			if e.Outcome != run.OK && e.Outcome != run.Failed && e.Outcome != run.Skipped {
 				fmt.Fprintf(g.stderr, "cronvisor: %s: %s: %s\n", e.Job, e.Outcome, e.Reason)
 			}
@@ -98,7 +96,7 @@ func runOnce(g *globals, name string, conflictCode int) error {
 }
 
 // runExit maps a finished fire to the contract's exit codes.
-func runExit(f runner.RunFinished, sig os.Signal, conflictCode int) error {
+func runExit(f run.End, sig os.Signal, conflictCode int) error {
 	switch f.Outcome {
 	case run.OK:
 		return nil
@@ -122,7 +120,7 @@ func runExit(f runner.RunFinished, sig os.Signal, conflictCode int) error {
 	case run.Error:
 		// Like timeout(1): 127 command not found, 126 other start
 		// failures (proc sets those), 125 cronvisor's own failure.
-		if errors.Is(f.Err, runner.ErrStartFailed) && f.ExitCode != nil {
+		if f.Class == run.ClassStartFailed && f.ExitCode != nil {
 			return exitCode(*f.ExitCode, nil)
 		}
 		return exitCode(125, nil)

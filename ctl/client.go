@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"cronvisor/history"
 	"cronvisor/procfs"
+	"cronvisor/run"
 	"cronvisor/statedir"
 )
 
@@ -128,8 +128,8 @@ func (c *Client) Locks(ctx context.Context) ([]LockStatus, error) {
 }
 
 // History returns the history records that match q, newest first.
-func (c *Client) History(ctx context.Context, q HistoryQuery) ([]history.Record, error) {
-	var recs []history.Record
+func (c *Client) History(ctx context.Context, q HistoryQuery) ([]run.Record, error) {
+	var recs []run.Record
 	return recs, c.call(ctx, http.MethodGet, "/v1/history", encodeQuery(q), &recs)
 }
 

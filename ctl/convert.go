@@ -3,54 +3,28 @@ package ctl
 import (
 	"strings"
 
-	"cronvisor/lock"
 	"cronvisor/run"
-	"cronvisor/runner"
 )
-
-// HolderOf is who holds a lock, as the wire (and every layer) has it.
-func HolderOf(rec lock.Record) *run.Holder {
-	h := rec.Holder
-	return &h
-}
-
-// LockStatusOf is a lock's wire form.
-func LockStatusOf(s lock.Status) LockStatus {
-	h := s.Record
-	return LockStatus{
-		Lock:          s.Name,
-		Held:          s.Held,
-		PID:           h.PID,
-		Host:          h.Host,
-		Job:           h.Job,
-		RunID:         h.RunID,
-		Slot:          h.Slot,
-		Since:         h.Since,
-		SupervisorPID: h.SupervisorPID,
-		Foreign:       h.Foreign,
-		Cmdline:       h.Cmdline,
-	}
-}
 
 // EventOf is a runner event's wire form; false for event types the wire
 // does not know, which a backend should drop rather than send half-filled.
-func EventOf(ev runner.Event) (WireEvent, bool) {
+func EventOf(ev run.Event) (WireEvent, bool) {
 	switch e := ev.(type) {
-	case runner.RunStarted:
+	case run.Start:
 		return WireEvent{Type: EventRunStarted, Job: e.Job, RunID: e.RunID, Time: e.Started,
 			Slot: e.Slot, StartedAt: e.Started, Deadline: e.Deadline, PID: e.PID, Lock: e.Lock, Manual: e.Manual, Attempt: e.Attempt}, true
-	case runner.RunOutput:
+	case run.Output:
 		return WireEvent{Type: EventRunOutput, Job: e.Job, RunID: e.RunID, Time: e.Time,
 			Stream: e.Stream, Line: e.Line}, true
-	case runner.RunFinished:
+	case run.End:
 		return WireEvent{Type: EventRunFinished, Job: e.Job, RunID: e.RunID, Time: e.Ended,
 			Slot: e.Slot, StartedAt: e.Started, PID: e.PID, Outcome: e.Outcome,
 			ExitCode: e.ExitCode, Reason: e.Reason, Manual: e.Manual, Attempt: e.Attempt,
 			Retrying: e.Retrying, Amends: e.Amends}, true
-	case runner.RunSlow:
+	case run.Slow:
 		return WireEvent{Type: EventRunSlow, Job: e.Job, RunID: e.RunID, Time: e.Time, Slot: e.Slot,
 			StartedAt: e.Started, Attempt: e.Attempt, Reason: "still running after warn_after " + e.After.String()}, true
-	case runner.RunSkipped:
+	case run.Skip:
 		w := WireEvent{Type: EventRunSkipped, Job: e.Job, RunID: e.RunID, Time: e.Time,
 			Slot: e.Slot, Outcome: run.Skipped, Reason: e.Reason, Manual: e.Manual}
 		if e.Holder != nil {
@@ -58,7 +32,7 @@ func EventOf(ev runner.Event) (WireEvent, bool) {
 			w.Holder = &h
 		}
 		return w, true
-	case runner.ConfigReloaded:
+	case run.Reload:
 		w := WireEvent{Type: EventConfigReloaded, Time: e.Time, Jobs: e.Jobs, Problems: e.Problems}
 		if len(e.Problems) > 0 {
 			w.Reason = strings.Join(e.Problems, "; ")

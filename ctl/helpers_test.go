@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/history"
 	"cronvisor/run"
 )
 
@@ -97,7 +96,7 @@ func ref(offset time.Duration) time.Time {
 type fakeBackend struct {
 	jobs    []JobStatus
 	locks   []LockStatus
-	history []history.Record
+	history []run.Record
 	failAll error // when set, every request/response method returns it
 
 	mu    sync.Mutex
@@ -127,7 +126,7 @@ func newFakeBackend() *fakeBackend {
 				Since: ref(0), SupervisorPID: 4000},
 			{Lock: "x", Held: true, PID: 77, Since: ref(-time.Minute), Foreign: true, Cmdline: "flock -n x.lock sleep 9"},
 		},
-		history: []history.Record{
+		history: []run.Record{
 			{Job: "sync", RunID: "r0", Outcome: "ok", ScheduledAt: ref(-time.Hour), StartedAt: ref(-time.Hour),
 				EndedAt: ref(-time.Hour + time.Second), ExitCode: &zero, LogPath: "/state/logs/sync/r0.log", Attempt: 2},
 			{Job: "sync", RunID: "s1", Outcome: "skipped", ScheduledAt: ref(-time.Minute), Reason: "lock held", Attempt: 1,
@@ -182,7 +181,7 @@ func (f *fakeBackend) Log(_ context.Context, job, runID string) (RunLog, error) 
 	return RunLog{Job: job, RunID: runID, Lines: []string{"stdout | one", "stderr | two"}, Omitted: 12}, nil
 }
 
-func (f *fakeBackend) History(_ context.Context, q HistoryQuery) ([]history.Record, error) {
+func (f *fakeBackend) History(_ context.Context, q HistoryQuery) ([]run.Record, error) {
 	f.mu.Lock()
 	f.query = q
 	f.mu.Unlock()

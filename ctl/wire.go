@@ -8,7 +8,7 @@
 //	GET  /v1/jobs                   []JobStatus
 //	GET  /v1/locks                  []LockStatus
 //	GET  /v1/history?job=&outcome=&outcome=&since=RFC3339&limit=
-//	                                []history.Record, the contract's form
+//	                                []run.Record, the contract's form
 //	GET  /v1/logs?job=J&run=R       RunLog: the end of the run's saved log; 404 when it has none
 //	GET  /v1/daemon                 DaemonStatus
 //	POST /v1/jobs/{name}/run        202 RunResult when the run started, 200 when not
@@ -29,7 +29,6 @@ import (
 	"errors"
 	"time"
 
-	"cronvisor/history"
 	"cronvisor/run"
 )
 
@@ -68,7 +67,7 @@ type Backend interface {
 	Jobs(ctx context.Context) ([]JobStatus, error)
 	Locks(ctx context.Context) ([]LockStatus, error)
 	// History returns the records that match q, newest first.
-	History(ctx context.Context, q HistoryQuery) ([]history.Record, error)
+	History(ctx context.Context, q HistoryQuery) ([]run.Record, error)
 	// Log returns the end of a run's saved log, ErrNoLog when it has none.
 	Log(ctx context.Context, job, runID string) (RunLog, error)
 	// RunNow fires the job in the background, still under its lock, and
@@ -275,7 +274,7 @@ type WireEvent struct {
 	Reason   string      `json:"reason,omitempty"`
 	Holder   *run.Holder `json:"holder,omitempty"`
 	Stream   string      `json:"stream,omitempty"` // stdout or stderr
-	Line     string      `json:"line,omitempty"`   // one or more lines joined by "\n" (runner.RunOutput)
+	Line     string      `json:"line,omitempty"`   // one or more lines joined by "\n" (run.Output)
 	// Jobs and Problems are config_reloaded's: the job count in effect and,
 	// when the new file was refused, why.
 	Jobs     int      `json:"jobs,omitempty"`

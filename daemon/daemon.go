@@ -20,6 +20,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/internal/ratelog"
 	"cronvisor/outlog"
+	"cronvisor/run"
 	"cronvisor/runner"
 	"cronvisor/service"
 )
@@ -191,7 +192,7 @@ func (d *Daemon) reload() error {
 			d.log.Error("reload refused; keeping the running jobs", "problem", pr.String())
 			msgs = append(msgs, pr.String())
 		}
-		d.env.Emit(runner.ConfigReloaded{Time: d.o.Clock.Now(), Jobs: len(old.Jobs), Problems: msgs})
+		d.env.Emit(run.Reload{Time: d.o.Clock.Now(), Jobs: len(old.Jobs), Problems: msgs})
 		return fmt.Errorf("jobs.yaml invalid, old jobs kept:\n%s", strings.Join(msgs, "\n"))
 	}
 	if cfg.StateDir != old.StateDir || cfg.LockBackend != old.LockBackend {
@@ -202,7 +203,7 @@ func (d *Daemon) reload() error {
 	d.current.Store(cfg)
 	d.env.setConfig(cfg)
 	d.svc.SetConfig(cfg)
-	d.env.Emit(runner.ConfigReloaded{Time: d.o.Clock.Now(), Jobs: len(cfg.Jobs)})
+	d.env.Emit(run.Reload{Time: d.o.Clock.Now(), Jobs: len(cfg.Jobs)})
 	d.log.Info("reloaded", "config", cfg.Path, "jobs", len(cfg.Jobs))
 	return nil
 }

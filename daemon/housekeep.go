@@ -12,7 +12,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/history"
 	"cronvisor/recovery"
-	"cronvisor/runner"
+	"cronvisor/run"
 )
 
 // newRecovery returns the recoverer of dead supervisors' runs, judging
@@ -33,14 +33,14 @@ func (e *Env) newRecovery(store *history.Store, mine func(runID string) bool, st
 		Log:      log,
 		// The slot's end is reported as it is when its supervisor stops
 		// in the backoff: notifications, metrics and the log see it.
-		RetriesEnded: func(r history.Record) { e.Emit(amendedEnd(r)) },
+		RetriesEnded: func(r run.Record) { e.Emit(amendedEnd(r)) },
 	})
 }
 
-// amendedEnd is the RunFinished that restates a recorded attempt as its
-// slot's end (runner.RunFinished.Amends).
-func amendedEnd(r history.Record) runner.RunFinished {
-	return runner.RunFinished{Job: r.Job, RunID: r.RunID, Slot: r.ScheduledAt, Started: r.StartedAt, Ended: r.EndedAt,
+// amendedEnd is the run.End that restates a recorded attempt as its
+// slot's end (run.End.Amends).
+func amendedEnd(r run.Record) run.End {
+	return run.End{Job: r.Job, RunID: r.RunID, Slot: r.ScheduledAt, Started: r.StartedAt, Ended: r.EndedAt,
 		PID: r.PID, Outcome: r.Outcome, ExitCode: r.ExitCode, Reason: r.Reason, Manual: r.Manual, Attempt: r.Attempt, Amends: true}
 }
 

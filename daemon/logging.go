@@ -9,7 +9,6 @@ import (
 	"cronvisor/internal/ratelog"
 	"cronvisor/lock"
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 // logEvents writes one record per run start and end, and per skip, each
@@ -18,13 +17,13 @@ import (
 // minute with a count, while history keeps a record of each. Output
 // lines take their own path (outlog): rate-capped, and never waited for
 // by the run.
-func logEvents(log *slog.Logger, skips *ratelog.Limiter) func(runner.Event) {
-	return func(ev runner.Event) {
+func logEvents(log *slog.Logger, skips *ratelog.Limiter) func(run.Event) {
+	return func(ev run.Event) {
 		switch e := ev.(type) {
-		case runner.RunStarted:
+		case run.Start:
 			log.Info("run started", "job", e.Job, "run_id", e.RunID, "slot", e.Slot.Format(time.RFC3339Nano), "pid", e.PID, "manual", e.Manual)
-		case runner.RunOutput: // see outlog
-		case runner.RunFinished:
+		case run.Output: // see outlog
+		case run.End:
 			attrs := []any{"job", e.Job, "run_id", e.RunID, "outcome", string(e.Outcome), "slot", e.Slot.Format(time.RFC3339Nano)}
 			if e.ExitCode != nil {
 				attrs = append(attrs, "exit_code", *e.ExitCode)
@@ -40,7 +39,7 @@ func logEvents(log *slog.Logger, skips *ratelog.Limiter) func(runner.Event) {
 				level = slog.LevelWarn
 			}
 			log.Log(context.Background(), level, "run finished", attrs...)
-		case runner.RunSkipped:
+		case run.Skip:
 			attrs := []any{"job", e.Job, "run_id", e.RunID, "slot", e.Slot.Format(time.RFC3339Nano), "reason", e.Reason}
 			if e.Holder != nil {
 				attrs = append(attrs, "holder_pid", e.Holder.PID, "holder_host", e.Holder.Host, "holder_run_id", e.Holder.RunID)
@@ -50,12 +49,12 @@ func logEvents(log *slog.Logger, skips *ratelog.Limiter) func(runner.Event) {
 				break
 			}
 			skips.Log(e.Job+"\x00"+string(e.Class), slog.LevelWarn, "run skipped", attrs...)
-		case runner.ConfigReloaded:
+		case run.Reload:
 			// A refused reload has logged its problems; it loaded nothing.
 			if len(e.Problems) == 0 {
 				log.Info("config reloaded", "jobs", e.Jobs)
 			}
-		case runner.ScheduleStalled:
+		case run.Stall:
 			log.Error("no next fire: the job is not scheduled until one is found", "job", e.Job,
 				"after", e.After.Format(time.RFC3339Nano), "retry", e.Retry.Format(time.RFC3339Nano))
 		default:

@@ -2,13 +2,12 @@ package daemon
 
 import (
 	"context"
+	"cronvisor/run"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"cronvisor/runner"
 )
 
 const twoJobs = oneJob + `  - name: tick
@@ -136,9 +135,9 @@ func TestRunSIGHUP(t *testing.T) {
 func TestWatchReloads(t *testing.T) {
 	h := newHarness(t, oneJob)
 	d := h.start()
-	reloaded := make(chan runner.ConfigReloaded, 4)
-	d.env.Listen(func(ev runner.Event) {
-		if r, ok := ev.(runner.ConfigReloaded); ok {
+	reloaded := make(chan run.Reload, 4)
+	d.env.Listen(func(ev run.Event) {
+		if r, ok := ev.(run.Reload); ok {
 			reloaded <- r
 		}
 	})

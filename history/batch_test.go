@@ -12,7 +12,7 @@ import (
 func TestBatchedQueriesMatchPerJob(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
-	for _, r := range []Record{
+	for _, r := range []run.Record{
 		{Job: "a", RunID: "1", Outcome: run.OK, ScheduledAt: minute(0)},
 		{Job: "a", RunID: "2", Outcome: run.Skipped, ScheduledAt: minute(10)},
 		{Job: "a", RunID: "3", Outcome: run.OK, ScheduledAt: minute(12), Manual: true},
@@ -23,7 +23,7 @@ func TestBatchedQueriesMatchPerJob(t *testing.T) {
 	} {
 		mustSkip(t, s, r)
 	}
-	if err := s.Start(ctx, Record{Job: "e", RunID: "8", ScheduledAt: minute(4), StartedAt: minute(4)}); err != nil {
+	if err := s.Start(ctx, run.Record{Job: "e", RunID: "8", ScheduledAt: minute(4), StartedAt: minute(4)}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

@@ -62,7 +62,7 @@ func BenchmarkInsert(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				i++
-				r := Record{Job: "job", RunID: strconv.Itoa(i), Outcome: run.OK, ScheduledAt: minute(i),
+				r := run.Record{Job: "job", RunID: strconv.Itoa(i), Outcome: run.OK, ScheduledAt: minute(i),
 					StartedAt: minute(i), EndedAt: minute(i).Add(time.Second), ExitCode: intp(0), Host: "h"}
 				if err := s.Finish(ctx, r); err != nil {
 					b.Fatal(err)
@@ -92,7 +92,7 @@ func buildBig(b *testing.B, s *Store, n int, end time.Time) {
 	for i := range n {
 		k, j := i/benchJobs, i%benchJobs
 		slot := end.Add(-time.Duration(fires-k) * 5 * time.Minute)
-		r := Record{Job: fmt.Sprintf("job-%03d", j), RunID: strconv.Itoa(i),
+		r := run.Record{Job: fmt.Sprintf("job-%03d", j), RunID: strconv.Itoa(i),
 			ScheduledAt: slot, Host: "h", SupervisorPID: 1}
 		switch h := (k*37 + j*11) % 100; { // every job gets every residue
 		case h < 20:
@@ -162,7 +162,7 @@ func BenchmarkStartFinish(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		r := Record{Job: "job-007", RunID: "sf-" + strconv.Itoa(i), ScheduledAt: minute(i),
+		r := run.Record{Job: "job-007", RunID: "sf-" + strconv.Itoa(i), ScheduledAt: minute(i),
 			StartedAt: minute(i), Host: "h", SupervisorPID: 1, PID: 4242,
 			LogPath: "/state/logs/job-007/sf-" + strconv.Itoa(i) + ".log"}
 		if err := s.Start(ctx, r); err != nil {

@@ -18,8 +18,8 @@ func TestFailingStore(t *testing.T) {
 	ctx := testCtx(t)
 	w, p := openTemp(t)
 	// Two finished runs of a job: Prune(keep 1) has one to delete.
-	mustRun(t, w, Record{Job: "a", RunID: "old", Outcome: run.OK, ScheduledAt: minute(-2)})
-	mustRun(t, w, Record{Job: "a", RunID: "new", Outcome: run.OK, ScheduledAt: minute(-1)})
+	mustRun(t, w, run.Record{Job: "a", RunID: "old", Outcome: run.OK, ScheduledAt: minute(-2)})
+	mustRun(t, w, run.Record{Job: "a", RunID: "new", Outcome: run.OK, ScheduledAt: minute(-1)})
 	stores := []struct {
 		name string
 		open func(t *testing.T) *Store
@@ -40,7 +40,7 @@ func TestFailingStore(t *testing.T) {
 			return s
 		}},
 	}
-	r := Record{Job: "a", RunID: "r1", ScheduledAt: minute(0), StartedAt: minute(0)}
+	r := run.Record{Job: "a", RunID: "r1", ScheduledAt: minute(0), StartedAt: minute(0)}
 	done := r
 	done.Outcome, done.EndedAt = run.OK, minute(1)
 	for _, st := range stores {

@@ -14,18 +14,18 @@ import (
 func TestFinishUpdatesWhatChanged(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
-	start := Record{Job: "a", RunID: "r1", ScheduledAt: minute(1), StartedAt: minute(1), Host: "h1",
+	start := run.Record{Job: "a", RunID: "r1", ScheduledAt: minute(1), StartedAt: minute(1), Host: "h1",
 		SupervisorPID: 7, LogPath: "/logs/a/r1.log", Attempt: 1}
 	for _, tc := range []struct {
 		name   string
 		narrow bool // the end changes endColumns only
-		end    func(r Record) Record
+		end    func(r run.Record) run.Record
 	}{
-		{"end columns only", true, func(r Record) Record {
+		{"end columns only", true, func(r run.Record) run.Record {
 			r.Outcome, r.EndedAt, r.ExitCode, r.Reason, r.PID = run.Failed, minute(2), intp(3), "exit status 3", 4242
 			return r
 		}},
-		{"a start column too", false, func(r Record) Record {
+		{"a start column too", false, func(r run.Record) run.Record {
 			r.Outcome, r.EndedAt, r.ExitCode, r.PID = run.OK, minute(2), intp(0), 4243
 			r.Host, r.LogPath = "h2", "/logs/a/moved.log"
 			return r
@@ -37,7 +37,7 @@ func TestFinishUpdatesWhatChanged(t *testing.T) {
 			if err := s.Start(ctx, st); err != nil {
 				t.Fatal(err)
 			}
-			end := tc.end(Record{Job: st.Job, RunID: st.RunID})
+			end := tc.end(run.Record{Job: st.Job, RunID: st.RunID})
 			if err := s.Finish(ctx, end); err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"cronvisor/run"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -37,7 +38,7 @@ func testCtx(t testing.TB) context.Context {
 
 // utc puts every time of r in UTC, so records read back (in Local) compare
 // with reflect.DeepEqual against the ones written.
-func utc(r Record) Record {
+func utc(r run.Record) run.Record {
 	r.ScheduledAt, r.StartedAt, r.EndedAt = r.ScheduledAt.UTC(), r.StartedAt.UTC(), r.EndedAt.UTC()
 	if r.Holder != nil {
 		h := *r.Holder
@@ -47,14 +48,14 @@ func utc(r Record) Record {
 	return r
 }
 
-func sameRecord(t *testing.T, got, want Record) {
+func sameRecord(t *testing.T, got, want run.Record) {
 	t.Helper()
 	if g, w := utc(got), utc(want); !reflect.DeepEqual(g, w) {
 		t.Errorf("record differs:\n got %+v\nwant %+v", g, w)
 	}
 }
 
-func runIDs(rs []Record) []string {
+func runIDs(rs []run.Record) []string {
 	out := []string{}
 	for _, r := range rs {
 		out = append(out, r.RunID)
@@ -63,14 +64,14 @@ func runIDs(rs []Record) []string {
 }
 
 // mustSkip and mustRun write fixtures; a failure here is a broken test.
-func mustSkip(t testing.TB, s *Store, r Record) {
+func mustSkip(t testing.TB, s *Store, r run.Record) {
 	t.Helper()
 	if err := s.Skip(context.Background(), r); err != nil {
 		t.Fatalf("Skip(%s): %v", r.RunID, err)
 	}
 }
 
-func mustRun(t testing.TB, s *Store, r Record) {
+func mustRun(t testing.TB, s *Store, r run.Record) {
 	t.Helper()
 	if err := s.Finish(context.Background(), r); err != nil {
 		t.Fatalf("Finish(%s): %v", r.RunID, err)

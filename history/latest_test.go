@@ -11,11 +11,11 @@ import (
 func TestSummariesPassOverSkips(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
-	mustRun(t, s, Record{Job: "a", RunID: "run1", Outcome: run.OK, ScheduledAt: minute(0), StartedAt: minute(0), EndedAt: minute(1)})
-	mustRun(t, s, Record{Job: "a", RunID: "run2", Outcome: run.Failed, ScheduledAt: minute(5), StartedAt: minute(5), EndedAt: minute(6)})
-	mustSkip(t, s, Record{Job: "a", RunID: "skip1", Outcome: run.Skipped, ScheduledAt: minute(10)})
-	mustSkip(t, s, Record{Job: "a", RunID: "skip2", Outcome: run.Skipped, ScheduledAt: minute(15)})
-	mustSkip(t, s, Record{Job: "only_skips", RunID: "skip3", Outcome: run.Skipped, ScheduledAt: minute(15)})
+	mustRun(t, s, run.Record{Job: "a", RunID: "run1", Outcome: run.OK, ScheduledAt: minute(0), StartedAt: minute(0), EndedAt: minute(1)})
+	mustRun(t, s, run.Record{Job: "a", RunID: "run2", Outcome: run.Failed, ScheduledAt: minute(5), StartedAt: minute(5), EndedAt: minute(6)})
+	mustSkip(t, s, run.Record{Job: "a", RunID: "skip1", Outcome: run.Skipped, ScheduledAt: minute(10)})
+	mustSkip(t, s, run.Record{Job: "a", RunID: "skip2", Outcome: run.Skipped, ScheduledAt: minute(15)})
+	mustSkip(t, s, run.Record{Job: "only_skips", RunID: "skip3", Outcome: run.Skipped, ScheduledAt: minute(15)})
 
 	sums, err := s.Summaries(ctx, []string{"a", "only_skips", "unknown"})
 	if err != nil {

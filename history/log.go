@@ -75,7 +75,7 @@ func (l *Log) Write(stream, line string) error {
 	return l.WriteLines(stream, strings.TrimSuffix(line, "\n"))
 }
 
-// WriteLines appends lines joined by "\n" (a runner.RunOutput's Line),
+// WriteLines appends lines joined by "\n" (a run.Output's Line),
 // each tagged with stream; a last empty line is one too.
 func (l *Log) WriteLines(stream, lines string) error {
 	line := lines

@@ -23,7 +23,7 @@ const (
 // already recorded, and reports whether it inserted the row. It rebuilds
 // the start of a run whose supervisor died before its own start row was
 // committed.
-func (s *Store) Adopt(ctx context.Context, r Record) (bool, error) {
+func (s *Store) Adopt(ctx context.Context, r run.Record) (bool, error) {
 	r.Outcome = run.Running
 	if err := check(r); err != nil {
 		return false, err

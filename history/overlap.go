@@ -13,9 +13,9 @@ type Overlap struct {
 	// Run is the holding run as recorded. When the holder is not in this
 	// store (a foreign flock(1), another state dir, a pruned row) Run is
 	// built from the skips' Holder: Job, RunID, Host and PID, no Outcome.
-	Run       Record
-	Synthetic bool     // Run was built from a Holder, not found in the store
-	Skips     []Record // newest first
+	Run       run.Record
+	Synthetic bool         // Run was built from a Holder, not found in the store
+	Skips     []run.Record // newest first
 }
 
 // overlapChunk bounds the run ids bound to one IN (...) query, well under
@@ -50,7 +50,7 @@ func (s *Store) Overlaps(ctx context.Context, f Filter) ([]Overlap, error) {
 	index := map[holderKey]int{}
 	for _, sk := range skips {
 		h := *sk.Holder
-		run, known := runs[h.RunID]
+		held, known := runs[h.RunID]
 		k := holderKey{RunID: h.RunID}
 		if !known {
 			k = holderKey{Host: h.Host, PID: h.PID, RunID: h.RunID}
@@ -60,9 +60,9 @@ func (s *Store) Overlaps(ctx context.Context, f Filter) ([]Overlap, error) {
 			i = len(out)
 			index[k] = i
 			if !known {
-				run = Record{Job: h.Job, RunID: h.RunID, Host: h.Host, PID: h.PID, StartedAt: h.Since}
+				held = run.Record{Job: h.Job, RunID: h.RunID, Host: h.Host, PID: h.PID, StartedAt: h.Since}
 			}
-			out = append(out, Overlap{Run: run, Synthetic: !known})
+			out = append(out, Overlap{Run: held, Synthetic: !known})
 		}
 		out[i].Skips = append(out[i].Skips, sk)
 	}
@@ -75,7 +75,7 @@ type holderKey struct {
 	RunID string
 }
 
-func holderRunIDs(skips []Record) []string {
+func holderRunIDs(skips []run.Record) []string {
 	seen := map[string]bool{}
 	var ids []string
 	for _, sk := range skips {
@@ -88,8 +88,8 @@ func holderRunIDs(skips []Record) []string {
 }
 
 // byRunID loads the runs with the given ids.
-func (s *Store) byRunID(ctx context.Context, ids []string) (map[string]Record, error) {
-	out := map[string]Record{}
+func (s *Store) byRunID(ctx context.Context, ids []string) (map[string]run.Record, error) {
+	out := map[string]run.Record{}
 	for len(ids) > 0 {
 		n := min(len(ids), overlapChunk)
 		a := make([]any, n)

@@ -16,9 +16,9 @@ func TestOverlaps(t *testing.T) {
 	// r1 (job a) held the lock over three fires of a and one of b, which
 	// shares its lock; flock(1) as pid 77 blocked two fires; a pruned run
 	// blocked one; a skip without a holder is no overlap.
-	mustRun(t, s, Record{Job: "a", RunID: "r1", Outcome: run.OK, ScheduledAt: minute(0),
+	mustRun(t, s, run.Record{Job: "a", RunID: "r1", Outcome: run.OK, ScheduledAt: minute(0),
 		StartedAt: minute(0), EndedAt: minute(4), PID: 10, Host: "h"})
-	for _, r := range []Record{
+	for _, r := range []run.Record{
 		{Job: "a", RunID: "s1", ScheduledAt: minute(1), Holder: holder(10, "a", "r1")},
 		{Job: "b", RunID: "s2", ScheduledAt: minute(2), Holder: holder(10, "a", "r1")},
 		{Job: "a", RunID: "s3", ScheduledAt: minute(3), Holder: holder(10, "a", "r1")},

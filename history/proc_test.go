@@ -51,7 +51,7 @@ func helper(mode, db, prefix string) int {
 	n := map[string]int{"durable": 1 << 20, "writer": 100, "fsize": 10000}[mode]
 	for i := range n {
 		id := fmt.Sprintf("%s-%d", prefix, i)
-		r := Record{Job: "j-" + prefix, RunID: id, ScheduledAt: minute(i), StartedAt: minute(i),
+		r := run.Record{Job: "j-" + prefix, RunID: id, ScheduledAt: minute(i), StartedAt: minute(i),
 			Host: "h", SupervisorPID: os.Getpid(), Reason: strings.Repeat("x", 2000)}
 		err := s.Start(ctx, r)
 		if err == nil {
@@ -59,7 +59,7 @@ func helper(mode, db, prefix string) int {
 			err = s.Finish(ctx, r)
 		}
 		if err == nil && mode != "durable" {
-			err = s.Skip(ctx, Record{Job: r.Job, RunID: id + "-skip", ScheduledAt: minute(i), Reason: r.Reason})
+			err = s.Skip(ctx, run.Record{Job: r.Job, RunID: id + "-skip", ScheduledAt: minute(i), Reason: r.Reason})
 		}
 		if err != nil {
 			fmt.Println("error:", err)

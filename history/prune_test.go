@@ -20,7 +20,7 @@ func pruneFixture(t *testing.T) (*Store, string) {
 	s, _ := openTemp(t)
 	dir := t.TempDir()
 	day := func(d int) time.Time { return base().Add(time.Duration(d) * 24 * time.Hour) }
-	add := func(r Record) {
+	add := func(r run.Record) {
 		l, err := NewLog(dir, r.Job, r.RunID, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -38,12 +38,12 @@ func pruneFixture(t *testing.T) (*Store, string) {
 		mustRun(t, s, r)
 	}
 	for d := range 6 {
-		add(Record{Job: "a", RunID: "a" + strconv.Itoa(d), Outcome: run.OK, ScheduledAt: day(d), Manual: d == 5})
+		add(run.Record{Job: "a", RunID: "a" + strconv.Itoa(d), Outcome: run.OK, ScheduledAt: day(d), Manual: d == 5})
 	}
-	add(Record{Job: "a", RunID: "a6", Outcome: run.Failed, ScheduledAt: day(6)})
-	add(Record{Job: "a", RunID: "a7", Outcome: run.Skipped, ScheduledAt: day(7)})
-	add(Record{Job: "b", RunID: "b0", Outcome: run.OK, ScheduledAt: day(0)})
-	add(Record{Job: "c", RunID: "c1", Outcome: run.Running, ScheduledAt: day(1)})
+	add(run.Record{Job: "a", RunID: "a6", Outcome: run.Failed, ScheduledAt: day(6)})
+	add(run.Record{Job: "a", RunID: "a7", Outcome: run.Skipped, ScheduledAt: day(7)})
+	add(run.Record{Job: "b", RunID: "b0", Outcome: run.OK, ScheduledAt: day(0)})
+	add(run.Record{Job: "c", RunID: "c1", Outcome: run.Running, ScheduledAt: day(1)})
 	return s, dir
 }
 
@@ -96,8 +96,8 @@ func TestPrune(t *testing.T) {
 func TestPruneLeavesNonFiles(t *testing.T) {
 	s, _ := openTemp(t)
 	dir := t.TempDir() // a damaged record naming a directory as its log
-	mustRun(t, s, Record{Job: "a", RunID: "1", Outcome: run.Failed, ScheduledAt: minute(0), LogPath: dir})
-	mustRun(t, s, Record{Job: "a", RunID: "2", Outcome: run.OK, ScheduledAt: minute(1)})
+	mustRun(t, s, run.Record{Job: "a", RunID: "1", Outcome: run.Failed, ScheduledAt: minute(0), LogPath: dir})
+	mustRun(t, s, run.Record{Job: "a", RunID: "2", Outcome: run.OK, ScheduledAt: minute(1)})
 	removed, err := s.Prune(testCtx(t), 1, 0, minute(2))
 	if removed != 1 || err == nil {
 		t.Errorf("Prune = %d, %v; want 1 and an error about %s", removed, err, dir)

@@ -26,7 +26,7 @@ type Filter struct {
 // Query returns the records that match f, newest first. Records sort and
 // filter by their slot (ScheduledAt), else StartedAt, else EndedAt; ties go
 // newest-inserted first.
-func (s *Store) Query(ctx context.Context, f Filter) ([]Record, error) {
+func (s *Store) Query(ctx context.Context, f Filter) ([]run.Record, error) {
 	q, a := buildQuery(f)
 	db, err := s.reader()
 	if err != nil {
@@ -78,7 +78,7 @@ func buildQuery(f Filter, extra ...string) (string, []any) {
 // OpenRuns returns the rows still "running": runs in flight, or runs of a
 // supervisor that died; telling which is the caller's business (Host,
 // SupervisorPID).
-func (s *Store) OpenRuns(ctx context.Context) ([]Record, error) {
+func (s *Store) OpenRuns(ctx context.Context) ([]run.Record, error) {
 	return s.Query(ctx, Filter{Outcomes: []run.Outcome{run.Running}})
 }
 
@@ -118,9 +118,9 @@ func (s *Store) slot(ctx context.Context, q, job string) (time.Time, error) {
 	return fromNanos(sql.NullInt64{Int64: n, Valid: true}), nil
 }
 
-func collect(rows *sql.Rows) ([]Record, error) {
+func collect(rows *sql.Rows) ([]run.Record, error) {
 	defer rows.Close()
-	var out []Record
+	var out []run.Record
 	for rows.Next() {
 		var id int64
 		r, err := scanRecord(rows, &id)
@@ -138,8 +138,8 @@ func collect(rows *sql.Rows) ([]Record, error) {
 type scanner interface{ Scan(dest ...any) error }
 
 // scanRecord reads "id, columns" into a Record.
-func scanRecord(sc scanner, id *int64) (Record, error) {
-	var r Record
+func scanRecord(sc scanner, id *int64) (run.Record, error) {
+	var r run.Record
 	var at int64
 	var sched, start, end, exit, hPID, hSince sql.NullInt64
 	var hHost, hJob, hRun sql.NullString
@@ -147,7 +147,7 @@ func scanRecord(sc scanner, id *int64) (Record, error) {
 		&exit, &r.Reason, &hPID, &hHost, &hJob, &hRun, &hSince,
 		&r.LogPath, &r.Host, &r.SupervisorPID, &r.PID, &r.Manual, &r.Attempt)
 	if err != nil {
-		return Record{}, err
+		return run.Record{}, err
 	}
 	r.ScheduledAt, r.StartedAt, r.EndedAt = fromNanos(sched), fromNanos(start), fromNanos(end)
 	if exit.Valid {

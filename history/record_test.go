@@ -14,10 +14,10 @@ import (
 func outcomeCases() []struct {
 	name   string
 	starts bool
-	rec    Record
+	rec    run.Record
 } {
-	ran := func(id string, outcome run.Outcome, exit *int, reason string) Record {
-		return Record{Job: "sync_orders", RunID: id, Outcome: outcome,
+	ran := func(id string, outcome run.Outcome, exit *int, reason string) run.Record {
+		return run.Record{Job: "sync_orders", RunID: id, Outcome: outcome,
 			ScheduledAt: minute(0), StartedAt: minute(0).Add(1500 * time.Millisecond),
 			EndedAt: minute(1).Add(1750 * time.Millisecond), ExitCode: exit, Reason: reason,
 			LogPath: "/state/logs/sync_orders/" + id + ".log", Host: "web1", SupervisorPID: 100, PID: 4242}
@@ -25,17 +25,17 @@ func outcomeCases() []struct {
 	return []struct {
 		name   string
 		starts bool
-		rec    Record
+		rec    run.Record
 	}{
 		{"ok", true, ran("r-ok", run.OK, intp(0), "")},
-		{"failed, second attempt", true, func() Record { r := ran("r-failed", run.Failed, intp(3), ""); r.Attempt = 2; return r }()},
+		{"failed, second attempt", true, func() run.Record { r := ran("r-failed", run.Failed, intp(3), ""); r.Attempt = 2; return r }()},
 		{"timeout", true, ran("r-timeout", run.Timeout, intp(-1), "deadline 90s exceeded")},
 		{"replaced", true, ran("r-replaced", run.Replaced, nil, "replaced by r-next")},
 		{"interrupted", true, ran("r-int", run.Interrupted, nil, "supervisor 100 on web1 died")},
-		{"error, manual", false, Record{Job: "sync_orders", RunID: "r-err", Outcome: run.Error,
+		{"error, manual", false, run.Record{Job: "sync_orders", RunID: "r-err", Outcome: run.Error,
 			ScheduledAt: minute(2), EndedAt: minute(2), Reason: "exec: \"php\": not found",
 			Host: "web1", SupervisorPID: 100, Manual: true}},
-		{"skipped with holder", false, Record{Job: "sync_orders", RunID: "r-skip", Outcome: run.Skipped,
+		{"skipped with holder", false, run.Record{Job: "sync_orders", RunID: "r-skip", Outcome: run.Skipped,
 			ScheduledAt: minute(5), EndedAt: minute(5), Reason: "lock orders held",
 			Host: "web1", SupervisorPID: 100,
 			Holder: &run.Holder{PID: 4242, Host: "web1", Job: "sync_orders", RunID: "r-ok", Since: minute(0)}}},
@@ -45,7 +45,7 @@ func outcomeCases() []struct {
 // checkJSON decodes the JSON of r and checks every contract field against
 // r. Times are compared as instants: a record read back is in the local
 // zone, the one written may not be.
-func checkJSON(t *testing.T, b []byte, r Record) {
+func checkJSON(t *testing.T, b []byte, r run.Record) {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -91,7 +91,7 @@ func TestMarshalJSON(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkJSON(t, b, tc.rec)
-			var back Record
+			var back run.Record
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestMarshalJSON(t *testing.T) {
 }
 
 func TestMarshalJSONLiteral(t *testing.T) {
-	r := Record{Job: "j", RunID: "r1", Outcome: run.Skipped, ScheduledAt: minute(0)}
+	r := run.Record{Job: "j", RunID: "r1", Outcome: run.Skipped, ScheduledAt: minute(0)}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -130,9 +130,17 @@ func TestDurationMS(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := (Record{StartedAt: tc.start, EndedAt: tc.ended}).DurationMS(); got != tc.want {
+			if got := (run.Record{StartedAt: tc.start, EndedAt: tc.ended}).DurationMS(); got != tc.want {
 				t.Errorf("DurationMS = %d, want %d", got, tc.want)
 			}
 		})
 	}
+}
+
+// parseTime reads a record's JSON time ("" for none).
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return time.Parse(time.RFC3339Nano, s)
 }

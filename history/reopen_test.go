@@ -48,9 +48,9 @@ func TestDeletedOrReplacedFileIsReopened(t *testing.T) {
 			s, p := openTemp(t)
 			reopened, setAside := 0, ""
 			s.OnReopen(func(_, to string) { reopened++; setAside = to })
-			mustRun(t, s, Record{Job: "a", RunID: "before", Outcome: run.OK, ScheduledAt: minute(0)})
+			mustRun(t, s, run.Record{Job: "a", RunID: "before", Outcome: run.OK, ScheduledAt: minute(0)})
 			tc.break_(t, p)
-			mustRun(t, s, Record{Job: "a", RunID: "after", Outcome: run.OK, ScheduledAt: minute(1)})
+			mustRun(t, s, run.Record{Job: "a", RunID: "after", Outcome: run.OK, ScheduledAt: minute(1)})
 			ro, err := OpenReadOnly(p)
 			if err != nil {
 				t.Fatal(err)
@@ -106,7 +106,7 @@ func TestUnopenedStoreOpensAtItsFirstWrite(t *testing.T) {
 	if _, err := s.Query(ctx, Filter{}); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Query before any write: %v, want ErrUnavailable", err)
 	}
-	mustRun(t, s, Record{Job: "a", RunID: "r", Outcome: run.OK, ScheduledAt: minute(0)})
+	mustRun(t, s, run.Record{Job: "a", RunID: "r", Outcome: run.OK, ScheduledAt: minute(0)})
 	if recs, err := s.Query(ctx, Filter{}); err != nil || len(recs) != 1 {
 		t.Errorf("Query after the write: %d records, %v", len(recs), err)
 	}

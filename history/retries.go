@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"cronvisor/run"
 )
 
 // endRetriesSQL appends a note to the reason of a run's final row, once:
@@ -14,14 +15,14 @@ const endRetriesSQL = `UPDATE runs SET reason = CASE WHEN reason = '' THEN ? ELS
 // slot's end: note, why no retry started, is added to its reason. It
 // returns the row as it is now (zero when history has none) and whether
 // it changed it; an open row is left alone.
-func (s *Store) EndRetries(ctx context.Context, runID, note string) (Record, bool, error) {
+func (s *Store) EndRetries(ctx context.Context, runID, note string) (run.Record, bool, error) {
 	changed, err := s.exec(ctx, "end retries "+runID, endRetriesSQL, note, note, runID, note)
 	if err != nil {
-		return Record{}, false, err
+		return run.Record{}, false, err
 	}
 	recs, err := s.byRunID(ctx, []string{runID})
 	if err != nil {
-		return Record{}, false, err
+		return run.Record{}, false, err
 	}
 	return recs[runID], changed, nil
 }

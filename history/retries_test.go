@@ -12,10 +12,10 @@ import (
 func TestEndRetriesNotesTheSlotsEndOnce(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
-	mustRun(t, s, Record{Job: "a", RunID: "r1", Outcome: run.Failed, ScheduledAt: minute(0), StartedAt: minute(0),
+	mustRun(t, s, run.Record{Job: "a", RunID: "r1", Outcome: run.Failed, ScheduledAt: minute(0), StartedAt: minute(0),
 		EndedAt: minute(1), ExitCode: intp(3), Reason: "exit 3: boom", Attempt: 1})
-	mustRun(t, s, Record{Job: "a", RunID: "r2", Outcome: run.Timeout, ScheduledAt: minute(2), StartedAt: minute(2), EndedAt: minute(3), Attempt: 1})
-	if err := s.Start(ctx, Record{Job: "a", RunID: "r3", ScheduledAt: minute(4), StartedAt: minute(4), Attempt: 1}); err != nil {
+	mustRun(t, s, run.Record{Job: "a", RunID: "r2", Outcome: run.Timeout, ScheduledAt: minute(2), StartedAt: minute(2), EndedAt: minute(3), Attempt: 1})
+	if err := s.Start(ctx, run.Record{Job: "a", RunID: "r3", ScheduledAt: minute(4), StartedAt: minute(4), Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

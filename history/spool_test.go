@@ -14,7 +14,7 @@ import (
 func spoolWrite(id string) Write {
 	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	code := 0
-	return Write{Kind: WriteFinish, Record: Record{Job: "job", RunID: id, Outcome: run.OK,
+	return Write{Kind: WriteFinish, Record: run.Record{Job: "job", RunID: id, Outcome: run.OK,
 		ScheduledAt: at, StartedAt: at, EndedAt: at.Add(time.Second), ExitCode: &code, Host: "h", SupervisorPID: 7, PID: 8}}
 }
 

@@ -84,7 +84,7 @@ func fillJobs(b *testing.B, s *Store, n, rows int) []string {
 		jobs[i] = fmt.Sprintf("job-%05d", i)
 		for k := range rows {
 			slot := base().Add(-time.Duration(k) * time.Hour)
-			r := Record{Job: jobs[i], RunID: jobs[i] + "-" + strconv.Itoa(k), Outcome: run.OK,
+			r := run.Record{Job: jobs[i], RunID: jobs[i] + "-" + strconv.Itoa(k), Outcome: run.OK,
 				ScheduledAt: slot, StartedAt: slot, EndedAt: slot.Add(time.Second), ExitCode: intp(0), Host: "h"}
 			if _, err := stmt.ExecContext(ctx, args(r)...); err != nil {
 				b.Fatal(err)

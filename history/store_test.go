@@ -26,7 +26,7 @@ func TestStoreRoundTrip(t *testing.T) {
 					t.Fatalf("Start: %v", err)
 				}
 				// Finish names only what it learned; Start's fields stay.
-				done := Record{RunID: r.RunID, Outcome: r.Outcome, EndedAt: r.EndedAt,
+				done := run.Record{RunID: r.RunID, Outcome: r.Outcome, EndedAt: r.EndedAt,
 					ExitCode: r.ExitCode, Reason: r.Reason}
 				if err := s.Finish(ctx, done); err != nil {
 					t.Fatalf("Finish: %v", err)
@@ -54,7 +54,7 @@ func TestStoreRoundTrip(t *testing.T) {
 func TestStartFinish(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
-	open := Record{Job: "a", RunID: "r1", ScheduledAt: minute(0), StartedAt: minute(0),
+	open := run.Record{Job: "a", RunID: "r1", ScheduledAt: minute(0), StartedAt: minute(0),
 		LogPath: "/l/r1.log", Host: "h", SupervisorPID: 1, PID: 2}
 	if err := s.Start(ctx, open); err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestStartFinish(t *testing.T) {
 		}
 	})
 	t.Run("finish closes it", func(t *testing.T) {
-		if err := s.Finish(ctx, Record{RunID: "r1", Outcome: run.OK, EndedAt: minute(1), ExitCode: intp(0)}); err != nil {
+		if err := s.Finish(ctx, run.Record{RunID: "r1", Outcome: run.OK, EndedAt: minute(1), ExitCode: intp(0)}); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := s.OpenRuns(ctx); len(got) != 0 {
@@ -85,7 +85,7 @@ func TestStartFinish(t *testing.T) {
 		}
 	})
 	t.Run("finish without start inserts", func(t *testing.T) {
-		r := Record{Job: "a", RunID: "r2", Outcome: run.Interrupted, ScheduledAt: minute(2), Reason: "x"}
+		r := run.Record{Job: "a", RunID: "r2", Outcome: run.Interrupted, ScheduledAt: minute(2), Reason: "x"}
 		if err := s.Finish(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -100,18 +100,18 @@ func TestStartFinish(t *testing.T) {
 func TestBadRecords(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
-	ok := Record{Job: "a", RunID: "r", Outcome: run.OK, ScheduledAt: minute(0)}
+	ok := run.Record{Job: "a", RunID: "r", Outcome: run.OK, ScheduledAt: minute(0)}
 	tests := []struct {
 		name string
-		call func(Record) error
-		mod  func(*Record)
+		call func(run.Record) error
+		mod  func(*run.Record)
 	}{
-		{"finish running", func(r Record) error { return s.Finish(ctx, r) }, func(r *Record) { r.Outcome = run.Running }},
-		{"finish unknown outcome", func(r Record) error { return s.Finish(ctx, r) }, func(r *Record) { r.Outcome = "great" }},
-		{"finish new without job", func(r Record) error { return s.Finish(ctx, r) }, func(r *Record) { r.Job = "" }},
-		{"skip running", func(r Record) error { return s.Skip(ctx, r) }, func(r *Record) { r.Outcome = run.Running }},
-		{"skip without run id", func(r Record) error { return s.Skip(ctx, r) }, func(r *Record) { r.RunID = "" }},
-		{"start without time", func(r Record) error { return s.Start(ctx, r) }, func(r *Record) { r.ScheduledAt = time.Time{} }},
+		{"finish running", func(r run.Record) error { return s.Finish(ctx, r) }, func(r *run.Record) { r.Outcome = run.Running }},
+		{"finish unknown outcome", func(r run.Record) error { return s.Finish(ctx, r) }, func(r *run.Record) { r.Outcome = "great" }},
+		{"finish new without job", func(r run.Record) error { return s.Finish(ctx, r) }, func(r *run.Record) { r.Job = "" }},
+		{"skip running", func(r run.Record) error { return s.Skip(ctx, r) }, func(r *run.Record) { r.Outcome = run.Running }},
+		{"skip without run id", func(r run.Record) error { return s.Skip(ctx, r) }, func(r *run.Record) { r.RunID = "" }},
+		{"start without time", func(r run.Record) error { return s.Start(ctx, r) }, func(r *run.Record) { r.ScheduledAt = time.Time{} }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,7 +127,7 @@ func TestBadRecords(t *testing.T) {
 func TestQueryFilters(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
-	fix := []Record{
+	fix := []run.Record{
 		{Job: "a", RunID: "a1", Outcome: run.OK, ScheduledAt: minute(0)},
 		{Job: "a", RunID: "a2", Outcome: run.Skipped, ScheduledAt: minute(1)},
 		{Job: "b", RunID: "b1", Outcome: run.Failed, ScheduledAt: minute(2)},
@@ -167,7 +167,7 @@ func TestQueryFilters(t *testing.T) {
 func TestSlots(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
-	for _, r := range []Record{
+	for _, r := range []run.Record{
 		{Job: "a", RunID: "1", Outcome: run.OK, ScheduledAt: minute(0)},
 		{Job: "a", RunID: "2", Outcome: run.Failed, ScheduledAt: minute(5)},
 		{Job: "a", RunID: "3", Outcome: run.Skipped, ScheduledAt: minute(10)},
@@ -218,14 +218,14 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	mustSkip(t, w, Record{Job: "a", RunID: "1", ScheduledAt: minute(0)})
+	mustSkip(t, w, run.Record{Job: "a", RunID: "1", ScheduledAt: minute(0)})
 	t.Run("reads beside a writer", func(t *testing.T) {
 		ro, err := OpenReadOnly(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer ro.Close()
-		mustSkip(t, w, Record{Job: "a", RunID: "2", ScheduledAt: minute(1)})
+		mustSkip(t, w, run.Record{Job: "a", RunID: "2", ScheduledAt: minute(1)})
 		got, err := ro.Query(testCtx(t), Filter{})
 		if ids := runIDs(got); err != nil || !reflect.DeepEqual(ids, []string{"2", "1"}) {
 			t.Errorf("Query = %v, %v", ids, err)
@@ -259,7 +259,7 @@ func TestSchemaTooNew(t *testing.T) {
 
 func TestOpenMigratesOnce(t *testing.T) {
 	s, p := openTemp(t)
-	mustSkip(t, s, Record{Job: "a", RunID: "1", ScheduledAt: minute(0)})
+	mustSkip(t, s, run.Record{Job: "a", RunID: "1", ScheduledAt: minute(0)})
 	s.Close()
 	s2, err := Open(p)
 	if err != nil {
@@ -324,16 +324,16 @@ func TestSkipsQueryUsesIndex(t *testing.T) {
 func TestApplyBatch(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := testCtx(t)
-	if err := s.Start(ctx, Record{Job: "a", RunID: "old", ScheduledAt: minute(0)}); err != nil {
+	if err := s.Start(ctx, run.Record{Job: "a", RunID: "old", ScheduledAt: minute(0)}); err != nil {
 		t.Fatal(err)
 	}
 	writes := []Write{
-		{WriteStart, Record{Job: "a", RunID: "r1", ScheduledAt: minute(1), StartedAt: minute(1)}},
-		{WriteStart, Record{Job: "a", RunID: "old", ScheduledAt: minute(1)}}, // already recorded
-		{WriteSkip, Record{Job: "", RunID: "bad", ScheduledAt: minute(1)}},   // no job
-		{WriteSkip, Record{Job: "b", RunID: "s1", ScheduledAt: minute(1), Reason: "held"}},
-		{WriteFinish, Record{RunID: "r1", Outcome: run.OK, EndedAt: minute(2), ExitCode: intp(0)}},
-		{WriteFinish, Record{RunID: "r1", Outcome: run.Running}}, // not a final outcome
+		{WriteStart, run.Record{Job: "a", RunID: "r1", ScheduledAt: minute(1), StartedAt: minute(1)}},
+		{WriteStart, run.Record{Job: "a", RunID: "old", ScheduledAt: minute(1)}}, // already recorded
+		{WriteSkip, run.Record{Job: "", RunID: "bad", ScheduledAt: minute(1)}},   // no job
+		{WriteSkip, run.Record{Job: "b", RunID: "s1", ScheduledAt: minute(1), Reason: "held"}},
+		{WriteFinish, run.Record{RunID: "r1", Outcome: run.OK, EndedAt: minute(2), ExitCode: intp(0)}},
+		{WriteFinish, run.Record{RunID: "r1", Outcome: run.Running}}, // not a final outcome
 	}
 	errs := s.Apply(ctx, writes)
 	for i, wantErr := range []bool{false, true, true, false, false, true} {

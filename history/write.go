@@ -51,7 +51,7 @@ const (
 // Write is one Start, Finish or Skip, for Apply.
 type Write struct {
 	Kind   WriteKind
-	Record Record
+	Record run.Record
 }
 
 // Apply makes the writes in one transaction: one commit (and, with
@@ -170,7 +170,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.St
 
 // Start records an open run (outcome "running"), whatever r.Outcome says.
 // It fails if the run id is already recorded.
-func (s *Store) Start(ctx context.Context, r Record) error {
+func (s *Store) Start(ctx context.Context, r run.Record) error {
 	return s.Apply(ctx, []Write{{WriteStart, r}})[0]
 }
 
@@ -178,19 +178,19 @@ func (s *Store) Start(ctx context.Context, r Record) error {
 // Start was never recorded (the store was failing then). Zero fields of r
 // keep what Start stored, so the caller need not repeat them. The row is
 // committed when Finish returns.
-func (s *Store) Finish(ctx context.Context, r Record) error {
+func (s *Store) Finish(ctx context.Context, r run.Record) error {
 	return s.Apply(ctx, []Write{{WriteFinish, r}})[0]
 }
 
 // Skip records a fire that did not run as a finished row: outcome "skipped"
 // when r.Outcome is empty, or another final outcome such as "error" for a
 // run that failed to start.
-func (s *Store) Skip(ctx context.Context, r Record) error {
+func (s *Store) Skip(ctx context.Context, r run.Record) error {
 	return s.Apply(ctx, []Write{{WriteSkip, r}})[0]
 }
 
 // finish updates the run's row within tx, or inserts it.
-func finish(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.Stmt, r Record) error {
+func finish(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.Stmt, r run.Record) error {
 	var id int64
 	old, err := scanRecord(tx.StmtContext(ctx, h.selectRun).QueryRowContext(ctx, r.RunID), &id)
 	switch {
@@ -232,7 +232,7 @@ func onlyEndChanged(now, was []any) bool {
 }
 
 // merge fills the zero fields of r from the stored row old.
-func merge(old, r Record) Record {
+func merge(old, r run.Record) run.Record {
 	pick := func(n, o time.Time) time.Time {
 		if n.IsZero() {
 			return o
@@ -274,7 +274,7 @@ func merge(old, r Record) Record {
 }
 
 // check refuses records that could not be found or ordered again.
-func check(r Record) error {
+func check(r run.Record) error {
 	switch {
 	case r.Job == "":
 		return fmt.Errorf("%w: no job (run %q)", ErrBadRecord, r.RunID)
@@ -287,7 +287,7 @@ func check(r Record) error {
 }
 
 // sortTime is the "at" column: the slot, else the start, else the end.
-func sortTime(r Record) time.Time {
+func sortTime(r run.Record) time.Time {
 	for _, t := range []time.Time{r.ScheduledAt, r.StartedAt, r.EndedAt} {
 		if !t.IsZero() {
 			return t
@@ -297,7 +297,7 @@ func sortTime(r Record) time.Time {
 }
 
 // args are r's values for columns, in order.
-func args(r Record) []any {
+func args(r run.Record) []any {
 	var hPID, hHost, hJob, hRun, hSince any
 	if h := r.Holder; h != nil {
 		hPID, hHost, hJob, hRun, hSince = h.PID, h.Host, h.Job, h.RunID, nanos(h.Since)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 // Writer is the one writer of the runs table and the run logs: the
@@ -135,8 +134,6 @@ func NewWriter(cfg WriterConfig) *Writer {
 	return w
 }
 
-var _ runner.Recorder = (*Writer)(nil)
-
 // runLog is a run's output log. The file is created at the run's first
 // line: most cron jobs print nothing, and a file per run costs about as
 // much CPU as a history commit and leaves an empty file per silent run
@@ -168,8 +165,8 @@ const writeTimeout = 10 * time.Second
 // supervisor that dies before the start is committed leaves it in flight,
 // and the recovery of dead supervisors' runs records the run from it, as
 // it does for one that died before any commit.
-func (w *Writer) Started(e runner.RunStarted) {
-	r := Record{Job: e.Job, RunID: e.RunID, Outcome: run.Running,
+func (w *Writer) Started(e run.Start) {
+	r := run.Record{Job: e.Job, RunID: e.RunID, Outcome: run.Running,
 		ScheduledAt: e.Slot, StartedAt: e.Started, Host: w.host, SupervisorPID: w.pid,
 		PID: e.PID, Manual: e.Manual, Attempt: e.Attempt}
 	w.mu.Lock()
@@ -182,7 +179,7 @@ func (w *Writer) Started(e runner.RunStarted) {
 // Output appends the lines to the run's log, creating the file on the
 // first. Lines come by the million from a chatty job and only go to the
 // file: no store write, no deadline.
-func (w *Writer) Output(e runner.RunOutput) {
+func (w *Writer) Output(e run.Output) {
 	w.mu.Lock()
 	l := w.logs[e.RunID]
 	w.mu.Unlock()
@@ -212,13 +209,13 @@ func (w *Writer) Output(e runner.RunOutput) {
 // end is committed; an error says it is not durable: held in memory
 // until the store takes writes (ErrHeld), still queued after
 // writeTimeout, or lost to a full backlog.
-func (w *Writer) Finished(e runner.RunFinished) error {
+func (w *Writer) Finished(e run.End) error {
 	w.mu.Lock()
 	l := w.logs[e.RunID]
 	delete(w.logs, e.RunID)
 	w.mu.Unlock()
 	defer w.release(e.RunID)
-	r := Record{Job: e.Job, RunID: e.RunID, Outcome: e.Outcome,
+	r := run.Record{Job: e.Job, RunID: e.RunID, Outcome: e.Outcome,
 		ScheduledAt: e.Slot, StartedAt: e.Started, EndedAt: e.Ended, ExitCode: e.ExitCode,
 		Reason: e.Reason, Host: w.host, SupervisorPID: w.pid, PID: e.PID, Manual: e.Manual, Attempt: e.Attempt}
 	if l != nil {
@@ -232,8 +229,8 @@ func (w *Writer) Finished(e runner.RunFinished) error {
 func (w *Writer) WriteFailures() int64 { return w.rep.failures.Load() }
 
 // Skipped writes a skip, returning once it is committed or held.
-func (w *Writer) Skipped(e runner.RunSkipped) {
-	r := Record{Job: e.Job, RunID: e.RunID, Outcome: run.Skipped,
+func (w *Writer) Skipped(e run.Skip) {
+	r := run.Record{Job: e.Job, RunID: e.RunID, Outcome: run.Skipped,
 		ScheduledAt: e.Slot, Reason: e.Reason, Holder: e.Holder,
 		Host: w.host, SupervisorPID: w.pid, Manual: e.Manual}
 	if r.ScheduledAt.IsZero() {

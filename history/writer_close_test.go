@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 // TestFinishedSaysWhetherTheEndIsDurable: the Recorder's answer that the
@@ -88,8 +87,8 @@ func TestCloseDrains(t *testing.T) {
 func TestSkippedAndRefusedFiresAreRecorded(t *testing.T) {
 	j, store, _ := newTestWriter(t)
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	j.Skipped(runner.RunSkipped{Job: "job", RunID: "skip", Slot: slot, Time: slot, Reason: "paused"})
-	if err := j.Finished(runner.RunFinished{Job: "job", RunID: "refused", Slot: slot, Ended: slot,
+	j.Skipped(run.Skip{Job: "job", RunID: "skip", Slot: slot, Time: slot, Reason: "paused"})
+	if err := j.Finished(run.End{Job: "job", RunID: "refused", Slot: slot, Ended: slot,
 		Outcome: run.Error, Reason: "cannot take lock"}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 // brokenStore is a store whose directory is a regular file, so that every
@@ -33,10 +32,10 @@ func brokenStore(t *testing.T) (store *Store, mend func()) {
 	}
 }
 
-func runEvents(id string, slot time.Time) (runner.RunStarted, runner.RunFinished) {
+func runEvents(id string, slot time.Time) (run.Start, run.End) {
 	code := 0
-	return runner.RunStarted{Job: "job", RunID: id, Slot: slot, Started: slot, PID: 1},
-		runner.RunFinished{Job: "job", RunID: id, Slot: slot, Started: slot, Ended: slot.Add(time.Second),
+	return run.Start{Job: "job", RunID: id, Slot: slot, Started: slot, PID: 1},
+		run.End{Job: "job", RunID: id, Slot: slot, Started: slot, Ended: slot.Add(time.Second),
 			Outcome: run.OK, ExitCode: &code}
 }
 
@@ -58,7 +57,7 @@ func TestFailingStoreHoldsRecordsUntilItRecovers(t *testing.T) {
 		j.Started(start)
 		_ = j.Finished(end)
 	}
-	j.Skipped(runner.RunSkipped{Job: "job", RunID: "skip-1", Slot: slot, Time: slot, Reason: "paused"})
+	j.Skipped(run.Skip{Job: "job", RunID: "skip-1", Slot: slot, Time: slot, Reason: "paused"})
 	h := j.Health()
 	if !h.Degraded || h.Waiting != 2*runs+1 || h.Reason == "" || h.Since.IsZero() {
 		t.Fatalf("health while failing = %+v, want degraded with %d waiting", h, 2*runs+1)
@@ -105,7 +104,7 @@ func TestFullBacklogRefusesRunsAndCountsLostRecords(t *testing.T) {
 		j.Started(start)
 		_ = j.Finished(end)
 	}
-	j.Skipped(runner.RunSkipped{Job: "job", RunID: "s", Slot: slot, Time: slot, Reason: "paused"})
+	j.Skipped(run.Skip{Job: "job", RunID: "s", Slot: slot, Time: slot, Reason: "paused"})
 	h := j.Health()
 	if h.Waiting != 4 || h.Lost != 1 {
 		t.Errorf("health = %+v, want 4 waiting and 1 lost", h)

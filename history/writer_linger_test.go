@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 // TestCoveredStartFoldsIntoItsEnd: a start that its lock record covers
@@ -14,9 +13,9 @@ import (
 func TestCoveredStartFoldsIntoItsEnd(t *testing.T) {
 	w, store, _ := newTestWriter(t)
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	w.Started(runner.RunStarted{Job: "a", RunID: "r1", Slot: slot, Started: slot, PID: 41, Attempt: 1, InFlightRecorded: true})
+	w.Started(run.Start{Job: "a", RunID: "r1", Slot: slot, Started: slot, PID: 41, Attempt: 1, InFlightRecorded: true})
 	code := 0
-	if err := w.Finished(runner.RunFinished{Job: "a", RunID: "r1", Slot: slot, Started: slot, Ended: slot.Add(time.Second),
+	if err := w.Finished(run.End{Job: "a", RunID: "r1", Slot: slot, Started: slot, Ended: slot.Add(time.Second),
 		Outcome: run.OK, ExitCode: &code, PID: 41, Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +35,7 @@ func TestCoveredStartWaitsAtMostLinger(t *testing.T) {
 		w, store, _ := newTestWriterWith(t, WriterConfig{StartLinger: linger})
 		slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 		began := time.Now()
-		w.Started(runner.RunStarted{Job: "a", RunID: "long", Slot: slot, Started: slot, PID: 7, InFlightRecorded: covered})
+		w.Started(run.Start{Job: "a", RunID: "long", Slot: slot, Started: slot, PID: 7, InFlightRecorded: covered})
 		var seen time.Duration
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 			recs, err := store.Query(t.Context(), Filter{Job: "a"})
@@ -70,7 +69,7 @@ func TestCloseCommitsALingeringStart(t *testing.T) {
 	const linger = time.Minute
 	w, store, _ := newTestWriterWith(t, WriterConfig{StartLinger: linger})
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	w.Started(runner.RunStarted{Job: "a", RunID: "r", Slot: slot, Started: slot, PID: 7, InFlightRecorded: true})
+	w.Started(run.Start{Job: "a", RunID: "r", Slot: slot, Started: slot, PID: 7, InFlightRecorded: true})
 	began := time.Now()
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -90,16 +89,16 @@ func TestCoveredStartWaitsOutOtherRunsCommits(t *testing.T) {
 	w, store, _ := newTestWriterWith(t, WriterConfig{StartLinger: time.Minute})
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	code := 0
-	w.Started(runner.RunStarted{Job: "a", RunID: "waits", Slot: slot, Started: slot, PID: 7, InFlightRecorded: true})
-	w.Started(runner.RunStarted{Job: "b", RunID: "other", Slot: slot, Started: slot, PID: 8})
-	if err := w.Finished(runner.RunFinished{Job: "b", RunID: "other", Slot: slot, Started: slot, Ended: slot.Add(time.Second),
+	w.Started(run.Start{Job: "a", RunID: "waits", Slot: slot, Started: slot, PID: 7, InFlightRecorded: true})
+	w.Started(run.Start{Job: "b", RunID: "other", Slot: slot, Started: slot, PID: 8})
+	if err := w.Finished(run.End{Job: "b", RunID: "other", Slot: slot, Started: slot, Ended: slot.Add(time.Second),
 		Outcome: run.OK, ExitCode: &code, PID: 8}); err != nil {
 		t.Fatal(err)
 	}
 	if recs, err := store.Query(t.Context(), Filter{Job: "a"}); err != nil || len(recs) != 0 {
 		t.Fatalf("job a rows after another run's end committed: %+v, %v; want none yet", recs, err)
 	}
-	if err := w.Finished(runner.RunFinished{Job: "a", RunID: "waits", Slot: slot, Started: slot, Ended: slot.Add(2 * time.Second),
+	if err := w.Finished(run.End{Job: "a", RunID: "waits", Slot: slot, Started: slot, Ended: slot.Add(2 * time.Second),
 		Outcome: run.OK, ExitCode: &code, PID: 7}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 // newTestWriter returns a Writer on a new store; failed writes fail the
@@ -37,7 +36,7 @@ func newTestWriterWith(t *testing.T, cfg WriterConfig) (*Writer, *Store, string)
 	return j, store, dir
 }
 
-func record(t *testing.T, store *Store, runID string) Record {
+func record(t *testing.T, store *Store, runID string) run.Record {
 	t.Helper()
 	recs, err := store.Query(context.Background(), Filter{})
 	if err != nil {
@@ -49,7 +48,7 @@ func record(t *testing.T, store *Store, runID string) Record {
 		}
 	}
 	t.Fatalf("no record of run %s", runID)
-	return Record{}
+	return run.Record{}
 }
 
 func TestRunLogs(t *testing.T) {
@@ -66,12 +65,12 @@ func TestRunLogs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j, store, dir := newTestWriter(t)
 			id := "run-" + strconv.Itoa(i)
-			j.Started(runner.RunStarted{Job: "job", RunID: id, Slot: slot, Started: slot, PID: 42})
+			j.Started(run.Start{Job: "job", RunID: id, Slot: slot, Started: slot, PID: 42})
 			for _, l := range tc.lines {
-				j.Output(runner.RunOutput{Job: "job", RunID: id, Time: slot, Stream: "stdout", Line: l})
+				j.Output(run.Output{Job: "job", RunID: id, Time: slot, Stream: "stdout", Line: l})
 			}
 			code := 0
-			_ = j.Finished(runner.RunFinished{Job: "job", RunID: id, Slot: slot, Started: slot,
+			_ = j.Finished(run.End{Job: "job", RunID: id, Slot: slot, Started: slot,
 				Ended: slot.Add(time.Second), PID: 42, Outcome: run.OK, ExitCode: &code})
 			r := record(t, store, id)
 			path := LogPath(dir, "job", id)
@@ -101,9 +100,9 @@ func TestConcurrentRunsAllRecorded(t *testing.T) {
 	for i := range runs {
 		wg.Go(func() {
 			id, job := "run-"+strconv.Itoa(i), "job-"+strconv.Itoa(i)
-			j.Started(runner.RunStarted{Job: job, RunID: id, Slot: slot, Started: slot})
-			j.Output(runner.RunOutput{Job: job, RunID: id, Time: slot, Stream: "stderr", Line: "hi"})
-			_ = j.Finished(runner.RunFinished{Job: job, RunID: id, Slot: slot, Started: slot, Ended: slot,
+			j.Started(run.Start{Job: job, RunID: id, Slot: slot, Started: slot})
+			j.Output(run.Output{Job: job, RunID: id, Time: slot, Stream: "stderr", Line: "hi"})
+			_ = j.Finished(run.End{Job: job, RunID: id, Slot: slot, Started: slot, Ended: slot,
 				Outcome: run.Failed})
 		})
 	}

@@ -7,7 +7,6 @@
 package metrics
 
 import (
-	"errors"
 	"runtime"
 	"runtime/debug"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 // Sources are the readings taken at scrape time rather than from events.
@@ -101,14 +99,14 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 func (m *Metrics) Delivered(kind, result string) { m.deliveries.WithLabelValues(kind, result).Inc() }
 
 // Handle is the fan-out listener.
-func (m *Metrics) Handle(ev runner.Event) {
+func (m *Metrics) Handle(ev run.Event) {
 	switch e := ev.(type) {
-	case runner.RunStarted:
+	case run.Start:
 		m.running.WithLabelValues(e.Job).Inc()
 		if !e.Manual && e.Attempt <= 1 && !e.Slot.IsZero() {
 			m.lateness.Observe(max(e.Started.Sub(e.Slot), 0).Seconds())
 		}
-	case runner.RunFinished:
+	case run.End:
 		if !e.Amends { // an amended end is the same attempt, counted already
 			m.runs.WithLabelValues(e.Job, string(e.Outcome)).Inc()
 			if !e.Started.IsZero() {
@@ -117,23 +115,23 @@ func (m *Metrics) Handle(ev runner.Event) {
 			}
 		}
 		m.slotEnded(e)
-		if errors.Is(e.Err, runner.ErrLockBackend) {
+		if e.Class == run.ClassBackendUnreachable {
 			m.lockErrors.Inc()
 		}
-	case runner.ConfigReloaded:
+	case run.Reload:
 		if len(e.Problems) > 0 {
 			m.reloadOK.Set(0)
 			break
 		}
 		m.reloadOK.Set(1)
 		m.reloadAt.Set(float64(e.Time.UnixNano()) / 1e9)
-	case runner.RunSkipped:
+	case run.Skip:
 		class := e.Class
 		if class == "" {
 			class = "other"
 		}
 		m.skips.WithLabelValues(e.Job, string(class)).Inc()
-		if class == runner.SkipBackendUnreachable {
+		if class == run.ClassBackendUnreachable {
 			m.lockErrors.Inc()
 		}
 	}
@@ -141,7 +139,7 @@ func (m *Metrics) Handle(ev runner.Event) {
 
 // slotEnded updates the last success, the last failure and the failure
 // streak from a slot's end; an attempt that a retry follows is not one.
-func (m *Metrics) slotEnded(e runner.RunFinished) {
+func (m *Metrics) slotEnded(e run.End) {
 	if e.Retrying {
 		return
 	}

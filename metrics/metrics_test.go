@@ -12,15 +12,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func finish(job, id string, o run.Outcome, started time.Time, d time.Duration) []runner.Event {
-	return []runner.Event{
-		runner.RunStarted{Job: job, RunID: id, Slot: started.Add(-2 * time.Millisecond), Started: started, Attempt: 1},
-		runner.RunFinished{Job: job, RunID: id, Slot: started, Started: started, Ended: started.Add(d), Outcome: o, Attempt: 1},
+func finish(job, id string, o run.Outcome, started time.Time, d time.Duration) []run.Event {
+	return []run.Event{
+		run.Start{Job: job, RunID: id, Slot: started.Add(-2 * time.Millisecond), Started: started, Attempt: 1},
+		run.End{Job: job, RunID: id, Slot: started, Started: started, Ended: started.Add(d), Outcome: o, Attempt: 1},
 	}
 }
 
@@ -29,16 +28,17 @@ func TestCountsFromEvents(t *testing.T) {
 		NextFires:     func() map[string]time.Time { return map[string]time.Time{"a": t0.Add(time.Hour)} },
 		HistoryFailed: func() int64 { return 2 },
 	})
-	var evs []runner.Event
+	var evs []run.Event
 	evs = append(evs, finish("a", "r1", run.OK, t0, time.Second)...)
 	evs = append(evs, finish("a", "r2", run.Failed, t0.Add(time.Minute), time.Second)...)
 	evs = append(evs, finish("a", "r3", run.Timeout, t0.Add(2*time.Minute), time.Second)...)
 	evs = append(evs,
-		runner.RunSkipped{Job: "a", RunID: "s1", Reason: "lock held by x", Class: runner.SkipLockHeld, Holder: &run.Holder{PID: 1}},
-		runner.RunSkipped{Job: "a", RunID: "s2", Reason: "lock held by y", Class: runner.SkipLockHeld},
-		runner.RunSkipped{Job: "b", RunID: "s3", Reason: "missed: woke late", Class: runner.SkipMissed},
-		runner.RunSkipped{Job: "b", RunID: "s4", Reason: "lock backend unreachable", Class: runner.SkipBackendUnreachable},
-		runner.RunStarted{Job: "b", RunID: "r4", Slot: t0, Started: t0, Attempt: 1},
+		run.Skip{Job: "a", RunID: "s1", Reason: "lock held by x", Class: run.ClassLockHeld, Holder: &run.Holder{PID: 1}},
+		run.Skip{Job: "a", RunID: "s2", Reason: "lock held by y", Class: run.ClassLockHeld},
+		run.Skip{Job: "b", RunID: "s3", Reason: "missed: woke late", Class: run.ClassMissed},
+		run.Skip{Job: "b", RunID: "s4", Reason: "lock backend unreachable", Class: run.ClassBackendUnreachable},
+		run.Start{Job: "b", RunID: "r4", Slot: t0, Started: t0, Attempt: 1},
+		run.End{Job: "c", RunID: "r5", Slot: t0, Ended: t0, Outcome: run.Error, Reason: "cannot take lock: x", Class: run.ClassBackendUnreachable},
 	)
 	for _, ev := range evs {
 		m.Handle(ev)
@@ -51,6 +51,7 @@ func TestCountsFromEvents(t *testing.T) {
 cronvisor_runs_total{job="a",outcome="failed"} 1
 cronvisor_runs_total{job="a",outcome="ok"} 1
 cronvisor_runs_total{job="a",outcome="timeout"} 1
+cronvisor_runs_total{job="c",outcome="error"} 1
 # HELP cronvisor_skips_total Fires that did not run, by job and reason class (lock_held, slot_already_run, paused, missed, backend_unreachable, queued, dropped, disabled).
 # TYPE cronvisor_skips_total counter
 cronvisor_skips_total{job="a",reason="lock_held"} 2
@@ -62,7 +63,7 @@ cronvisor_running{job="a"} 0
 cronvisor_running{job="b"} 1
 # HELP cronvisor_lock_backend_errors_total Fires the lock backend failed (unreachable, or an error taking the lock).
 # TYPE cronvisor_lock_backend_errors_total counter
-cronvisor_lock_backend_errors_total 1
+cronvisor_lock_backend_errors_total 2
 # HELP cronvisor_history_write_failures_total History writes that failed (records kept in memory to retry count each failure).
 # TYPE cronvisor_history_write_failures_total counter
 cronvisor_history_write_failures_total 2
@@ -96,7 +97,7 @@ func TestLintEachCollector(t *testing.T) {
 	for _, ev := range finish("a", "r1", run.OK, t0, time.Second) {
 		m.Handle(ev)
 	}
-	m.Handle(runner.RunSkipped{Job: "a", Class: runner.SkipPaused})
+	m.Handle(run.Skip{Job: "a", Class: run.ClassPaused})
 	m.Delivered("webhook", "dropped")
 	for _, c := range m.own() {
 		problems, err := testutil.CollectAndLint(c)
@@ -131,7 +132,7 @@ func TestMetricsUsersLookFor(t *testing.T) {
 	for _, ev := range finish("a", "r1", run.OK, t0, time.Second) {
 		m.Handle(ev)
 	}
-	retried := runner.RunFinished{Job: "a", RunID: "r2", Slot: t0, Started: t0.Add(time.Minute), Ended: t0.Add(61 * time.Second),
+	retried := run.End{Job: "a", RunID: "r2", Slot: t0, Started: t0.Add(time.Minute), Ended: t0.Add(61 * time.Second),
 		Outcome: run.Failed, Attempt: 1, Retrying: true}
 	m.Handle(retried)
 	cut := retried
@@ -140,8 +141,8 @@ func TestMetricsUsersLookFor(t *testing.T) {
 	for _, ev := range finish("a", "r3", run.Timeout, t0.Add(2*time.Minute), time.Second) {
 		m.Handle(ev)
 	}
-	m.Handle(runner.ConfigReloaded{Time: t0.Add(3 * time.Minute), Jobs: 1})
-	m.Handle(runner.ConfigReloaded{Time: t0.Add(4 * time.Minute), Jobs: 1, Problems: []string{"jobs.yaml:1:1: bad"}})
+	m.Handle(run.Reload{Time: t0.Add(3 * time.Minute), Jobs: 1})
+	m.Handle(run.Reload{Time: t0.Add(4 * time.Minute), Jobs: 1, Problems: []string{"jobs.yaml:1:1: bad"}})
 	want := `
 # HELP cronvisor_runs_total Runs (attempts) that ended, by job and outcome.
 # TYPE cronvisor_runs_total counter

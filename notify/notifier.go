@@ -14,7 +14,6 @@ import (
 	"cronvisor/config"
 	"cronvisor/internal/ratelog"
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 // Last is the newest delivery result of a job's notifications or pings.
@@ -54,7 +53,7 @@ type jobState struct {
 	notified Last
 	pinged   Last // the last ping that failed; zero when none did
 	// waiting is the output tail of an attempt that a retry follows, for
-	// the slot's end should its retries be cut short (RunFinished.Amends).
+	// the slot's end should its retries be cut short (run.End.Amends).
 	waiting *tail
 }
 
@@ -85,10 +84,10 @@ func New(jobs func(name string) (config.Job, bool), log *slog.Logger, opts ...Op
 }
 
 // Handle is the fan-out listener. It never blocks on a delivery.
-func (n *Notifier) Handle(ev runner.Event) {
+func (n *Notifier) Handle(ev run.Event) {
 	job, ok := n.jobs(ev.JobName())
 	if !ok || (len(job.Notify) == 0 && job.Ping == "") {
-		if f, ended := ev.(runner.RunFinished); ended {
+		if f, ended := ev.(run.End); ended {
 			n.forget(f.RunID) // a reload took the job's targets away mid-run
 		}
 		return
@@ -104,24 +103,24 @@ func (n *Notifier) Handle(ev runner.Event) {
 		n.jobsSt[job.Name] = st
 	}
 	switch e := ev.(type) {
-	case runner.RunStarted:
+	case run.Start:
 		n.tails[e.RunID] = &tail{}
 		n.ping(job, "start", e.RunID, nil)
 		n.notify(job, config.EventStart, n.started(e, st))
-	case runner.RunOutput:
+	case run.Output:
 		if t := n.tails[e.RunID]; t != nil {
 			t.add(e.Line)
 		}
-	case runner.RunSlow:
+	case run.Slow:
 		p := n.base(e.Job, e.RunID, e.Slot, st)
 		p.Outcome, p.StartedAt, p.Attempt = "running", stamp(e.Started), e.Attempt
 		p.Reason = "still running after warn_after " + e.After.String()
 		p.DurationMS = e.Time.Sub(e.Started).Milliseconds()
 		p.OutputTail = n.tails[e.RunID].String()
 		n.notify(job, config.EventSlow, p)
-	case runner.RunFinished:
+	case run.End:
 		n.finished(job, e, st)
-	case runner.RunSkipped:
+	case run.Skip:
 		n.skipped(job, e, st)
 	}
 }
@@ -136,7 +135,7 @@ func (n *Notifier) base(job, runID string, slot time.Time, st *jobState) Payload
 	return Payload{Job: job, RunID: runID, Host: n.host, ScheduledAt: stamp(slot), ConsecutiveFailures: st.failures}
 }
 
-func (n *Notifier) started(e runner.RunStarted, st *jobState) Payload {
+func (n *Notifier) started(e run.Start, st *jobState) Payload {
 	p := n.base(e.Job, e.RunID, e.Slot, st)
 	p.Outcome, p.StartedAt, p.Attempt, p.at = "running", stamp(e.Started), e.Attempt, e.Started
 	return p
@@ -144,7 +143,7 @@ func (n *Notifier) started(e runner.RunStarted, st *jobState) Payload {
 
 // finished: one notification per slot (an attempt with a retry to come
 // only logs to the ping), and the failure streak behind recovered.
-func (n *Notifier) finished(job config.Job, e runner.RunFinished, st *jobState) {
+func (n *Notifier) finished(job config.Job, e run.End, st *jobState) {
 	t := n.tails[e.RunID]
 	delete(n.tails, e.RunID)
 	if e.Amends && t == nil {
@@ -197,8 +196,8 @@ func (n *Notifier) finished(job config.Job, e runner.RunFinished, st *jobState) 
 // a streak reaches a target's after_skips, so that one long run that
 // makes the next fire skip pages nobody. Paused and disabled jobs are
 // skipped on purpose and never notify.
-func (n *Notifier) skipped(job config.Job, e runner.RunSkipped, st *jobState) {
-	if e.Class == runner.SkipPaused || e.Class == runner.SkipDisabled {
+func (n *Notifier) skipped(job config.Job, e run.Skip, st *jobState) {
+	if e.Class == run.ClassPaused || e.Class == run.ClassDisabled {
 		return
 	}
 	p := n.base(e.Job, e.RunID, e.Slot, st)
@@ -206,7 +205,7 @@ func (n *Notifier) skipped(job config.Job, e runner.RunSkipped, st *jobState) {
 	if job.PingSkips {
 		n.ping(job, "fail", e.RunID, []byte(e.Reason))
 	}
-	if e.Class == runner.SkipMissed {
+	if e.Class == run.ClassMissed {
 		n.notify(job, config.EventMissed, p)
 		return
 	}

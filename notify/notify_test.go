@@ -14,7 +14,6 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 // hook is a local webhook receiver that keeps every request it got.
@@ -67,11 +66,11 @@ func newTestNotifier(job config.Job, opts ...Option) *Notifier {
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func ran(runID string, at time.Time, outcome run.Outcome, code int) []runner.Event {
-	return []runner.Event{
-		runner.RunStarted{Job: "a", RunID: runID, Slot: at, Started: at, Attempt: 1},
-		runner.RunOutput{Job: "a", RunID: runID, Time: at, Stream: "stdout", Line: "line of " + runID},
-		runner.RunFinished{Job: "a", RunID: runID, Slot: at, Started: at, Ended: at.Add(1500 * time.Millisecond),
+func ran(runID string, at time.Time, outcome run.Outcome, code int) []run.Event {
+	return []run.Event{
+		run.Start{Job: "a", RunID: runID, Slot: at, Started: at, Attempt: 1},
+		run.Output{Job: "a", RunID: runID, Time: at, Stream: "stdout", Line: "line of " + runID},
+		run.End{Job: "a", RunID: runID, Slot: at, Started: at, Ended: at.Add(1500 * time.Millisecond),
 			Outcome: outcome, ExitCode: &code, Attempt: 1},
 	}
 }
@@ -82,16 +81,16 @@ func TestEventsEachNotifyOnce(t *testing.T) {
 		On:  config.EventFailure | config.EventTimeout | config.EventSkip | config.EventRecovered | config.EventSlow | config.EventMissed,
 		URL: srv.URL + "/hook", AfterSkips: 3}}}
 	n := newTestNotifier(job)
-	var evs []runner.Event
+	var evs []run.Event
 	evs = append(evs, ran("r1", t0, run.Failed, 3)...)
 	evs = append(evs, ran("r2", t0.Add(time.Minute), run.Timeout, -1)...)
 	holder := &run.Holder{PID: 42, Host: "web1", Job: "a", RunID: "r2"}
 	for i := range 4 { // the fourth skip of the streak pages nobody again
-		evs = append(evs, runner.RunSkipped{Job: "a", RunID: "s" + itoa(i), Slot: t0.Add(time.Duration(2+i) * time.Minute),
-			Time: t0.Add(time.Duration(2+i) * time.Minute), Reason: "lock held", Class: runner.SkipLockHeld, Holder: holder})
+		evs = append(evs, run.Skip{Job: "a", RunID: "s" + itoa(i), Slot: t0.Add(time.Duration(2+i) * time.Minute),
+			Time: t0.Add(time.Duration(2+i) * time.Minute), Reason: "lock held", Class: run.ClassLockHeld, Holder: holder})
 	}
-	evs = append(evs, runner.RunSkipped{Job: "a", RunID: "m1", Slot: t0, Time: t0, Reason: "missed: woke late", Class: runner.SkipMissed})
-	evs = append(evs, runner.RunSlow{Job: "a", RunID: "r3", Slot: t0.Add(9 * time.Minute), Started: t0.Add(9 * time.Minute),
+	evs = append(evs, run.Skip{Job: "a", RunID: "m1", Slot: t0, Time: t0, Reason: "missed: woke late", Class: run.ClassMissed})
+	evs = append(evs, run.Slow{Job: "a", RunID: "r3", Slot: t0.Add(9 * time.Minute), Started: t0.Add(9 * time.Minute),
 		Time: t0.Add(10 * time.Minute), After: time.Minute, Attempt: 1})
 	evs = append(evs, ran("r3", t0.Add(9*time.Minute), run.OK, 0)...)
 	evs = append(evs, ran("r4", t0.Add(11*time.Minute), run.OK, 0)...) // ok again: no second recovered
@@ -198,9 +197,9 @@ func TestPingsInOrderPerRun(t *testing.T) {
 	n := newTestNotifier(job)
 	// Two overlapping runs (overlap: allow), then a skip.
 	r1, r2 := ran("r1", t0, run.OK, 0), ran("r2", t0, run.Failed, 7)
-	for _, ev := range []runner.Event{r1[0], r2[0], r2[1], r1[1], r2[2], r1[2],
-		runner.RunSkipped{Job: "a", RunID: "s1", Slot: t0, Time: t0, Reason: "lock held", Class: runner.SkipLockHeld},
-		runner.RunFinished{Job: "a", RunID: "r5", Slot: t0, Started: t0, Ended: t0, Outcome: run.Failed, ExitCode: new(int), Attempt: 1, Retrying: true}} {
+	for _, ev := range []run.Event{r1[0], r2[0], r2[1], r1[1], r2[2], r1[2],
+		run.Skip{Job: "a", RunID: "s1", Slot: t0, Time: t0, Reason: "lock held", Class: run.ClassLockHeld},
+		run.End{Job: "a", RunID: "r5", Slot: t0, Started: t0, Ended: t0, Outcome: run.Failed, ExitCode: new(int), Attempt: 1, Retrying: true}} {
 		n.Handle(ev)
 	}
 	n.Close(5 * time.Second)

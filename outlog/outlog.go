@@ -11,6 +11,7 @@ package outlog
 
 import (
 	"context"
+	"cronvisor/run"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -18,8 +19,6 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
-
-	"cronvisor/runner"
 )
 
 // Defaults of the rate cap: DefaultRate lines a second on average, bursts
@@ -41,7 +40,7 @@ type Logger struct {
 	max    int // queue capacity, in units (see unitBytes)
 
 	mu       sync.Mutex
-	runs     map[string]*run // runs whose output is logged, by run id
+	runs     map[string]*loggedRun // runs whose output is logged, by run id
 	queue    []item
 	queued   int  // units in queue
 	shedding bool // the queue filled up: drop lines until the writer takes it
@@ -53,8 +52,8 @@ type Logger struct {
 	done      chan struct{}
 }
 
-// run is the state of one logged run.
-type run struct {
+// loggedRun is the state of one logged run.
+type loggedRun struct {
 	job     string
 	dropped int // lines dropped since this run's last queued item
 }
@@ -82,7 +81,7 @@ func WithRate(perSecond float64, burst int) Option {
 
 // New starts a Logger writing to h. Close stops it.
 func New(h slog.Handler, opts ...Option) *Logger {
-	l := &Logger{h: h, perSec: DefaultRate, max: DefaultBurst, runs: map[string]*run{},
+	l := &Logger{h: h, perSec: DefaultRate, max: DefaultBurst, runs: map[string]*loggedRun{},
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	for _, o := range opts {
 		o(l)
@@ -95,17 +94,17 @@ func New(h slog.Handler, opts ...Option) *Logger {
 
 // Handle takes the events that concern output: a run's start (whether
 // its job logs output), its lines and its end.
-func (l *Logger) Handle(ev runner.Event) {
+func (l *Logger) Handle(ev run.Event) {
 	switch e := ev.(type) {
-	case runner.RunOutput:
+	case run.Output:
 		l.line(e)
-	case runner.RunStarted:
+	case run.Start:
 		if e.LogOutput {
 			l.mu.Lock()
-			l.runs[e.RunID] = &run{job: e.Job}
+			l.runs[e.RunID] = &loggedRun{job: e.Job}
 			l.mu.Unlock()
 		}
-	case runner.RunFinished:
+	case run.End:
 		l.mu.Lock()
 		if r := l.runs[e.RunID]; r != nil {
 			delete(l.runs, e.RunID)
@@ -116,7 +115,7 @@ func (l *Logger) Handle(ev runner.Event) {
 }
 
 // line queues the event's lines, or counts them as dropped.
-func (l *Logger) line(e runner.RunOutput) {
+func (l *Logger) line(e run.Output) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.runs[e.RunID]
@@ -147,7 +146,7 @@ func (l *Logger) line(e runner.RunOutput) {
 
 // end queues the marker of lines dropped at the end of a run, if any. It
 // is queued even when the queue is full: one per run, never dropped.
-func (l *Logger) end(runID string, r *run, at time.Time) {
+func (l *Logger) end(runID string, r *loggedRun, at time.Time) {
 	if r.dropped > 0 {
 		l.push(item{job: r.job, runID: runID, at: at, skipped: r.dropped, end: true})
 		r.dropped = 0

@@ -2,6 +2,7 @@ package outlog
 
 import (
 	"bytes"
+	"cronvisor/run"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -10,8 +11,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"cronvisor/runner"
 )
 
 // record is the part of a JSON log record the tests look at.
@@ -65,12 +64,12 @@ func newSink() (*sink, slog.Handler) {
 }
 
 func start(l *Logger, job, runID string, logOutput bool) {
-	l.Handle(runner.RunStarted{Job: job, RunID: runID, Started: time.Now(), LogOutput: logOutput})
+	l.Handle(run.Start{Job: job, RunID: runID, Started: time.Now(), LogOutput: logOutput})
 }
 
 func lines(l *Logger, job, runID string, from, to int) {
 	for i := from; i < to; i++ {
-		l.Handle(runner.RunOutput{Job: job, RunID: runID, Time: time.Now(), Stream: "stdout", Line: fmt.Sprintf("line %d", i)})
+		l.Handle(run.Output{Job: job, RunID: runID, Time: time.Now(), Stream: "stdout", Line: fmt.Sprintf("line %d", i)})
 	}
 }
 
@@ -84,11 +83,11 @@ func chunk(l *Logger, job, runID string, from, to int) {
 		}
 		fmt.Fprintf(&b, "line %d", i)
 	}
-	l.Handle(runner.RunOutput{Job: job, RunID: runID, Time: time.Now(), Stream: "stdout", Line: b.String()})
+	l.Handle(run.Output{Job: job, RunID: runID, Time: time.Now(), Stream: "stdout", Line: b.String()})
 }
 
 func finish(l *Logger, job, runID string) {
-	l.Handle(runner.RunFinished{Job: job, RunID: runID, Ended: time.Now()})
+	l.Handle(run.End{Job: job, RunID: runID, Ended: time.Now()})
 }
 
 // settle lets the writer write everything queued, at the cap's pace.
@@ -212,7 +211,7 @@ func TestLongLinesCountPerKiB(t *testing.T) {
 		start(l, "job", "r1", true)
 		long := strings.Repeat("x", 3*unitBytes) // 4 units
 		for i := range 10 {
-			l.Handle(runner.RunOutput{Job: "job", RunID: "r1", Time: time.Now(), Stream: "stderr", Line: long})
+			l.Handle(run.Output{Job: "job", RunID: "r1", Time: time.Now(), Stream: "stderr", Line: long})
 			if i == 0 {
 				synctest.Wait() // the writer holds it, stuck writing
 			}

@@ -3,8 +3,8 @@ package recovery
 import (
 	"context"
 
-	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/run"
 )
 
 // DiedInBackoff is the note a slot's last attempt gets when its
@@ -14,7 +14,7 @@ const DiedInBackoff = "no retry: supervisor died during the backoff"
 // retryEnder is a Store that can record a slot's retries as cut short
 // (*history.Store).
 type retryEnder interface {
-	EndRetries(ctx context.Context, runID, note string) (history.Record, bool, error)
+	EndRetries(ctx context.Context, runID, note string) (run.Record, bool, error)
 }
 
 // endBackoff handles a dead supervisor's lock record that says its slot

@@ -101,7 +101,7 @@ func (f *fixture) writeRecord(t *testing.T, name string, h lock.Record) {
 }
 
 // row returns the history row of runID; ok is false if there is none.
-func (f *fixture) row(t *testing.T, runID string) (history.Record, bool) {
+func (f *fixture) row(t *testing.T, runID string) (run.Record, bool) {
 	t.Helper()
 	recs, err := f.store.Query(context.Background(), history.Filter{})
 	if err != nil {
@@ -112,7 +112,7 @@ func (f *fixture) row(t *testing.T, runID string) (history.Record, bool) {
 			return r, true
 		}
 	}
-	return history.Record{}, false
+	return run.Record{}, false
 }
 
 // orphan starts a `sleep` that holds lock name for run runID the way a

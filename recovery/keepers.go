@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"cronvisor/history"
 	"cronvisor/proc"
 	"cronvisor/procfs"
+	"cronvisor/run"
 	"cronvisor/statedir"
 
 	"golang.org/x/sys/unix"
@@ -129,7 +129,7 @@ func (r *Recoverer) recordEnd(ctx context.Context, runID string) error {
 	o := orphan{job: e.Run.Job, runID: runID, lock: r.cfg.LockOf(e.Run.Job), host: e.Run.Host,
 		supervisor: e.Run.SupervisorPID, pid: e.Run.PID, started: !e.Run.Started.IsZero()}
 	if o.job != "" {
-		row := history.Record{Job: o.job, RunID: runID, ScheduledAt: e.Run.Slot, StartedAt: e.Run.Started,
+		row := run.Record{Job: o.job, RunID: runID, ScheduledAt: e.Run.Slot, StartedAt: e.Run.Started,
 			Host: o.host, SupervisorPID: o.supervisor, PID: o.pid, Manual: e.Run.Manual, Attempt: max(e.Run.Attempt, 1)}
 		if row.ScheduledAt.IsZero() {
 			row.ScheduledAt = e.Run.Started

@@ -9,6 +9,7 @@ import (
 
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/run"
 	"cronvisor/statedir"
 )
 
@@ -21,10 +22,10 @@ type orphan struct {
 	started          bool // its process was started (else unknown)
 	// start is its start row rebuilt from the lock record, until
 	// recorded; nil for a run history has.
-	start *history.Record
+	start *run.Record
 }
 
-func fromRow(row history.Record, lockName string) orphan {
+func fromRow(row run.Record, lockName string) orphan {
 	return orphan{job: row.Job, runID: row.RunID, lock: lockName, host: row.Host,
 		supervisor: row.SupervisorPID, pid: row.PID, started: !row.StartedAt.IsZero()}
 }
@@ -51,7 +52,7 @@ func (r *Recoverer) recoverRecord(ctx context.Context, lockName string, h lock.R
 	}
 	o := orphan{job: h.Job, runID: h.RunID, lock: lockName, host: h.Host, supervisor: h.SupervisorPID,
 		started: h.PID != h.SupervisorPID} // SetPID, after the exec, wrote the run's pid
-	row := history.Record{Job: h.Job, RunID: h.RunID, ScheduledAt: h.Slot, Host: h.Host,
+	row := run.Record{Job: h.Job, RunID: h.RunID, ScheduledAt: h.Slot, Host: h.Host,
 		SupervisorPID: h.SupervisorPID,
 		// A manual run does not move the job's slot cursor.
 		Manual: !h.Slots[h.Job].Equal(h.Slot)}

@@ -33,8 +33,8 @@ import (
 
 // Store is the history the Recoverer writes: *history.Store.
 type Store interface {
-	OpenRuns(ctx context.Context) ([]history.Record, error)
-	Adopt(ctx context.Context, r history.Record) (bool, error)
+	OpenRuns(ctx context.Context) ([]run.Record, error)
+	Adopt(ctx context.Context, r run.Record) (bool, error)
 	Interrupt(ctx context.Context, runID string, ended time.Time, reason, logPath string) (bool, error)
 	Conclude(ctx context.Context, runID string, outcome run.Outcome, exitCode *int, ended time.Time, reason, logPath string) (bool, error)
 }
@@ -73,7 +73,7 @@ type Config struct {
 	// RetriesEnded is told of each slot recorded as cut short because its
 	// supervisor died during a retry's backoff (see endBackoff), with the
 	// slot's last attempt as recorded now; nil: nobody.
-	RetriesEnded func(history.Record)
+	RetriesEnded func(run.Record)
 }
 
 // Recoverer recovers the runs of dead supervisors on this host. It owns

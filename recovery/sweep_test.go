@@ -30,37 +30,37 @@ func TestSweep(t *testing.T) {
 		edit(&h)
 		return h
 	}
-	open := &history.Record{Job: "j", RunID: "r", Outcome: run.Running, ScheduledAt: slot,
+	open := &run.Record{Job: "j", RunID: "r", Outcome: run.Running, ScheduledAt: slot,
 		StartedAt: since, Host: host, SupervisorPID: deadPID, PID: 4321}
 	exit0 := 0
-	done := &history.Record{Job: "j", RunID: "r", Outcome: run.OK, ScheduledAt: slot,
+	done := &run.Record{Job: "j", RunID: "r", Outcome: run.OK, ScheduledAt: slot,
 		StartedAt: since, EndedAt: since.Add(time.Second), ExitCode: &exit0, Host: host, SupervisorPID: deadPID, PID: 4321}
 	died := "supervisor (pid " + itoa(deadPID) + " on " + host + ") died during the run; exit status unknown"
 	tests := []struct {
 		name    string
 		record  lock.Record
-		row     *history.Record // the run's row before the sweep
+		row     *run.Record // the run's row before the sweep
 		keepAge time.Duration
 		mine    bool
-		want    *history.Record // nil: no row after
+		want    *run.Record // nil: no row after
 		closed  int
 	}{
 		{name: "start lost: rebuilt from the record and closed", record: rec,
-			want: &history.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
+			want: &run.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
 				StartedAt: since, EndedAt: now, Reason: died, Host: host, SupervisorPID: deadPID, PID: 4321}, closed: 1},
 		{name: "start lost before the exec", record: with(func(h *lock.Record) { h.PID = deadPID }),
-			want: &history.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
+			want: &run.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
 				EndedAt: now, Reason: "supervisor (pid " + itoa(deadPID) + " on " + host + ") died as the run was starting; whether it ran is unknown",
 				Host: host, SupervisorPID: deadPID}, closed: 1},
 		{name: "manual run: the slot cursor did not move", record: with(func(h *lock.Record) { h.Slots = nil }),
-			want: &history.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
+			want: &run.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
 				StartedAt: since, EndedAt: now, Reason: died, Host: host, SupervisorPID: deadPID, PID: 4321, Manual: true}, closed: 1},
 		{name: "end lost: the open row closed", record: rec, row: open,
-			want: &history.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
+			want: &run.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
 				StartedAt: since, EndedAt: now, Reason: died, Host: host, SupervisorPID: deadPID, PID: 4321}, closed: 1},
 		{name: "end recorded before the death: left alone", record: rec, row: done, want: done},
 		{name: "open row, lock taken since by another run", record: with(func(h *lock.Record) { h.RunID = "later"; h.InFlight = false }), row: open,
-			want: &history.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
+			want: &run.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot,
 				StartedAt: since, EndedAt: now, Reason: died, Host: host, SupervisorPID: deadPID, PID: 4321}, closed: 1},
 		{name: "released: not in flight", record: with(func(h *lock.Record) { h.InFlight = false })},
 		{name: "supervisor alive", record: with(func(h *lock.Record) { h.SupervisorPID = livePID })},
@@ -69,7 +69,7 @@ func TestSweep(t *testing.T) {
 		{name: "own run", record: with(func(h *lock.Record) { h.SupervisorPID = os.Getpid(); h.Since = started.Add(time.Second) })},
 		{name: "own run from before a clock step back", record: with(func(h *lock.Record) { h.SupervisorPID = os.Getpid() }), mine: true},
 		{name: "predecessor with this pid", record: with(func(h *lock.Record) { h.SupervisorPID = os.Getpid() }),
-			want: &history.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot, StartedAt: since, EndedAt: now,
+			want: &run.Record{Job: "j", RunID: "r", Outcome: run.Interrupted, ScheduledAt: slot, StartedAt: since, EndedAt: now,
 				Reason: strings.Replace(died, itoa(deadPID), itoa(os.Getpid()), 1), Host: host, SupervisorPID: os.Getpid(), PID: 4321}, closed: 1},
 	}
 	for _, tc := range tests {
@@ -112,7 +112,7 @@ func TestSweep(t *testing.T) {
 }
 
 // checkRow compares the fields recovery sets.
-func checkRow(t *testing.T, got, want history.Record) {
+func checkRow(t *testing.T, got, want run.Record) {
 	t.Helper()
 	if got.Job != want.Job || got.Outcome != want.Outcome || got.Reason != want.Reason ||
 		!got.ScheduledAt.Equal(want.ScheduledAt) || !got.StartedAt.Equal(want.StartedAt) || !got.EndedAt.Equal(want.EndedAt) ||

@@ -116,7 +116,7 @@ type flaky struct {
 	failed bool
 }
 
-func (f *flaky) Adopt(ctx context.Context, r history.Record) (bool, error) {
+func (f *flaky) Adopt(ctx context.Context, r run.Record) (bool, error) {
 	if !f.failed {
 		f.failed = true
 		return false, history.ErrUnavailable

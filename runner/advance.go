@@ -1,6 +1,9 @@
 package runner
 
-import "time"
+import (
+	"cronvisor/run"
+	"time"
+)
 
 // stallRetry is how long the scheduler waits before it asks a schedule
 // again for a next fire it could not compute. A schedule is pure, so an
@@ -22,7 +25,7 @@ func (s *Scheduler) advance(e *entry, from, now time.Time) {
 	e.slot = e.job.Sched.Next(from)
 	if e.slot.IsZero() {
 		e.due = now.Add(stallRetry)
-		st := ScheduleStalled{Job: e.job.Name, Time: now, After: from, Retry: e.due}
+		st := run.Stall{Job: e.job.Name, Time: now, After: from, Retry: e.due}
 		s.mu.Lock()
 		s.stalls[e.job.Name] = st
 		s.mu.Unlock()
@@ -48,10 +51,10 @@ func afterFire(next, slot, now time.Time) time.Time {
 
 // Stalls returns the jobs whose next fire could not be computed, with
 // when that was last tried.
-func (s *Scheduler) Stalls() map[string]ScheduleStalled {
+func (s *Scheduler) Stalls() map[string]run.Stall {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]ScheduleStalled, len(s.stalls))
+	out := make(map[string]run.Stall, len(s.stalls))
 	for k, v := range s.stalls {
 		out[k] = v
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"cronvisor/clock"
+	"cronvisor/run"
 )
 
 // TestAwakeTurnsFalseWhenTheLoopStalls: a loop that has not woken within
@@ -13,7 +14,7 @@ import (
 // about is past it) is reported stuck; one that just woke is alive.
 func TestAwakeTurnsFalseWhenTheLoopStalls(t *testing.T) {
 	fc := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	s := NewScheduler(nil, fc, func(Event) {}, WithMaxSleep(30*time.Second))
+	s := NewScheduler(nil, fc, func(run.Event) {}, WithMaxSleep(30*time.Second))
 	if s.Awake(fc.Now(), 0) {
 		t.Fatal("Awake before Run")
 	}

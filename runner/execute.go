@@ -20,10 +20,10 @@ import (
 )
 
 // execute runs the job's command under g (the zero Grant for overlap allow),
-// records it (see Recorder) and reports RunStarted, RunOutput lines and
-// RunFinished. execDone is called on this goroutine once the child has
+// records it (see Recorder) and reports run.Start, run.Output lines and
+// run.End. execDone is called on this goroutine once the child has
 // exec'd. recorded says that the end's record is durable.
-func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, g lock.Grant, execDone func(), attempt int) (f RunFinished, recorded bool) {
+func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, g lock.Grant, execDone func(), attempt int) (f run.End, recorded bool) {
 	// Runs outlive the scheduler's context on purpose: shutdown lets them
 	// finish within shutdown_grace, then ends them with ErrShutdown.
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -69,7 +69,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 			if g.Lease != nil {
 				setHolderPID(g.Lease, runID, pid, attempt)
 			}
-			ev := RunStarted{Job: job.Name, RunID: runID, Slot: slot, Started: startedAt,
+			ev := run.Start{Job: job.Name, RunID: runID, Slot: slot, Started: startedAt,
 				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual, LogOutput: job.LogOutput, Attempt: attempt,
 				InFlightRecorded: g.RecordsInFlight}
 			s.rec.Started(ev)
@@ -77,7 +77,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 		},
 		OnOutput: func(stream, lines string) {
 			stderrTail.see(stream, lines)
-			ev := RunOutput{Job: job.Name, RunID: runID, Time: s.clock.Now(), Stream: stream, Line: lines}
+			ev := run.Output{Job: job.Name, RunID: runID, Time: s.clock.Now(), Stream: stream, Line: lines}
 			s.rec.Output(ev)
 			s.emit(ev)
 		},
@@ -93,7 +93,7 @@ func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time
 	if res.Outcome == proc.Detached {
 		// Handed over: its keeper sees it to the end and the next
 		// supervisor records it; its lock stays as it is, in flight.
-		return RunFinished{Job: job.Name, RunID: runID, Slot: slot, PID: res.PID, Manual: manual, Attempt: attempt, Detached: true}, false
+		return run.End{Job: job.Name, RunID: runID, Slot: slot, PID: res.PID, Manual: manual, Attempt: attempt, Detached: true}, false
 	}
 	f = finished(job, runID, slot, manual, res)
 	f.Attempt = attempt
@@ -189,8 +189,8 @@ func lockLost(g lock.Grant) error {
 }
 
 // finished maps a process result to the contract's outcomes.
-func finished(job config.Job, runID string, slot time.Time, manual bool, res proc.Result) RunFinished {
-	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, PID: res.PID, Manual: manual}
+func finished(job config.Job, runID string, slot time.Time, manual bool, res proc.Result) run.End {
+	f := run.End{Job: job.Name, RunID: runID, Slot: slot, PID: res.PID, Manual: manual}
 	if res.ExitCode >= 0 {
 		code := res.ExitCode // 126/127 for start failures, like a shell
 		f.ExitCode = &code
@@ -213,12 +213,25 @@ func finished(job config.Job, runID string, slot time.Time, manual bool, res pro
 		if res.Err != nil {
 			f.Reason = res.Err.Error()
 		}
+		f.Class = classOf(res.Err)
 	case proc.StartFailed:
-		f.Outcome = run.Error
-		f.Err = fmt.Errorf("%w: %w", ErrStartFailed, res.Err)
-		f.Reason = f.Err.Error()
+		f.Outcome, f.Class = run.Error, run.ClassStartFailed
+		f.Reason = fmt.Errorf("%w: %w", ErrStartFailed, res.Err).Error()
 	}
 	return f
+}
+
+// classOf is the class of the cause that ended a run early.
+func classOf(cause error) run.Class {
+	for _, c := range []struct {
+		err   error
+		class run.Class
+	}{{ErrReplaced, run.ClassReplaced}, {ErrShutdown, run.ClassShutdown}, {ErrKilled, run.ClassKilled}, {ErrLockLost, run.ClassLockLost}} {
+		if errors.Is(cause, c.err) {
+			return c.class
+		}
+	}
+	return ""
 }
 
 func exitReason(res proc.Result) string {

@@ -1,6 +1,9 @@
 package runner
 
-import "sync"
+import (
+	"cronvisor/run"
+	"sync"
+)
 
 // Fanout hands every event to each listener in the order they were added,
 // on the emitting goroutine. Its listeners are observers that may lose
@@ -10,18 +13,18 @@ import "sync"
 // never blocks: one that may be slow buffers and coalesces on its side.
 type Fanout struct {
 	mu        sync.RWMutex
-	listeners []func(Event)
+	listeners []func(run.Event)
 }
 
 // Listen adds a listener.
-func (f *Fanout) Listen(l func(Event)) {
+func (f *Fanout) Listen(l func(run.Event)) {
 	f.mu.Lock()
 	f.listeners = append(f.listeners, l)
 	f.mu.Unlock()
 }
 
 // Emit delivers ev to every listener.
-func (f *Fanout) Emit(ev Event) {
+func (f *Fanout) Emit(ev run.Event) {
 	f.mu.RLock()
 	ls := f.listeners
 	f.mu.RUnlock()

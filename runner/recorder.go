@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"cronvisor/lock"
+	"cronvisor/run"
 )
 
 // Recorder keeps the record of every fire: history. The Supervisor calls it
@@ -19,16 +20,16 @@ type Recorder interface {
 	Admit(runID string) error
 	// Started records a run's start, right after its exec. It may return
 	// before the record is durable: Finished waits for both.
-	Started(RunStarted)
+	Started(run.Start)
 	// Output records what the run printed, in order (its log).
-	Output(RunOutput)
+	Output(run.Output)
 	// Finished records a fire's end, also of a run that could not start.
 	// It returns nil once the record is durable; an error says it is not
 	// (held in memory for a retry, or lost), and the supervisor then
 	// logs it and releases the run's lock with its record left in flight.
-	Finished(RunFinished) error
+	Finished(run.End) error
 	// Skipped records a fire that did not run.
-	Skipped(RunSkipped)
+	Skipped(run.Skip)
 }
 
 // NopRecorder records nothing, durably: for a Supervisor whose fires need
@@ -39,23 +40,23 @@ type NopRecorder struct{}
 func (NopRecorder) Admit(string) error { return nil }
 
 // Started does nothing.
-func (NopRecorder) Started(RunStarted) {}
+func (NopRecorder) Started(run.Start) {}
 
 // Output does nothing.
-func (NopRecorder) Output(RunOutput) {}
+func (NopRecorder) Output(run.Output) {}
 
 // Finished does nothing and reports the end durable.
-func (NopRecorder) Finished(RunFinished) error { return nil }
+func (NopRecorder) Finished(run.End) error { return nil }
 
 // Skipped does nothing.
-func (NopRecorder) Skipped(RunSkipped) {}
+func (NopRecorder) Skipped(run.Skip) {}
 
 // recordEnd records f and reports whether its record is durable; one that
 // is not is logged here, with the run, and left for the recorder to retry
 // (the recorder's own log says why the store fails, rate-limited).
 // locked says the fire holds a lock, whose record release leaves in
 // flight.
-func (s *Supervisor) recordEnd(f RunFinished, locked bool) bool {
+func (s *Supervisor) recordEnd(f run.End, locked bool) bool {
 	err := s.rec.Finished(f)
 	if err == nil {
 		return true
@@ -83,7 +84,7 @@ func (s *Supervisor) release(lease lock.Lease, recorded bool) {
 
 // Skip records and reports a fire the scheduler does not hand to Fire
 // (missed while the supervisor slept, disabled, dropped by a reload).
-func (s *Supervisor) Skip(ev RunSkipped) {
+func (s *Supervisor) Skip(ev run.Skip) {
 	s.rec.Skipped(ev)
 	s.emit(ev)
 }

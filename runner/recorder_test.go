@@ -19,8 +19,8 @@ import (
 type fakeRecorder struct {
 	mu       sync.Mutex
 	admit    func(runID string) error
-	finished func(RunFinished) error
-	events   []Event
+	finished func(run.End) error
+	events   []run.Event
 }
 
 func newFakeRecorder() *fakeRecorder { return &fakeRecorder{} }
@@ -32,17 +32,17 @@ func (r *fakeRecorder) Admit(runID string) error {
 	return r.admit(runID)
 }
 
-func (r *fakeRecorder) add(ev Event) {
+func (r *fakeRecorder) add(ev run.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, ev)
 }
 
-func (r *fakeRecorder) Started(ev RunStarted) { r.add(ev) }
-func (r *fakeRecorder) Output(ev RunOutput)   { r.add(ev) }
-func (r *fakeRecorder) Skipped(ev RunSkipped) { r.add(ev) }
+func (r *fakeRecorder) Started(ev run.Start) { r.add(ev) }
+func (r *fakeRecorder) Output(ev run.Output) { r.add(ev) }
+func (r *fakeRecorder) Skipped(ev run.Skip)  { r.add(ev) }
 
-func (r *fakeRecorder) Finished(ev RunFinished) error {
+func (r *fakeRecorder) Finished(ev run.End) error {
 	var err error
 	if r.finished != nil {
 		err = r.finished(ev)
@@ -51,12 +51,12 @@ func (r *fakeRecorder) Finished(ev RunFinished) error {
 	return err
 }
 
-func (r *fakeRecorder) ends() []RunFinished {
+func (r *fakeRecorder) ends() []run.End {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []RunFinished
+	var out []run.End
 	for _, ev := range r.events {
-		if f, ok := ev.(RunFinished); ok {
+		if f, ok := ev.(run.End); ok {
 			out = append(out, f)
 		}
 	}
@@ -87,15 +87,15 @@ func tryLock(dir, name string) error {
 func TestBlockedRecorderKeepsTheLockHeld(t *testing.T) {
 	dir := t.TempDir()
 	rec := newFakeRecorder()
-	entered, unblock := make(chan RunFinished, 1), make(chan struct{})
-	rec.finished = func(f RunFinished) error {
+	entered, unblock := make(chan run.End, 1), make(chan struct{})
+	rec.finished = func(f run.End) error {
 		entered <- f
 		<-unblock
 		return nil
 	}
 	s, ev := newRecordedSupervisor(t, dir, rec)
 	done := fireAsync(s, shJob("a", "true"), slotAt(0))
-	var f RunFinished
+	var f run.End
 	select {
 	case f = <-entered:
 	case <-time.After(20 * time.Second):
@@ -109,7 +109,7 @@ func TestBlockedRecorderKeepsTheLockHeld(t *testing.T) {
 	}
 	ev.mu.Lock()
 	for _, e := range ev.all {
-		if _, ok := e.(RunFinished); ok {
+		if _, ok := e.(run.End); ok {
 			t.Error("observers heard the end before the recorder took it")
 		}
 	}
@@ -133,7 +133,7 @@ func TestBlockedRecorderKeepsTheLockHeld(t *testing.T) {
 func TestFailingRecorderIsLoggedAndLeavesTheRunInFlight(t *testing.T) {
 	dir := t.TempDir()
 	rec := newFakeRecorder()
-	rec.finished = func(RunFinished) error { return errors.New("disk full; held for a retry") }
+	rec.finished = func(run.End) error { return errors.New("disk full; held for a retry") }
 	logged := &logRecords{}
 	s, _ := newRecordedSupervisor(t, dir, rec, WithLogger(logged.logger()))
 	f := s.Fire(context.Background(), shJob("a", "true"), slotAt(0), false)
@@ -208,9 +208,9 @@ func TestSkipsAndRefusalsAreRecorded(t *testing.T) {
 		t.Fatalf("fire under a held lock: %s %q, want skipped", f.Outcome, f.Reason)
 	}
 	rec.mu.Lock()
-	var skips []RunSkipped
+	var skips []run.Skip
 	for _, e := range rec.events {
-		if sk, ok := e.(RunSkipped); ok {
+		if sk, ok := e.(run.Skip); ok {
 			skips = append(skips, sk)
 		}
 	}

@@ -99,7 +99,7 @@ func (s *Scheduler) remove(h *entryHeap, byName map[string]*entry, e *entry) {
 
 // recordDropped records the pending fire of e as not run, for reason.
 func (s *Scheduler) recordDropped(e *entry, now time.Time, reason string) {
-	s.firer.Skip(RunSkipped{Job: e.job.Name, RunID: run.NewID(now), Slot: e.slot, Time: now, Reason: reason, Class: SkipDropped})
+	s.firer.Skip(run.Skip{Job: e.job.Name, RunID: run.NewID(now), Slot: e.slot, Time: now, Reason: reason, Class: run.ClassDropped})
 }
 
 // sameDefinition tells whether a reload changed nothing about how a job

@@ -16,7 +16,7 @@ import (
 // for overlap allow), whose lease stays held from the first to the last so that no
 // other supervisor runs the slot in between. The slot's result is the last
 // attempt's. Each attempt has its own run id and its own record.
-func (s *Supervisor) attempts(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, g lock.Grant, execDone func()) RunFinished {
+func (s *Supervisor) attempts(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, g lock.Grant, execDone func()) run.End {
 	for attempt := 1; ; attempt++ {
 		f, _ := s.execute(ctx, job, slot, runID, manual, g, execDone, attempt)
 		if !f.Retrying {
@@ -79,7 +79,7 @@ var errStopping = errors.New("supervisor stopping")
 // as the slot's end with the reason why no retry started, then the lock
 // is released and the end reported (Amends), so that it notifies as a
 // slot that ran out of attempts does.
-func (s *Supervisor) endRetries(f RunFinished, g lock.Grant, cause error) RunFinished {
+func (s *Supervisor) endRetries(f run.End, g lock.Grant, cause error) run.End {
 	note := "no retry: supervisor stopping"
 	if errors.Is(cause, ErrKilled) {
 		note = "no retry: killed by operator"
@@ -108,7 +108,7 @@ func retryDelay(job config.Job, n int) time.Duration {
 // reason when one was due but is not started because it would begin at
 // or after the job's next slot (that fire is the next try) or because
 // the supervisor is stopping.
-func (s *Supervisor) planRetry(ctx context.Context, job config.Job, f *RunFinished) {
+func (s *Supervisor) planRetry(ctx context.Context, job config.Job, f *run.End) {
 	if f.Attempt > job.Retries || !retriable(job.RetryOn, f.Outcome) {
 		return
 	}
@@ -142,9 +142,9 @@ func nextSlot(job config.Job, slot time.Time) time.Time {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// warnSlow emits RunSlow once the run has lasted the job's warn_after,
+// warnSlow emits run.Slow once the run has lasted the job's warn_after,
 // unless it ends (runCtx done, or the returned stop called) first. stop
-// waits for the watcher, so RunSlow never follows the run's RunFinished.
+// waits for the watcher, so run.Slow never follows the run's run.End.
 func (s *Supervisor) warnSlow(runCtx context.Context, job config.Job, runID string, slot time.Time, attempt int) (stop func()) {
 	if job.WarnAfter <= 0 || (job.Timeout > 0 && job.WarnAfter >= job.Timeout) {
 		return func() {}
@@ -157,7 +157,7 @@ func (s *Supervisor) warnSlow(runCtx context.Context, job config.Job, runID stri
 		defer t.Stop()
 		select {
 		case <-t.C():
-			s.emit(RunSlow{Job: job.Name, RunID: runID, Slot: slot, Started: started,
+			s.emit(run.Slow{Job: job.Name, RunID: runID, Slot: slot, Started: started,
 				Time: s.clock.Now(), After: job.WarnAfter, Attempt: attempt})
 		case <-quit:
 		case <-runCtx.Done():

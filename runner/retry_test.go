@@ -21,12 +21,12 @@ func failTwice(dir string) config.Job {
 	return j
 }
 
-func finishes(ev *events) []RunFinished {
+func finishes(ev *events) []run.End {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	var out []RunFinished
+	var out []run.End
 	for _, e := range ev.all {
-		if f, ok := e.(RunFinished); ok {
+		if f, ok := e.(run.End); ok {
 			out = append(out, f)
 		}
 	}
@@ -40,17 +40,17 @@ func TestRetriesInOneSlotUnderOneLock(t *testing.T) {
 	j := failTwice(dir)
 	ev := &events{}
 	var between []string // what the other supervisor's fires did between attempts
-	s := NewSupervisor(locker, NopRecorder{}, func(e Event) {
+	s := NewSupervisor(locker, NopRecorder{}, func(e run.Event) {
 		ev.emit(e)
 		switch e := e.(type) {
-		case RunFinished:
+		case run.End:
 			if e.Retrying {
 				// The lease is still held here: another supervisor's fire of
 				// the same slot is refused.
 				f := other.Fire(context.Background(), j, slotAt(0), false)
 				between = append(between, string(f.Outcome)+": "+f.Reason)
 			}
-		case RunStarted:
+		case run.Start:
 			if e.Attempt > 1 {
 				st, err := locker.Inspect(context.Background(), j.Lock)
 				if err != nil || st.Record.RunID != e.RunID {
@@ -65,7 +65,7 @@ func TestRetriesInOneSlotUnderOneLock(t *testing.T) {
 	}
 	fs := finishes(ev)
 	if len(fs) != 3 {
-		t.Fatalf("%d RunFinished, want 3", len(fs))
+		t.Fatalf("%d run.End, want 3", len(fs))
 	}
 	ids := map[string]bool{}
 	for i, r := range fs {
@@ -159,17 +159,17 @@ func TestWarnAfterEmitsSlowOnce(t *testing.T) {
 			slow, finishedAt := 0, -1
 			for i, e := range ev.all {
 				switch e := e.(type) {
-				case RunSlow:
+				case run.Slow:
 					slow++
 					if finishedAt >= 0 || e.After != tc.warn || e.Attempt != 1 {
-						t.Errorf("RunSlow %+v at %d, after RunFinished at %d", e, i, finishedAt)
+						t.Errorf("run.Slow %+v at %d, after run.End at %d", e, i, finishedAt)
 					}
-				case RunFinished:
+				case run.End:
 					finishedAt = i
 				}
 			}
 			if slow != tc.slow {
-				t.Errorf("%d RunSlow, want %d", slow, tc.slow)
+				t.Errorf("%d run.Slow, want %d", slow, tc.slow)
 			}
 		})
 	}
@@ -194,7 +194,7 @@ func TestRetriesCutShortRecordedAsTheLastAttempt(t *testing.T) {
 			j.Retries, j.RetryBackoff, j.RetryBackoffMax, j.RetryOn = 5, time.Minute, time.Minute, config.DefaultRetryOn
 			ctx, stop := context.WithCancel(context.Background())
 			defer stop()
-			ch := make(chan RunFinished, 1)
+			ch := make(chan run.End, 1)
 			go func() { ch <- s.Fire(ctx, j, slotAt(0), false) }()
 			// Cut once the first attempt has ended and the slot waits: the
 			// process is gone by then, so Kill finds only the waiting slot.

@@ -56,7 +56,7 @@ type LastSlotsFunc func(ctx context.Context, jobs []string) (map[string]time.Tim
 type Scheduler struct {
 	clock     clock.Clock
 	firer     Firer
-	emit      func(Event)
+	emit      func(run.Event)
 	lastSlots LastSlotsFunc
 	jitter    func(max time.Duration) time.Duration
 	// settle sleeps the last stretch before a fire precisely, when the
@@ -73,8 +73,8 @@ type Scheduler struct {
 	woke atomic.Int64
 
 	mu     sync.Mutex
-	next   map[string]time.Time       // job -> next due fire, for status
-	stalls map[string]ScheduleStalled // job -> why it has no next fire
+	next   map[string]time.Time // job -> next due fire, for status
+	stalls map[string]run.Stall // job -> why it has no next fire
 }
 
 // SchedulerOption configures a Scheduler.
@@ -101,14 +101,14 @@ func WithJitter(f func(max time.Duration) time.Duration) SchedulerOption {
 // Firer runs one fire, and records the fires the scheduler does not run
 // (missed, disabled, dropped); *Supervisor is the real one.
 type Firer interface {
-	Fire(ctx context.Context, job config.Job, slot time.Time, manual bool) RunFinished
-	Skip(RunSkipped)
+	Fire(ctx context.Context, job config.Job, slot time.Time, manual bool) run.End
+	Skip(run.Skip)
 }
 
 // NewScheduler returns a scheduler that fires through f on clock c and
 // records what it does not fire (missed, disabled) through f.Skip; emit
 // gets the scheduler's own events (a stalled schedule).
-func NewScheduler(f Firer, c clock.Clock, emit func(Event), opts ...SchedulerOption) *Scheduler {
+func NewScheduler(f Firer, c clock.Clock, emit func(run.Event), opts ...SchedulerOption) *Scheduler {
 	s := &Scheduler{
 		clock:    c,
 		firer:    f,
@@ -116,7 +116,7 @@ func NewScheduler(f Firer, c clock.Clock, emit func(Event), opts ...SchedulerOpt
 		reload:   make(chan []config.Job),
 		maxSleep: maxSleep,
 		next:     map[string]time.Time{},
-		stalls:   map[string]ScheduleStalled{},
+		stalls:   map[string]run.Stall{},
 		jitter: func(max time.Duration) time.Duration {
 			if max <= 0 {
 				return 0
@@ -342,7 +342,7 @@ func (s *Scheduler) fire(ctx context.Context, e *entry, now time.Time) {
 			s.recordMissed(j, first, n-1, "missed: supervisor woke late (suspend or clock step); only the newest fire runs")
 		}
 		if !j.Enabled {
-			s.firer.Skip(RunSkipped{Job: j.Name, RunID: run.NewID(now), Slot: newest, Time: now, Reason: "disabled", Class: SkipDisabled})
+			s.firer.Skip(run.Skip{Job: j.Name, RunID: run.NewID(now), Slot: newest, Time: now, Reason: "disabled", Class: run.ClassDisabled})
 		} else {
 			s.dispatch(ctx, j, newest)
 		}
@@ -358,7 +358,7 @@ func (s *Scheduler) recordMissed(j config.Job, first time.Time, n int, reason st
 	if n > 1 {
 		reason += " (" + strconv.Itoa(n) + " fires from " + first.Format(time.RFC3339) + ")"
 	}
-	s.firer.Skip(RunSkipped{Job: j.Name, RunID: run.NewID(s.clock.Now()), Slot: first, Time: s.clock.Now(), Reason: reason, Class: SkipMissed})
+	s.firer.Skip(run.Skip{Job: j.Name, RunID: run.NewID(s.clock.Now()), Slot: first, Time: s.clock.Now(), Reason: reason, Class: run.ClassMissed})
 }
 
 // missedSlots walks the slots in (after, now]: the first, the newest and

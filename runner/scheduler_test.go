@@ -19,40 +19,40 @@ type recorder struct {
 	mu     sync.Mutex
 	fires  map[string][]time.Time
 	ran    []config.Job // the definition of each fire
-	skips  []RunSkipped
-	stalls []ScheduleStalled
+	skips  []run.Skip
+	stalls []run.Stall
 }
 
 func newRecorder() *recorder { return &recorder{fires: map[string][]time.Time{}} }
 
-func (r *recorder) Fire(_ context.Context, j config.Job, slot time.Time, _ bool) RunFinished {
+func (r *recorder) Fire(_ context.Context, j config.Job, slot time.Time, _ bool) run.End {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.fires[j.Name] = append(r.fires[j.Name], slot)
 	r.ran = append(r.ran, j)
-	return RunFinished{Job: j.Name, Slot: slot, Outcome: run.OK}
+	return run.End{Job: j.Name, Slot: slot, Outcome: run.OK}
 }
 
 // Skip keeps a skip; the scheduler records skips here, not through emit.
-func (r *recorder) Skip(ev RunSkipped) {
+func (r *recorder) Skip(ev run.Skip) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.skips = append(r.skips, ev)
 }
 
-func (r *recorder) emit(ev Event) {
+func (r *recorder) emit(ev run.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch e := ev.(type) {
-	case ScheduleStalled:
+	case run.Stall:
 		r.stalls = append(r.stalls, e)
 	}
 }
 
-func (r *recorder) stallsOf(name string) []ScheduleStalled {
+func (r *recorder) stallsOf(name string) []run.Stall {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []ScheduleStalled
+	var out []run.Stall
 	for _, s := range r.stalls {
 		if s.Job == name {
 			out = append(out, s)
@@ -67,10 +67,10 @@ func (r *recorder) firesOf(name string) []time.Time {
 	return slices.Clone(r.fires[name])
 }
 
-func (r *recorder) skipsOf(name string) []RunSkipped {
+func (r *recorder) skipsOf(name string) []run.Skip {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []RunSkipped
+	var out []run.Skip
 	for _, s := range r.skips {
 		if s.Job == name {
 			out = append(out, s)

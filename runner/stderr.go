@@ -31,7 +31,7 @@ func (l *lastStderr) see(stream, lines string) {
 
 // annotate adds the line to a failed run's reason:
 // `exit 3: last stderr: "connection refused"`.
-func (l *lastStderr) annotate(f *RunFinished) {
+func (l *lastStderr) annotate(f *run.End) {
 	if f.Outcome != run.Failed || l.line == "" {
 		return
 	}

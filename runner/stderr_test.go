@@ -12,22 +12,22 @@ func TestLastStderrReason(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		output [][2]string // stream, lines
-		f      RunFinished
+		f      run.End
 		want   string
 	}{
 		{"last line of the last chunk", [][2]string{{"stderr", "dialing\nconnection refused\n"}, {"stdout", "bye"}},
-			RunFinished{Outcome: run.Failed, ExitCode: code(3)}, `exit 3: last stderr: "connection refused"`},
+			run.End{Outcome: run.Failed, ExitCode: code(3)}, `exit 3: last stderr: "connection refused"`},
 		{"blank lines skipped", [][2]string{{"stderr", "boom"}, {"stderr", "  \n"}},
-			RunFinished{Outcome: run.Failed, ExitCode: code(1)}, `exit 1: last stderr: "boom"`},
+			run.End{Outcome: run.Failed, ExitCode: code(1)}, `exit 1: last stderr: "boom"`},
 		{"signal reason kept", [][2]string{{"stderr", "killed here"}},
-			RunFinished{Outcome: run.Failed, ExitCode: code(137), Reason: "ended by signal SIGKILL"},
+			run.End{Outcome: run.Failed, ExitCode: code(137), Reason: "ended by signal SIGKILL"},
 			`ended by signal SIGKILL: last stderr: "killed here"`},
 		{"no stderr: reason unchanged", [][2]string{{"stdout", "only out"}},
-			RunFinished{Outcome: run.Failed, ExitCode: code(2)}, ""},
+			run.End{Outcome: run.Failed, ExitCode: code(2)}, ""},
 		{"ok runs untouched", [][2]string{{"stderr", "warning: x"}},
-			RunFinished{Outcome: run.OK, ExitCode: code(0)}, ""},
+			run.End{Outcome: run.OK, ExitCode: code(0)}, ""},
 		{"long line clipped", [][2]string{{"stderr", strings.Repeat("é", 150)}},
-			RunFinished{Outcome: run.Failed, ExitCode: code(1)}, `exit 1: last stderr: "` + strings.Repeat("é", 100) + `..."`},
+			run.End{Outcome: run.Failed, ExitCode: code(1)}, `exit 1: last stderr: "` + strings.Repeat("é", 100) + `..."`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var l lastStderr

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -26,9 +25,6 @@ var (
 	ErrLockLost = errors.New("lock lost")
 	// ErrStartFailed wraps why a run's process could not be started.
 	ErrStartFailed = errors.New("failed to start")
-	// ErrLockBackend wraps why the lock backend refused a fire with an
-	// error (not a holder): RunFinished.Err of such a fire.
-	ErrLockBackend = errors.New("cannot take lock")
 )
 
 // queuePoll is how often a queued fire retries the lock. Polling keeps the
@@ -46,7 +42,7 @@ type Supervisor struct {
 	locker lock.Locker
 	clock  clock.Clock
 	rec    Recorder
-	emit   func(Event)
+	emit   func(run.Event)
 	log    *slog.Logger
 	lastOK LastOKFunc // the memo's source, until NewSupervisor made the memo
 	memo   *lastok.Memo
@@ -136,7 +132,7 @@ func WithSecretEnv(names ...string) Option {
 // every fire through rec (see Recorder) and then reports its events to
 // emit, the observers that may lose them (logs, status, the console). emit
 // is called from run goroutines, some with a lock held, and must not block.
-func NewSupervisor(locker lock.Locker, rec Recorder, emit func(Event), opts ...Option) *Supervisor {
+func NewSupervisor(locker lock.Locker, rec Recorder, emit func(run.Event), opts ...Option) *Supervisor {
 	host, _ := os.Hostname()
 	s := &Supervisor{
 		locker: locker,
@@ -167,13 +163,13 @@ func (s *Supervisor) Clock() clock.Clock { return s.clock }
 // Fire runs job for slot under its guards, applying its overlap policy, and
 // returns how it ended. Manual fires (`cronvisor run`, run-now) never wait
 // or replace: they run or skip, and do not consume the job's slot.
-func (s *Supervisor) Fire(ctx context.Context, job config.Job, slot time.Time, manual bool) RunFinished {
+func (s *Supervisor) Fire(ctx context.Context, job config.Job, slot time.Time, manual bool) run.End {
 	return s.FireWithID(ctx, job, slot, manual, run.NewID(s.clock.Now()))
 }
 
 // FireWithID is Fire with a run id chosen by the caller (run-now over the
 // control socket answers with the id before the run ends).
-func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.Time, manual bool, runID string) RunFinished {
+func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.Time, manual bool, runID string) run.End {
 	s.starts.n.Add(1)
 	pending := true
 	startDone := func() { // on this goroutine: at the exec, else on return
@@ -184,7 +180,7 @@ func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.T
 	}
 	defer startDone()
 	if !manual && s.IsPaused(job.Name) {
-		return s.skip(job, runID, slot, manual, "paused", SkipPaused, nil)
+		return s.skip(job, runID, slot, manual, "paused", run.ClassPaused, nil)
 	}
 	if job.Overlap == config.OverlapAllow {
 		if err := s.rec.Admit(runID); err != nil {
@@ -215,12 +211,12 @@ func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.T
 // releasing the lock it took: the run never started, which the lock's
 // record must not leave in doubt, and the history backlog that refused it
 // may well not keep its record either. g is zero when it took none.
-func (s *Supervisor) notAdmitted(job config.Job, runID string, slot time.Time, manual bool, g lock.Grant, err error) RunFinished {
+func (s *Supervisor) notAdmitted(job config.Job, runID string, slot time.Time, manual bool, g lock.Grant, err error) run.End {
 	if g.Lease != nil {
 		_ = g.Release()
 	}
-	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: s.clock.Now(), Outcome: run.Error,
-		Reason: "not started: " + err.Error(), Manual: manual, Err: err}
+	f := run.End{Job: job.Name, RunID: runID, Slot: slot, Ended: s.clock.Now(), Outcome: run.Error,
+		Reason: "not started: " + err.Error(), Manual: manual}
 	s.recordEnd(f, false)
 	s.emit(f)
 	return f
@@ -239,36 +235,36 @@ func (s *Supervisor) acquire(ctx context.Context, job config.Job, slot time.Time
 }
 
 // refused turns a failed acquisition into the record that says why.
-func (s *Supervisor) refused(job config.Job, runID string, slot time.Time, manual bool, err error) RunFinished {
+func (s *Supervisor) refused(job config.Job, runID string, slot time.Time, manual bool, err error) run.End {
 	var held *lock.HeldError
 	var done *lock.SlotDoneError
 	switch {
 	case errors.As(err, &held):
 		h := held.Record.Holder
-		return s.skip(job, runID, slot, manual, "lock held by "+h.String(), SkipLockHeld, &h)
+		return s.skip(job, runID, slot, manual, "lock held by "+h.String(), run.ClassLockHeld, &h)
 	case errors.As(err, &done):
 		h := done.Record.Holder
-		return s.skip(job, runID, slot, manual, "slot already run", SkipSlotAlreadyRun, &h)
+		return s.skip(job, runID, slot, manual, "slot already run", run.ClassSlotAlreadyRun, &h)
 	case errors.Is(err, errQueueFull):
-		return s.skip(job, runID, slot, manual, err.Error(), SkipQueued, nil)
+		return s.skip(job, runID, slot, manual, err.Error(), run.ClassQueued, nil)
 	case errors.Is(err, errQueueDropped):
-		return s.skip(job, runID, slot, manual, err.Error(), SkipDropped, nil)
+		return s.skip(job, runID, slot, manual, err.Error(), run.ClassDropped, nil)
 	case errors.Is(err, context.Canceled):
 		// The supervisor stopped while this fire was taking its lock.
-		return s.skip(job, runID, slot, manual, "supervisor stopping", SkipDropped, nil)
+		return s.skip(job, runID, slot, manual, "supervisor stopping", run.ClassDropped, nil)
 	case errors.Is(err, lock.ErrUnavailable):
-		return s.skip(job, runID, slot, manual, "lock backend unreachable ("+err.Error()+")", SkipBackendUnreachable, nil)
+		return s.skip(job, runID, slot, manual, "lock backend unreachable ("+err.Error()+")", run.ClassBackendUnreachable, nil)
 	}
 	now := s.clock.Now()
-	f := RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: run.Error,
-		Reason: "cannot take lock: " + err.Error(), Manual: manual, Err: fmt.Errorf("%w: %w", ErrLockBackend, err)}
+	f := run.End{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: run.Error,
+		Reason: "cannot take lock: " + err.Error(), Class: run.ClassBackendUnreachable, Manual: manual}
 	s.recordEnd(f, false)
 	s.emit(f)
 	return f
 }
 
-func (s *Supervisor) skip(job config.Job, runID string, slot time.Time, manual bool, reason string, class SkipClass, h *run.Holder) RunFinished {
+func (s *Supervisor) skip(job config.Job, runID string, slot time.Time, manual bool, reason string, class run.Class, h *run.Holder) run.End {
 	now := s.clock.Now()
-	s.Skip(RunSkipped{Job: job.Name, RunID: runID, Slot: slot, Time: now, Reason: reason, Class: class, Holder: h, Manual: manual})
-	return RunFinished{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: run.Skipped, Reason: reason, Manual: manual}
+	s.Skip(run.Skip{Job: job.Name, RunID: runID, Slot: slot, Time: now, Reason: reason, Class: class, Holder: h, Manual: manual})
+	return run.End{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: run.Skipped, Reason: reason, Manual: manual}
 }

@@ -31,24 +31,24 @@ func TestMain(m *testing.M) {
 // events collects what a Supervisor emits.
 type events struct {
 	mu  sync.Mutex
-	all []Event
+	all []run.Event
 }
 
-func (e *events) emit(ev Event) {
+func (e *events) emit(ev run.Event) {
 	e.mu.Lock()
 	e.all = append(e.all, ev)
 	e.mu.Unlock()
 }
 
-func (e *events) started(runID string) (RunStarted, bool) {
+func (e *events) started(runID string) (run.Start, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, ev := range e.all {
-		if s, ok := ev.(RunStarted); ok && s.RunID == runID {
+		if s, ok := ev.(run.Start); ok && s.RunID == runID {
 			return s, true
 		}
 	}
-	return RunStarted{}, false
+	return run.Start{}, false
 }
 
 func (e *events) output(runID string) []string {
@@ -56,7 +56,7 @@ func (e *events) output(runID string) []string {
 	defer e.mu.Unlock()
 	var out []string
 	for _, ev := range e.all {
-		if o, ok := ev.(RunOutput); ok && o.RunID == runID {
+		if o, ok := ev.(run.Output); ok && o.RunID == runID {
 			out = append(out, o.Line)
 		}
 	}
@@ -78,8 +78,8 @@ func newTestSupervisor(t *testing.T, dir string, opts ...Option) (*Supervisor, *
 }
 
 // fireAsync fires in the background and returns a channel with the result.
-func fireAsync(s *Supervisor, j config.Job, slot time.Time) <-chan RunFinished {
-	ch := make(chan RunFinished, 1)
+func fireAsync(s *Supervisor, j config.Job, slot time.Time) <-chan run.End {
+	ch := make(chan run.End, 1)
 	go func() { ch <- s.Fire(context.Background(), j, slot, false) }()
 	return ch
 }
@@ -102,14 +102,14 @@ func waitRunning(t *testing.T, s *Supervisor, ev *events, job string) ActiveRun 
 	return ActiveRun{}
 }
 
-func recv(t *testing.T, ch <-chan RunFinished) RunFinished {
+func recv(t *testing.T, ch <-chan run.End) run.End {
 	t.Helper()
 	select {
 	case f := <-ch:
 		return f
 	case <-time.After(20 * time.Second):
 		t.Fatal("fire did not finish")
-		return RunFinished{}
+		return run.End{}
 	}
 }
 
@@ -319,7 +319,7 @@ func TestQueuedFireDroppedAtShutdown(t *testing.T) {
 	first := fireAsync(s, j, slotAt(0))
 	waitRunning(t, s, ev, "qd")
 	ctx, cancel := context.WithCancel(context.Background())
-	queued := make(chan RunFinished, 1)
+	queued := make(chan run.End, 1)
 	go func() { queued <- s.Fire(ctx, j, slotAt(1), false) }()
 	for deadline := time.Now().Add(5 * time.Second); !s.Queued("qd") && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)

@@ -51,7 +51,7 @@ func TestPausesSurviveARestart(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *Service {
 		locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
-		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
+		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(run.Event) {})
 		s, err := New(sup, nil, locker, nil, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "a", true)}},
 			nil, func(context.Context) error { return nil })
 		if err != nil {
@@ -97,7 +97,7 @@ func TestDaemonsSharingAStateDirKeepEachOthersPauses(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *Service {
 		locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
-		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
+		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(run.Event) {})
 		s, err := New(sup, nil, locker, nil, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "x", true), job(t, "y", true)}},
 			nil, func(context.Context) error { return nil })
 		if err != nil {
@@ -163,7 +163,7 @@ func TestDrainIsReported(t *testing.T) {
 	s, fan := newTestService(t, job(t, "a", true), job(t, "b", true))
 	ch, unsubscribe := s.Subscribe(context.Background())
 	defer unsubscribe()
-	fan.Emit(runner.RunStarted{Job: "a", RunID: "r1", Started: time.Now(), PID: 1})
+	fan.Emit(run.Start{Job: "a", RunID: "r1", Started: time.Now(), PID: 1})
 	<-ch
 	s.Drain()
 	select {
@@ -189,13 +189,13 @@ func TestDrainIsReported(t *testing.T) {
 func TestRefusedReloadStaysUntilAGoodOne(t *testing.T) {
 	s, fan := newTestService(t, job(t, "a", true))
 	problems := []string{"jobs.yaml:3:5: unknown key", "jobs.yaml:9:14: bad duration"}
-	fan.Emit(runner.ConfigReloaded{Time: time.Unix(100, 0), Jobs: 1, Problems: problems})
-	fan.Emit(runner.RunStarted{Job: "a", RunID: "r1"}) // other events leave it
+	fan.Emit(run.Reload{Time: time.Unix(100, 0), Jobs: 1, Problems: problems})
+	fan.Emit(run.Start{Job: "a", RunID: "r1"}) // other events leave it
 	d, _ := s.Daemon(context.Background())
 	if len(d.Refused) != 2 || d.Refused[1] != problems[1] || !d.RefusedAt.Equal(time.Unix(100, 0)) {
 		t.Errorf("Daemon().Refused = %q at %v, want both problems", d.Refused, d.RefusedAt)
 	}
-	fan.Emit(runner.ConfigReloaded{Time: time.Unix(200, 0), Jobs: 1})
+	fan.Emit(run.Reload{Time: time.Unix(200, 0), Jobs: 1})
 	if d, _ := s.Daemon(context.Background()); d.Refused != nil {
 		t.Errorf("after a good reload Refused = %q, want none", d.Refused)
 	}

@@ -39,7 +39,7 @@ func BenchmarkJobs(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
+	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(run.Event) {})
 	s, err := New(sup, nil, locker, nil, &config.Config{Jobs: jobs}, nil, func(context.Context) error { return errors.New("no reload") })
 	if err != nil {
 		b.Fatal(err)

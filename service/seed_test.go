@@ -25,7 +25,7 @@ func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
 	t.Cleanup(func() { store.Close() })
 	at := func(m int) time.Time { return time.Date(2026, 6, 1, 12, m, 0, 0, time.UTC) }
 	ctx := context.Background()
-	for _, r := range []history.Record{
+	for _, r := range []run.Record{
 		{Job: "a", RunID: "a1", Outcome: run.Failed, ScheduledAt: at(0), StartedAt: at(0), EndedAt: at(1)},
 		{Job: "a", RunID: "a2", Outcome: run.OK, ScheduledAt: at(5), StartedAt: at(5), EndedAt: at(6)},
 		{Job: "b", RunID: "b1", Outcome: run.Skipped, ScheduledAt: at(7)},
@@ -38,7 +38,7 @@ func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
 		}
 	}
 	locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
-	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(runner.Event) {})
+	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(run.Event) {})
 	cfg := &config.Config{Jobs: []config.Job{job(t, "a", true), job(t, "b", true), job(t, "c", true), job(t, "d", true)}}
 	s, err := New(sup, nil, locker, store, cfg, ReadRecent(ctx, store, cfg.Jobs), func(context.Context) error { return errors.New("no reload") })
 	if err != nil {

@@ -112,7 +112,7 @@ func (s *Service) state(job string) *jobState {
 
 // Handle is the runner.Fanout listener: it updates job states and hands
 // the event to every subscriber without ever blocking.
-func (s *Service) Handle(ev runner.Event) {
+func (s *Service) Handle(ev run.Event) {
 	w, ok := ctl.EventOf(ev)
 	if !ok {
 		return
@@ -242,7 +242,7 @@ func (v daemonView) NextFires() map[string]time.Time {
 	return v.s.sched.NextFires()
 }
 
-func (v daemonView) Stalls() map[string]runner.ScheduleStalled {
+func (v daemonView) Stalls() map[string]run.Stall {
 	if v.s.sched == nil {
 		return nil
 	}
@@ -255,13 +255,13 @@ func (s *Service) Locks(ctx context.Context) ([]ctl.LockStatus, error) {
 	all, err := ListLocks(ctx, s.locker, s.cfg.Load().Jobs)
 	out := make([]ctl.LockStatus, 0, len(all))
 	for _, l := range all {
-		out = append(out, ctl.LockStatusOf(l))
+		out = append(out, LockStatusOf(l))
 	}
 	return out, err
 }
 
 // History implements ctl.Backend.
-func (s *Service) History(ctx context.Context, q ctl.HistoryQuery) ([]history.Record, error) {
+func (s *Service) History(ctx context.Context, q ctl.HistoryQuery) ([]run.Record, error) {
 	if s.store == nil {
 		return nil, fmt.Errorf("history store unavailable")
 	}

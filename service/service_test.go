@@ -65,13 +65,13 @@ func TestJobStatesFollowEvents(t *testing.T) {
 	if got := stateOf(t, s, "off").State; got != ctl.StateDisabled {
 		t.Fatalf("disabled job state %s", got)
 	}
-	fan.Emit(runner.RunStarted{Job: "a", RunID: "r1", Slot: t0, Started: t0, PID: 42, Deadline: t0.Add(time.Minute)})
+	fan.Emit(run.Start{Job: "a", RunID: "r1", Slot: t0, Started: t0, PID: 42, Deadline: t0.Add(time.Minute)})
 	a := stateOf(t, s, "a")
 	if a.State != ctl.StateRunning || a.RunID != "r1" || a.PID != 42 || !a.Deadline.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("running job: %+v", a)
 	}
-	fan.Emit(runner.RunSkipped{Job: "a", RunID: "r2", Slot: t0.Add(time.Second), Time: t0.Add(time.Second), Reason: "lock held by pid 42"})
-	fan.Emit(runner.RunFinished{Job: "a", RunID: "r1", Slot: t0, Started: t0, Ended: t0.Add(2 * time.Second), Outcome: run.Timeout})
+	fan.Emit(run.Skip{Job: "a", RunID: "r2", Slot: t0.Add(time.Second), Time: t0.Add(time.Second), Reason: "lock held by pid 42"})
+	fan.Emit(run.End{Job: "a", RunID: "r1", Slot: t0, Started: t0, Ended: t0.Add(2 * time.Second), Outcome: run.Timeout})
 	a = stateOf(t, s, "a")
 	if a.State != ctl.StateIdle || a.LastOutcome != "timeout" || a.Counts.Runs != 1 || a.Counts.Skips != 1 || a.Counts.Failures != 1 {
 		t.Fatalf("after the run: %+v", a)
@@ -109,7 +109,7 @@ func TestSlowSubscriberNeverBlocks(t *testing.T) {
 	go func() {
 		// Far more events than the buffer holds, with nobody reading.
 		for i := 0; i < 3*subscriberBuffer; i++ {
-			fan.Emit(runner.RunOutput{Job: "a", RunID: "r", Line: "x"})
+			fan.Emit(run.Output{Job: "a", RunID: "r", Line: "x"})
 		}
 		close(done)
 	}()
@@ -128,9 +128,9 @@ func TestSlowSubscriberNeverBlocks(t *testing.T) {
 
 func TestRunNowRunsUnderTheLock(t *testing.T) {
 	s, fan := newTestService(t, job(t, "a", true))
-	finished := make(chan runner.RunFinished, 1)
-	fan.Listen(func(ev runner.Event) {
-		if f, ok := ev.(runner.RunFinished); ok {
+	finished := make(chan run.End, 1)
+	fan.Listen(func(ev run.Event) {
+		if f, ok := ev.(run.End); ok {
 			finished <- f
 		}
 	})
@@ -159,20 +159,20 @@ func TestFailuresCountFailedSlots(t *testing.T) {
 	s, fan := newTestService(t, job(t, "a", true))
 	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	for i, o := range []run.Outcome{run.Failed, run.Failed, run.OK} {
-		fan.Emit(runner.RunFinished{Job: "a", RunID: "r" + strconv.Itoa(i), Slot: t0, Started: t0, Ended: t0.Add(time.Second),
+		fan.Emit(run.End{Job: "a", RunID: "r" + strconv.Itoa(i), Slot: t0, Started: t0, Ended: t0.Add(time.Second),
 			Outcome: o, Attempt: i + 1, Retrying: o != run.OK})
 	}
 	if c := stateOf(t, s, "a").Counts; c.Runs != 3 || c.Failures != 0 {
 		t.Errorf("a slot that ended ok after two retries counts %d runs, %d failures; want 3, 0", c.Runs, c.Failures)
 	}
-	fan.Emit(runner.RunFinished{Job: "a", RunID: "r9", Slot: t0.Add(time.Minute), Outcome: run.Failed, Attempt: 1})
+	fan.Emit(run.End{Job: "a", RunID: "r9", Slot: t0.Add(time.Minute), Outcome: run.Failed, Attempt: 1})
 	if c := stateOf(t, s, "a").Counts; c.Failures != 1 {
 		t.Errorf("a slot that ended failed counts %d failures, want 1", c.Failures)
 	}
 	// A retried attempt whose retries were cut short in the backoff: its
 	// end is restated (Amends), a failed slot but no further run.
-	fan.Emit(runner.RunFinished{Job: "a", RunID: "r10", Slot: t0.Add(2 * time.Minute), Outcome: run.Failed, Attempt: 1, Retrying: true})
-	fan.Emit(runner.RunFinished{Job: "a", RunID: "r10", Slot: t0.Add(2 * time.Minute), Outcome: run.Failed, Attempt: 1, Amends: true,
+	fan.Emit(run.End{Job: "a", RunID: "r10", Slot: t0.Add(2 * time.Minute), Outcome: run.Failed, Attempt: 1, Retrying: true})
+	fan.Emit(run.End{Job: "a", RunID: "r10", Slot: t0.Add(2 * time.Minute), Outcome: run.Failed, Attempt: 1, Amends: true,
 		Reason: "no retry: killed by operator"})
 	if c := stateOf(t, s, "a").Counts; c.Runs != 5 || c.Failures != 2 {
 		t.Errorf("a slot cut short in its backoff: %d runs, %d failures; want 5, 2", c.Runs, c.Failures)

@@ -9,7 +9,6 @@ import (
 	"cronvisor/ctl"
 	"cronvisor/lock"
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 // Statuses builds job statuses, the one place that does: the daemon's Jobs
@@ -76,7 +75,7 @@ type Run struct {
 // Live is what a running scheduler knows.
 type Live interface {
 	NextFires() map[string]time.Time
-	Stalls() map[string]runner.ScheduleStalled
+	Stalls() map[string]run.Stall
 	// Running is the job's newest run in flight; false for none.
 	Running(job string) (Run, bool)
 	// Queued reports whether a fire of the job waits for its lock.
@@ -95,7 +94,7 @@ func (b Statuses) Build(ctx context.Context, jobs []config.Job) []ctl.JobStatus 
 		}
 	}
 	var next map[string]time.Time
-	var stalls map[string]runner.ScheduleStalled
+	var stalls map[string]run.Stall
 	if b.Live != nil {
 		next, stalls = b.Live.NextFires(), b.Live.Stalls()
 	}
@@ -122,7 +121,7 @@ func (b Statuses) Build(ctx context.Context, jobs []config.Job) []ctl.JobStatus 
 			js.LastNotification, js.FailedPing = b.Alerts(j.Name)
 		}
 		if h, ok := held[j.Lock]; ok && j.Overlap != config.OverlapAllow {
-			js.Holder = ctl.HolderOf(h)
+			js.Holder = HolderOf(h)
 		}
 		js.State = b.state(j, &js, held)
 		if stall, ok := stalls[j.Name]; ok && js.State == ctl.StateIdle {
@@ -174,7 +173,7 @@ func (b Statuses) running(j config.Job, held map[string]lock.Record) (Run, bool)
 }
 
 // stallProblem says why a job has no next fire, for status and the console.
-func stallProblem(st runner.ScheduleStalled) string {
+func stallProblem(st run.Stall) string {
 	return "no next fire after " + st.After.Format(time.RFC3339) + " could be computed; retrying at " + st.Retry.Format(time.RFC3339)
 }
 

@@ -12,7 +12,6 @@ import (
 	"cronvisor/ctl"
 	"cronvisor/lock"
 	"cronvisor/run"
-	"cronvisor/runner"
 )
 
 // t0 is the builder tests' "now".
@@ -34,15 +33,15 @@ func (f fakeRecent) Recent(job string) Recent { return f[job] }
 // fakeLive is a running scheduler.
 type fakeLive struct {
 	next    map[string]time.Time
-	stalls  map[string]runner.ScheduleStalled
+	stalls  map[string]run.Stall
 	running map[string]Run
 	queued  map[string]bool
 	guard   *sync.Mutex // must be held while the per-job methods run
 	t       *testing.T
 }
 
-func (f fakeLive) NextFires() map[string]time.Time           { return f.next }
-func (f fakeLive) Stalls() map[string]runner.ScheduleStalled { return f.stalls }
+func (f fakeLive) NextFires() map[string]time.Time { return f.next }
+func (f fakeLive) Stalls() map[string]run.Stall    { return f.stalls }
 
 func (f fakeLive) Running(job string) (Run, bool) {
 	f.held()
@@ -82,7 +81,7 @@ func TestStatusesWithAScheduler(t *testing.T) {
 	var mu sync.Mutex
 	live := fakeLive{guard: &mu, t: t,
 		next:    map[string]time.Time{"idle": t0.Add(time.Hour), "wait": t0.Add(time.Minute)},
-		stalls:  map[string]runner.ScheduleStalled{"stuck": {Job: "stuck", After: t0, Retry: t0.Add(time.Minute)}},
+		stalls:  map[string]run.Stall{"stuck": {Job: "stuck", After: t0, Retry: t0.Add(time.Minute)}},
 		running: map[string]Run{"run": {RunID: "r1", PID: 42, Started: own.Since, Deadline: t0.Add(time.Hour)}},
 		queued:  map[string]bool{"wait": true}}
 	by := &ctl.PauseInfo{User: "alice", At: t0.Add(-time.Hour)}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
 	"cronvisor/run"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -41,7 +40,7 @@ type (
 	}
 	historyMsg struct {
 		job  string // "" for the history view's page
-		recs []history.Record
+		recs []run.Record
 		err  error
 	}
 	subscribedMsg struct {

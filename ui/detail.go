@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
 	"cronvisor/run"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -59,10 +58,10 @@ type detailView struct {
 	c      *common
 	keys   detailKeys
 	job    string
-	recs   []history.Record // the job's history, newest first, no open runs
-	sel    int              // 0: the live output; i: recs[i-1], the record selKey names
-	selKey string           // the selected record's recKey, "" for the live output
-	off    int              // first entry shown in the runs list
+	recs   []run.Record // the job's history, newest first, no open runs
+	sel    int          // 0: the live output; i: recs[i-1], the record selKey names
+	selKey string       // the selected record's recKey, "" for the live output
+	off    int          // first entry shown in the runs list
 	vp     viewport.Model
 	log    savedLog // the saved log on display while a record is selected
 	width  int
@@ -102,9 +101,9 @@ func (v detailView) KeyMap() help.KeyMap { return v.keys }
 func (v detailView) Editing() bool { return false }
 
 // selected is the selected record; false for the live output.
-func (v detailView) selected() (history.Record, bool) {
+func (v detailView) selected() (run.Record, bool) {
 	if v.sel == 0 {
-		return history.Record{}, false
+		return run.Record{}, false
 	}
 	return v.recs[v.sel-1], true
 }
@@ -112,9 +111,9 @@ func (v detailView) selected() (history.Record, bool) {
 // setRecords takes a fetched page of the job's history and finds the
 // selected record in it again. A selected record that fell off the page's
 // end stays, last: it is older than every record of the page.
-func (v detailView) setRecords(recs []history.Record) detailView {
+func (v detailView) setRecords(recs []run.Record) detailView {
 	held, holding := v.selected()
-	v.recs = make([]history.Record, 0, len(recs)+1)
+	v.recs = make([]run.Record, 0, len(recs)+1)
 	v.sel = 0
 	for _, r := range recs {
 		if r.Outcome == run.Running {
@@ -287,7 +286,7 @@ func styleLogLine(st styles, l string) string {
 
 // noLog explains an entry without a saved log: for a skip, who held the
 // lock and since when, which is the whole story of a skip.
-func noLog(st styles, now time.Time, r history.Record) []string {
+func noLog(st styles, now time.Time, r run.Record) []string {
 	lines := []string{st.muted.Render("  no saved log for run " + r.RunID)}
 	switch r.Outcome {
 	case run.Skipped:

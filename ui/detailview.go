@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
+	"cronvisor/run"
 )
 
 // infoLines is the height of the definition block at the top of the view.
@@ -158,7 +158,7 @@ func (v detailView) runs(j ctl.JobStatus) []string {
 
 // recordCells are one history record as list cells: outcome, time,
 // duration, and why.
-func recordCells(st styles, now time.Time, r history.Record) []cell {
+func recordCells(st styles, now time.Time, r run.Record) []cell {
 	return []cell{
 		{text: glyph(r.Outcome) + " " + string(r.Outcome), style: st.outcome(r.Outcome)},
 		{text: clock(now, startTime(r)), style: st.muted},

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
 	"cronvisor/run"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -263,7 +262,7 @@ func TestSavedLog(t *testing.T) {
 	long := strings.Repeat("x", 100)
 	p := writeLog(t, "stdout | a", "stderr | b")
 	big := writeLog(t, append(slices.Repeat([]string{long}, 3000), "stdout | last")...)
-	recs := []history.Record{{Job: "j", RunID: "r1", LogPath: p}, {Job: "j", RunID: "r2", LogPath: big}, {Job: "j", RunID: "r3"}}
+	recs := []run.Record{{Job: "j", RunID: "r1", LogPath: p}, {Job: "j", RunID: "r2", LogPath: big}, {Job: "j", RunID: "r3"}}
 	tests := []struct {
 		name    string
 		run     string

@@ -11,6 +11,7 @@ import (
 
 	"cronvisor/ctl"
 	"cronvisor/history"
+	"cronvisor/run"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -41,7 +42,7 @@ type fakeSource struct {
 	mu      sync.Mutex
 	jobs    []ctl.JobStatus
 	locks   []ctl.LockStatus
-	records []history.Record
+	records []run.Record
 	events  chan ctl.WireEvent
 	err     error // returned by every call when set
 	calls   []string
@@ -79,11 +80,11 @@ func (f *fakeSource) Locks(context.Context) ([]ctl.LockStatus, error) {
 	return f.locks, f.record("locks")
 }
 
-func (f *fakeSource) History(_ context.Context, q ctl.HistoryQuery) ([]history.Record, error) {
+func (f *fakeSource) History(_ context.Context, q ctl.HistoryQuery) ([]run.Record, error) {
 	if err := f.record("history " + q.Job); err != nil {
 		return nil, err
 	}
-	var out []history.Record
+	var out []run.Record
 	for _, r := range f.records {
 		if q.Job == "" || r.Job == q.Job {
 			out = append(out, r)
@@ -107,7 +108,7 @@ func (f *fakeSource) Log(_ context.Context, job, runID string) (ctl.RunLog, erro
 }
 
 // recordLog is the end of the log of the record of job's run runID.
-func recordLog(recs []history.Record, job, runID string) (ctl.RunLog, error) {
+func recordLog(recs []run.Record, job, runID string) (ctl.RunLog, error) {
 	for _, r := range recs {
 		if r.Job == job && r.RunID == runID && r.LogPath != "" {
 			lines, omitted, err := history.TailFile(r.LogPath, ctl.LogTail)

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
 	"cronvisor/run"
 )
 
@@ -72,15 +71,15 @@ func fixtureLocks() []ctl.LockStatus {
 // fixtureRecords is the recent history, newest first: sync_orders
 // overlapping itself, the foreign holder blocking cleanup_tmp, a timeout
 // and a failure.
-func fixtureRecords() []history.Record {
-	var recs []history.Record
-	add := func(r history.Record) { recs = append(recs, r) }
+func fixtureRecords() []run.Record {
+	var recs []run.Record
+	add := func(r run.Record) { recs = append(recs, r) }
 	syncHolder := &run.Holder{PID: syncPID, Host: host, Job: "sync_orders", RunID: "r-sync-7", Since: at(-25 * time.Second)}
-	add(history.Record{Job: "sync_orders", RunID: "r-sync-s3", Outcome: "skipped", ScheduledAt: at(-5 * time.Second),
+	add(run.Record{Job: "sync_orders", RunID: "r-sync-s3", Outcome: "skipped", ScheduledAt: at(-5 * time.Second),
 		Reason: "lock held by pid 4321@web-1 (job sync_orders, run r-sync-7)", Holder: syncHolder})
-	add(history.Record{Job: "sync_orders", RunID: "r-sync-s2", Outcome: "skipped", ScheduledAt: at(-15 * time.Second),
+	add(run.Record{Job: "sync_orders", RunID: "r-sync-s2", Outcome: "skipped", ScheduledAt: at(-15 * time.Second),
 		Reason: "lock held by pid 4321@web-1 (job sync_orders, run r-sync-7)", Holder: syncHolder})
-	add(history.Record{Job: "sync_orders", RunID: "r-sync-6", Outcome: "ok", ScheduledAt: at(-40 * time.Second),
+	add(run.Record{Job: "sync_orders", RunID: "r-sync-6", Outcome: "ok", ScheduledAt: at(-40 * time.Second),
 		StartedAt: at(-40 * time.Second), EndedAt: at(-40*time.Second + 8200*time.Millisecond), ExitCode: exit(0),
 		LogPath: "/srv/app/.cronvisor/logs/sync_orders/r-sync-6.log"})
 	for i := 0; i < 6; i++ {
@@ -92,7 +91,7 @@ func fixtureRecords() []history.Record {
 		if i == 4 {
 			out = "failed"
 		}
-		r := history.Record{Job: "sync_orders", RunID: "r-sync-old" + itoa(i), Outcome: run.Outcome(out), ScheduledAt: slot}
+		r := run.Record{Job: "sync_orders", RunID: "r-sync-old" + itoa(i), Outcome: run.Outcome(out), ScheduledAt: slot}
 		switch out {
 		case "skipped":
 			r.Holder = &run.Holder{PID: 4300 + i, Host: host, Job: "sync_orders", RunID: "r-prev", Since: slot.Add(-12 * time.Second)}
@@ -104,18 +103,18 @@ func fixtureRecords() []history.Record {
 		}
 		add(r)
 	}
-	add(history.Record{Job: "refund_orders", RunID: "r-refund-9", Outcome: "ok", ScheduledAt: at(-2 * time.Minute),
+	add(run.Record{Job: "refund_orders", RunID: "r-refund-9", Outcome: "ok", ScheduledAt: at(-2 * time.Minute),
 		StartedAt: at(-2 * time.Minute), EndedAt: at(-2*time.Minute + 3*time.Second), ExitCode: exit(0)})
-	add(history.Record{Job: "cleanup_tmp", RunID: "r-clean-s1", Outcome: "skipped", ScheduledAt: at(-30 * time.Minute),
+	add(run.Record{Job: "cleanup_tmp", RunID: "r-clean-s1", Outcome: "skipped", ScheduledAt: at(-30 * time.Minute),
 		Reason: "lock held by pid 777 (outside cronvisor: " + flockCmd + ")",
 		Holder: &run.Holder{PID: flockPID, Host: host, Since: at(-47 * time.Minute)}})
-	add(history.Record{Job: "rotate_logs", RunID: "r-rotate-24", Outcome: "timeout", ScheduledAt: at(-45*time.Minute - 10*time.Minute),
+	add(run.Record{Job: "rotate_logs", RunID: "r-rotate-24", Outcome: "timeout", ScheduledAt: at(-45*time.Minute - 10*time.Minute),
 		StartedAt: at(-55 * time.Minute), EndedAt: at(-45 * time.Minute), Reason: "exceeded timeout 10m0s"})
-	add(history.Record{Job: "cleanup_tmp", RunID: "r-clean-23", Outcome: "ok", ScheduledAt: at(-90 * time.Minute),
+	add(run.Record{Job: "cleanup_tmp", RunID: "r-clean-23", Outcome: "ok", ScheduledAt: at(-90 * time.Minute),
 		StartedAt: at(-90 * time.Minute), EndedAt: at(-90*time.Minute + 1500*time.Millisecond), ExitCode: exit(0)})
-	add(history.Record{Job: "backup_db", RunID: "r-backup-1", Outcome: "ok", ScheduledAt: at(-9 * time.Hour),
+	add(run.Record{Job: "backup_db", RunID: "r-backup-1", Outcome: "ok", ScheduledAt: at(-9 * time.Hour),
 		StartedAt: at(-9 * time.Hour), EndedAt: at(-9*time.Hour + 42*time.Second), ExitCode: exit(0)})
-	add(history.Record{Job: "report_weekly", RunID: "r-report-3", Outcome: "failed", ScheduledAt: at(-5*24*time.Hour - time.Minute),
+	add(run.Record{Job: "report_weekly", RunID: "r-report-3", Outcome: "failed", ScheduledAt: at(-5*24*time.Hour - time.Minute),
 		StartedAt: at(-5*24*time.Hour - time.Minute), EndedAt: at(-5 * 24 * time.Hour), ExitCode: exit(1), Reason: "exit status 1"})
 	return recs
 }

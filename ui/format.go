@@ -9,7 +9,6 @@ import (
 	"unicode"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
 	"cronvisor/run"
 
 	"github.com/charmbracelet/x/ansi"
@@ -167,7 +166,7 @@ func holderKind(j ctl.JobStatus, h *run.Holder) string {
 
 // heldFor is how long a skip's holder had held the lock when the fire was
 // skipped, "" when the holder's start is unknown.
-func heldFor(r history.Record) string {
+func heldFor(r run.Record) string {
 	if r.Holder == nil || r.Holder.Since.IsZero() {
 		return ""
 	}
@@ -176,7 +175,7 @@ func heldFor(r history.Record) string {
 
 // eventTime is when a record happened: its end, else its start, else its
 // slot (a stored skip has only its slot).
-func eventTime(r history.Record) time.Time {
+func eventTime(r run.Record) time.Time {
 	switch {
 	case !r.EndedAt.IsZero():
 		return r.EndedAt
@@ -188,7 +187,7 @@ func eventTime(r history.Record) time.Time {
 
 // startTime is when a record's fire began: its start, else its slot (a
 // skip never started); lists show and sort by it.
-func startTime(r history.Record) time.Time {
+func startTime(r run.Record) time.Time {
 	switch {
 	case !r.StartedAt.IsZero():
 		return r.StartedAt
@@ -200,7 +199,7 @@ func startTime(r history.Record) time.Time {
 
 // recordDetail is one line on why a record ended as it did: the holder
 // for a skip, the exit code or reason otherwise.
-func recordDetail(r history.Record) string {
+func recordDetail(r run.Record) string {
 	if r.Outcome == run.Skipped && r.Holder != nil {
 		s := "held by pid " + pidHost(r.Holder.PID, r.Holder.Host)
 		switch r.Holder.Job {
@@ -240,7 +239,7 @@ func saysExit(reason string, n int) bool {
 }
 
 // runTime is a record's duration, "" when it did not run or still runs.
-func runTime(r history.Record) string {
+func runTime(r run.Record) string {
 	if r.StartedAt.IsZero() || r.EndedAt.IsZero() {
 		return ""
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
 	"cronvisor/run"
 )
 
@@ -128,14 +127,14 @@ func TestRecordDetail(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		r    history.Record
+		r    run.Record
 		want string
 	}{
-		{"overlapping itself", history.Record{Job: "a", Outcome: "skipped", ScheduledAt: ref, Holder: h("a")}, "held by pid 42@h for 1.5s"},
-		{"another job's lock", history.Record{Job: "a", Outcome: "skipped", ScheduledAt: ref, Holder: h("b")}, "held by pid 42@h (b) for 1.5s"},
-		{"outside cronvisor", history.Record{Job: "a", Outcome: "skipped", ScheduledAt: ref, Holder: h("")}, "held by pid 42@h (outside cronvisor) for 1.5s"},
-		{"a skip without holder", history.Record{Outcome: "skipped", Reason: "queue full"}, "queue full"},
-		{"failed manual run", history.Record{Outcome: "failed", ExitCode: exitCode(2), Reason: "exit status 2", Manual: true}, "exit status 2 · manual"},
+		{"overlapping itself", run.Record{Job: "a", Outcome: "skipped", ScheduledAt: ref, Holder: h("a")}, "held by pid 42@h for 1.5s"},
+		{"another job's lock", run.Record{Job: "a", Outcome: "skipped", ScheduledAt: ref, Holder: h("b")}, "held by pid 42@h (b) for 1.5s"},
+		{"outside cronvisor", run.Record{Job: "a", Outcome: "skipped", ScheduledAt: ref, Holder: h("")}, "held by pid 42@h (outside cronvisor) for 1.5s"},
+		{"a skip without holder", run.Record{Outcome: "skipped", Reason: "queue full"}, "queue full"},
+		{"failed manual run", run.Record{Outcome: "failed", ExitCode: exitCode(2), Reason: "exit status 2", Manual: true}, "exit status 2 · manual"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -217,13 +216,13 @@ func TestTimesPrintOneWay(t *testing.T) {
 // exit code is not preceded by the same exit code.
 func TestReasonsDoNotRepeat(t *testing.T) {
 	for _, tc := range []struct {
-		r    history.Record
+		r    run.Record
 		want string
 	}{
-		{history.Record{Outcome: "failed", ExitCode: exitCode(3), Reason: `exit 3: last stderr: "connection refused"`}, `exit 3: last stderr: "connection refused"`},
-		{history.Record{Outcome: "failed", ExitCode: exitCode(3), Reason: "exit status 3"}, "exit status 3"},
-		{history.Record{Outcome: "failed", ExitCode: exitCode(3), Reason: "exit 30: x"}, "exit 3 · exit 30: x"},
-		{history.Record{Outcome: "failed", ExitCode: exitCode(1)}, "exit 1"},
+		{run.Record{Outcome: "failed", ExitCode: exitCode(3), Reason: `exit 3: last stderr: "connection refused"`}, `exit 3: last stderr: "connection refused"`},
+		{run.Record{Outcome: "failed", ExitCode: exitCode(3), Reason: "exit status 3"}, "exit status 3"},
+		{run.Record{Outcome: "failed", ExitCode: exitCode(3), Reason: "exit 30: x"}, "exit 3 · exit 30: x"},
+		{run.Record{Outcome: "failed", ExitCode: exitCode(1)}, "exit 1"},
 	} {
 		if got := recordDetail(tc.r); got != tc.want {
 			t.Errorf("recordDetail(%q) = %q, want %q", tc.r.Reason, got, tc.want)

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"cronvisor/history"
 	"cronvisor/run"
 )
 
@@ -14,7 +13,7 @@ import (
 // record with different fields filled in (an event has no log path, a
 // stored skip no end), so the console matches them by this key and never
 // by position or by the whole value.
-func recKey(r history.Record) string {
+func recKey(r run.Record) string {
 	kind := "run"
 	if r.Outcome == run.Skipped {
 		kind = "skip"
@@ -24,7 +23,7 @@ func recKey(r history.Record) string {
 
 // sortTime orders records as the store does (history's "at" column): the
 // slot, else the start, else the end.
-func sortTime(r history.Record) time.Time {
+func sortTime(r run.Record) time.Time {
 	for _, t := range []time.Time{r.ScheduledAt, r.StartedAt, r.EndedAt} {
 		if !t.IsZero() {
 			return t
@@ -38,7 +37,7 @@ func sortTime(r history.Record) time.Time {
 // or before the store had written them. A live record older than the
 // page's oldest is dropped: the page covers that span and left it out
 // (pruned). The page's version of a record wins; it has the log path.
-func mergeRecords(page, live []history.Record) []history.Record {
+func mergeRecords(page, live []run.Record) []run.Record {
 	if len(live) == 0 {
 		return page
 	}
@@ -62,7 +61,7 @@ func mergeRecords(page, live []history.Record) []history.Record {
 		added = true
 	}
 	if added {
-		slices.SortStableFunc(out, func(a, b history.Record) int { return sortTime(b).Compare(sortTime(a)) })
+		slices.SortStableFunc(out, func(a, b run.Record) int { return sortTime(b).Compare(sortTime(a)) })
 	}
 	return out
 }

@@ -7,17 +7,16 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
 	"cronvisor/run"
 )
 
 // newerRuns are n fresh ok runs of sync_orders, newest first, that
 // arrive after the fixture's.
-func newerRuns(n int) []history.Record {
-	var recs []history.Record
+func newerRuns(n int) []run.Record {
+	var recs []run.Record
 	for i := n; i > 0; i-- {
 		slot := at(time.Duration(i) * time.Second)
-		recs = append(recs, history.Record{Job: "sync_orders", RunID: "r-new-" + itoa(i), Outcome: run.OK,
+		recs = append(recs, run.Record{Job: "sync_orders", RunID: "r-new-" + itoa(i), Outcome: run.OK,
 			ScheduledAt: slot, StartedAt: slot, EndedAt: slot.Add(time.Second), ExitCode: exit(0)})
 	}
 	return recs
@@ -25,8 +24,8 @@ func newerRuns(n int) []history.Record {
 
 // syncPage is sync_orders' history page as the source now answers it:
 // the fresh runs on top of the fixture's.
-func syncPage(f *fakeSource, fresh []history.Record) []history.Record {
-	var out []history.Record
+func syncPage(f *fakeSource, fresh []run.Record) []run.Record {
+	var out []run.Record
 	for _, r := range append(fresh, f.records...) {
 		if r.Job == "sync_orders" {
 			out = append(out, r)
@@ -134,7 +133,7 @@ func TestJobsAndLocksSelectionHoldsTheName(t *testing.T) {
 func TestOneRecordOneRow(t *testing.T) {
 	skip := ctl.WireEvent{Type: ctl.EventRunSkipped, Job: "backup_db", RunID: "r-backup-s9",
 		Slot: at(3 * time.Second), Time: at(3*time.Second + 20*time.Millisecond), Reason: "lock held"}
-	stored := history.Record{Job: "backup_db", RunID: "r-backup-s9", Outcome: run.Skipped,
+	stored := run.Record{Job: "backup_db", RunID: "r-backup-s9", Outcome: run.Skipped,
 		ScheduledAt: at(3 * time.Second), Reason: "lock held", Attempt: 1}
 	for _, tc := range []struct {
 		name        string
@@ -149,7 +148,7 @@ func TestOneRecordOneRow(t *testing.T) {
 			f := newFake()
 			m, _ := press(loaded(t, f, Options{}, 80, 30), "shift+tab")
 			if tc.pageHasSkip {
-				f.records = append([]history.Record{stored}, f.records...)
+				f.records = append([]run.Record{stored}, f.records...)
 			}
 			if tc.eventFirst {
 				m = feed(t, m, f, skip)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
+	"cronvisor/run"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -122,7 +122,7 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 
 // skipWhy says why a fire ended as it did: the holder when the lock was
 // held, else the exit code or reason.
-func skipWhy(r history.Record) string {
+func skipWhy(r run.Record) string {
 	if d := recordDetail(r); d != "" {
 		return d
 	}

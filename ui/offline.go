@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
+	"cronvisor/run"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -21,7 +21,7 @@ type offlineState struct {
 type offlineMsg struct {
 	jobs  []ctl.JobStatus
 	locks []ctl.LockStatus
-	recs  []history.Record
+	recs  []run.Record
 	at    time.Time
 	err   error
 }

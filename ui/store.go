@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
 	"cronvisor/run"
 )
 
@@ -49,7 +48,7 @@ type store struct {
 	jobs    []ctl.JobStatus
 	index   map[string]int // job name -> position in jobs
 	locks   []ctl.LockStatus
-	records []history.Record // newest first
+	records []run.Record     // newest first
 	tails   map[string]*ring // job -> live output
 	host    string           // this supervisor's host, learnt from holders
 }
@@ -84,7 +83,7 @@ func (s *store) setLocks(locks []ctl.LockStatus) {
 // setRecords takes a fetched page, newest first, merged by identity with
 // the records already kept: a record the stream delivered around the read
 // is on one row whichever came first.
-func (s *store) setRecords(recs []history.Record) {
+func (s *store) setRecords(recs []run.Record) {
 	s.records = mergeRecords(recs, s.records)
 	if len(s.records) > maxRecords {
 		s.records = s.records[:maxRecords]
@@ -185,7 +184,7 @@ func (s *store) started(ev ctl.WireEvent) {
 }
 
 func (s *store) finished(ev ctl.WireEvent) {
-	s.addRecord(history.Record{Job: ev.Job, RunID: ev.RunID, Outcome: ev.Outcome,
+	s.addRecord(run.Record{Job: ev.Job, RunID: ev.RunID, Outcome: ev.Outcome,
 		ScheduledAt: ev.Slot, StartedAt: ev.StartedAt, EndedAt: ev.Time,
 		ExitCode: ev.ExitCode, Reason: ev.Reason, Manual: ev.Manual, PID: ev.PID, Attempt: ev.Attempt})
 	if r := s.tails[ev.Job]; r != nil && !ev.StartedAt.IsZero() {
@@ -232,7 +231,7 @@ func failedSlot(ev ctl.WireEvent) bool {
 func (s *store) skipped(ev ctl.WireEvent) {
 	// Like history.Writer's record of a skip: the slot is its only time, so
 	// that the numbers do not change when the history is fetched again.
-	r := history.Record{Job: ev.Job, RunID: ev.RunID, Outcome: run.Skipped,
+	r := run.Record{Job: ev.Job, RunID: ev.RunID, Outcome: run.Skipped,
 		ScheduledAt: ev.Slot, Reason: ev.Reason, Manual: ev.Manual}
 	if r.ScheduledAt.IsZero() {
 		r.ScheduledAt = ev.Time
@@ -251,13 +250,13 @@ func (s *store) skipped(ev ctl.WireEvent) {
 // addRecord puts a live record in its place among the kept ones, newest
 // first; a record with its identity already there (the page read after the
 // store wrote it) is not added twice.
-func (s *store) addRecord(r history.Record) {
+func (s *store) addRecord(r run.Record) {
 	k := recKey(r)
-	if slices.ContainsFunc(s.records, func(x history.Record) bool { return recKey(x) == k }) {
+	if slices.ContainsFunc(s.records, func(x run.Record) bool { return recKey(x) == k }) {
 		return
 	}
 	t := sortTime(r)
-	i, _ := slices.BinarySearchFunc(s.records, t, func(x history.Record, t time.Time) int { return t.Compare(sortTime(x)) })
+	i, _ := slices.BinarySearchFunc(s.records, t, func(x run.Record, t time.Time) int { return t.Compare(sortTime(x)) })
 	s.records = slices.Insert(s.records, i, r)
 	if len(s.records) > maxRecords {
 		s.records = s.records[:maxRecords]
@@ -265,11 +264,11 @@ func (s *store) addRecord(r history.Record) {
 }
 
 // lastRecord is the job's newest finished record in the kept history.
-func (s *store) lastRecord(job string) (history.Record, bool) {
+func (s *store) lastRecord(job string) (run.Record, bool) {
 	for _, r := range s.records {
 		if r.Job == job && r.Outcome != run.Running {
 			return r, true
 		}
 	}
-	return history.Record{}, false
+	return run.Record{}, false
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
+	"cronvisor/run"
 )
 
 // fakeStateDir is the state dir as a console without its daemon reads it:
@@ -16,7 +16,7 @@ import (
 type fakeStateDir struct {
 	jobs    []ctl.JobStatus
 	locks   []ctl.LockStatus
-	records []history.Record
+	records []run.Record
 }
 
 func newFakeStateDir() *fakeStateDir {
@@ -45,7 +45,7 @@ func newFakeStateDir() *fakeStateDir {
 func (f *fakeStateDir) Jobs(context.Context) ([]ctl.JobStatus, error)   { return f.jobs, nil }
 func (f *fakeStateDir) Locks(context.Context) ([]ctl.LockStatus, error) { return f.locks, nil }
 
-func (f *fakeStateDir) History(context.Context, ctl.HistoryQuery) ([]history.Record, error) {
+func (f *fakeStateDir) History(context.Context, ctl.HistoryQuery) ([]run.Record, error) {
 	return f.records, nil
 }
 

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
+	"cronvisor/run"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -27,7 +27,7 @@ import (
 type Source interface {
 	Jobs(ctx context.Context) ([]ctl.JobStatus, error)
 	Locks(ctx context.Context) ([]ctl.LockStatus, error)
-	History(ctx context.Context, q ctl.HistoryQuery) ([]history.Record, error)
+	History(ctx context.Context, q ctl.HistoryQuery) ([]run.Record, error)
 	// Log is the end of a run's saved log, read by the daemon: the console
 	// never opens the state dir's files itself.
 	Log(ctx context.Context, job, runID string) (ctl.RunLog, error)
@@ -51,7 +51,7 @@ type Source interface {
 type StateDir interface {
 	Jobs(ctx context.Context) ([]ctl.JobStatus, error)
 	Locks(ctx context.Context) ([]ctl.LockStatus, error)
-	History(ctx context.Context, q ctl.HistoryQuery) ([]history.Record, error)
+	History(ctx context.Context, q ctl.HistoryQuery) ([]run.Record, error)
 	Log(ctx context.Context, job, runID string) (ctl.RunLog, error)
 }
 

@@ -1,31 +1,9 @@
-// Package history stores the runs and skips of cronvisor's jobs in a SQLite
-// database in the state dir, and writes each run's output to a capped log
-// file beside it. It stores and queries; it makes no scheduling decisions.
-package history
+package run
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
-
-	"cronvisor/run"
-)
-
-// Errors returned (wrapped) by this package.
-var (
-	// ErrBadRecord: a record lacks its job, run id or any time, or has an
-	// outcome that does not fit the call.
-	ErrBadRecord = errors.New("history: invalid record")
-	// ErrNoHistory: OpenReadOnly found no database; nothing has run yet.
-	ErrNoHistory = errors.New("history: no history database")
-	// ErrSchema: the database was written by a newer cronvisor, or has not
-	// been migrated and cannot be in read-only mode.
-	ErrSchema = errors.New("history: unsupported schema version")
-	// ErrBadName: a job or run id that cannot be used as a file name.
-	ErrBadName = errors.New("history: unusable name for a log file")
-	// ErrLogClosed: Write on a Log after Close.
-	ErrLogClosed = errors.New("history: log closed")
 )
 
 // Record is one row of history: a run (open while Outcome is "running") or a
@@ -33,14 +11,14 @@ var (
 type Record struct {
 	Job         string
 	RunID       string
-	Outcome     run.Outcome
+	Outcome     Outcome
 	ScheduledAt time.Time // the slot, before jitter
 	StartedAt   time.Time
 	EndedAt     time.Time
-	ExitCode    *int        // nil when unknown or not applicable
-	Reason      string      // why skipped, failed to start or interrupted
-	Holder      *run.Holder // who held the lock, for skips
-	LogPath     string      // the run's output log, "" if none
+	ExitCode    *int    // nil when unknown or not applicable
+	Reason      string  // why skipped, failed to start or interrupted
+	Holder      *Holder // who held the lock, for skips
+	LogPath     string  // the run's output log, "" if none
 	// Host, SupervisorPID and PID say who ran it, so that the next supervisor
 	// can tell the runs of a dead one from those of a live one.
 	Host          string
@@ -62,20 +40,20 @@ func (r Record) DurationMS() int64 {
 // jsonRecord is the contract's history record; the field order is the
 // contract's, so `history --json` reads the same as the documentation.
 type jsonRecord struct {
-	Job         string      `json:"job"`
-	RunID       string      `json:"run_id"`
-	Outcome     run.Outcome `json:"outcome"`
-	ScheduledAt string      `json:"scheduled_at"`
-	StartedAt   string      `json:"started_at"`
-	EndedAt     string      `json:"ended_at"`
-	DurationMS  int64       `json:"duration_ms"`
-	ExitCode    *int        `json:"exit_code"`
-	Reason      string      `json:"reason"`
-	Holder      *run.Holder `json:"holder"`
-	LogPath     string      `json:"log_path"`
-	Host        string      `json:"host"`
-	Manual      bool        `json:"manual"`
-	Attempt     int         `json:"attempt"`
+	Job         string  `json:"job"`
+	RunID       string  `json:"run_id"`
+	Outcome     Outcome `json:"outcome"`
+	ScheduledAt string  `json:"scheduled_at"`
+	StartedAt   string  `json:"started_at"`
+	EndedAt     string  `json:"ended_at"`
+	DurationMS  int64   `json:"duration_ms"`
+	ExitCode    *int    `json:"exit_code"`
+	Reason      string  `json:"reason"`
+	Holder      *Holder `json:"holder"`
+	LogPath     string  `json:"log_path"`
+	Host        string  `json:"host"`
+	Manual      bool    `json:"manual"`
+	Attempt     int     `json:"attempt"`
 }
 
 // MarshalJSON writes the contract's history record: times as RFC3339Nano or
@@ -97,7 +75,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	if h := r.Holder; h != nil {
 		// Only the contract's fields: a foreign holder's command line is
 		// not kept in history.
-		j.Holder = &run.Holder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID, Since: h.Since}
+		j.Holder = &Holder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID, Since: h.Since}
 	}
 	return json.Marshal(j)
 }
@@ -140,7 +118,7 @@ func parseTime(s string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("history: bad time %q: %w", s, err)
+		return time.Time{}, fmt.Errorf("history record: bad time %q: %w", s, err)
 	}
 	return t, nil
 }
