@@ -59,21 +59,34 @@ that held the lock.`,
 	return c
 }
 
-func runHistory(g *globals, f historyFlags) error {
+// filter is the query the flags ask for, or a usage error.
+func (f historyFlags) filter() (history.Filter, error) {
 	var outcomes []run.Outcome
 	for _, s := range f.outcomes {
 		o := run.Outcome(s)
 		if !o.Final() && o != run.Running {
-			return usageError("--outcome %q: want one of %s", o, strings.Join(knownOutcomes(), ", "))
+			return history.Filter{}, usageError("--outcome %q: want one of %s", o, strings.Join(knownOutcomes(), ", "))
 		}
 		outcomes = append(outcomes, o)
 	}
 	since, err := parseSince(f.since)
 	if err != nil {
-		return usageError("--since %q: %v", f.since, err)
+		return history.Filter{}, usageError("--since %q: %v", f.since, err)
 	}
 	if f.limit < 0 {
-		return usageError("--limit must not be negative")
+		return history.Filter{}, usageError("--limit must not be negative")
+	}
+	filter := history.Filter{Job: f.job, Outcomes: outcomes, Limit: f.limit}
+	if since > 0 {
+		filter.Since = time.Now().Add(-since)
+	}
+	return filter, nil
+}
+
+func runHistory(g *globals, f historyFlags) error {
+	filter, err := f.filter()
+	if err != nil {
+		return err
 	}
 	cfg, _, err := readConfig(g)
 	if err != nil {
@@ -99,10 +112,6 @@ func runHistory(g *globals, f historyFlags) error {
 			return noJob(g, cfg, f.job)
 		}
 	}
-	filter := history.Filter{Job: f.job, Outcomes: outcomes, Limit: f.limit}
-	if since > 0 {
-		filter.Since = time.Now().Add(-since)
-	}
 	if f.overlaps {
 		groups, err := store.Overlaps(ctx, filter)
 		if err != nil {
@@ -115,15 +124,20 @@ func runHistory(g *globals, f historyFlags) error {
 		return exitCode(1, err)
 	}
 	if f.asJSON {
-		enc := json.NewEncoder(g.stdout)
-		for _, r := range recs {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
+		return printJSONLines(g, recs)
 	}
 	printHistoryTable(g, recs)
+	return nil
+}
+
+// printJSONLines writes each record as one line of JSON.
+func printJSONLines(g *globals, recs []run.Record) error {
+	enc := json.NewEncoder(g.stdout)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

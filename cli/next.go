@@ -14,12 +14,7 @@ import (
 )
 
 func newNext(g *globals) *cobra.Command {
-	var (
-		count   int
-		from    string
-		tz      string
-		verbose bool
-	)
+	var o nextOptions
 	cmd := &cobra.Command{
 		Use:   "next EXPR-or-JOB",
 		Short: "Print the next fire times of a schedule or of a job in jobs.yaml",
@@ -35,67 +30,88 @@ names a job (whose timezone applies unless --tz is given).`,
   cronvisor next sync_orders`,
 		Args: argsExactly(1, "one schedule expression or job name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if count < 1 {
-				return usageError("-n must be at least 1, got %d", count)
-			}
-			start := time.Now()
-			if from != "" {
-				t, err := time.Parse(time.RFC3339Nano, from)
-				if err != nil {
-					return usageError("--from %q is not an RFC 3339 time (e.g. 2026-03-08T00:00:00-05:00)", from)
-				}
-				start = t
-			}
-			var loc *time.Location
-			if tz != "" {
-				l, err := time.LoadLocation(tz)
-				if err != nil {
-					return usageError("--tz %q is not a known time zone", tz)
-				}
-				loc = l
-			}
-			expr := args[0]
-			if !looksLikeExpr(expr) {
-				job, err := nextJob(g, expr)
-				if err != nil {
-					return err
-				}
-				expr = job.Schedule
-				if loc == nil {
-					loc = job.Location
-				}
-			}
-			if loc == nil {
-				loc = time.Local
-			}
-			s, err := schedule.Parse(expr, loc)
-			if err != nil {
-				return exitCode(1, err)
-			}
-			times := schedule.NextN(s, start, count)
-			weekday := verbose || writerIsTerminal(g.stdout)
-			for _, t := range times {
-				t = t.In(zoneOf(t, loc))
-				if weekday {
-					fmt.Fprintf(g.stdout, "%s  %s\n", t.Format(time.RFC3339), t.Format("Mon"))
-					continue
-				}
-				fmt.Fprintln(g.stdout, t.Format(time.RFC3339))
-			}
-			if len(times) < count {
-				fmt.Fprintf(g.stderr, "cronvisor: %q fires %d time(s) at most after %s\n", args[0], len(times), start.Format(time.RFC3339))
-				if len(times) == 0 {
-					return exitCode(1, nil)
-				}
-			}
-			return nil
+			return o.run(g, args[0])
 		},
 	}
-	cmd.Flags().IntVarP(&count, "count", "n", 5, "how many fire times to print")
-	cmd.Flags().StringVar(&from, "from", "", "start after this RFC 3339 time instead of now")
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "add the weekday to each line (the default on a terminal)")
-	cmd.Flags().StringVar(&tz, "tz", "", "IANA time zone to evaluate the schedule in (default: the job's, else local)")
+	cmd.Flags().IntVarP(&o.count, "count", "n", 5, "how many fire times to print")
+	cmd.Flags().StringVar(&o.from, "from", "", "start after this RFC 3339 time instead of now")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "add the weekday to each line (the default on a terminal)")
+	cmd.Flags().StringVar(&o.tz, "tz", "", "IANA time zone to evaluate the schedule in (default: the job's, else local)")
 	return cmd
+}
+
+// nextOptions are next's flags.
+type nextOptions struct {
+	count   int
+	from    string
+	tz      string
+	verbose bool
+}
+
+func (o nextOptions) run(g *globals, arg string) error {
+	start, loc, err := o.parse()
+	if err != nil {
+		return err
+	}
+	expr := arg
+	if !looksLikeExpr(expr) {
+		job, err := nextJob(g, expr)
+		if err != nil {
+			return err
+		}
+		expr = job.Schedule
+		if loc == nil {
+			loc = job.Location
+		}
+	}
+	if loc == nil {
+		loc = time.Local
+	}
+	s, err := schedule.Parse(expr, loc)
+	if err != nil {
+		return exitCode(1, err)
+	}
+	times := schedule.NextN(s, start, o.count)
+	weekday := o.verbose || writerIsTerminal(g.stdout)
+	for _, t := range times {
+		t = t.In(zoneOf(t, loc))
+		if weekday {
+			fmt.Fprintf(g.stdout, "%s  %s\n", t.Format(time.RFC3339), t.Format("Mon"))
+			continue
+		}
+		fmt.Fprintln(g.stdout, t.Format(time.RFC3339))
+	}
+	if len(times) < o.count {
+		fmt.Fprintf(g.stderr, "cronvisor: %q fires %d time(s) at most after %s\n", arg, len(times), start.Format(time.RFC3339))
+		if len(times) == 0 {
+			return exitCode(1, nil)
+		}
+	}
+	return nil
+}
+
+// parse checks the flags: the start (now without --from) and the zone
+// (nil without --tz).
+func (o nextOptions) parse() (time.Time, *time.Location, error) {
+	if o.count < 1 {
+		return time.Time{}, nil, usageError("-n must be at least 1, got %d", o.count)
+	}
+	start := time.Now()
+	if o.from != "" {
+		t, err := time.Parse(time.RFC3339Nano, o.from)
+		if err != nil {
+			return time.Time{}, nil, usageError("--from %q is not an RFC 3339 time (e.g. 2026-03-08T00:00:00-05:00)", o.from)
+		}
+		start = t
+	}
+	if o.tz == "" {
+		return start, nil, nil
+	}
+	loc, err := time.LoadLocation(o.tz)
+	if err != nil {
+		return time.Time{}, nil, usageError("--tz %q is not a known time zone", o.tz)
+	}
+	return start, loc, nil
 }
 
 // looksLikeExpr tells a schedule expression from a job name: job names are

@@ -22,6 +22,12 @@ func (d *decoder) lockBackend(lb *LockBackend, e entry) (secrets []string) {
 	known := backendKeys
 	f := make([]entry, len(known))
 	d.keyed(e.val, "lock_backend", known, nil, f)
+	d.backendScalars(lb, known, f)
+	return d.backendAddress(lb, e, known, f)
+}
+
+// backendScalars decodes lock_backend's type, ttl and prefix.
+func (d *decoder) backendScalars(lb *LockBackend, known []string, f []entry) {
 	if t, ok := lookup(known, f, "type"); ok {
 		if s, ok := d.text("lock_backend.type", t.val); ok {
 			lb.Type = s
@@ -52,6 +58,11 @@ func (d *decoder) lockBackend(lb *LockBackend, e entry) (secrets []string) {
 			d.warnf(p.key, "lock_backend.prefix is not used by the file backend")
 		}
 	}
+}
+
+// backendAddress decodes lock_backend's url or dsn, as its type wants,
+// and returns the variables it expanded.
+func (d *decoder) backendAddress(lb *LockBackend, e entry, known []string, f []entry) (secrets []string) {
 	u, hasURL := lookup(known, f, "url")
 	dsn, hasDSN := lookup(known, f, "dsn")
 	switch lb.Type {

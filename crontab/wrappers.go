@@ -154,16 +154,42 @@ func (u *unwrapped) flock(cmd string, ws []word) (string, bool) {
 // [--foreground] DURATION CMD ARGS...`. Only TERM (cronvisor's first
 // signal) and KILL (then with no grace) translate.
 func (u *unwrapped) timeoutCmd(cmd string, ws []word) (string, bool) {
-	sig, kill := "TERM", ""
-	i := 1
-	for ; i < len(ws) && strings.HasPrefix(ws[i].val, "-") && ws[i].literal; i++ {
+	sig, kill, i, ok := timeoutOptions(ws)
+	if !ok || i+1 >= len(ws) {
+		return "", false
+	}
+	d, err := timeoutDuration(ws[i].val)
+	if err != nil || d <= 0 {
+		return "", false
+	}
+	grace, ok := timeoutGrace(sig, kill)
+	if !ok {
+		return "", false
+	}
+	rest := cmd[ws[i+1].start:]
+	if !simple(rest) {
+		return "", false
+	}
+	if kill == "" && grace == nil {
+		u.notes = append(u.notes, "timeout(1) sent no SIGKILL without -k; cronvisor sends one after kill_grace")
+	}
+	u.timeout, u.killGrace = d, grace
+	return rest, true
+}
+
+// timeoutOptions reads timeout(1)'s options: the signal, the -k delay
+// ("" without one) and the index of DURATION; false for an option
+// cronvisor cannot translate.
+func timeoutOptions(ws []word) (sig, kill string, i int, ok bool) {
+	sig = "TERM"
+	for i = 1; i < len(ws) && strings.HasPrefix(ws[i].val, "-") && ws[i].literal; i++ {
 		opt, val, hasVal := strings.Cut(ws[i].val, "=")
 		switch {
 		case opt == "--preserve-status" || opt == "--foreground" || opt == "-v" || opt == "--verbose":
 		case opt == "-s" || opt == "--signal" || opt == "-k" || opt == "--kill-after":
 			if !hasVal {
 				if i+1 >= len(ws) {
-					return "", false
+					return "", "", 0, false
 				}
 				i++
 				val = ws[i].val
@@ -180,41 +206,30 @@ func (u *unwrapped) timeoutCmd(cmd string, ws []word) (string, bool) {
 				kill = opt[2:]
 			}
 		default:
-			return "", false
+			return "", "", 0, false
 		}
 	}
-	if i+1 >= len(ws) {
-		return "", false
-	}
-	d, err := timeoutDuration(ws[i].val)
-	if err != nil || d <= 0 {
-		return "", false
-	}
-	var grace *time.Duration
+	return sig, kill, i, true
+}
+
+// timeoutGrace is the kill_grace timeout(1)'s signal and -k delay mean:
+// nil for cronvisor's default; false for a signal other than TERM or KILL.
+func timeoutGrace(sig, kill string) (*time.Duration, bool) {
 	switch strings.TrimPrefix(strings.ToUpper(sig), "SIG") {
 	case "TERM", "15":
-		if kill != "" {
-			k, err := timeoutDuration(kill)
-			if err != nil {
-				return "", false
-			}
-			grace = &k
+		if kill == "" {
+			return nil, true
 		}
+		k, err := timeoutDuration(kill)
+		if err != nil {
+			return nil, false
+		}
+		return &k, true
 	case "KILL", "9":
 		zero := time.Duration(0)
-		grace = &zero
-	default:
-		return "", false
+		return &zero, true
 	}
-	rest := cmd[ws[i+1].start:]
-	if !simple(rest) {
-		return "", false
-	}
-	if kill == "" && grace == nil {
-		u.notes = append(u.notes, "timeout(1) sent no SIGKILL without -k; cronvisor sends one after kill_grace")
-	}
-	u.timeout, u.killGrace = d, grace
-	return rest, true
+	return nil, false
 }
 
 // timeoutDuration reads timeout(1)'s DURATION: a number, maybe with a

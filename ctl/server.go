@@ -213,35 +213,14 @@ func (s *server) kill(w http.ResponseWriter, r *http.Request) {
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	ch, unsubscribe := s.b.Subscribe(r.Context())
 	defer unsubscribe()
-	rc := http.NewResponseController(w)
+	st := newEventStream(w)
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	if rc.Flush() != nil { // the client learns at once that it is subscribed
+	if st.rc.Flush() != nil { // the client learns at once that it is subscribed
 		return
 	}
-	// The batch is encoded into buf and written once: encoding straight
-	// into the response would write whenever its 4 KiB buffer filled,
-	// which a burst of 20 starts does, in the middle of the burst.
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	batched := 0
-	window := time.NewTimer(eventBatchWindow)
-	window.Stop()
-	// send writes the batch; false means the client is gone. The write is
-	// bounded, then the bound lifted: an idle stream is fine, a client
-	// that stopped reading is not.
-	send := func() bool {
-		window.Stop()
-		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-		if _, err := w.Write(buf.Bytes()); err != nil || rc.Flush() != nil {
-			return false
-		}
-		_ = rc.SetWriteDeadline(time.Time{})
-		buf.Reset()
-		batched = 0
-		return true
-	}
+	defer st.window.Stop()
 	for {
 		select {
 		case <-r.Context().Done():
@@ -250,35 +229,79 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			// The daemon stops serving once its runs have ended: what
 			// they emitted last (their run_finished) is already in ch
 			// or the batch, and a console watching the drain wants it.
-			for len(ch) > 0 && enc.Encode(<-ch) == nil {
-				batched++
+			for len(ch) > 0 && st.enc.Encode(<-ch) == nil {
+				st.batched++
 			}
-			if batched > 0 {
-				send()
-			}
+			st.flush()
 			return
 		case ev, ok := <-ch:
 			if !ok {
-				if batched > 0 {
-					send()
-				}
+				st.flush()
 				return
 			}
-			if enc.Encode(ev) != nil {
+			if !st.add(ev) {
 				return
 			}
-			if batched++; batched == 1 {
-				window.Reset(eventBatchWindow)
-			}
-			if batched >= maxEventBatch && !send() {
-				return
-			}
-		case <-window.C:
-			if !send() {
+		case <-st.window.C:
+			if !st.send() {
 				return
 			}
 		}
 	}
+}
+
+// eventStream is one subscriber's batch. The batch is encoded into buf
+// and written once: encoding straight into the response would write
+// whenever its 4 KiB buffer filled, which a burst of 20 starts does, in
+// the middle of the burst.
+type eventStream struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	buf     bytes.Buffer
+	enc     *json.Encoder
+	batched int
+	window  *time.Timer // runs while a batch waits for the rest of its burst
+}
+
+func newEventStream(w http.ResponseWriter) *eventStream {
+	st := &eventStream{w: w, rc: http.NewResponseController(w), window: time.NewTimer(eventBatchWindow)}
+	st.window.Stop()
+	st.enc = json.NewEncoder(&st.buf)
+	return st
+}
+
+// add batches ev, starting the window at a batch's first event and
+// sending a full batch; false means the client is gone.
+func (st *eventStream) add(ev WireEvent) bool {
+	if st.enc.Encode(ev) != nil {
+		return false
+	}
+	if st.batched++; st.batched == 1 {
+		st.window.Reset(eventBatchWindow)
+	}
+	return st.batched < maxEventBatch || st.send()
+}
+
+// flush sends what is batched, if anything.
+func (st *eventStream) flush() {
+	if st.batched > 0 {
+		st.send()
+	}
+}
+
+// send writes the batch; false means the client is gone. The write is
+// bounded, then the bound lifted: an idle stream is fine, a client that
+// stopped reading is not.
+func (st *eventStream) send() bool {
+	st.window.Stop()
+	_ = st.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	if _, err := st.w.Write(st.buf.Bytes()); err != nil || st.rc.Flush() != nil {
+		return false
+	}
+	_ = st.rc.SetWriteDeadline(time.Time{})
+	st.buf.Reset()
+	st.batched = 0
+	return true
 }
 
 // noContent answers a command without a result.

@@ -132,81 +132,116 @@ func Run(ctx context.Context, spec Spec) Result {
 		res.Started, res.Ended = time.Now(), time.Now()
 		return res
 	}
+	r, err := launch(spec, &res)
+	if err != nil {
+		return startFailed(res, err)
+	}
+	if r.await(ctx, &res) {
+		return res // handed over to its keeper
+	}
+	r.conclude(spec, &res)
+	return res
+}
+
+// running is a started run: its process, tree, output and keeper.
+type running struct {
+	cmd      *exec.Cmd
+	tree     *tree
+	out      *output
+	keeper   *keeper // nil without one
+	waited   chan struct{}
+	exitSeen time.Time // read once waited is closed
+}
+
+// launch starts the run's process (and its keeper) and its exit wait,
+// filling res's PID and start.
+func launch(spec Spec, res *Result) (*running, error) {
 	cmd, err := command(spec)
 	if err != nil {
-		return startFailed(res, err)
+		return nil, err
 	}
-	t, err := newTree(spec)
-	if err != nil {
-		return startFailed(res, err)
+	r := &running{cmd: cmd, waited: make(chan struct{})}
+	if r.tree, err = newTree(spec); err != nil {
+		return nil, err
 	}
-	out, err := newOutput(spec.OnOutput)
-	if err != nil {
-		return startFailed(res, err)
+	if r.out, err = newOutput(spec.OnOutput); err != nil {
+		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = out.stdoutW, out.stderrW
-	var g *keeper
+	cmd.Stdout, cmd.Stderr = r.out.stdoutW, r.out.stderrW
 	if k := spec.keeper(); k != nil {
-		if g, err = startKeeper(*k, spec, out); err != nil {
-			out.abort()
-			return startFailed(res, fmt.Errorf("start the run's keeper: %w", err))
+		if r.keeper, err = startKeeper(*k, spec, r.out); err != nil {
+			r.out.abort()
+			return nil, fmt.Errorf("start the run's keeper: %w", err)
 		}
-		t.keeper = g.pid()
+		r.tree.keeper = r.keeper.pid()
 	}
 	if err := startRegistered(cmd); err != nil {
-		g.stop()
-		out.abort()
-		return startFailed(res, err)
+		r.keeper.stop()
+		r.out.abort()
+		return nil, err
 	}
 	res.PID, res.Started = cmd.Process.Pid, time.Now()
-	t.pgid = res.PID
-	g.watch(res.PID, res.Started)
+	r.tree.pgid = res.PID
+	r.keeper.watch(res.PID, res.Started)
 	// OnStart runs before the readers start, so that listeners see the
 	// start before the run's first output line (the pipes buffer meanwhile).
 	if spec.OnStart != nil {
 		spec.OnStart(res.PID)
 	}
-	out.start()
-	waited := make(chan struct{})
-	var exitSeen time.Time // read once waited is closed
-	go func() {
-		awaitExit(cmd.Process.Pid)
-		exitSeen = time.Now()
-		_ = cmd.Wait() // the exit status is read from cmd.ProcessState below
-		unregister(cmd.Process.Pid)
-		close(waited)
-	}()
+	r.out.start()
+	go r.reap()
+	return r, nil
+}
+
+// reap waits for the main process and closes waited; Run's conclusion
+// waits for it.
+func (r *running) reap() {
+	awaitExit(r.cmd.Process.Pid)
+	r.exitSeen = time.Now()
+	_ = r.cmd.Wait() // the exit status is read from cmd.ProcessState in setExit
+	unregister(r.cmd.Process.Pid)
+	close(r.waited)
+}
+
+// await waits for the run's end or its cause (ctx, a lost keeper) and
+// says in res which; true when the run was handed over to its keeper.
+func (r *running) await(ctx context.Context, res *Result) (detached bool) {
 	select {
-	case <-waited:
+	case <-r.waited:
 		res.Outcome = Exited
 	case <-ctx.Done():
-		if errors.Is(context.Cause(ctx), ErrDetach) && g != nil && !g.ending && !isClosed(waited) {
-			out.stop()
+		g := r.keeper
+		if errors.Is(context.Cause(ctx), ErrDetach) && g != nil && !g.ending && !isClosed(r.waited) {
+			r.out.stop()
 			g.detach()
 			res.Outcome, res.Err = Detached, ErrDetach
-			return res
+			return true
 		}
 		res.Outcome, res.Err = ctxOutcome(ctx)
-	case <-g.lost():
-		res.Outcome, res.Err = Canceled, g.exitErr()
+	case <-r.keeper.lost():
+		res.Outcome, res.Err = Canceled, r.keeper.exitErr()
 	}
-	if res.Outcome != Exited && endedByItself(res.PID, waited) {
+	return false
+}
+
+// conclude ends what is left of the run's tree, then reads its exit.
+func (r *running) conclude(spec Spec, res *Result) {
+	if res.Outcome != Exited && endedByItself(res.PID, r.waited) {
 		res.Outcome, res.Err = Exited, nil
 	}
-	if err := t.end(waited, endGrace(spec.KillGrace, res.Err)); err != nil {
+	if err := r.tree.end(r.waited, endGrace(spec.KillGrace, res.Err)); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
-	if res.Outcome == Exited && isClosed(waited) {
-		res.Exited = g.exitedAt()
+	if res.Outcome == Exited && isClosed(r.waited) {
+		res.Exited = r.keeper.exitedAt()
 		if res.Exited.IsZero() {
-			res.Exited = exitSeen
+			res.Exited = r.exitSeen
 		}
 	}
-	g.stop() // the run is over: nothing is left for the keeper to end
-	out.finish()
+	r.keeper.stop() // the run is over: nothing is left for the keeper to end
+	r.out.finish()
 	res.Ended = time.Now()
-	setExit(&res, cmd, waited)
-	return res
+	setExit(res, r.cmd, r.waited)
 }
 
 // endedByItself reports whether the main process has exited, reaped or

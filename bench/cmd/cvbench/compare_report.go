@@ -135,25 +135,64 @@ func printSummary(w io.Writer, rows []summaryRow) {
 // supercronic and cronvisor with o.jobs hourly jobs, in turn, o.reps
 // times, and prints their start-up and idle cost.
 func compareIdle(o options, w io.Writer) ([]summaryRow, error) {
+	runs, err := runIdleSides(o)
+	if err != nil {
+		return nil, err
+	}
+	m := printIdleRuns(o, w, runs)
+	for _, p := range []struct {
+		name string
+		a, b int
+	}{{"cronvisor/supercronic", cronvisorSide, supercronicSide}, {"cronvisor/floor", cronvisorSide, floorSide},
+		{"supercronic/floor", supercronicSide, floorSide}} {
+		if len(runs[p.b]) == 0 {
+			continue
+		}
+		a, b := m[p.a], m[p.b]
+		fmt.Fprintf(w, "ratio %s: start-up cpu %s, settled %s, idle cpu %s, RSS %s, HWM %s\n", p.name,
+			ratio(a[2], b[2]), ratio(a[1], b[1]), ratio(a[4], b[4]), ratio(a[7], b[7]), ratio(a[8], b[8]))
+	}
+	part := fmt.Sprintf("%d idle hourly jobs: ", o.jobs)
+	var rows []summaryRow
+	for _, f := range []struct {
+		name string
+		k    int
+		unit string
+	}{{"start-up CPU until settled (ms)", 2, "%.1f"}, {"RSS after the idle span (MiB)", 7, "%.1f"},
+		{"HWM (MiB)", 8, "%.1f"}, {"idle CPU (ms/min)", 4, "%.2f"}} {
+		rows = append(rows, summaryRow{figure: part + f.name, unit: f.unit, has: [3]bool{len(runs[floorSide]) > 0, true, true},
+			vals: [3]float64{m[floorSide][f.k], m[supercronicSide][f.k], m[cronvisorSide][f.k]}})
+	}
+	return rows, nil
+}
+
+// runIdleSides runs each side's idle measurement o.reps times, in turn.
+func runIdleSides(o options) ([3][]idleRun, error) {
 	var runs [3][]idleRun
 	for rep := range o.reps {
 		if o.floor != "" {
 			f, err := runIdleFloor(o, rep)
 			if err != nil {
-				return nil, err
+				return runs, err
 			}
 			runs[floorSide] = append(runs[floorSide], f)
 		}
 		s, err := runIdleSupercronic(o, rep)
 		if err != nil {
-			return nil, err
+			return runs, err
 		}
 		c, err := runIdle(o, rep)
 		if err != nil {
-			return nil, err
+			return runs, err
 		}
 		runs[supercronicSide], runs[cronvisorSide] = append(runs[supercronicSide], s), append(runs[cronvisorSide], c)
 	}
+	return runs, nil
+}
+
+// printIdleRuns prints every idle run and each side's medians, which it
+// returns.
+func printIdleRuns(o options, w io.Writer, runs [3][]idleRun) [3][9]float64 {
 	fmt.Fprintf(w, "compare idle: %d hourly job(s), cronvisor with %d history row(s) per job, idle span %v, %d rep(s)\n",
 		o.jobs, o.rowsPerJob, o.duration, o.reps)
 	fmt.Fprintln(w, "the floor and supercronic write no ready line: their start-up is from exec until their CPU use settles, "+
@@ -186,28 +225,5 @@ func compareIdle(o options, w io.Writer) ([]summaryRow, error) {
 		}
 		row("median "+name, m[side])
 	}
-	for _, p := range []struct {
-		name string
-		a, b int
-	}{{"cronvisor/supercronic", cronvisorSide, supercronicSide}, {"cronvisor/floor", cronvisorSide, floorSide},
-		{"supercronic/floor", supercronicSide, floorSide}} {
-		if len(runs[p.b]) == 0 {
-			continue
-		}
-		a, b := m[p.a], m[p.b]
-		fmt.Fprintf(w, "ratio %s: start-up cpu %s, settled %s, idle cpu %s, RSS %s, HWM %s\n", p.name,
-			ratio(a[2], b[2]), ratio(a[1], b[1]), ratio(a[4], b[4]), ratio(a[7], b[7]), ratio(a[8], b[8]))
-	}
-	part := fmt.Sprintf("%d idle hourly jobs: ", o.jobs)
-	var rows []summaryRow
-	for _, f := range []struct {
-		name string
-		k    int
-		unit string
-	}{{"start-up CPU until settled (ms)", 2, "%.1f"}, {"RSS after the idle span (MiB)", 7, "%.1f"},
-		{"HWM (MiB)", 8, "%.1f"}, {"idle CPU (ms/min)", 4, "%.2f"}} {
-		rows = append(rows, summaryRow{figure: part + f.name, unit: f.unit, has: [3]bool{len(runs[floorSide]) > 0, true, true},
-			vals: [3]float64{m[floorSide][f.k], m[supercronicSide][f.k], m[cronvisorSide][f.k]}})
-	}
-	return rows, nil
+	return m
 }

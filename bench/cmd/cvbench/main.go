@@ -31,9 +31,49 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: cvbench lateness|attached|alerts|idle|compare [flags]  (-h for the flags)")
 		return 2
 	}
-	fs := flag.NewFlagSet("cvbench "+args[0], flag.ContinueOnError)
+	fs, o := flags(args[0], stderr)
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	for _, bin := range []*string{&o.cronvisor, &o.stamp, &o.supercronic, &o.floor} {
+		// Absolute: the daemon runs in its own directory, and so do its jobs.
+		if p, err := exec.LookPath(*bin); *bin != "" && err == nil {
+			*bin, _ = filepath.Abs(p)
+		}
+	}
+	cleanup, err := o.workDir()
+	if err != nil {
+		fmt.Fprintln(stderr, "cvbench:", err)
+		return 1
+	}
+	defer cleanup()
+	switch args[0] {
+	case "lateness":
+		err = lateness(*o, stdout)
+	case "idle":
+		err = idle(*o, stdout)
+	case "attached":
+		err = attached(*o, stdout)
+	case "alerts":
+		err = alerts(*o, stdout)
+	case "compare":
+		err = compare(*o, fs.Args(), stdout)
+	default:
+		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness, attached, alerts, idle or compare\n", args[0])
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "cvbench:", err)
+		return 1
+	}
+	return 0
+}
+
+// flags is scenario's flag set, parsing into the options it returns.
+func flags(scenario string, stderr io.Writer) (*flag.FlagSet, *options) {
+	fs := flag.NewFlagSet("cvbench "+scenario, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o options
+	o := &options{}
 	fs.StringVar(&o.cronvisor, "cronvisor", "cronvisor", "cronvisor binary")
 	fs.StringVar(&o.stamp, "stamp", "stamp", "stamp binary (bench/stamp/stamp.c or bench/cmd/stamp), for lateness")
 	fs.IntVar(&o.jobs, "jobs", 1, "number of jobs")
@@ -46,50 +86,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.fires, "fires", 120, "compare: fires of the 1 job/s part (its window, whatever -duration says)")
 	fs.IntVar(&o.idleJobs, "idle-jobs", 10000, "compare: hourly jobs of the idle part")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temporary one, removed at the end)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
-	}
-	for _, bin := range []*string{&o.cronvisor, &o.stamp, &o.supercronic, &o.floor} {
-		// Absolute: the daemon runs in its own directory, and so do its jobs.
-		if p, err := exec.LookPath(*bin); *bin != "" && err == nil {
-			*bin, _ = filepath.Abs(p)
-		}
-	}
+	return fs, o
+}
+
+// workDir makes o.dir, or a temporary one that cleanup removes.
+func (o *options) workDir() (cleanup func(), err error) {
 	if o.dir != "" {
-		if err := os.MkdirAll(o.dir, 0o755); err != nil {
-			fmt.Fprintln(stderr, "cvbench:", err)
-			return 1
-		}
-	} else {
-		d, err := os.MkdirTemp("", "cvbench-")
-		if err != nil {
-			fmt.Fprintln(stderr, "cvbench:", err)
-			return 1
-		}
-		defer os.RemoveAll(d)
-		o.dir = d
+		return func() {}, os.MkdirAll(o.dir, 0o755)
 	}
-	var err error
-	switch args[0] {
-	case "lateness":
-		err = lateness(o, stdout)
-	case "idle":
-		err = idle(o, stdout)
-	case "attached":
-		err = attached(o, stdout)
-	case "alerts":
-		err = alerts(o, stdout)
-	case "compare":
-		err = compare(o, fs.Args(), stdout)
-	default:
-		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness, attached, alerts, idle or compare\n", args[0])
-		return 2
-	}
+	d, err := os.MkdirTemp("", "cvbench-")
 	if err != nil {
-		fmt.Fprintln(stderr, "cvbench:", err)
-		return 1
+		return nil, err
 	}
-	return 0
+	o.dir = d
+	return func() { os.RemoveAll(d) }, nil
 }
 
 // options are the command-line settings shared by the scenarios.
