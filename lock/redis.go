@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -122,9 +121,7 @@ func NewRedisLocker(rawURL string, ttl time.Duration, opts ...RedisOption) (*Red
 	if l.retention < ttl {
 		return nil, fmt.Errorf("lock backend: redis retention %s is shorter than the ttl %s", l.retention, ttl)
 	}
-	if l.host, err = os.Hostname(); err != nil || l.host == "" {
-		l.host = "localhost"
-	}
+	l.host = localHost()
 	setClientDefaults(opt)
 	l.client = redis.NewClient(opt)
 	return l, nil
@@ -211,24 +208,6 @@ func newToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return hex.EncodeToString(b[:])
-}
-
-// fillHolder applies Request.Holder's defaults, as the file backend does.
-func (l *RedisLocker) fillHolder(h Record) Record {
-	h.Foreign, h.Cmdline, h.Slots = false, "", nil
-	if h.Host == "" {
-		h.Host = l.host
-	}
-	if h.Since.IsZero() {
-		h.Since = time.Now()
-	}
-	if h.SupervisorPID == 0 {
-		h.SupervisorPID = os.Getpid()
-	}
-	if h.PID == 0 {
-		h.PID = h.SupervisorPID
-	}
-	return h
 }
 
 // unavailable reports errors that mean Redis cannot serve us right now:

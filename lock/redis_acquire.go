@@ -24,10 +24,10 @@ func (l *RedisLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 	if err := ctx.Err(); err != nil {
 		return Grant{}, err
 	}
-	if !nameRE.MatchString(req.Name) {
-		return Grant{}, fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, req.Name)
+	if err := checkLockName(req.Name); err != nil {
+		return Grant{}, err
 	}
-	h := l.fillHolder(req.Record)
+	h := newRecord(req.Record, l.host)
 	var slot string
 	if req.CheckSlot {
 		if h.Slot.IsZero() {
@@ -102,8 +102,8 @@ func (l *RedisLocker) Inspect(ctx context.Context, name string) (Status, error) 
 	if err := ctx.Err(); err != nil {
 		return Status{}, err
 	}
-	if !nameRE.MatchString(name) {
-		return Status{}, fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, name)
+	if err := checkLockName(name); err != nil {
+		return Status{}, err
 	}
 	k := l.keys(name)
 	opCtx, cancel := context.WithTimeout(ctx, opTimeout)

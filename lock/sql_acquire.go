@@ -27,7 +27,7 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 	if err := checkName(req.Name); err != nil {
 		return Grant{}, err
 	}
-	h := l.fillHolder(req.Record)
+	h := newRecord(req.Record, l.host)
 	if req.CheckSlot {
 		if h.Slot.IsZero() || h.Slot.UnixNano() <= 0 {
 			return Grant{}, fmt.Errorf("lock %q: CheckSlot needs a slot after 1970", req.Name)
@@ -36,7 +36,7 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 			return Grant{}, fmt.Errorf("lock %q: job: %w", req.Name, err)
 		}
 	}
-	if own := l.ownLease(req.Name); own != nil {
+	if own := l.held.get(req.Name); own != nil {
 		return Grant{}, &HeldError{Lock: req.Name, Record: own.Record()}
 	}
 	if err := l.ensureSchema(ctx); err != nil {
@@ -132,26 +132,8 @@ func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, k
 	session := l.sessionSocket(ctx, c)
 	le := l.newLease(c, req.Name, full, key, h, id, fence)
 	le.session = session
-	l.heldMu.Lock()
-	l.held[req.Name] = le
-	l.heldMu.Unlock()
+	l.held.add(req.Name, le)
 	return le, nil
-}
-
-// ownLease is this locker's unreleased lease of name, if any.
-func (l *sqlLocker) ownLease(name string) *sqlLease {
-	l.heldMu.Lock()
-	defer l.heldMu.Unlock()
-	return l.held[name]
-}
-
-// forget drops a released lease from held.
-func (l *sqlLocker) forget(le *sqlLease) {
-	l.heldMu.Lock()
-	defer l.heldMu.Unlock()
-	if l.held[le.name] == le {
-		delete(l.held, le.name)
-	}
 }
 
 // claimSlot refuses a slot at or before the job's last claimed one, and
