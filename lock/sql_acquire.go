@@ -24,17 +24,9 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 	if err := ctx.Err(); err != nil {
 		return Grant{}, err
 	}
-	if err := checkName(req.Name); err != nil {
-		return Grant{}, err
-	}
 	h := newRecord(req.Record, l.host)
-	if req.CheckSlot {
-		if h.Slot.IsZero() || h.Slot.UnixNano() <= 0 {
-			return Grant{}, fmt.Errorf("lock %q: CheckSlot needs a slot after 1970", req.Name)
-		}
-		if err := checkName(h.Job); err != nil {
-			return Grant{}, fmt.Errorf("lock %q: job: %w", req.Name, err)
-		}
+	if err := checkSQLRequest(req, h); err != nil {
+		return Grant{}, err
 	}
 	if own := l.held.get(req.Name); own != nil {
 		return Grant{}, &HeldError{Lock: req.Name, Record: own.Record()}
@@ -42,25 +34,59 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 	if err := l.ensureSchema(ctx); err != nil {
 		return Grant{}, err
 	}
-	what := fmt.Sprintf("lock %q", req.Name)
 	full := l.prefix + req.Name
 	key := l.serverKey(full)
 	opCtx, cancel := l.opCtx(ctx)
 	defer cancel()
 	c, err := l.db.Conn(opCtx)
 	if err != nil {
-		return Grant{}, l.wrap(ctx, what, err)
+		return Grant{}, l.wrap(ctx, fmt.Sprintf("lock %q", req.Name), err)
 	}
+	if err := l.take(ctx, opCtx, c, req.Name, full, key); err != nil {
+		return Grant{}, err
+	}
+	le, err := l.claim(opCtx, c, req, full, key, h)
+	if err != nil {
+		return Grant{}, l.unclaimed(ctx, opCtx, c, req.Name, key, err)
+	}
+	return le.grant(), nil
+}
+
+// checkSQLRequest refuses names the tables and keys cannot carry, and a
+// slot check without a slot.
+func checkSQLRequest(req Request, h Record) error {
+	if err := checkName(req.Name); err != nil {
+		return err
+	}
+	if !req.CheckSlot {
+		return nil
+	}
+	if h.Slot.IsZero() || h.Slot.UnixNano() <= 0 {
+		return fmt.Errorf("lock %q: CheckSlot needs a slot after 1970", req.Name)
+	}
+	if err := checkName(h.Job); err != nil {
+		return fmt.Errorf("lock %q: job: %w", req.Name, err)
+	}
+	return nil
+}
+
+// take takes the session lock of key on c without waiting. A lock that
+// another session holds gives a *HeldError naming it, and c, which then
+// holds nothing, goes back to the pool; any other failure discards c.
+// Errors are wrapped for ctx, the caller's context; opCtx bounds the
+// queries.
+func (l *sqlLocker) take(ctx, opCtx context.Context, c *sql.Conn, name, full, key string) error {
+	what := fmt.Sprintf("lock %q", name)
 	// A holder that lets go between our try and our look at it (a
 	// session being terminated) is tried once more.
 	for attempt := 0; ; attempt++ {
 		ok, err := l.d.tryLock(opCtx, c, key)
 		if err != nil {
 			discard(c)
-			return Grant{}, l.wrap(ctx, what, err)
+			return l.wrap(ctx, what, err)
 		}
 		if ok {
-			break
+			return nil
 		}
 		id, held, err := l.d.owner(opCtx, c, key)
 		if err == nil && !held && attempt == 0 {
@@ -72,29 +98,29 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 			holder, err = l.holderOf(opCtx, c, full, id)
 		}
 		if err != nil {
-			return Grant{}, l.wrap(ctx, what, err)
+			return l.wrap(ctx, what, err)
 		}
-		return Grant{}, &HeldError{Lock: req.Name, Record: holder}
+		return &HeldError{Lock: name, Record: holder}
 	}
-	le, err := l.claim(opCtx, c, req, full, key, h)
+}
+
+// unclaimed gives up a lock taken on c whose claim failed with err, and
+// returns Acquire's error.
+func (l *sqlLocker) unclaimed(ctx, opCtx context.Context, c *sql.Conn, name, key string, err error) error {
 	var done *SlotDoneError
-	switch {
-	case err == nil:
-		return le.grant(), nil
-	case errors.As(err, &done):
-		// Unlocked now rather than by the session's end, which the server
-		// completes a moment after the client has gone: the next fire of
-		// a job sharing the lock must find it free.
-		if l.d.unlock(opCtx, c, key) == nil {
-			c.Close()
-		} else {
-			discard(c)
-		}
-		return Grant{}, err
-	default:
+	if !errors.As(err, &done) {
 		discard(c) // closing the session frees the lock, whatever state it is in
-		return Grant{}, l.wrap(ctx, what, err)
+		return l.wrap(ctx, fmt.Sprintf("lock %q", name), err)
 	}
+	// Unlocked now rather than by the session's end, which the server
+	// completes a moment after the client has gone: the next fire of a
+	// job sharing the lock must find it free.
+	if l.d.unlock(opCtx, c, key) == nil {
+		c.Close()
+	} else {
+		discard(c)
+	}
+	return err
 }
 
 // claim runs the transaction of a taken lock (see Acquire) and starts the
