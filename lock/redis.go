@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"cronvisor/run"
@@ -81,6 +82,12 @@ type RedisLocker struct {
 	retention time.Duration
 	prefix    string
 	host      string
+
+	// abandons are the abandon calls that failed Acquires left running;
+	// Close waits for them. Once closed, none starts.
+	abandonMu sync.Mutex
+	closed    bool
+	abandons  sync.WaitGroup
 }
 
 var _ Locker = (*RedisLocker)(nil)
@@ -152,9 +159,16 @@ func setClientDefaults(opt *redis.Options) {
 	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
-// Close closes the connections. Leases still held stop renewing and are
-// declared lost; release them first.
-func (l *RedisLocker) Close() error { return l.client.Close() }
+// Close closes the connections, once the abandon calls of failed Acquires
+// have ended (each is bounded by opTimeout). Leases still held stop
+// renewing and are declared lost; release them first.
+func (l *RedisLocker) Close() error {
+	l.abandonMu.Lock()
+	l.closed = true
+	l.abandonMu.Unlock()
+	l.abandons.Wait()
+	return l.client.Close()
+}
 
 // TTL returns the lease duration.
 func (l *RedisLocker) TTL() time.Duration { return l.ttl }

@@ -54,7 +54,7 @@ func (l *RedisLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 		token, ms(l.ttl), rec, slot, ms(l.retention)).StringSlice()
 	if err != nil {
 		if !neverSent(err) {
-			go l.abandon(k.lock, token)
+			l.goAbandon(k.lock, token)
 		}
 		return Grant{}, l.wrap(ctx, what, err)
 	}
@@ -72,8 +72,20 @@ func (l *RedisLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 			return l.newLease(req.Name, token, slot, r, start).grant(), nil
 		}
 	}
-	go l.abandon(k.lock, token)
+	l.goAbandon(k.lock, token)
 	return Grant{}, fmt.Errorf("%s: unexpected reply %q from redis", what, res)
+}
+
+// goAbandon runs abandon beside the failed Acquire's return, owned by
+// the locker: Close waits for it. After Close it does nothing, the client
+// being closed.
+func (l *RedisLocker) goAbandon(lockKey, token string) {
+	l.abandonMu.Lock()
+	defer l.abandonMu.Unlock()
+	if l.closed {
+		return
+	}
+	l.abandons.Go(func() { l.abandon(lockKey, token) })
 }
 
 // abandon frees a lock that a failed Acquire may have taken all the same
