@@ -49,8 +49,8 @@ type FileLocker struct {
 	pause func(ctx context.Context) error
 
 	mu   sync.Mutex
-	live map[string]int        // leases not yet released, by lock name
-	held map[string]*fileLease // the lease this process holds, by lock name
+	live map[string]int // leases not yet released, by lock name, under mu
+	held ownLeases[*fileLease]
 }
 
 var _ Locker = (*FileLocker)(nil)
@@ -60,11 +60,8 @@ var _ Locker = (*FileLocker)(nil)
 // processes of a run that hold its lock after its supervisor died (nil:
 // only the record's pids are known as the run's).
 func NewFileLocker(dir string, inRun InRun) *FileLocker {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "localhost"
-	}
-	return &FileLocker{dir: dir, host: host, inRun: inRun, pause: pauseMillisecond, live: make(map[string]int), held: make(map[string]*fileLease)}
+	return &FileLocker{dir: dir, host: localHost(), inRun: inRun, pause: pauseMillisecond, live: make(map[string]int),
+		held: newOwnLeases[*fileLease]()}
 }
 
 func pauseMillisecond(ctx context.Context) error {
@@ -77,10 +74,18 @@ func pauseMillisecond(ctx context.Context) error {
 }
 
 func (l *FileLocker) path(name string) (string, error) {
-	if !nameRE.MatchString(name) {
-		return "", fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, name)
+	if err := checkLockName(name); err != nil {
+		return "", err
 	}
 	return filepath.Join(l.dir, name+".lock"), nil
+}
+
+// checkLockName refuses a name that is not a plain file name (nameRE).
+func checkLockName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, name)
+	}
+	return nil
 }
 
 // Acquire takes the lock without waiting. On success the record is
@@ -136,9 +141,7 @@ func (l *FileLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 // the common skip, costs no open, no flock, no /proc/locks parse and no
 // ForkLock: with hundreds of fires a second those starved the forks.
 func (l *FileLocker) ownHolder(name string) (Record, bool) {
-	l.mu.Lock()
-	le := l.held[name]
-	l.mu.Unlock()
+	le := l.held.get(name)
 	if le == nil {
 		return Record{}, false
 	}
@@ -148,15 +151,6 @@ func (l *FileLocker) ownHolder(name string) (Record, bool) {
 		return Record{}, false
 	}
 	return le.holder.clone(), true
-}
-
-// forget drops le from held once released.
-func (l *FileLocker) forget(le *fileLease) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.held[le.name] == le {
-		delete(l.held, le.name)
-	}
 }
 
 // track counts live leases per lock name, for transientHolders.
@@ -303,20 +297,8 @@ func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := req.Record
-	h.Foreign, h.Cmdline, h.InFlight = false, "", true
-	if h.Host == "" {
-		h.Host = l.host
-	}
-	if h.Since.IsZero() {
-		h.Since = time.Now()
-	}
-	if h.SupervisorPID == 0 {
-		h.SupervisorPID = os.Getpid()
-	}
-	if h.PID == 0 {
-		h.PID = h.SupervisorPID
-	}
+	h := newRecord(req.Record, l.host)
+	h.InFlight = true // until Release (Grant.RecordsInFlight)
 	h.Slots = prev.clone().Slots
 	if req.CheckSlot {
 		if last, ok := prev.Slots[h.Job]; ok && !h.Slot.After(last) {
@@ -331,12 +313,10 @@ func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %q: %w", req.Name, err)
 	}
-	le := &fileLease{locker: l, name: req.Name, f: f, holder: h, size: size, unsynced: req.CheckSlot}
+	le := l.newLease(req.Name, f, h, size, req.CheckSlot)
 	if hadPrev {
 		le.previous = &prev
 	}
-	l.mu.Lock()
-	l.held[req.Name] = le
-	l.mu.Unlock()
+	l.held.add(req.Name, le)
 	return le, nil
 }

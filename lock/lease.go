@@ -3,61 +3,42 @@ package lock
 import (
 	"fmt"
 	"os"
-	"sync"
 	"syscall"
 	"time"
 )
 
-// fileLease is a held file lock.
+// fileLease is a held file lock. Its core's mutex also guards the
+// fields below.
 type fileLease struct {
+	leaseCore
 	locker   *FileLocker
-	name     string
-	mu       sync.Mutex
 	f        *os.File
-	holder   Record
-	previous *Record // the record found at acquisition, nil if none
-	size     int     // of the record in the file, for writeRecord
-	released bool
+	previous *Record    // the record found at acquisition, nil if none
+	size     int        // of the record in the file, for writeRecord
 	unsynced bool       // the record holds a new slot cursor not yet fsynced (see Acquire)
 	synced   chan error // the fsync SetPID started; Release waits for it
 }
 
-func (le *fileLease) Record() Record {
-	le.mu.Lock()
-	defer le.mu.Unlock()
-	return le.holder.clone()
-}
-
-func (le *fileLease) SetPID(pid int) error {
-	return le.rewrite(func(h *Record) { h.PID = pid })
-}
-
-// SetRun rewrites the record for a retry of the same slot, which kept
-// the lock: its run id and, started, its pid.
-func (le *fileLease) SetRun(runID string, pid int) error {
-	return le.rewrite(func(h *Record) { h.RunID, h.PID, h.RetryAt = runID, pid, time.Time{} })
+func (l *FileLocker) newLease(name string, f *os.File, h Record, size int, unsynced bool) *fileLease {
+	le := &fileLease{leaseCore: leaseCore{name: name, holder: h}, locker: l, f: f, size: size, unsynced: unsynced}
+	le.backend = le
+	return le
 }
 
 // SetRetry marks the record as waiting for the slot's next attempt, due
 // at at (see Record.RetryAt).
 func (le *fileLease) SetRetry(at time.Time) error {
-	return le.rewrite(func(h *Record) { h.RetryAt = at })
+	return le.rewrite("set retry", func(h *Record) { h.RetryAt = at })
 }
 
-func (le *fileLease) rewrite(change func(*Record)) error {
-	le.mu.Lock()
-	defer le.mu.Unlock()
-	if le.released {
-		return ErrReleased
-	}
-	h := le.holder
-	change(&h)
+// store rewrites the line in the file, and starts the fsync of a new slot
+// cursor (see FileLocker.Acquire).
+func (le *fileLease) store(h Record, _ string) error {
 	size, err := writeRecord(le.f, h, le.size)
 	le.size = size
 	if err != nil {
 		return err
 	}
-	le.holder = h
 	if le.unsynced {
 		// In the background, while the run goes on: the run's start
 		// waits for nothing, and Release waits for the fsync.
@@ -93,13 +74,15 @@ func (le *fileLease) Release() error { return le.release(false) }
 func (le *fileLease) ReleaseInFlight() error { return le.release(true) }
 
 func (le *fileLease) release(inFlight bool) error {
+	// Holding the mutex to the end: an Acquire of this process meanwhile
+	// waits for the lock to be free rather than find it held.
 	le.mu.Lock()
 	defer le.mu.Unlock()
 	if le.released {
 		return nil
 	}
 	le.released = true
-	le.locker.forget(le)
+	le.locker.held.forget(le.name, le)
 	defer le.locker.track(le.name, -1)
 	var syncErr error
 	switch {

@@ -128,8 +128,8 @@ type Request struct {
 	// Record is the record to write. The caller fills Job, RunID, Slot,
 	// Since, PID (the supervisor's pid until the run starts) and
 	// SupervisorPID; Host defaults to the machine's name, Since to now and
-	// the pids to this process. Slots, InFlight, Foreign and Cmdline are
-	// ignored.
+	// the pids to this process. Slots, InFlight, RetryAt, Foreign and
+	// Cmdline are ignored: the backend sets what it keeps of them.
 	Record Record
 	// CheckSlot is set by scheduled fires: Acquire refuses with
 	// *SlotDoneError when the job already ran this slot or a later one, and

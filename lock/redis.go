@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"cronvisor/run"
@@ -82,6 +82,12 @@ type RedisLocker struct {
 	retention time.Duration
 	prefix    string
 	host      string
+
+	// abandons are the abandon calls that failed Acquires left running;
+	// Close waits for them. Once closed, none starts.
+	abandonMu sync.Mutex
+	closed    bool
+	abandons  sync.WaitGroup
 }
 
 var _ Locker = (*RedisLocker)(nil)
@@ -122,9 +128,7 @@ func NewRedisLocker(rawURL string, ttl time.Duration, opts ...RedisOption) (*Red
 	if l.retention < ttl {
 		return nil, fmt.Errorf("lock backend: redis retention %s is shorter than the ttl %s", l.retention, ttl)
 	}
-	if l.host, err = os.Hostname(); err != nil || l.host == "" {
-		l.host = "localhost"
-	}
+	l.host = localHost()
 	setClientDefaults(opt)
 	l.client = redis.NewClient(opt)
 	return l, nil
@@ -155,9 +159,16 @@ func setClientDefaults(opt *redis.Options) {
 	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
-// Close closes the connections. Leases still held stop renewing and are
-// declared lost; release them first.
-func (l *RedisLocker) Close() error { return l.client.Close() }
+// Close closes the connections, once the abandon calls of failed Acquires
+// have ended (each is bounded by opTimeout). Leases still held stop
+// renewing and are declared lost; release them first.
+func (l *RedisLocker) Close() error {
+	l.abandonMu.Lock()
+	l.closed = true
+	l.abandonMu.Unlock()
+	l.abandons.Wait()
+	return l.client.Close()
+}
 
 // TTL returns the lease duration.
 func (l *RedisLocker) TTL() time.Duration { return l.ttl }
@@ -211,24 +222,6 @@ func newToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return hex.EncodeToString(b[:])
-}
-
-// fillHolder applies Request.Holder's defaults, as the file backend does.
-func (l *RedisLocker) fillHolder(h Record) Record {
-	h.Foreign, h.Cmdline, h.Slots = false, "", nil
-	if h.Host == "" {
-		h.Host = l.host
-	}
-	if h.Since.IsZero() {
-		h.Since = time.Now()
-	}
-	if h.SupervisorPID == 0 {
-		h.SupervisorPID = os.Getpid()
-	}
-	if h.PID == 0 {
-		h.PID = h.SupervisorPID
-	}
-	return h
 }
 
 // unavailable reports errors that mean Redis cannot serve us right now:

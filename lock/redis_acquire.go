@@ -24,10 +24,10 @@ func (l *RedisLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 	if err := ctx.Err(); err != nil {
 		return Grant{}, err
 	}
-	if !nameRE.MatchString(req.Name) {
-		return Grant{}, fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, req.Name)
+	if err := checkLockName(req.Name); err != nil {
+		return Grant{}, err
 	}
-	h := l.fillHolder(req.Record)
+	h := newRecord(req.Record, l.host)
 	var slot string
 	if req.CheckSlot {
 		if h.Slot.IsZero() {
@@ -54,7 +54,7 @@ func (l *RedisLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 		token, ms(l.ttl), rec, slot, ms(l.retention)).StringSlice()
 	if err != nil {
 		if !neverSent(err) {
-			go l.abandon(k.lock, token)
+			l.goAbandon(k.lock, token)
 		}
 		return Grant{}, l.wrap(ctx, what, err)
 	}
@@ -72,8 +72,20 @@ func (l *RedisLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 			return l.newLease(req.Name, token, slot, r, start).grant(), nil
 		}
 	}
-	go l.abandon(k.lock, token)
+	l.goAbandon(k.lock, token)
 	return Grant{}, fmt.Errorf("%s: unexpected reply %q from redis", what, res)
+}
+
+// goAbandon runs abandon beside the failed Acquire's return, owned by
+// the locker: Close waits for it. After Close it does nothing, the client
+// being closed.
+func (l *RedisLocker) goAbandon(lockKey, token string) {
+	l.abandonMu.Lock()
+	defer l.abandonMu.Unlock()
+	if l.closed {
+		return
+	}
+	l.abandons.Go(func() { l.abandon(lockKey, token) })
 }
 
 // abandon frees a lock that a failed Acquire may have taken all the same
@@ -102,8 +114,8 @@ func (l *RedisLocker) Inspect(ctx context.Context, name string) (Status, error) 
 	if err := ctx.Err(); err != nil {
 		return Status{}, err
 	}
-	if !nameRE.MatchString(name) {
-		return Status{}, fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, name)
+	if err := checkLockName(name); err != nil {
+		return Status{}, err
 	}
 	k := l.keys(name)
 	opCtx, cancel := context.WithTimeout(ctx, opTimeout)

@@ -54,9 +54,7 @@ func KeepLease(handoff []byte) (KeptLease, error) {
 	if err != nil {
 		return nil, err
 	}
-	le := &redisLease{locker: l, name: h.Name, token: h.Token, slot: h.Slot,
-		lost: make(chan struct{}), done: make(chan struct{})}
-	return &keptRedis{le: le}, nil
+	return &keptRedis{le: l.lease(h.Name, h.Token, h.Slot)}, nil
 }
 
 type keptRedis struct{ le *redisLease }
@@ -72,18 +70,15 @@ func (k *keptRedis) Keep(ctx context.Context) <-chan struct{} {
 	cancel()
 	if err != nil || !ok {
 		le.markLost()
-		close(le.done)
 		return le.lost
 	}
-	rctx, stop := context.WithCancel(ctx)
-	le.stop = stop
-	go le.renew(rctx, sent+l.ttl)
+	le.start(ctx, func(ctx context.Context) { le.renew(ctx, sent+l.ttl) })
 	return le.lost
 }
 
 func (k *keptRedis) Release() error {
 	defer k.le.locker.Close()
-	if k.le.stop == nil {
+	if !k.le.started() {
 		return nil // never renewed: lost at once, nothing of ours to delete
 	}
 	return k.le.Release()

@@ -4,38 +4,34 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// redisLease is a held Redis lock, kept alive by its renewal goroutine.
+// redisLease is a held Redis lock, kept alive by its renewal goroutine
+// (the watch).
 type redisLease struct {
+	leaseCore
+	watch
 	locker *RedisLocker
-	name   string
 	token  string
 	slot   string // slotArg of a scheduled fire; "" for manual runs
 	fence  int64
-
-	mu       sync.Mutex
-	holder   Record
-	released bool
-
-	lost     chan struct{}
-	lostOnce sync.Once
-	stop     context.CancelFunc // ends the renewal goroutine
-	done     chan struct{}      // closed when it has ended
 }
 
 // newLease starts renewing a lock taken at boot time start.
 func (l *RedisLocker) newLease(name, token, slot string, r redisRecord, start time.Duration) *redisLease {
-	ctx, stop := context.WithCancel(context.Background())
-	le := &redisLease{
-		locker: l, name: name, token: token, slot: slot, fence: r.FencingToken,
-		holder: r.Record, lost: make(chan struct{}), stop: stop, done: make(chan struct{}),
-	}
-	go le.renew(ctx, start+l.ttl)
+	le := l.lease(name, token, slot)
+	le.holder, le.fence = r.Record, r.FencingToken
+	le.start(context.Background(), func(ctx context.Context) { le.renew(ctx, start+l.ttl) })
+	return le
+}
+
+// lease is a lease of l not yet renewed.
+func (l *RedisLocker) lease(name, token, slot string) *redisLease {
+	le := &redisLease{leaseCore: leaseCore{name: name}, watch: newWatch(), locker: l, token: token, slot: slot}
+	le.backend = le
 	return le
 }
 
@@ -64,7 +60,6 @@ func (l *RedisLocker) margin() time.Duration { return l.ttl / 5 }
 // margin, and then the lease is lost too: past that point we might no
 // longer own it, so we stop extending it.
 func (le *redisLease) renew(ctx context.Context, expiry time.Duration) {
-	defer close(le.done)
 	l := le.locker
 	k := l.keys(le.name)
 	every := l.ttl / 3
@@ -102,20 +97,9 @@ func (le *redisLease) renew(ctx context.Context, expiry time.Duration) {
 	}
 }
 
-func (le *redisLease) markLost() { le.lostOnce.Do(func() { close(le.lost) }) }
-
 // stopRenewal ends the renewal goroutine and waits for it. Release uses
 // it; tests call it to play a holder that stalls past its TTL.
-func (le *redisLease) stopRenewal() {
-	le.stop()
-	<-le.done
-}
-
-func (le *redisLease) Record() Record {
-	le.mu.Lock()
-	defer le.mu.Unlock()
-	return le.holder.clone()
-}
+func (le *redisLease) stopRenewal() { le.halt() }
 
 // grant is what a Redis lease offers: Lost, the fencing token (the
 // lock's acquisition count when this lease took it) and MinLifeLeft, the
@@ -127,27 +111,10 @@ func (le *redisLease) grant() Grant {
 		Handoff: le.handoff()}
 }
 
-// SetPID rewrites the holder record (and the slot cursor's copy) with the
-// run's pid, only while the lock still holds our token; if it does not,
-// the lease is lost and the error matches ErrLeaseLost.
-func (le *redisLease) SetPID(pid int) error {
-	return le.rewrite(func(h *Record) { h.PID = pid })
-}
-
-// SetRun rewrites the record for a retry of the same slot, which kept
-// the lock: its run id and, started, its pid.
-func (le *redisLease) SetRun(runID string, pid int) error {
-	return le.rewrite(func(h *Record) { h.RunID, h.PID = runID, pid })
-}
-
-func (le *redisLease) rewrite(change func(*Record)) error {
-	le.mu.Lock()
-	defer le.mu.Unlock()
-	if le.released {
-		return ErrReleased
-	}
-	h := le.holder
-	change(&h)
+// store rewrites the holder record (and the slot cursor's copy), only
+// while the lock still holds our token; if it does not, the lease is lost
+// and the error matches ErrLeaseLost.
+func (le *redisLease) store(h Record, op string) error {
 	rec, err := json.Marshal(redisRecord{Record: h, FencingToken: le.fence})
 	if err != nil {
 		return fmt.Errorf("lock %q: encode record: %w", le.name, err)
@@ -159,13 +126,12 @@ func (le *redisLease) rewrite(change func(*Record)) error {
 	ok, err := setPIDScript.Run(ctx, l.client, []string{k.lock, k.holder, l.slotKey(le.name, h.Job)},
 		le.token, rec, le.slot, ms(l.retention)).Bool()
 	if err != nil {
-		return l.wrap(context.Background(), fmt.Sprintf("lock %q: set pid", le.name), err)
+		return l.wrap(context.Background(), fmt.Sprintf("lock %q: %s", le.name, op), err)
 	}
 	if !ok {
 		le.markLost()
-		return fmt.Errorf("lock %q: set pid: %w", le.name, ErrLeaseLost)
+		return fmt.Errorf("lock %q: %s: %w", le.name, op, ErrLeaseLost)
 	}
-	le.holder = h
 	return nil
 }
 
@@ -174,13 +140,9 @@ func (le *redisLease) rewrite(change func(*Record)) error {
 // Redis cannot be reached the lock stays until its TTL runs out; the error
 // then matches ErrUnavailable. Calling it again is a no-op.
 func (le *redisLease) Release() error {
-	le.mu.Lock()
-	if le.released {
-		le.mu.Unlock()
+	if !le.beginRelease() {
 		return nil
 	}
-	le.released = true
-	le.mu.Unlock()
 	le.stopRenewal()
 	l := le.locker
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,8 +109,7 @@ type sqlLocker struct {
 	// frees a lock the moment its session dies, before the keep-alive
 	// notices: a fire of this supervisor in between is refused here, so
 	// it never starts a run beside its own.
-	heldMu sync.Mutex
-	held   map[string]*sqlLease
+	held ownLeases[*sqlLease]
 }
 
 // SQLOption configures a MySQLLocker or PostgresLocker.
@@ -125,7 +123,7 @@ func WithKeepAlive(d time.Duration) SQLOption { return func(l *sqlLocker) { l.ke
 
 func newSQLLocker(db *sql.DB, d sqlDialect, serverKey func(string) string, opts []SQLOption) (*sqlLocker, error) {
 	l := &sqlLocker{db: db, d: d, prefix: DefaultSQLPrefix, keepAlive: DefaultKeepAlive,
-		retention: DefaultRetention, serverKey: serverKey, held: map[string]*sqlLease{}}
+		retention: DefaultRetention, serverKey: serverKey, held: newOwnLeases[*sqlLease]()}
 	for _, o := range opts {
 		o(l)
 	}
@@ -135,10 +133,7 @@ func newSQLLocker(db *sql.DB, d sqlDialect, serverKey func(string) string, opts 
 	if !nameRE.MatchString(strings.TrimSuffix(l.prefix, ":")) && l.prefix != "" {
 		return nil, fmt.Errorf("%w: prefix %q: use letters, digits, '_', '.', '-' and a final ':'", ErrBadName, l.prefix)
 	}
-	var err error
-	if l.host, err = os.Hostname(); err != nil || l.host == "" {
-		l.host = "localhost"
-	}
+	l.host = localHost()
 	// Idle connections are only the ones Inspect and List used: a lease's
 	// connection is closed, never pooled, once it has held a lock.
 	db.SetMaxIdleConns(2)
@@ -260,24 +255,6 @@ func (l *sqlLocker) holderOf(ctx context.Context, q querier, full string, id int
 		return r.H, nil
 	}
 	return Record{Holder: run.Holder{Foreign: true, PID: int(id), Cmdline: l.d.describe(ctx, q, id)}}, nil
-}
-
-// fillHolder applies Request.Record's defaults, as the other backends do.
-func (l *sqlLocker) fillHolder(h Record) Record {
-	h.Foreign, h.Cmdline, h.Slots, h.InFlight = false, "", nil, false
-	if h.Host == "" {
-		h.Host = l.host
-	}
-	if h.Since.IsZero() {
-		h.Since = time.Now()
-	}
-	if h.SupervisorPID == 0 {
-		h.SupervisorPID = os.Getpid()
-	}
-	if h.PID == 0 {
-		h.PID = h.SupervisorPID
-	}
-	return h
 }
 
 // Inspect reports one lock without touching it: held when some session

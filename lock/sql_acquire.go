@@ -24,43 +24,69 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 	if err := ctx.Err(); err != nil {
 		return Grant{}, err
 	}
-	if err := checkName(req.Name); err != nil {
+	h := newRecord(req.Record, l.host)
+	if err := checkSQLRequest(req, h); err != nil {
 		return Grant{}, err
 	}
-	h := l.fillHolder(req.Record)
-	if req.CheckSlot {
-		if h.Slot.IsZero() || h.Slot.UnixNano() <= 0 {
-			return Grant{}, fmt.Errorf("lock %q: CheckSlot needs a slot after 1970", req.Name)
-		}
-		if err := checkName(h.Job); err != nil {
-			return Grant{}, fmt.Errorf("lock %q: job: %w", req.Name, err)
-		}
-	}
-	if own := l.ownLease(req.Name); own != nil {
+	if own := l.held.get(req.Name); own != nil {
 		return Grant{}, &HeldError{Lock: req.Name, Record: own.Record()}
 	}
 	if err := l.ensureSchema(ctx); err != nil {
 		return Grant{}, err
 	}
-	what := fmt.Sprintf("lock %q", req.Name)
 	full := l.prefix + req.Name
 	key := l.serverKey(full)
 	opCtx, cancel := l.opCtx(ctx)
 	defer cancel()
 	c, err := l.db.Conn(opCtx)
 	if err != nil {
-		return Grant{}, l.wrap(ctx, what, err)
+		return Grant{}, l.wrap(ctx, fmt.Sprintf("lock %q", req.Name), err)
 	}
+	if err := l.take(ctx, opCtx, c, req.Name, full, key); err != nil {
+		return Grant{}, err
+	}
+	le, err := l.claim(opCtx, c, req, full, key, h)
+	if err != nil {
+		return Grant{}, l.unclaimed(ctx, opCtx, c, req.Name, key, err)
+	}
+	return le.grant(), nil
+}
+
+// checkSQLRequest refuses names the tables and keys cannot carry, and a
+// slot check without a slot.
+func checkSQLRequest(req Request, h Record) error {
+	if err := checkName(req.Name); err != nil {
+		return err
+	}
+	if !req.CheckSlot {
+		return nil
+	}
+	if h.Slot.IsZero() || h.Slot.UnixNano() <= 0 {
+		return fmt.Errorf("lock %q: CheckSlot needs a slot after 1970", req.Name)
+	}
+	if err := checkName(h.Job); err != nil {
+		return fmt.Errorf("lock %q: job: %w", req.Name, err)
+	}
+	return nil
+}
+
+// take takes the session lock of key on c without waiting. A lock that
+// another session holds gives a *HeldError naming it, and c, which then
+// holds nothing, goes back to the pool; any other failure discards c.
+// Errors are wrapped for ctx, the caller's context; opCtx bounds the
+// queries.
+func (l *sqlLocker) take(ctx, opCtx context.Context, c *sql.Conn, name, full, key string) error {
+	what := fmt.Sprintf("lock %q", name)
 	// A holder that lets go between our try and our look at it (a
 	// session being terminated) is tried once more.
 	for attempt := 0; ; attempt++ {
 		ok, err := l.d.tryLock(opCtx, c, key)
 		if err != nil {
 			discard(c)
-			return Grant{}, l.wrap(ctx, what, err)
+			return l.wrap(ctx, what, err)
 		}
 		if ok {
-			break
+			return nil
 		}
 		id, held, err := l.d.owner(opCtx, c, key)
 		if err == nil && !held && attempt == 0 {
@@ -72,29 +98,29 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 			holder, err = l.holderOf(opCtx, c, full, id)
 		}
 		if err != nil {
-			return Grant{}, l.wrap(ctx, what, err)
+			return l.wrap(ctx, what, err)
 		}
-		return Grant{}, &HeldError{Lock: req.Name, Record: holder}
+		return &HeldError{Lock: name, Record: holder}
 	}
-	le, err := l.claim(opCtx, c, req, full, key, h)
+}
+
+// unclaimed gives up a lock taken on c whose claim failed with err, and
+// returns Acquire's error.
+func (l *sqlLocker) unclaimed(ctx, opCtx context.Context, c *sql.Conn, name, key string, err error) error {
 	var done *SlotDoneError
-	switch {
-	case err == nil:
-		return le.grant(), nil
-	case errors.As(err, &done):
-		// Unlocked now rather than by the session's end, which the server
-		// completes a moment after the client has gone: the next fire of
-		// a job sharing the lock must find it free.
-		if l.d.unlock(opCtx, c, key) == nil {
-			c.Close()
-		} else {
-			discard(c)
-		}
-		return Grant{}, err
-	default:
+	if !errors.As(err, &done) {
 		discard(c) // closing the session frees the lock, whatever state it is in
-		return Grant{}, l.wrap(ctx, what, err)
+		return l.wrap(ctx, fmt.Sprintf("lock %q", name), err)
 	}
+	// Unlocked now rather than by the session's end, which the server
+	// completes a moment after the client has gone: the next fire of a
+	// job sharing the lock must find it free.
+	if l.d.unlock(opCtx, c, key) == nil {
+		c.Close()
+	} else {
+		discard(c)
+	}
+	return err
 }
 
 // claim runs the transaction of a taken lock (see Acquire) and starts the
@@ -132,26 +158,8 @@ func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, k
 	session := l.sessionSocket(ctx, c)
 	le := l.newLease(c, req.Name, full, key, h, id, fence)
 	le.session = session
-	l.heldMu.Lock()
-	l.held[req.Name] = le
-	l.heldMu.Unlock()
+	l.held.add(req.Name, le)
 	return le, nil
-}
-
-// ownLease is this locker's unreleased lease of name, if any.
-func (l *sqlLocker) ownLease(name string) *sqlLease {
-	l.heldMu.Lock()
-	defer l.heldMu.Unlock()
-	return l.held[name]
-}
-
-// forget drops a released lease from held.
-func (l *sqlLocker) forget(le *sqlLease) {
-	l.heldMu.Lock()
-	defer l.heldMu.Unlock()
-	if l.held[le.name] == le {
-		delete(l.held, le.name)
-	}
 }
 
 // claimSlot refuses a slot at or before the job's last claimed one, and
