@@ -17,8 +17,8 @@ import (
 )
 
 // Payload is one notification: the webhook's JSON body, field for field
-// as README.md documents it, and the CRONVISOR_* variables of a command
-// target.
+// as docs/notifications.md documents it, and the CRONVISOR_* variables
+// of a command target.
 type Payload struct {
 	Event               string    `json:"event"`
 	Job                 string    `json:"job"`

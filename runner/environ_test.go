@@ -42,7 +42,7 @@ jobs:
 }
 
 // TestFireEnvironmentOverTheLimitExits126: an environment execve refuses
-// (E2BIG) is a start failure with 126, as the README documents for a
+// (E2BIG) is a start failure with 126, as docs/commands.md documents for a
 // command that could not be started, not 127 (not found).
 func TestFireEnvironmentOverTheLimitExits126(t *testing.T) {
 	s, _ := newTestSupervisor(t, t.TempDir())

@@ -69,7 +69,7 @@ func readSyntaxTable(t *testing.T) []cronieRow {
 }
 
 // syntaxDifference is a class of expressions on which cronvisor departs
-// from cronie on purpose; the README lists each with its reason.
+// from cronie on purpose; docs/schedules.md lists each with its reason.
 type syntaxDifference struct {
 	name  string
 	match func(r cronieRow, err error) bool
