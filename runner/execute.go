@@ -19,106 +19,148 @@ import (
 	"cronvisor/statedir"
 )
 
-// execute runs the job's command under g (the zero Grant for overlap allow),
-// records it (see Recorder) and reports run.Start, run.Output lines and
-// run.End. execDone is called on this goroutine once the child has
-// exec'd. recorded says that the end's record is durable.
-func (s *Supervisor) execute(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, g lock.Grant, execDone func(), attempt int) (f run.End, recorded bool) {
-	// Runs outlive the scheduler's context on purpose: shutdown lets them
-	// finish within shutdown_grace, then ends them with ErrShutdown.
-	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer cancel(nil)
-	var deadline time.Time
-	if job.Timeout > 0 {
-		deadline = s.clock.Now().Add(job.Timeout)
-		var stop context.CancelFunc
-		runCtx, stop = context.WithTimeout(runCtx, job.Timeout)
-		defer stop()
-	}
-	active := &activeRun{job: job.Name, runID: runID, started: s.clock.Now(), cancel: cancel, done: make(chan struct{})}
-	s.mu.Lock()
-	s.active[runID] = active
-	s.mu.Unlock()
-	defer func() {
-		// Release before announcing the end: a replacing fire waits on
-		// done and then takes the lock, which must be free by then. A run
-		// with another attempt to come keeps it (see attempts); until the
-		// end is durable, the lock record says in flight.
-		if g.Lease != nil && !f.Retrying && !f.Detached {
-			s.release(g.Lease, recorded)
-		}
-		s.mu.Lock()
-		delete(s.active, runID)
-		s.mu.Unlock()
-		close(active.done)
-	}()
-
-	var startedAt time.Time // set by OnStart, read after proc.Run returns
-	lastOK, knownLastOK := s.memo.Lookup(ctx, job.Name, g)
-	var stderrTail lastStderr
-	spec := proc.Spec{
-		Argv:       job.Command,
-		Dir:        job.Dir,
-		Env:        s.environ(job, runID, slot, deadline, lastOK, g, attempt),
-		KillGrace:  job.KillGrace,
-		Tag:        run.Tag(runID),
-		Credential: credential(job.RunAs),
-		OnStart: func(pid int) {
-			execDone()
-			startedAt = s.clock.Now()
-			if g.Lease != nil {
-				setHolderPID(g.Lease, runID, pid, attempt)
-			}
-			ev := run.Start{Job: job.Name, RunID: runID, Slot: slot, Started: startedAt,
-				Deadline: deadline, PID: pid, Lock: job.Lock, Manual: manual, LogOutput: job.LogOutput, Attempt: attempt,
-				InFlightRecorded: g.RecordsInFlight}
-			s.rec.Started(ev)
-			s.emit(ev)
-		},
-		OnOutput: func(stream, lines string) {
-			stderrTail.see(stream, lines)
-			ev := run.Output{Job: job.Name, RunID: runID, Time: s.clock.Now(), Stream: stream, Line: lines}
-			s.rec.Output(ev)
-			s.emit(ev)
-		},
-	}
-	if g.File != nil {
-		spec.ExtraFiles = []*os.File{g.File}
-	}
-	spec.Keeper = s.keeper(job, runID, slot, manual, attempt, g)
-	lostLease := watchLease(runCtx, cancel, job, g)
-	stopWarn := s.warnSlow(runCtx, job, runID, slot, attempt)
-	res := proc.Run(runCtx, spec)
+// attempt runs one attempt of f: its command under f's grant (the zero
+// Grant for overlap allow), recorded (see Recorder) and reported as
+// run.Start, run.Output lines and run.End.
+func (s *Supervisor) attempt(ctx context.Context, f *fire) (end run.End) {
+	a := s.prepare(ctx, f)
+	recorded := false
+	defer func() { s.retire(f, a, end, recorded) }()
+	a.lost = watchLease(f, a)
+	stopWarn := s.warnSlow(a.ctx, f)
+	res := proc.Run(a.ctx, a.spec)
 	stopWarn()
 	if res.Outcome == proc.Detached {
 		// Handed over: its keeper sees it to the end and the next
 		// supervisor records it; its lock stays as it is, in flight.
-		return run.End{Job: job.Name, RunID: runID, Slot: slot, PID: res.PID, Manual: manual, Attempt: attempt, Detached: true}, false
+		end = f.end()
+		end.PID, end.Attempt, end.Detached = res.PID, f.attempt, true
+		return end
 	}
-	f = finished(job, runID, slot, manual, res)
-	f.Attempt = attempt
-	stderrTail.annotate(&f)
-	if lostLease.Load() && job.OnLockLost == config.LockLostContinue {
-		f.Reason = strings.TrimPrefix(f.Reason+"; lock lost during the run, continued unguarded (on_lock_lost: continue)", "; ")
-	}
-	f.Started, f.Ended = startedAt, s.ended(res)
-	if f.Outcome == run.OK {
-		lastOK = slot
-	}
-	s.memo.Remember(job.Name, runID, lastOK, knownLastOK, g)
-	s.planRetry(ctx, job, &f)
-	// The end is recorded here, before the deferred release: a run whose
-	// lock is free has its end recorded, whatever the observers of emit do.
-	recorded = s.recordEnd(f, g.Lease != nil)
-	s.emit(f)
-	return f, recorded
+	end, recorded = s.conclude(ctx, f, a, res)
+	return end
 }
 
-// watchLease ends the run (cancel) when g's lease is lost, unless the
+// attemptRun is one attempt's own state, from prepare to retire.
+type attemptRun struct {
+	// ctx is the run's: it outlives the scheduler's context on purpose
+	// (shutdown lets runs finish within shutdown_grace, then ends them
+	// with ErrShutdown) and ends at the job's timeout.
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	stop     context.CancelFunc // the timeout's
+	deadline time.Time          // zero: none
+	active   *activeRun
+	spec     proc.Spec
+	lost     *atomic.Bool // the lease was lost during the run (watchLease)
+
+	lastOK      time.Time // the job's last ok slot before this run
+	knownLastOK bool
+	startedAt   time.Time // set by OnStart, read after proc.Run returns
+	stderr      lastStderr
+}
+
+// prepare readies f's attempt: its deadline, its entry among the active
+// runs (Kill and replace find it there), its environment and keeper.
+func (s *Supervisor) prepare(ctx context.Context, f *fire) *attemptRun {
+	a := &attemptRun{stop: func() {}}
+	a.ctx, a.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	if f.job.Timeout > 0 {
+		a.deadline = s.clock.Now().Add(f.job.Timeout)
+		a.ctx, a.stop = context.WithTimeout(a.ctx, f.job.Timeout)
+	}
+	a.active = &activeRun{job: f.job.Name, runID: f.runID, started: s.clock.Now(), cancel: a.cancel, done: make(chan struct{})}
+	s.mu.Lock()
+	s.active[f.runID] = a.active
+	s.mu.Unlock()
+	a.lastOK, a.knownLastOK = s.memo.Lookup(ctx, f.job.Name, f.grant)
+	a.spec = s.spec(f, a)
+	return a
+}
+
+// spec is the process f's attempt runs, with the callbacks that record
+// and report its start and output.
+func (s *Supervisor) spec(f *fire, a *attemptRun) proc.Spec {
+	job := &f.job
+	spec := proc.Spec{
+		Argv:       job.Command,
+		Dir:        job.Dir,
+		Env:        s.environ(f, a.deadline, a.lastOK),
+		KillGrace:  job.KillGrace,
+		Tag:        run.Tag(f.runID),
+		Credential: credential(job.RunAs),
+		OnStart: func(pid int) {
+			s.execed(f)
+			a.startedAt = s.clock.Now()
+			if f.grant.Lease != nil {
+				setHolderPID(f.grant.Lease, f.runID, pid, f.attempt)
+			}
+			ev := run.Start{Job: job.Name, RunID: f.runID, Slot: f.slot, Started: a.startedAt,
+				Deadline: a.deadline, PID: pid, Lock: job.Lock, Manual: f.manual, LogOutput: job.LogOutput, Attempt: f.attempt,
+				InFlightRecorded: f.grant.RecordsInFlight}
+			s.rec.Started(ev)
+			s.emit(ev)
+		},
+		OnOutput: func(stream, lines string) {
+			a.stderr.see(stream, lines)
+			ev := run.Output{Job: job.Name, RunID: f.runID, Time: s.clock.Now(), Stream: stream, Line: lines}
+			s.rec.Output(ev)
+			s.emit(ev)
+		},
+	}
+	if f.grant.File != nil {
+		spec.ExtraFiles = []*os.File{f.grant.File}
+	}
+	spec.Keeper = s.keeper(f)
+	return spec
+}
+
+// conclude turns the attempt's result into its end: the outcome, the
+// last-ok cursor, whether a retry follows; then records and reports it.
+// The end is recorded here, before retire releases the lock: a run whose
+// lock is free has its end recorded, whatever the observers of emit do.
+// recorded says that the end's record is durable.
+func (s *Supervisor) conclude(ctx context.Context, f *fire, a *attemptRun, res proc.Result) (end run.End, recorded bool) {
+	end = finished(f, res)
+	a.stderr.annotate(&end)
+	if a.lost.Load() && f.job.OnLockLost == config.LockLostContinue {
+		end.Reason = strings.TrimPrefix(end.Reason+"; lock lost during the run, continued unguarded (on_lock_lost: continue)", "; ")
+	}
+	end.Started, end.Ended = a.startedAt, s.ended(res)
+	lastOK := a.lastOK
+	if end.Outcome == run.OK {
+		lastOK = f.slot
+	}
+	s.memo.Remember(f.job.Name, f.runID, lastOK, a.knownLastOK, f.grant)
+	s.planRetry(ctx, f.job, &end)
+	recorded = s.recordEnd(end, f.grant.Lease != nil)
+	s.emit(end)
+	return end, recorded
+}
+
+// retire ends f's attempt once its end is reported. It releases the lock
+// before it closes done: a replacing fire waits on done and then takes
+// the lock, which must be free by then. A run with another attempt to
+// come keeps it (see withRetries); until the end is durable (recorded),
+// the lock record says in flight.
+func (s *Supervisor) retire(f *fire, a *attemptRun, end run.End, recorded bool) {
+	if f.grant.Lease != nil && !end.Retrying && !end.Detached {
+		s.release(f.grant.Lease, recorded)
+	}
+	s.mu.Lock()
+	delete(s.active, f.runID)
+	s.mu.Unlock()
+	close(a.active.done)
+	a.stop()
+	a.cancel(nil)
+}
+
+// watchLease ends a's run (a.cancel) when f's lease is lost, unless the
 // job says to continue; the flag tells whether it was lost. Its goroutine
-// returns with the run (runCtx).
-func watchLease(runCtx context.Context, cancel context.CancelCauseFunc, job config.Job, g lock.Grant) *atomic.Bool {
+// returns with the run (a.ctx).
+func watchLease(f *fire, a *attemptRun) *atomic.Bool {
 	var lost atomic.Bool
+	g, onLost, runCtx, cancel := f.grant, f.job.OnLockLost, a.ctx, a.cancel
 	if g.Lost == nil {
 		return &lost
 	}
@@ -126,7 +168,7 @@ func watchLease(runCtx context.Context, cancel context.CancelCauseFunc, job conf
 		select {
 		case <-g.Lost:
 			lost.Store(true)
-			if job.OnLockLost != config.LockLostContinue {
+			if onLost != config.LockLostContinue {
 				cancel(lockLost(g))
 			}
 		case <-runCtx.Done():
@@ -154,8 +196,9 @@ func (s *Supervisor) ended(res proc.Result) time.Time {
 // any other lease nothing of the run holds (Tethered) is ended at once,
 // before it can expire. Without a state dir (tests), only Tethered runs
 // have one, which ends them.
-func (s *Supervisor) keeper(job config.Job, runID string, slot time.Time, manual bool, attempt int, g lock.Grant) *proc.Keeper {
+func (s *Supervisor) keeper(f *fire) *proc.Keeper {
 	var k proc.Keeper
+	g, job := f.grant, &f.job
 	switch {
 	case g.Session != nil:
 		k.Session = g.Session // the keeper holds the lock's session: the run may go on
@@ -167,13 +210,13 @@ func (s *Supervisor) keeper(job config.Job, runID string, slot time.Time, manual
 		return nil
 	}
 	if s.stateDir != "" {
-		k.Run = proc.KeptRun{Job: job.Name, Slot: slot, Attempt: max(attempt, 1), Manual: manual}
+		k.Run = proc.KeptRun{Job: job.Name, Slot: f.slot, Attempt: max(f.attempt, 1), Manual: f.manual}
 		if job.Timeout > 0 {
 			// The wall clock's: the keeper's deadline is real time.
 			k.Deadline, k.Timeout = time.Now().Add(job.Timeout), job.Timeout
 		}
-		k.End = statedir.RunEnd(s.stateDir, runID)
-		k.Log = statedir.RunLog(s.stateDir, job.Name, runID)
+		k.End = statedir.RunEnd(s.stateDir, f.runID)
+		k.Log = statedir.RunLog(s.stateDir, job.Name, f.runID)
 	}
 	return &k
 }
@@ -188,37 +231,39 @@ func lockLost(g lock.Grant) error {
 	return ErrLockLost
 }
 
-// finished maps a process result to the contract's outcomes.
-func finished(job config.Job, runID string, slot time.Time, manual bool, res proc.Result) run.End {
-	f := run.End{Job: job.Name, RunID: runID, Slot: slot, PID: res.PID, Manual: manual}
+// finished maps a process result of f's attempt to the contract's
+// outcomes.
+func finished(f *fire, res proc.Result) run.End {
+	end := f.end()
+	end.PID, end.Attempt = res.PID, f.attempt
 	if res.ExitCode >= 0 {
 		code := res.ExitCode // 126/127 for start failures, like a shell
-		f.ExitCode = &code
+		end.ExitCode = &code
 	}
 	switch res.Outcome {
 	case proc.Exited:
-		f.Outcome = run.OK
+		end.Outcome = run.OK
 		if res.ExitCode != 0 {
-			f.Outcome = run.Failed
-			f.Reason = exitReason(res)
+			end.Outcome = run.Failed
+			end.Reason = exitReason(res)
 		}
 	case proc.TimedOut:
-		f.Outcome = run.Timeout
-		f.Reason = "exceeded timeout " + job.Timeout.String()
+		end.Outcome = run.Timeout
+		end.Reason = "exceeded timeout " + f.job.Timeout.String()
 	case proc.Canceled:
-		f.Outcome = run.Interrupted
+		end.Outcome = run.Interrupted
 		if errors.Is(res.Err, ErrReplaced) {
-			f.Outcome = run.Replaced
+			end.Outcome = run.Replaced
 		}
 		if res.Err != nil {
-			f.Reason = res.Err.Error()
+			end.Reason = res.Err.Error()
 		}
-		f.Class = classOf(res.Err)
+		end.Class = classOf(res.Err)
 	case proc.StartFailed:
-		f.Outcome, f.Class = run.Error, run.ClassStartFailed
-		f.Reason = fmt.Errorf("%w: %w", ErrStartFailed, res.Err).Error()
+		end.Outcome, end.Class = run.Error, run.ClassStartFailed
+		end.Reason = fmt.Errorf("%w: %w", ErrStartFailed, res.Err).Error()
 	}
-	return f
+	return end
 }
 
 // classOf is the class of the cause that ended a run early.
@@ -243,7 +288,8 @@ func exitReason(res proc.Result) string {
 
 // environ is the supervisor's environment without its secrets, then the
 // contract's CRONVISOR_* variables, then the job's env on top.
-func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastOKSlot time.Time, g lock.Grant, attempt int) []string {
+func (s *Supervisor) environ(f *fire, deadline, lastOKSlot time.Time) []string {
+	job, g := &f.job, f.grant
 	var lastOK string
 	if !lastOKSlot.IsZero() {
 		lastOK = lastOKSlot.Format(time.RFC3339Nano)
@@ -253,7 +299,7 @@ func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastO
 		dl = deadline.Format(time.RFC3339Nano)
 	}
 	vars := make(map[string]string, len(job.Env)+10)
-	accountEnv(vars, job)
+	accountEnv(vars, *job)
 	for k, v := range job.Env {
 		vars[k] = v
 	}
@@ -261,11 +307,11 @@ func (s *Supervisor) environ(job config.Job, runID string, slot, deadline, lastO
 	// the run's processes so that escaped descendants can be found.
 	for k, v := range map[string]string{
 		"CRONVISOR_JOB":          job.Name,
-		run.EnvID:                runID,
-		"CRONVISOR_SCHEDULED_AT": slot.Format(time.RFC3339Nano),
+		run.EnvID:                f.runID,
+		"CRONVISOR_SCHEDULED_AT": f.slot.Format(time.RFC3339Nano),
 		"CRONVISOR_DEADLINE":     dl,
 		"CRONVISOR_LAST_OK_SLOT": lastOK,
-		"CRONVISOR_ATTEMPT":      strconv.Itoa(max(attempt, 1)),
+		"CRONVISOR_ATTEMPT":      strconv.Itoa(max(f.attempt, 1)),
 	} {
 		vars[k] = v
 	}

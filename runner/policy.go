@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"cronvisor/config"
 	"cronvisor/lock"
 	"cronvisor/proc"
 )
@@ -17,34 +16,34 @@ var (
 
 // waitQueued makes this fire the job's one waiter: it retries the lock until
 // it frees. A second fire while one waits is skipped (errQueueFull).
-func (s *Supervisor) waitQueued(ctx context.Context, job config.Job, slot time.Time, runID string) (lock.Grant, error) {
+func (s *Supervisor) waitQueued(ctx context.Context, f *fire) (lock.Grant, error) {
 	s.mu.Lock()
-	if s.queued[job.Name] {
+	if s.queued[f.job.Name] {
 		s.mu.Unlock()
 		return lock.Grant{}, errQueueFull
 	}
-	s.queued[job.Name] = true
+	s.queued[f.job.Name] = true
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(s.queued, job.Name)
+		delete(s.queued, f.job.Name)
 		s.mu.Unlock()
 	}()
-	return s.awaitLock(ctx, job, slot, runID)
+	return s.awaitLock(ctx, f)
 }
 
 // replace ends a run this supervisor owns that holds the job's lock, like a
 // timeout, and takes the lock once it is free. A holder it does not own is
 // left alone: the fire is skipped, as the contract says.
-func (s *Supervisor) replace(ctx context.Context, job config.Job, slot time.Time, runID string, h lock.Record) (lock.Grant, error) {
+func (s *Supervisor) replace(ctx context.Context, f *fire, h lock.Record) (lock.Grant, error) {
 	s.mu.Lock()
 	old := s.active[h.RunID]
 	s.mu.Unlock()
 	if old == nil {
-		if s.adopter != nil && h.Job == job.Name && s.adopter.EndAdopted(h.RunID, true) {
-			return s.awaitLock(ctx, job, slot, runID)
+		if s.adopter != nil && h.Job == f.job.Name && s.adopter.EndAdopted(h.RunID, true) {
+			return s.awaitLock(ctx, f)
 		}
-		return lock.Grant{}, &lock.HeldError{Lock: job.Lock, Record: h}
+		return lock.Grant{}, &lock.HeldError{Lock: f.job.Lock, Record: h}
 	}
 	old.cancel(ErrReplaced)
 	select {
@@ -52,13 +51,13 @@ func (s *Supervisor) replace(ctx context.Context, job config.Job, slot time.Time
 	case <-ctx.Done():
 		return lock.Grant{}, errQueueDropped
 	}
-	return s.acquire(ctx, job, slot, runID, false)
+	return s.acquire(ctx, f)
 }
 
 // awaitLock takes the job's lock once it frees, polling it: a holder
 // outside this supervisor (an adopted run its keeper is ending, another
 // supervisor, flock(1)) cannot tell us when it lets go.
-func (s *Supervisor) awaitLock(ctx context.Context, job config.Job, slot time.Time, runID string) (lock.Grant, error) {
+func (s *Supervisor) awaitLock(ctx context.Context, f *fire) (lock.Grant, error) {
 	t := s.clock.NewTimer(queuePoll)
 	defer t.Stop()
 	for {
@@ -67,7 +66,7 @@ func (s *Supervisor) awaitLock(ctx context.Context, job config.Job, slot time.Ti
 			return lock.Grant{}, errQueueDropped
 		case <-t.C():
 		}
-		g, err := s.acquire(ctx, job, slot, runID, false)
+		g, err := s.acquire(ctx, f)
 		if !errors.Is(err, lock.ErrLocked) {
 			return g, err
 		}

@@ -12,22 +12,22 @@ import (
 	"cronvisor/run"
 )
 
-// attempts runs the job's attempts for one slot under g (the zero Grant
-// for overlap allow), whose lease stays held from the first to the last so that no
-// other supervisor runs the slot in between. The slot's result is the last
-// attempt's. Each attempt has its own run id and its own record.
-func (s *Supervisor) attempts(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool, g lock.Grant, execDone func()) run.End {
-	for attempt := 1; ; attempt++ {
-		f, _ := s.execute(ctx, job, slot, runID, manual, g, execDone, attempt)
-		if !f.Retrying {
-			return f
-		}
-		if cut := s.backoff(ctx, job.Name, g, retryDelay(job, attempt)); cut != nil {
-			return s.endRetries(f, g, cut)
-		}
-		runID = run.NewID(s.clock.Now())
-		if err := s.rec.Admit(runID); err != nil {
-			return s.notAdmitted(job, runID, slot, manual, g, err)
+// withRetries runs the job's attempts for one slot under f's grant (the
+// zero Grant for overlap allow), whose lease stays held from the first to
+// the last so that no other supervisor runs the slot in between. The
+// slot's result is the last attempt's. Each attempt has its own run id
+// and its own record.
+func (s *Supervisor) withRetries(next runFunc) runFunc {
+	return func(ctx context.Context, f *fire) run.End {
+		for f.attempt = 1; ; f.attempt++ {
+			end := next(ctx, f)
+			if !end.Retrying {
+				return end
+			}
+			if cut := s.backoff(ctx, f, retryDelay(f.job, f.attempt)); cut != nil {
+				return s.endRetries(f, end, cut)
+			}
+			f.runID = run.NewID(s.clock.Now())
 		}
 	}
 }
@@ -43,13 +43,13 @@ type retryWait struct {
 // so (lock.RetryMarker). It returns nil once d has passed, or why the
 // wait was cut short: ctx ended (the supervisor stops: no further attempt
 // starts) or the job was killed (ErrKilled).
-func (s *Supervisor) backoff(ctx context.Context, job string, g lock.Grant, d time.Duration) error {
-	if m, ok := g.Lease.(lock.RetryMarker); ok {
+func (s *Supervisor) backoff(ctx context.Context, f *fire, d time.Duration) error {
+	if m, ok := f.grant.Lease.(lock.RetryMarker); ok {
 		_ = m.SetRetry(s.clock.Now().Add(d)) // unmarked, a dead supervisor's slot is only not told apart
 	}
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	w := &retryWait{job: job, cancel: cancel}
+	w := &retryWait{job: f.job.Name, cancel: cancel}
 	s.mu.Lock()
 	s.waits[w] = true
 	s.mu.Unlock()
@@ -79,19 +79,19 @@ var errStopping = errors.New("supervisor stopping")
 // as the slot's end with the reason why no retry started, then the lock
 // is released and the end reported (Amends), so that it notifies as a
 // slot that ran out of attempts does.
-func (s *Supervisor) endRetries(f run.End, g lock.Grant, cause error) run.End {
+func (s *Supervisor) endRetries(f *fire, end run.End, cause error) run.End {
 	note := "no retry: supervisor stopping"
 	if errors.Is(cause, ErrKilled) {
 		note = "no retry: killed by operator"
 	}
-	f.Reason = strings.TrimPrefix(f.Reason+"; "+note, "; ")
-	f.Retrying, f.Amends = false, true
-	recorded := s.recordEnd(f, g.Lease != nil)
-	if g.Lease != nil {
-		s.release(g.Lease, recorded)
+	end.Reason = strings.TrimPrefix(end.Reason+"; "+note, "; ")
+	end.Retrying, end.Amends = false, true
+	recorded := s.recordEnd(end, f.grant.Lease != nil)
+	if f.grant.Lease != nil {
+		s.release(f.grant.Lease, recorded)
 	}
-	s.emit(f)
-	return f
+	s.emit(end)
+	return end
 }
 
 // retryDelay is the wait after attempt n: retry_backoff doubling per
@@ -145,10 +145,13 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // warnSlow emits run.Slow once the run has lasted the job's warn_after,
 // unless it ends (runCtx done, or the returned stop called) first. stop
 // waits for the watcher, so run.Slow never follows the run's run.End.
-func (s *Supervisor) warnSlow(runCtx context.Context, job config.Job, runID string, slot time.Time, attempt int) (stop func()) {
+func (s *Supervisor) warnSlow(runCtx context.Context, f *fire) (stop func()) {
+	job := &f.job
 	if job.WarnAfter <= 0 || (job.Timeout > 0 && job.WarnAfter >= job.Timeout) {
 		return func() {}
 	}
+	// Taken now: the fire's run id and attempt move on once this one ends.
+	runID, slot, attempt := f.runID, f.slot, f.attempt
 	started := s.clock.Now()
 	t := s.clock.NewTimer(job.WarnAfter)
 	quit, done := make(chan struct{}), make(chan struct{})

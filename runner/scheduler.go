@@ -318,36 +318,25 @@ func (s *Scheduler) catchUp(ctx context.Context, j config.Job, now, last time.Ti
 	s.recordMissed(j, first, n, "missed while down (beyond catch_up "+j.CatchUp.String()+")")
 }
 
-// fire handles a due entry and advances it to its next slot.
+// fire handles a due entry as decide says, and advances it to its next
+// slot.
 func (s *Scheduler) fire(ctx context.Context, e *entry, now time.Time) {
-	if e.slot.IsZero() { // stalled: ask the schedule again
-		s.advance(e, now, now)
-		return
-	}
+	d := decide(*e, now)
 	j := *e.job
-	first := e.slot
-	newest, n := e.slot, 1
-	next := j.Sched.Next(e.slot)
-	if !next.IsZero() && !next.After(now) && next.Sub(e.slot) >= burstGap {
-		// Woke late (suspend, clock step): walk the slots that passed.
-		_, newest, n = missedSlots(j, first.Add(-time.Nanosecond), now)
-		next = j.Sched.Next(newest)
-	}
-	tolerance := max(LateTolerance, j.CatchUp)
-	switch {
-	case now.Sub(newest) > tolerance:
-		s.recordMissed(j, first, n, "missed: supervisor woke "+now.Sub(newest).Round(time.Second).String()+" late (suspend or clock step)")
-	default:
-		if n > 1 {
-			s.recordMissed(j, first, n-1, "missed: supervisor woke late (suspend or clock step); only the newest fire runs")
+	switch d.act {
+	case missAll:
+		s.recordMissed(j, d.first, d.missed, "missed: supervisor woke "+d.late.Round(time.Second).String()+" late (suspend or clock step)")
+	case runSlot, skipDisabled:
+		if d.missed > 0 {
+			s.recordMissed(j, d.first, d.missed, "missed: supervisor woke late (suspend or clock step); only the newest fire runs")
 		}
-		if !j.Enabled {
-			s.firer.Skip(run.Skip{Job: j.Name, RunID: run.NewID(now), Slot: newest, Time: now, Reason: "disabled", Class: run.ClassDisabled})
+		if d.act == skipDisabled {
+			s.firer.Skip(run.Skip{Job: j.Name, RunID: run.NewID(now), Slot: d.slot, Time: now, Reason: "disabled", Class: run.ClassDisabled})
 		} else {
-			s.dispatch(ctx, j, newest)
+			s.dispatch(ctx, j, d.slot)
 		}
 	}
-	s.advance(e, afterFire(next, newest, now), now)
+	s.advance(e, d.from, now)
 }
 
 func (s *Scheduler) dispatch(ctx context.Context, j config.Job, slot time.Time) {

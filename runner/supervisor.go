@@ -57,6 +57,8 @@ type Supervisor struct {
 	// supervisor and writes the run's end there (see keeper).
 	stateDir string
 	adopter  Adopter // nil: none
+	// fires is the way every fire takes (fireSteps), made once.
+	fires runFunc
 
 	mu     sync.Mutex
 	active map[string]*activeRun // by run id
@@ -154,6 +156,7 @@ func NewSupervisor(locker lock.Locker, rec Recorder, emit func(run.Event), opts 
 		o(s)
 	}
 	s.memo = lastok.New(lastok.Source(s.lastOK), s.host, s.pid)
+	s.fires = s.fireSteps()
 	return s
 }
 
@@ -170,101 +173,75 @@ func (s *Supervisor) Fire(ctx context.Context, job config.Job, slot time.Time, m
 // FireWithID is Fire with a run id chosen by the caller (run-now over the
 // control socket answers with the id before the run ends).
 func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.Time, manual bool, runID string) run.End {
+	f := &fire{job: job, slot: slot, runID: runID, manual: manual, starting: true}
 	s.starts.n.Add(1)
-	pending := true
-	startDone := func() { // on this goroutine: at the exec, else on return
-		if pending {
-			pending = false
-			s.starts.n.Add(-1)
-		}
-	}
-	defer startDone()
-	if !manual && s.IsPaused(job.Name) {
-		return s.skip(job, runID, slot, manual, "paused", run.ClassPaused, nil)
-	}
-	if job.Overlap == config.OverlapAllow {
-		if err := s.rec.Admit(runID); err != nil {
-			return s.notAdmitted(job, runID, slot, manual, lock.Grant{}, err)
-		}
-		return s.attempts(ctx, job, slot, runID, manual, lock.Grant{}, startDone)
-	}
-	g, err := s.acquire(ctx, job, slot, runID, manual)
-	var held *lock.HeldError
-	if errors.As(err, &held) && !manual {
-		switch job.Overlap {
-		case config.OverlapQueue:
-			g, err = s.waitQueued(ctx, job, slot, runID)
-		case config.OverlapReplace:
-			g, err = s.replace(ctx, job, slot, runID, held.Record)
-		}
-	}
-	if err != nil {
-		return s.refused(job, runID, slot, manual, err)
-	}
-	if err := s.rec.Admit(runID); err != nil {
-		return s.notAdmitted(job, runID, slot, manual, g, err)
-	}
-	return s.attempts(ctx, job, slot, runID, manual, g, startDone)
+	defer s.execed(f)
+	return s.fires(ctx, f)
 }
 
 // notAdmitted records a fire refused by the admission check, after
 // releasing the lock it took: the run never started, which the lock's
 // record must not leave in doubt, and the history backlog that refused it
-// may well not keep its record either. g is zero when it took none.
-func (s *Supervisor) notAdmitted(job config.Job, runID string, slot time.Time, manual bool, g lock.Grant, err error) run.End {
-	if g.Lease != nil {
-		_ = g.Release()
+// may well not keep its record either. f's grant is zero when it took none.
+func (s *Supervisor) notAdmitted(f *fire, err error) run.End {
+	if f.grant.Lease != nil {
+		_ = f.grant.Release()
 	}
-	f := run.End{Job: job.Name, RunID: runID, Slot: slot, Ended: s.clock.Now(), Outcome: run.Error,
-		Reason: "not started: " + err.Error(), Manual: manual}
-	s.recordEnd(f, false)
-	s.emit(f)
-	return f
+	end := f.end()
+	end.Ended, end.Outcome, end.Reason = s.clock.Now(), run.Error, "not started: "+err.Error()
+	s.recordEnd(end, false)
+	s.emit(end)
+	return end
 }
 
 // Starting is how many fires are between their call and their child's
 // exec (or their skip) right now: a burst of starts when it is large.
 func (s *Supervisor) Starting() int { return s.starts.Pending() }
 
-func (s *Supervisor) acquire(ctx context.Context, job config.Job, slot time.Time, runID string, manual bool) (lock.Grant, error) {
+// acquire takes f's lock; a scheduled fire's only if its slot has not
+// run yet.
+func (s *Supervisor) acquire(ctx context.Context, f *fire) (lock.Grant, error) {
 	return s.locker.Acquire(ctx, lock.Request{
-		Name:      job.Lock,
-		Record:    lock.Record{Holder: run.Holder{PID: s.pid, Host: s.host, Job: job.Name, RunID: runID, Since: s.clock.Now()}, Slot: slot, SupervisorPID: s.pid},
-		CheckSlot: !manual,
+		Name:      f.job.Lock,
+		Record:    lock.Record{Holder: run.Holder{PID: s.pid, Host: s.host, Job: f.job.Name, RunID: f.runID, Since: s.clock.Now()}, Slot: f.slot, SupervisorPID: s.pid},
+		CheckSlot: !f.manual,
 	})
 }
 
 // refused turns a failed acquisition into the record that says why.
-func (s *Supervisor) refused(job config.Job, runID string, slot time.Time, manual bool, err error) run.End {
+func (s *Supervisor) refused(f *fire, err error) run.End {
 	var held *lock.HeldError
 	var done *lock.SlotDoneError
 	switch {
 	case errors.As(err, &held):
 		h := held.Record.Holder
-		return s.skip(job, runID, slot, manual, "lock held by "+h.String(), run.ClassLockHeld, &h)
+		return s.skip(f, "lock held by "+h.String(), run.ClassLockHeld, &h)
 	case errors.As(err, &done):
 		h := done.Record.Holder
-		return s.skip(job, runID, slot, manual, "slot already run", run.ClassSlotAlreadyRun, &h)
+		return s.skip(f, "slot already run", run.ClassSlotAlreadyRun, &h)
 	case errors.Is(err, errQueueFull):
-		return s.skip(job, runID, slot, manual, err.Error(), run.ClassQueued, nil)
+		return s.skip(f, err.Error(), run.ClassQueued, nil)
 	case errors.Is(err, errQueueDropped):
-		return s.skip(job, runID, slot, manual, err.Error(), run.ClassDropped, nil)
+		return s.skip(f, err.Error(), run.ClassDropped, nil)
 	case errors.Is(err, context.Canceled):
 		// The supervisor stopped while this fire was taking its lock.
-		return s.skip(job, runID, slot, manual, "supervisor stopping", run.ClassDropped, nil)
+		return s.skip(f, "supervisor stopping", run.ClassDropped, nil)
 	case errors.Is(err, lock.ErrUnavailable):
-		return s.skip(job, runID, slot, manual, "lock backend unreachable ("+err.Error()+")", run.ClassBackendUnreachable, nil)
+		return s.skip(f, "lock backend unreachable ("+err.Error()+")", run.ClassBackendUnreachable, nil)
 	}
-	now := s.clock.Now()
-	f := run.End{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: run.Error,
-		Reason: "cannot take lock: " + err.Error(), Class: run.ClassBackendUnreachable, Manual: manual}
-	s.recordEnd(f, false)
-	s.emit(f)
-	return f
+	end := f.end()
+	end.Ended, end.Outcome, end.Class = s.clock.Now(), run.Error, run.ClassBackendUnreachable
+	end.Reason = "cannot take lock: " + err.Error()
+	s.recordEnd(end, false)
+	s.emit(end)
+	return end
 }
 
-func (s *Supervisor) skip(job config.Job, runID string, slot time.Time, manual bool, reason string, class run.Class, h *run.Holder) run.End {
+// skip records and reports f as not run, for reason.
+func (s *Supervisor) skip(f *fire, reason string, class run.Class, h *run.Holder) run.End {
 	now := s.clock.Now()
-	s.Skip(run.Skip{Job: job.Name, RunID: runID, Slot: slot, Time: now, Reason: reason, Class: class, Holder: h, Manual: manual})
-	return run.End{Job: job.Name, RunID: runID, Slot: slot, Ended: now, Outcome: run.Skipped, Reason: reason, Manual: manual}
+	s.Skip(run.Skip{Job: f.job.Name, RunID: f.runID, Slot: f.slot, Time: now, Reason: reason, Class: class, Holder: h, Manual: f.manual})
+	end := f.end()
+	end.Ended, end.Outcome, end.Reason = now, run.Skipped, reason
+	return end
 }
