@@ -28,7 +28,7 @@ type decision struct {
 	// slots a late wake-up passed over (all of them for missAll).
 	missed int
 	first  time.Time
-	late   time.Duration // how late the newest slot is, at now
+	late   time.Duration // how late the newest slot is, at now, after its jitter
 	// from is where the search for the entry's next slot starts.
 	from time.Time
 }
@@ -52,7 +52,11 @@ func decide(e entry, now time.Time) decision {
 		_, newest, n = missedSlots(*j, first.Add(-time.Nanosecond), now)
 		next = j.Sched.Next(newest)
 	}
-	d := decision{act: runSlot, slot: newest, first: first, late: now.Sub(newest), missed: n - 1,
+	late := now.Sub(newest)
+	if newest.Equal(e.slot) && e.due.After(e.slot) {
+		late = now.Sub(e.due) // the jitter's delay is the job's own, not lateness
+	}
+	d := decision{act: runSlot, slot: newest, first: first, late: late, missed: n - 1,
 		from: afterFire(next, newest, now)}
 	switch {
 	case d.late > max(LateTolerance, j.CatchUp):
