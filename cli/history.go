@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"cronvisor/config"
-	"cronvisor/daemon"
 	"cronvisor/history"
 	"cronvisor/run"
+	"cronvisor/statedir"
 )
 
 type historyFlags struct {
@@ -80,7 +80,7 @@ func runHistory(g *globals, f historyFlags) error {
 		return err
 	}
 	_, inConfig := findJob(cfg, f.job)
-	store, err := history.OpenReadOnly(daemon.HistoryPath(cfg))
+	store, err := history.OpenReadOnly(statedir.Dir(cfg.StateDir).History())
 	if errors.Is(err, history.ErrNoHistory) {
 		if f.job != "" && !inConfig {
 			return noJob(g, cfg, f.job)

@@ -100,7 +100,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	waitReaper := proc.StartReaper(reapCtx)
 	e.onClose("reaper", func() error { stopReaper(); waitReaper(); return nil })
 
-	store, openErr := openHistory(HistoryPath(cfg), o.OpenStore, log)
+	store, openErr := openHistory(statedir.Dir(cfg.StateDir).History(), o.OpenStore, log)
 	if store == nil {
 		e.Close()
 		return nil, openErr
@@ -145,7 +145,7 @@ func (e *Env) setConfig(cfg *config.Config) { e.cfg.Store(cfg) }
 // Writer. A spool that cannot be created leaves held records in memory
 // only, as without spools: the daemon still runs.
 func openSpools(store *history.Store, stateDir string, log *slog.Logger) (*history.Spool, *history.Adopted) {
-	dir := history.SpoolDir(stateDir)
+	dir := statedir.Dir(stateDir).Spool()
 	adopted, err := history.AdoptSpools(dir)
 	if err != nil {
 		log.Warn("history: a spool left by a dead supervisor cannot be read; it stays where it is", "err", err)

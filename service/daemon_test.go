@@ -15,6 +15,7 @@ import (
 	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/runner"
+	"cronvisor/statedir"
 )
 
 // TestRunNowSaysWhatTheFireDid: a run-now of a job whose lock is held
@@ -65,7 +66,7 @@ func TestPausesSurviveARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	var saved map[string]ctl.PauseInfo
-	b, err := os.ReadFile(filepath.Join(dir, PausesFile))
+	b, err := os.ReadFile(statedir.Dir(dir).Pauses())
 	if err != nil {
 		t.Fatal(err)
 	}
