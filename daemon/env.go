@@ -106,13 +106,6 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 		return nil, openErr
 	}
 	e.Store = store
-	store.OnReopen(func(path, setAside string) {
-		if setAside != "" {
-			log.Warn("history: the database file was replaced by one that is no database; moved it aside and started a new one", "path", path, "moved_to", setAside)
-			return
-		}
-		log.Warn("history: the database file was deleted or replaced; writing to the one now at its path", "path", path)
-	})
 	e.onClose("history", store.Close)
 	starts := &runner.Starts{}
 	spool, adopted := openSpools(store, cfg.StateDir, log)
@@ -127,7 +120,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	e.Recovery = e.newRecovery(store, hist.InFlight, started, log)
 	e.onClose("recovery", func() error { e.Recovery.Close(); return nil })
 	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
-	e.listenNotifier(log)
+	e.listenNotifier(log, o.deliveries)
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
 		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock),
 		runner.WithKeepers(cfg.StateDir), runner.WithAdopter(e.Recovery)}

@@ -40,9 +40,13 @@ type Options struct {
 	Locker func(*config.Config) (lock.Locker, error)
 	// OpenStore opens the history database at a path (default
 	// history.Open); see openHistory for what a failure does.
-	OpenStore func(path string) (*history.Store, error)
+	OpenStore func(path string, opts ...history.StoreOption) (*history.Store, error)
 	// Listen listens on the control socket's path (default ctl.Listen).
 	Listen func(path string) (net.Listener, error)
+
+	// deliveries counts each notification's and ping's result (the
+	// metrics', which New makes before Open); nil counts nothing.
+	deliveries func(kind, result string)
 }
 
 func (o Options) withDefaults() Options {
