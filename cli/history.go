@@ -59,21 +59,33 @@ that held the lock.`,
 	return c
 }
 
-func runHistory(g *globals, f historyFlags) error {
-	var outcomes []run.Outcome
+// historyFilter is the query the flags ask for; a bad flag is a usage error.
+func historyFilter(f historyFlags) (history.Filter, error) {
+	filter := history.Filter{Job: f.job, Limit: f.limit}
 	for _, s := range f.outcomes {
 		o := run.Outcome(s)
 		if !o.Final() && o != run.Running {
-			return usageError("--outcome %q: want one of %s", o, strings.Join(knownOutcomes(), ", "))
+			return filter, usageError("--outcome %q: want one of %s", o, strings.Join(knownOutcomes(), ", "))
 		}
-		outcomes = append(outcomes, o)
+		filter.Outcomes = append(filter.Outcomes, o)
 	}
 	since, err := parseSince(f.since)
 	if err != nil {
-		return usageError("--since %q: %v", f.since, err)
+		return filter, usageError("--since %q: %v", f.since, err)
+	}
+	if since > 0 {
+		filter.Since = time.Now().Add(-since)
 	}
 	if f.limit < 0 {
-		return usageError("--limit must not be negative")
+		return filter, usageError("--limit must not be negative")
+	}
+	return filter, nil
+}
+
+func runHistory(g *globals, f historyFlags) error {
+	filter, err := historyFilter(f)
+	if err != nil {
+		return err
 	}
 	cfg, _, err := readConfig(g)
 	if err != nil {
@@ -98,10 +110,6 @@ func runHistory(g *globals, f historyFlags) error {
 		if recs, err := store.Query(ctx, history.Filter{Job: f.job, Limit: 1}); err == nil && len(recs) == 0 {
 			return noJob(g, cfg, f.job)
 		}
-	}
-	filter := history.Filter{Job: f.job, Outcomes: outcomes, Limit: f.limit}
-	if since > 0 {
-		filter.Since = time.Now().Add(-since)
 	}
 	if f.overlaps {
 		groups, err := store.Overlaps(ctx, filter)
