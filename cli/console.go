@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -37,7 +36,7 @@ func runConsole(_ *cobra.Command, g *globals) error {
 	// Attaching only looks: it needs neither the secrets nor a file that
 	// validates. Scheduling in-process acts, and needs both.
 	if seen, _ := config.LoadForReading(g.configPath); seen != nil {
-		client, err := dialDaemon(daemon.SocketPath(seen))
+		client, err := dialDaemon(statedir.Dir(seen.StateDir).Socket())
 		if err == nil {
 			defer client.Close()
 			cfg, _, err := readConfig(g)
@@ -88,7 +87,7 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return exitCode(1, err)
 	}
-	logPath := filepath.Join(cfg.StateDir, "cronvisor.log")
+	logPath := statedir.Dir(cfg.StateDir).ConsoleLog()
 	logFile, err := openCappedLog(logPath, consoleLogCap)
 	if err != nil {
 		return exitCode(1, err)
@@ -141,7 +140,7 @@ func attach(client *ctl.Client, cfg *config.Config, g *globals) error {
 		return exitCode(1, err)
 	}
 	defer offline.Close()
-	opts := ui.Options{Title: daemon.SocketPath(cfg), Offline: offline, ReadOnly: readOnly(g, cfg)}
+	opts := ui.Options{Title: statedir.Dir(cfg.StateDir).Socket(), Offline: offline, ReadOnly: readOnly(g, cfg)}
 	if err := ui.Run(context.Background(), client, opts); err != nil {
 		return exitCode(1, err)
 	}
@@ -161,7 +160,7 @@ or run 'cronvisor' alone to schedule in-process with the console on top).`,
 			if err != nil {
 				return err
 			}
-			path := daemon.SocketPath(cfg)
+			path := statedir.Dir(cfg.StateDir).Socket()
 			client, err := dialDaemon(path)
 			if errors.Is(err, ctl.ErrNoDaemon) {
 				return exitCode(1, fmt.Errorf("%w; start one with `cronvisor daemon`", err))

@@ -8,7 +8,7 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/ctl"
-	"cronvisor/daemon"
+	"cronvisor/statedir"
 )
 
 // daemonSocket is the control socket of --config's state dir. A file that
@@ -17,10 +17,10 @@ import (
 // good one. An unreadable file leaves the default state dir beside it.
 func daemonSocket(g *globals) string {
 	if cfg, _ := config.LoadForReading(g.configPath); cfg != nil {
-		return daemon.SocketPath(cfg)
+		return statedir.Dir(cfg.StateDir).Socket()
 	}
 	base, _ := filepath.Abs(filepath.Dir(g.configPath))
-	return filepath.Join(base, config.DefaultStateDir, "cronvisor.sock")
+	return statedir.Dir(filepath.Join(base, config.DefaultStateDir)).Socket()
 }
 
 // errNoDaemon is the operator verbs' answer when nothing serves the socket.

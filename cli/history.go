@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"cronvisor/config"
-	"cronvisor/daemon"
 	"cronvisor/history"
 	"cronvisor/run"
+	"cronvisor/statedir"
 )
 
 type historyFlags struct {
@@ -59,32 +59,31 @@ that held the lock.`,
 	return c
 }
 
-// filter is the query the flags ask for, or a usage error.
-func (f historyFlags) filter() (history.Filter, error) {
-	var outcomes []run.Outcome
+// historyFilter is the query the flags ask for; a bad flag is a usage error.
+func historyFilter(f historyFlags) (history.Filter, error) {
+	filter := history.Filter{Job: f.job, Limit: f.limit}
 	for _, s := range f.outcomes {
 		o := run.Outcome(s)
 		if !o.Final() && o != run.Running {
-			return history.Filter{}, usageError("--outcome %q: want one of %s", o, strings.Join(knownOutcomes(), ", "))
+			return filter, usageError("--outcome %q: want one of %s", o, strings.Join(knownOutcomes(), ", "))
 		}
-		outcomes = append(outcomes, o)
+		filter.Outcomes = append(filter.Outcomes, o)
 	}
 	since, err := parseSince(f.since)
 	if err != nil {
-		return history.Filter{}, usageError("--since %q: %v", f.since, err)
+		return filter, usageError("--since %q: %v", f.since, err)
 	}
-	if f.limit < 0 {
-		return history.Filter{}, usageError("--limit must not be negative")
-	}
-	filter := history.Filter{Job: f.job, Outcomes: outcomes, Limit: f.limit}
 	if since > 0 {
 		filter.Since = time.Now().Add(-since)
+	}
+	if f.limit < 0 {
+		return filter, usageError("--limit must not be negative")
 	}
 	return filter, nil
 }
 
 func runHistory(g *globals, f historyFlags) error {
-	filter, err := f.filter()
+	filter, err := historyFilter(f)
 	if err != nil {
 		return err
 	}
@@ -93,7 +92,7 @@ func runHistory(g *globals, f historyFlags) error {
 		return err
 	}
 	_, inConfig := findJob(cfg, f.job)
-	store, err := history.OpenReadOnly(daemon.HistoryPath(cfg))
+	store, err := history.OpenReadOnly(statedir.Dir(cfg.StateDir).History())
 	if errors.Is(err, history.ErrNoHistory) {
 		if f.job != "" && !inConfig {
 			return noJob(g, cfg, f.job)

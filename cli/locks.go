@@ -14,6 +14,7 @@ import (
 	"cronvisor/ctl"
 	"cronvisor/daemon"
 	"cronvisor/service"
+	"cronvisor/statedir"
 )
 
 func newLocks(g *globals) *cobra.Command {
@@ -67,7 +68,7 @@ type lockJSON struct {
 // cannot reach gives each job's lock with an unknown state, and note says
 // why it was not asked.
 func lockStatuses(ctx context.Context, cfg *config.Config) (out []lockRow, note string, err error) {
-	client, err := ctl.Dial(daemon.SocketPath(cfg))
+	client, err := ctl.Dial(statedir.Dir(cfg.StateDir).Socket())
 	if err == nil {
 		defer client.Close()
 		locks, err := client.Locks(ctx)

@@ -5,18 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"cronvisor/config"
 	"cronvisor/ctl"
-	"cronvisor/daemon"
-	"cronvisor/history"
 	"cronvisor/run"
 	"cronvisor/service"
+	"cronvisor/statedir"
 )
 
 func newLogs(g *globals) *cobra.Command {
@@ -36,7 +33,7 @@ running, -f waits for JOB's next run and follows that.`,
 			if err != nil {
 				return err
 			}
-			path := daemon.SocketPath(cfg)
+			path := statedir.Dir(cfg.StateDir).Socket()
 			c, err := ctl.Dial(path)
 			switch {
 			case errors.Is(err, ctl.ErrNoDaemon) && follow:
@@ -126,21 +123,21 @@ func offlineLog(g *globals, cfg *config.Config, job, runID string) error {
 	}
 	if runID == "" {
 		if runID = newestLogFile(cfg.StateDir, job); runID == "" {
-			return exitCode(1, fmt.Errorf("%s has no saved log in %s", job, filepath.Join(cfg.StateDir, "logs", job)))
+			return exitCode(1, fmt.Errorf("%s has no saved log in %s", job, statedir.Dir(cfg.StateDir).JobLogs(job)))
 		}
 	}
 	l, err := service.ReadRunLog(cfg.StateDir, job, runID)
 	if err != nil {
 		return exitCode(1, err)
 	}
-	fmt.Fprintf(g.stderr, "(no daemon running; read from %s)\n", history.LogPath(cfg.StateDir, job, runID))
+	fmt.Fprintf(g.stderr, "(no daemon running; read from %s)\n", statedir.Dir(cfg.StateDir).RunLog(job, runID))
 	printLines(g, l)
 	return nil
 }
 
 // newestLogFile is the run id of the job's most recently written log.
 func newestLogFile(stateDir, job string) string {
-	dir := filepath.Join(stateDir, "logs", job)
+	dir := statedir.Dir(stateDir).JobLogs(job)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return ""
@@ -151,8 +148,9 @@ func newestLogFile(stateDir, job string) string {
 	}
 	var logs []log
 	for _, e := range ents {
-		if info, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".log") {
-			logs = append(logs, log{strings.TrimSuffix(e.Name(), ".log"), info.ModTime().UnixNano()})
+		id, ok := statedir.RunLogID(e.Name())
+		if info, err := e.Info(); err == nil && ok {
+			logs = append(logs, log{id, info.ModTime().UnixNano()})
 		}
 	}
 	if len(logs) == 0 {

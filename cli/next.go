@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"cronvisor/config"
-	"cronvisor/daemon"
 	"cronvisor/schedule"
+	"cronvisor/statedir"
 )
 
 func newNext(g *globals) *cobra.Command {
@@ -152,7 +152,7 @@ func nextJob(g *globals, name string) (config.Job, error) {
 
 // daemonJob is the schedule and zone of the daemon's job called name.
 func daemonJob(cfg *config.Config, name string) (config.Job, bool) {
-	client, err := dialDaemon(daemon.SocketPath(cfg))
+	client, err := dialDaemon(statedir.Dir(cfg.StateDir).Socket())
 	if err != nil {
 		return config.Job{}, false
 	}

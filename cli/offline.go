@@ -7,11 +7,11 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/ctl"
-	"cronvisor/daemon"
 	"cronvisor/history"
 	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/service"
+	"cronvisor/statedir"
 )
 
 // stateDirSource is what the state dir says without a daemon, for a
@@ -58,7 +58,7 @@ func (s *stateDirSource) Locks(ctx context.Context) ([]ctl.LockStatus, error) {
 
 // History implements ui.StateDir.
 func (s *stateDirSource) History(ctx context.Context, q ctl.HistoryQuery) ([]run.Record, error) {
-	store, err := history.OpenReadOnly(daemon.HistoryPath(s.cfg))
+	store, err := history.OpenReadOnly(statedir.Dir(s.cfg.StateDir).History())
 	if errors.Is(err, history.ErrNoHistory) {
 		return nil, nil
 	}

@@ -82,17 +82,34 @@ func runOnce(g *globals, name string, conflictCode int) error {
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	var got os.Signal
-	go func() {
-		if s, ok := <-sigs; ok {
-			got = s
-			env.Supervisor.Kill(job.Name, fmt.Errorf("interrupted by %v", s))
-		}
-	}()
-
+	stop := onSignal(sigs, func(s os.Signal) {
+		env.Supervisor.Kill(job.Name, fmt.Errorf("interrupted by %v", s))
+	})
 	f := env.Supervisor.Fire(ctx, job, time.Now(), true)
-	return runExit(f, got, conflictCode)
+	signal.Stop(sigs)
+	return runExit(f, stop(), conflictCode)
+}
+
+// onSignal calls kill with the first signal from sigs, in a goroutine that
+// the returned stop ends and waits for; stop returns that signal, nil if
+// none came. Only after stop is the signal safe to read.
+func onSignal(sigs <-chan os.Signal, kill func(os.Signal)) (stop func() os.Signal) {
+	done := make(chan struct{})
+	var got os.Signal
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case s := <-sigs:
+			got = s
+			kill(s)
+		case <-done:
+		}
+	})
+	return func() os.Signal {
+		close(done)
+		wg.Wait()
+		return got
+	}
 }
 
 // runExit maps a finished fire to the contract's exit codes.

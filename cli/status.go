@@ -13,11 +13,11 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/ctl"
-	"cronvisor/daemon"
 	"cronvisor/history"
 	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/service"
+	"cronvisor/statedir"
 )
 
 func newStatus(g *globals) *cobra.Command {
@@ -85,12 +85,12 @@ their rows.`,
 func jobStatuses(ctx context.Context, cfg *config.Config) (jobs []ctl.JobStatus, source string, offline bool, err error) {
 	// Only "no daemon" falls back to the state dir: a daemon that refused
 	// us, or a socket of another user that we refuse, is said as it is.
-	client, err := ctl.Dial(daemon.SocketPath(cfg))
+	client, err := ctl.Dial(statedir.Dir(cfg.StateDir).Socket())
 	if err == nil {
 		defer client.Close()
 		jobs, err := client.Jobs(ctx)
 		if err == nil {
-			return jobs, "from the daemon at " + daemon.SocketPath(cfg) + daemonNote(ctx, client), false, nil
+			return jobs, "from the daemon at " + statedir.Dir(cfg.StateDir).Socket() + daemonNote(ctx, client), false, nil
 		}
 		if !errors.Is(err, ctl.ErrNoDaemon) {
 			return nil, "", false, err
@@ -127,7 +127,7 @@ func daemonNote(ctx context.Context, client *ctl.Client) string {
 // builder: nothing schedules the jobs, so no next run is given, and a
 // job's state comes from its lock file.
 func offlineStatuses(ctx context.Context, cfg *config.Config, locker lock.Locker) ([]ctl.JobStatus, error) {
-	store, err := history.OpenReadOnly(daemon.HistoryPath(cfg))
+	store, err := history.OpenReadOnly(statedir.Dir(cfg.StateDir).History())
 	if err != nil && !errors.Is(err, history.ErrNoHistory) {
 		return nil, err
 	}

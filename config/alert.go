@@ -24,6 +24,7 @@ const (
 type RetryOn struct{ Failed, Timeout bool }
 
 // DefaultRetryOn retries both failures and timeouts, as the contract shows.
+// A constant in all but name (a struct cannot be one): nothing writes it.
 var DefaultRetryOn = RetryOn{Failed: true, Timeout: true}
 
 // Metrics is the top-level metrics block; Listen "" means off.

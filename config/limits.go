@@ -1,10 +1,10 @@
 package config
 
 import (
+	"cronvisor/statedir"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -127,7 +127,7 @@ func (d *decoder) stateDir(dir string, at Pos) {
 	if at == (Pos{}) {
 		at, what = Pos{1, 1}, "the default state_dir"
 	}
-	for _, p := range []string{dir, filepath.Join(dir, "locks"), filepath.Join(dir, "logs")} {
+	for _, p := range []string{dir, statedir.Dir(dir).Locks(), statedir.Dir(dir).Logs()} {
 		fi, err := os.Stat(p)
 		switch {
 		case errors.Is(err, unix.ENOTDIR):

@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"cronvisor/statedir"
 	"errors"
 	"io/fs"
 	"net"
@@ -207,5 +208,19 @@ func TestPeerRefusedByUID(t *testing.T) {
 	}
 	if log := s.log.String(); !strings.Contains(log, "refused a connection from another user") {
 		t.Errorf("refusal not logged; log:\n%s", log)
+	}
+}
+
+// TestListenLocksWhereStatedirSays: statedir.Check judges the socket's
+// lock file by the name statedir gives it, so Listen must take that one.
+func TestListenLocksWhereStatedirSays(t *testing.T) {
+	dir := statedir.Dir(sockDir(t))
+	ln, err := Listen(dir.Socket())
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	defer ln.Close()
+	if _, err := os.Stat(dir.SocketLock()); err != nil {
+		t.Errorf("no lock file at %s: %v", dir.SocketLock(), err)
 	}
 }

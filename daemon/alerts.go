@@ -20,10 +20,11 @@ const notifyFlush = 5 * time.Second
 const healthSlack = 5 * time.Second
 
 // listenNotifier adds the notifications and pings of the jobs of the
-// current config to the fan-out. Its queues are flushed, within
+// current config to the fan-out; counted, if not nil, counts each
+// delivery's result. Its queues are flushed, within
 // notifyFlush, when the env closes: after the runs have ended.
-func (e *Env) listenNotifier(log *slog.Logger) {
-	e.Notifier = notify.New(e.jobLookup(), log)
+func (e *Env) listenNotifier(log *slog.Logger, counted func(kind, result string)) {
+	e.Notifier = notify.New(e.jobLookup(), log, notify.WithCounter(counted))
 	e.Listen(e.Notifier.Handle)
 	e.onClose("notifications", func() error { e.Notifier.Close(notifyFlush); return nil })
 }
@@ -52,20 +53,38 @@ func (e *Env) jobLookup() func(string) (config.Job, bool) {
 	}
 }
 
-// serveMetrics serves /metrics and /healthz when metrics.listen or
-// Options.MetricsAddr asks for it. A change of the address on reload
-// takes effect at restart.
-func (d *Daemon) serveMetrics(cfg *config.Config) error {
-	addr := cfg.Metrics.Listen
-	if d.o.MetricsAddr != "" {
-		addr = d.o.MetricsAddr
+// metricsAddr is where metrics are served: Options.MetricsAddr over
+// metrics.listen, "" for nowhere. A change on reload takes effect at
+// restart.
+func metricsAddr(cfg *config.Config, o Options) string {
+	if o.MetricsAddr != "" {
+		return o.MetricsAddr
 	}
-	if addr == "" {
+	return cfg.Metrics.Listen
+}
+
+// newMetrics makes the metrics when metricsAddr asks for them, nil
+// otherwise. They are made before the Env, whose notifier counts its
+// deliveries in them from its construction on; what they read at scrape
+// time (the scheduler's next fires, the history writer's failures) exists
+// by the time serveMetrics serves them.
+func (d *Daemon) newMetrics(cfg *config.Config, o Options) *metrics.Metrics {
+	if metricsAddr(cfg, o) == "" {
 		return nil
 	}
-	m := metrics.New(metrics.Sources{NextFires: d.sched.NextFires, HistoryFailed: d.env.History.WriteFailures})
+	return metrics.New(metrics.Sources{
+		NextFires:     func() map[string]time.Time { return d.sched.NextFires() },
+		HistoryFailed: func() int64 { return d.env.History.WriteFailures() },
+	})
+}
+
+// serveMetrics serves m, if any, at /metrics, and /healthz.
+func (d *Daemon) serveMetrics(cfg *config.Config, m *metrics.Metrics) error {
+	if m == nil {
+		return nil
+	}
+	addr := metricsAddr(cfg, d.o)
 	d.env.Listen(m.Handle)
-	d.env.Notifier.SetCounter(m.Delivered)
 	clk := d.o.Clock
 	srv, err := metrics.Serve(addr, m.Handler(func() bool { return d.sched.Awake(clk.Now(), healthSlack) }))
 	if err != nil {

@@ -56,40 +56,42 @@ type Daemon struct {
 // housekeeping, the watcher of jobs.yaml and the control socket.
 func New(cfg *config.Config, o Options) (*Daemon, error) {
 	o = o.withDefaults()
+	d := &Daemon{log: o.Log, reloads: make(chan chan error), changed: make(chan struct{}, 1)}
+	m := d.newMetrics(cfg, o)
+	if m != nil {
+		o.deliveries = m.Delivered
+	}
+	d.o = o
 	e, err := Open(cfg, o)
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{o: o, log: o.Log, env: e, reloads: make(chan chan error), changed: make(chan struct{}, 1)}
+	d.env = e
 	ln, err := d.claimSocket(cfg)
 	if err != nil {
 		e.Close()
 		return nil, err
 	}
 	d.current.Store(cfg)
-	skips := ratelog.New(d.log, ratelog.Every)
-	e.Listen(logEvents(d.log, skips))
-	e.onClose("skip log", func() error { skips.Close(); return nil })
-	out := outlog.New(d.log.Handler())
-	e.Listen(out.Handle)
-	e.onClose("outlog", out.Close) // the first to close: runs have ended
+	d.listenLogs()
 	// History is read once for both: the scheduler's catch_up and the
 	// status each job starts with.
 	recent := service.ReadRecent(context.Background(), e.Store, cfg.Jobs)
 	d.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, runner.WithLastSlots(recent.LastSlots))
-	if err := d.serveMetrics(cfg); err != nil {
+	if err := d.serveMetrics(cfg, m); err != nil {
 		if ln != nil {
 			ln.Close()
 		}
 		e.Close()
 		return nil, err
 	}
-	if d.svc, err = service.New(e.Supervisor, d.sched, e.Locker, e.Store, cfg, recent, d.Reload); err != nil {
+	d.svc, err = service.New(e.Supervisor, e.Locker, cfg, service.WithScheduler(d.sched), service.WithStore(e.Store),
+		service.WithRecent(recent), service.WithReload(d.Reload), service.WithAlerts(e.Notifier.Describe),
+		service.WithHistoryHealth(func() string { return e.History.Health().String() }),
+		service.WithAdopted(e.Recovery.Adopted))
+	if err != nil {
 		d.log.Error("saved pauses not restored; every job runs unpaused", "err", err)
 	}
-	d.svc.SetHistoryHealth(func() string { return e.History.Health().String() })
-	d.svc.SetAlerts(e.Notifier.Describe)
-	d.svc.SetAdopted(e.Recovery.Adopted)
 	e.Listen(d.svc.Handle)
 	d.ctx, d.stop = context.WithCancel(context.Background())
 	d.schedDone = d.start("scheduler", func() { d.sched.Run(d.ctx, cfg.Jobs) })
@@ -110,6 +112,17 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	o.Notify.Ready()
 	d.stopWatchdog = o.Notify.Watchdog(func() bool { return d.stopping.Load() || d.sched.Awake(o.Clock.Now(), healthSlack) })
 	return d, nil
+}
+
+// listenLogs adds the logs of skips and of the runs' output to the
+// fan-out.
+func (d *Daemon) listenLogs() {
+	skips := ratelog.New(d.log, ratelog.Every)
+	d.env.Listen(logEvents(d.log, skips))
+	d.env.onClose("skip log", func() error { skips.Close(); return nil })
+	out := outlog.New(d.log.Handler())
+	d.env.Listen(out.Handle)
+	d.env.onClose("outlog", out.Close) // the first to close: runs have ended
 }
 
 // start runs f in a goroutine of the daemon's; the channel is closed when

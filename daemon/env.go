@@ -100,19 +100,12 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	waitReaper := proc.StartReaper(reapCtx)
 	e.onClose("reaper", func() error { stopReaper(); waitReaper(); return nil })
 
-	store, openErr := openHistory(HistoryPath(cfg), o.OpenStore, log)
+	store, openErr := openHistory(statedir.Dir(cfg.StateDir).History(), o.OpenStore, log)
 	if store == nil {
 		e.Close()
 		return nil, openErr
 	}
 	e.Store = store
-	store.OnReopen(func(path, setAside string) {
-		if setAside != "" {
-			log.Warn("history: the database file was replaced by one that is no database; moved it aside and started a new one", "path", path, "moved_to", setAside)
-			return
-		}
-		log.Warn("history: the database file was deleted or replaced; writing to the one now at its path", "path", path)
-	})
 	e.onClose("history", store.Close)
 	starts := &runner.Starts{}
 	spool, adopted := openSpools(store, cfg.StateDir, log)
@@ -127,7 +120,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	e.Recovery = e.newRecovery(store, hist.InFlight, started, log)
 	e.onClose("recovery", func() error { e.Recovery.Close(); return nil })
 	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
-	e.listenNotifier(log)
+	e.listenNotifier(log, o.deliveries)
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
 		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock),
 		runner.WithKeepers(cfg.StateDir), runner.WithAdopter(e.Recovery)}
@@ -145,7 +138,7 @@ func (e *Env) setConfig(cfg *config.Config) { e.cfg.Store(cfg) }
 // Writer. A spool that cannot be created leaves held records in memory
 // only, as without spools: the daemon still runs.
 func openSpools(store *history.Store, stateDir string, log *slog.Logger) (*history.Spool, *history.Adopted) {
-	dir := history.SpoolDir(stateDir)
+	dir := statedir.Dir(stateDir).Spool()
 	adopted, err := history.AdoptSpools(dir)
 	if err != nil {
 		log.Warn("history: a spool left by a dead supervisor cannot be read; it stays where it is", "err", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cronvisor/ctl"
+	"cronvisor/statedir"
 
 	"go.uber.org/goleak"
 )
@@ -35,7 +36,7 @@ func TestShutdownLeavesNoGoroutine(t *testing.T) {
 	returned := make(chan struct{})
 	go func() { defer close(returned); d.Run(runCtx, nil) }()
 
-	client, err := ctl.Dial(SocketPath(h.load()))
+	client, err := ctl.Dial(statedir.Dir(h.load().StateDir).Socket())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"path/filepath"
 
 	"cronvisor/clock"
 	"cronvisor/config"
@@ -12,6 +11,7 @@ import (
 	"cronvisor/history"
 	"cronvisor/lock"
 	"cronvisor/runner"
+	"cronvisor/statedir"
 	"cronvisor/systemd"
 )
 
@@ -40,9 +40,13 @@ type Options struct {
 	Locker func(*config.Config) (lock.Locker, error)
 	// OpenStore opens the history database at a path (default
 	// history.Open); see openHistory for what a failure does.
-	OpenStore func(path string) (*history.Store, error)
+	OpenStore func(path string, opts ...history.StoreOption) (*history.Store, error)
 	// Listen listens on the control socket's path (default ctl.Listen).
 	Listen func(path string) (net.Listener, error)
+
+	// deliveries counts each notification's and ping's result (the
+	// metrics', which New makes before Open); nil counts nothing.
+	deliveries func(kind, result string)
 }
 
 func (o Options) withDefaults() Options {
@@ -68,7 +72,7 @@ func (o Options) withDefaults() Options {
 func NewLocker(cfg *config.Config) (lock.Locker, error) {
 	switch cfg.LockBackend.Type {
 	case "", "file":
-		return lock.NewFileLocker(filepath.Join(cfg.StateDir, "locks"), runner.InRun), nil
+		return lock.NewFileLocker(statedir.Dir(cfg.StateDir).Locks(), runner.InRun), nil
 	case "redis":
 		var opts []lock.RedisOption
 		if p := cfg.LockBackend.Prefix; p != "" {
@@ -84,9 +88,3 @@ func NewLocker(cfg *config.Config) (lock.Locker, error) {
 	}
 	return nil, fmt.Errorf("unknown lock backend %q", cfg.LockBackend.Type)
 }
-
-// SocketPath is the control socket of cfg's state dir.
-func SocketPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "cronvisor.sock") }
-
-// HistoryPath is the history database of cfg's state dir.
-func HistoryPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "history.db") }

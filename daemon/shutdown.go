@@ -36,7 +36,7 @@ type socket struct {
 // this one is refused (errAnotherDaemon), before it fires anything. Any
 // other failure to bind is logged and the daemon runs without a socket.
 func (d *Daemon) claimSocket(cfg *config.Config) (net.Listener, error) {
-	path := SocketPath(cfg)
+	path := statedir.Dir(cfg.StateDir).Socket()
 	ln, err := d.o.Listen(path)
 	if errors.Is(err, ctl.ErrInUse) {
 		return nil, anotherDaemon(cfg.StateDir, path)

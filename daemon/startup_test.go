@@ -66,7 +66,7 @@ func TestNewRefusals(t *testing.T) {
 
 func TestNewDegradedHistory(t *testing.T) {
 	h := newHarness(t, oneJob)
-	h.opts.OpenStore = func(string) (*history.Store, error) { return nil, errors.New("disk on fire") }
+	h.opts.OpenStore = func(string, ...history.StoreOption) (*history.Store, error) { return nil, errors.New("disk on fire") }
 	d := h.start()
 	equalSteps(t, "start-up", h.tr.prefixed("started "), startOrder)
 	if got := h.tr.logged("history degraded: cannot open the database; jobs keep running and their records wait in memory"); len(got) != 1 {

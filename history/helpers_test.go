@@ -18,10 +18,10 @@ func minute(m int) time.Time { return base().Add(time.Duration(m) * time.Minute)
 func intp(i int) *int { return &i }
 
 // openTemp opens a new store in a temporary state dir.
-func openTemp(t testing.TB) (*Store, string) {
+func openTemp(t testing.TB, opts ...StoreOption) (*Store, string) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "history.db")
-	s, err := Open(p)
+	s, err := Open(p, opts...)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -1,6 +1,10 @@
 // Package history stores the runs and skips of cronvisor's jobs in a SQLite
 // database in the state dir, and writes each run's output to a capped log
 // file beside it. It stores and queries; it makes no scheduling decisions.
+//
+// A Store's optional parts are StoreOptions given to Open or Unopened (the
+// tree's convention: required dependencies positional, optional ones
+// WithX); none is set on a Store already in use.
 package history
 
 import "errors"

@@ -12,10 +12,6 @@ import (
 	"cronvisor/statedir"
 )
 
-// LogPath is where the output of a run is kept:
-// STATE_DIR/logs/JOB/RUN_ID.log.
-func LogPath(stateDir, job, runID string) string { return statedir.RunLog(stateDir, job, runID) }
-
 // Log is the output file of one run. Each line is written as
 // "STREAM | TEXT", so `cat` shows stdout and stderr interleaved in the order
 // they arrived and still tells them apart.
@@ -54,7 +50,7 @@ func NewLog(stateDir, job, runID string, limit int64) (*Log, error) {
 			return nil, fmt.Errorf("%w: %q", ErrBadName, n)
 		}
 	}
-	p := LogPath(stateDir, job, runID)
+	p := statedir.Dir(stateDir).RunLog(job, runID)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return nil, fmt.Errorf("history: log dir: %w", err)
 	}

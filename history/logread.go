@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cronvisor/statedir"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +19,7 @@ func ReadLog(stateDir, job, runID string, limit int64) (lines []string, omitted 
 			return nil, 0, fmt.Errorf("%w: %q", ErrBadName, n)
 		}
 	}
-	return TailFile(LogPath(stateDir, job, runID), limit)
+	return TailFile(statedir.Dir(stateDir).RunLog(job, runID), limit)
 }
 
 // TailFile returns the last lines of the file at path within limit bytes

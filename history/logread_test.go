@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cronvisor/statedir"
 	"errors"
 	"io/fs"
 	"os"
@@ -14,7 +15,7 @@ func TestReadLog(t *testing.T) {
 	dir := t.TempDir()
 	write := func(job, run string, lines ...string) {
 		t.Helper()
-		p := LogPath(dir, job, run)
+		p := statedir.Dir(dir).RunLog(job, run)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
 		}

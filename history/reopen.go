@@ -170,8 +170,12 @@ func (s *Store) Writable() error {
 	return err
 }
 
-// OnReopen has f told whenever the store found its file deleted or
+// StoreOption gives a Store an optional part, at Open or Unopened.
+type StoreOption func(*Store)
+
+// WithReopened has f told whenever the store found its file deleted or
 // replaced and opened the file now at the path; setAside is where a file
-// there that was no database went ("" if none). Call it before the first
-// write.
-func (s *Store) OnReopen(f func(path, setAside string)) { s.onReopen = f }
+// there that was no database went ("" if none).
+func WithReopened(f func(path, setAside string)) StoreOption {
+	return func(s *Store) { s.onReopen = f }
+}

@@ -45,9 +45,8 @@ func TestDeletedOrReplacedFileIsReopened(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
-			s, p := openTemp(t)
 			reopened, setAside := 0, ""
-			s.OnReopen(func(_, to string) { reopened++; setAside = to })
+			s, p := openTemp(t, WithReopened(func(_, to string) { reopened++; setAside = to }))
 			mustRun(t, s, run.Record{Job: "a", RunID: "before", Outcome: run.OK, ScheduledAt: minute(0)})
 			tc.break_(t, p)
 			mustRun(t, s, run.Record{Job: "a", RunID: "after", Outcome: run.OK, ScheduledAt: minute(1)})

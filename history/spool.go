@@ -52,9 +52,6 @@ var spoolCRC = crc32.MakeTable(crc32.Castagnoli)
 // errSpoolFull: the reserved space cannot take the entries.
 var errSpoolFull = errors.New("history spool full")
 
-// SpoolDir is where the spools of the state dir live.
-func SpoolDir(stateDir string) string { return filepath.Join(stateDir, "spool") }
-
 // CreateSpool creates this process's spool in dir, reserving size bytes.
 func CreateSpool(dir string, size int64) (*Spool, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {

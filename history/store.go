@@ -100,13 +100,12 @@ type handle struct {
 // Open opens or creates the history database at path, creating its
 // directory, and brings its schema up to date. A file that is not a
 // SQLite database is ErrNotDatabase.
-func Open(path string) (*Store, error) {
-	abs, err := filepath.Abs(path)
+func Open(path string, opts ...StoreOption) (*Store, error) {
+	s, err := Unopened(path, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("history: %s: %w", path, err)
+		return nil, err
 	}
-	s := &Store{path: abs}
-	h, err := openWritable(abs)
+	h, err := openWritable(s.path)
 	if err != nil {
 		return nil, err
 	}
@@ -118,12 +117,16 @@ func Open(path string) (*Store, error) {
 // ErrUnavailable and every write tries to open the file first. For a
 // supervisor whose state dir cannot take the database now (read-only, full)
 // and may later.
-func Unopened(path string) (*Store, error) {
+func Unopened(path string, opts ...StoreOption) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("history: %s: %w", path, err)
 	}
-	return &Store{path: abs}, nil
+	s := &Store{path: abs}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
 }
 
 // openWritable opens (creating and migrating) the database at abs.

@@ -248,7 +248,7 @@ func TestSchemaTooNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	for name, open := range map[string]func(string) (*Store, error){"Open": Open, "OpenReadOnly": OpenReadOnly} {
+	for name, open := range map[string]func(string) (*Store, error){"Open": func(p string) (*Store, error) { return Open(p) }, "OpenReadOnly": OpenReadOnly} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := open(p); !errors.Is(err, ErrSchema) {
 				t.Errorf("err = %v, want ErrSchema", err)

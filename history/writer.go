@@ -68,7 +68,7 @@ type Writer struct {
 // WriterConfig is what a Writer needs.
 type WriterConfig struct {
 	Store    *Store
-	StateDir string // run logs go under it (LogPath)
+	StateDir string // run logs go under it (statedir.Dir.RunLog)
 	LogLimit int64  // bytes of a run's log kept (NewLog)
 	// Log gets the failures, each kind at most once a minute. Nil: none.
 	Log *slog.Logger

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cronvisor/run"
+	"cronvisor/statedir"
 )
 
 // newTestWriter returns a Writer on a new store; failed writes fail the
@@ -73,7 +74,7 @@ func TestRunLogs(t *testing.T) {
 			_ = j.Finished(run.End{Job: "job", RunID: id, Slot: slot, Started: slot,
 				Ended: slot.Add(time.Second), PID: 42, Outcome: run.OK, ExitCode: &code})
 			r := record(t, store, id)
-			path := LogPath(dir, "job", id)
+			path := statedir.Dir(dir).RunLog("job", id)
 			b, err := os.ReadFile(path)
 			switch {
 			case tc.wantFile == "":

@@ -44,6 +44,8 @@ type Policy struct {
 }
 
 // DefaultPolicy: a receiver down for a few seconds still gets the message.
+// A constant in all but name (a struct cannot be one): nothing writes it;
+// WithPolicy gives a Notifier another.
 var DefaultPolicy = Policy{Timeout: 10 * time.Second, Tries: 4, Backoff: time.Second, Queue: 64}
 
 // sender owns one target's queue and the goroutine that empties it.

@@ -6,6 +6,10 @@
 // empties with a timeout and retries per delivery. A full queue drops the
 // delivery (logged and counted); nothing here ever waits on a network or
 // a child process on the runner's path.
+//
+// New takes what a Notifier cannot work without as parameters and the
+// rest as WithX options (the tree's convention): the delivery counter
+// too, so nothing is wired after construction.
 package notify
 
 import (

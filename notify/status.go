@@ -25,14 +25,6 @@ func (n *Notifier) FailedPing(job string) (Last, bool) {
 	return st.pinged, true
 }
 
-// SetCounter has every delivery's result counted from now on (the
-// metrics, made after the Notifier).
-func (n *Notifier) SetCounter(f func(kind, result string)) {
-	n.mu.Lock()
-	n.counted = f
-	n.mu.Unlock()
-}
-
 // String renders a result for status: "failure: ok at T", with the
 // error when it failed.
 func (l Last) String() string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +25,7 @@ type liveKeeper struct {
 
 // keepers lists the live keepers whose End goes to this state dir.
 func (r *Recoverer) keepers() []liveKeeper {
-	endDir := filepath.Join(r.cfg.StateDir, statedir.KeepersDir) + "/"
+	endDir := statedir.Dir(r.cfg.StateDir).Keepers() + "/"
 	pids, _ := procfs.PIDs()
 	var out []liveKeeper
 	for _, pid := range pids {
@@ -102,13 +101,13 @@ func (r *Recoverer) watchKeeper(k liveKeeper) {
 
 // sweepEnds records the Ends that keepers left and no watch recorded.
 func (r *Recoverer) sweepEnds(ctx context.Context) error {
-	entries, err := os.ReadDir(filepath.Join(r.cfg.StateDir, statedir.KeepersDir))
+	entries, err := os.ReadDir(statedir.Dir(r.cfg.StateDir).Keepers())
 	if err != nil {
 		return nil // none yet
 	}
 	var errs []error
 	for _, e := range entries {
-		runID, ok := strings.CutSuffix(e.Name(), ".end")
+		runID, ok := statedir.RunEndID(e.Name())
 		if !ok || r.known(runID) {
 			continue
 		}
@@ -121,7 +120,7 @@ func (r *Recoverer) sweepEnds(ctx context.Context) error {
 // End if history has none (its supervisor died before the row was
 // committed), and removes the End once it is recorded.
 func (r *Recoverer) recordEnd(ctx context.Context, runID string) error {
-	path := statedir.RunEnd(r.cfg.StateDir, runID)
+	path := statedir.Dir(r.cfg.StateDir).RunEnd(runID)
 	e, err := proc.ReadEnd(path)
 	if err != nil {
 		return nil // gone: recorded by another path

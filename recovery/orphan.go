@@ -7,7 +7,6 @@ import (
 	"os"
 	"time"
 
-	"cronvisor/history"
 	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/statedir"
@@ -143,11 +142,11 @@ func (r *Recoverer) finish(ctx context.Context, o orphan) (int, error) {
 	if err := r.adopt(ctx, &o); err != nil {
 		return 0, err
 	}
-	logPath := history.LogPath(r.cfg.StateDir, o.job, o.runID)
+	logPath := statedir.Dir(r.cfg.StateDir).RunLog(o.job, o.runID)
 	if _, err := os.Stat(logPath); err != nil {
 		logPath = "" // the run printed nothing, or its log is gone
 	}
-	endPath := statedir.RunEnd(r.cfg.StateDir, o.runID)
+	endPath := statedir.Dir(r.cfg.StateDir).RunEnd(o.runID)
 	end, kept := readEnd(endPath)
 	var closed bool
 	var err error

@@ -62,7 +62,7 @@ type Config struct {
 	Mine    func(runID string) bool
 	// LockOf maps a job of an open history row to its lock name.
 	LockOf   func(job string) string
-	StateDir string // where run logs are (history.LogPath)
+	StateDir string // where run logs are (statedir.Dir.RunLog)
 	// KeepAge is the history's retention (0: forever): an in-flight
 	// record older than that is not recorded again, its row having been
 	// pruned. Nil: forever.

@@ -16,7 +16,6 @@ import (
 	"cronvisor/proc"
 	"cronvisor/procfs"
 	"cronvisor/run"
-	"cronvisor/statedir"
 )
 
 // attempt runs one attempt of f: its command under f's grant (the zero
@@ -215,8 +214,8 @@ func (s *Supervisor) keeper(f *fire) *proc.Keeper {
 			// The wall clock's: the keeper's deadline is real time.
 			k.Deadline, k.Timeout = time.Now().Add(job.Timeout), job.Timeout
 		}
-		k.End = statedir.RunEnd(s.stateDir, f.runID)
-		k.Log = statedir.RunLog(s.stateDir, job.Name, f.runID)
+		k.End = s.stateDir.RunEnd(f.runID)
+		k.Log = s.stateDir.RunLog(job.Name, f.runID)
 	}
 	return &k
 }

@@ -14,6 +14,7 @@ import (
 	"cronvisor/lastok"
 	"cronvisor/lock"
 	"cronvisor/run"
+	"cronvisor/statedir"
 )
 
 // Causes a run can be ended with besides its deadline; they tell the outcome.
@@ -55,7 +56,7 @@ type Supervisor struct {
 	starts *Starts
 	// stateDir, when set, gives every run a keeper that outlives this
 	// supervisor and writes the run's end there (see keeper).
-	stateDir string
+	stateDir statedir.Dir
 	adopter  Adopter // nil: none
 	// fires is the way every fire takes (fireSteps), made once.
 	fires runFunc
@@ -87,7 +88,9 @@ func WithLastOK(f LastOKFunc) Option { return func(s *Supervisor) { s.lastOK = f
 // WithKeepers gives every run a keeper process that, if this supervisor
 // dies, sees the run to its end or deadline and writes its end under
 // stateDir for the next supervisor to record.
-func WithKeepers(stateDir string) Option { return func(s *Supervisor) { s.stateDir = stateDir } }
+func WithKeepers(stateDir string) Option {
+	return func(s *Supervisor) { s.stateDir = statedir.Dir(stateDir) }
+}
 
 // Adopter answers for the runs that a dead supervisor left running with
 // their keepers (*recovery.Recoverer): this supervisor's overlap

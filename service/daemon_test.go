@@ -15,6 +15,7 @@ import (
 	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/runner"
+	"cronvisor/statedir"
 )
 
 // TestRunNowSaysWhatTheFireDid: a run-now of a job whose lock is held
@@ -52,8 +53,7 @@ func TestPausesSurviveARestart(t *testing.T) {
 	start := func() *Service {
 		locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
 		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(run.Event) {})
-		s, err := New(sup, nil, locker, nil, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "a", true)}},
-			nil, func(context.Context) error { return nil })
+		s, err := New(sup, locker, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "a", true)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestPausesSurviveARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	var saved map[string]ctl.PauseInfo
-	b, err := os.ReadFile(filepath.Join(dir, PausesFile))
+	b, err := os.ReadFile(statedir.Dir(dir).Pauses())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +98,7 @@ func TestDaemonsSharingAStateDirKeepEachOthersPauses(t *testing.T) {
 	start := func() *Service {
 		locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
 		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(run.Event) {})
-		s, err := New(sup, nil, locker, nil, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "x", true), job(t, "y", true)}},
-			nil, func(context.Context) error { return nil })
+		s, err := New(sup, locker, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "x", true), job(t, "y", true)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -40,7 +39,7 @@ func BenchmarkJobs(b *testing.B) {
 		}
 	}
 	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(run.Event) {})
-	s, err := New(sup, nil, locker, nil, &config.Config{Jobs: jobs}, nil, func(context.Context) error { return errors.New("no reload") })
+	s, err := New(sup, locker, &config.Config{Jobs: jobs})
 	if err != nil {
 		b.Fatal(err)
 	}

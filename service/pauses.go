@@ -14,17 +14,16 @@ import (
 
 	"cronvisor/ctl"
 	"cronvisor/procfs"
+	"cronvisor/statedir"
 
 	"golang.org/x/sys/unix"
 )
 
-// PausesFile is where the pauses in effect live in the state dir, so that
-// a restarted daemon keeps them: {"JOB": PauseInfo, ...}.
-const PausesFile = "paused.json"
-
-// LoadPauses reads STATE_DIR/paused.json; no file means no pauses.
+// LoadPauses reads the pauses in effect, saved in the state dir so that a
+// restarted daemon keeps them: STATE_DIR/paused.json (statedir.Dir.Pauses),
+// {"JOB": PauseInfo, ...}. No file means no pauses.
 func LoadPauses(stateDir string) (map[string]ctl.PauseInfo, error) {
-	path := filepath.Join(stateDir, PausesFile)
+	path := statedir.Dir(stateDir).Pauses()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]ctl.PauseInfo{}, nil
@@ -45,7 +44,7 @@ func LoadPauses(stateDir string) (map[string]ctl.PauseInfo, error) {
 // that drops another's pause. A file that does not decode is not
 // overwritten: the error says why nothing was saved.
 func updatePauses(stateDir string, change func(map[string]ctl.PauseInfo)) error {
-	lf, err := os.OpenFile(filepath.Join(stateDir, PausesFile+".lock"), os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW, 0o600)
+	lf, err := os.OpenFile(statedir.Dir(stateDir).PausesLock(), os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("pauses: %w", err)
 	}
@@ -69,7 +68,8 @@ func savePauses(stateDir string, m map[string]ctl.PauseInfo) error {
 	if err != nil {
 		return fmt.Errorf("pauses: %w", err)
 	}
-	f, err := os.CreateTemp(stateDir, PausesFile+".*")
+	path := statedir.Dir(stateDir).Pauses()
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("pauses: %w", err)
 	}
@@ -82,7 +82,7 @@ func savePauses(stateDir string, m map[string]ctl.PauseInfo) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(stateDir, PausesFile))
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(tmp)

@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"cronvisor/ctl"
-	"cronvisor/history"
+	"cronvisor/statedir"
 )
 
 func TestReadRunLog(t *testing.T) {
 	dir := t.TempDir()
-	p := history.LogPath(dir, "sync", "r1")
+	p := statedir.Dir(dir).RunLog("sync", "r1")
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,7 +39,7 @@ func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
 	locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
 	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(run.Event) {})
 	cfg := &config.Config{Jobs: []config.Job{job(t, "a", true), job(t, "b", true), job(t, "c", true), job(t, "d", true)}}
-	s, err := New(sup, nil, locker, store, cfg, ReadRecent(ctx, store, cfg.Jobs), func(context.Context) error { return errors.New("no reload") })
+	s, err := New(sup, locker, cfg, WithStore(store), WithRecent(ReadRecent(ctx, store, cfg.Jobs)))
 	if err != nil {
 		t.Fatal(err)
 	}

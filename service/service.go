@@ -3,6 +3,11 @@
 // queries, and the operator's actions (run now, pause, resume, kill,
 // reload). It implements ctl.Backend for the daemon and, in-process, for the
 // embedded console.
+//
+// Construction follows the tree's one convention: a constructor takes its
+// required dependencies as positional parameters, few of them, and the
+// optional ones as WithX options; nothing is wired by a setter once the
+// value is shared (SetConfig is a reload, a change of state, not wiring).
 package service
 
 import (
@@ -61,32 +66,23 @@ type jobState struct {
 	runs, skips, failures  int
 }
 
-// New returns a service over the running supervisor, each job's state
-// seeded from recent (what history held at start-up). reload re-reads
-// jobs.yaml and returns its problems as an error. The pauses saved in
-// cfg's state dir are applied to sup; an unreadable file is returned as an
-// error beside a working service that starts without them.
-func New(sup *runner.Supervisor, sched *runner.Scheduler, locker lock.Locker, store *history.Store, cfg *config.Config, recent StoredRuns, reload func(context.Context) error) (*Service, error) {
-	s := &Service{sup: sup, sched: sched, locker: locker, store: store, reload: reload,
+// New returns a service over the running supervisor sup, whose jobs take
+// their locks from locker, for cfg; opts give the optional parts (the
+// scheduler, the history store, the seed of the jobs' states, reload,
+// alerts ...). The pauses saved in cfg's state dir are applied to sup; an
+// unreadable file is returned as an error beside a working service that
+// starts without them.
+func New(sup *runner.Supervisor, locker lock.Locker, cfg *config.Config, opts ...Option) (*Service, error) {
+	s := &Service{sup: sup, locker: locker, reload: noReload,
 		started: time.Now(), jobs: map[string]*jobState{}, subs: map[chan ctl.WireEvent]struct{}{},
 		pauses: map[string]ctl.PauseInfo{}, waiting: map[string]chan ctl.RunResult{}}
+	for _, o := range opts {
+		o(s)
+	}
 	s.firing, s.stopFiring = context.WithCancel(context.Background())
 	s.cfg.Store(cfg)
-	s.seed(recent)
 	return s, s.restorePauses()
 }
-
-// SetAlerts supplies JobStatus.LastNotification and FailedPing.
-func (s *Service) SetAlerts(f func(job string) (notification, failedPing string)) { s.alerts = f }
-
-// SetHistoryHealth supplies JobStatus.History ("" while history works).
-// Call it before serving.
-func (s *Service) SetHistoryHealth(f func() string) { s.health = f }
-
-// SetAdopted supplies which runs holding a job's lock are adopted (a
-// dead supervisor's, watched by recovery), and that supervisor's pid.
-// Call it before serving.
-func (s *Service) SetAdopted(f func(runID string) (supervisorPID int, ok bool)) { s.adopted = f }
 
 // SetConfig tells the service about a reloaded jobs.yaml.
 func (s *Service) SetConfig(cfg *config.Config) { s.cfg.Store(cfg) }
@@ -196,7 +192,9 @@ func (s *Service) Subscribe(ctx context.Context) (<-chan ctl.WireEvent, func()) 
 // the channel closes when ctx ends.
 func (s *Service) Events(ctx context.Context) (<-chan ctl.WireEvent, error) {
 	ch, cancel := s.Subscribe(ctx)
-	go func() { <-ctx.Done(); cancel() }()
+	// No goroutine waits on ctx: cancel runs when it ends, and the
+	// channel's close tells the reader that it has.
+	context.AfterFunc(ctx, cancel)
 	return ch, nil
 }
 

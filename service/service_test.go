@@ -23,7 +23,7 @@ func newTestService(t *testing.T, jobs ...config.Job) (*Service, *runner.Fanout)
 	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, fan.Emit)
 	cfg := &config.Config{Jobs: jobs}
 	reload := func(context.Context) error { return errors.New("reload refused: test") }
-	s, err := New(sup, nil, locker, nil, cfg, nil, reload)
+	s, err := New(sup, locker, cfg, WithReload(reload))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,13 +25,6 @@ import (
 	"syscall"
 )
 
-// Names inside the state dir that matter most; every entry is checked.
-const (
-	LocksDir   = "locks"
-	Socket     = "cronvisor.sock"
-	SocketLock = "cronvisor.sock.lock"
-)
-
 // UnsafeError is one path that another user owns or may write.
 type UnsafeError struct {
 	Path string
@@ -81,7 +74,7 @@ func check(dir string, self int, locks []string) error {
 	// Entries of the state dir are followed when they are symlinks (a
 	// history.db kept elsewhere): what they point to is what gets written.
 	errs = append(errs, checkEntries(dir, true, self)...)
-	lockDir := filepath.Join(dir, LocksDir)
+	lockDir := Dir(dir).Locks()
 	if fi, err := os.Stat(lockDir); err != nil || !fi.IsDir() {
 		return errors.Join(errs...)
 	}
@@ -91,7 +84,7 @@ func check(dir string, self int, locks []string) error {
 		errs = append(errs, checkEntries(lockDir, false, self)...)
 	}
 	for _, name := range locks {
-		if _, err := examine(filepath.Join(lockDir, name+".lock"), false, self); err != nil {
+		if _, err := examine(Dir(dir).LockFile(name), false, self); err != nil {
 			errs = append(errs, err)
 		}
 	}

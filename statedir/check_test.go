@@ -26,15 +26,15 @@ func needRoot(t *testing.T) {
 func tree(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "state")
-	mustDo(t, os.MkdirAll(filepath.Join(dir, LocksDir), 0o700))
-	for _, f := range []string{filepath.Join(LocksDir, "a.lock"), SocketLock} {
+	mustDo(t, os.MkdirAll(Dir(dir).Locks(), 0o700))
+	for _, f := range []string{"locks/a.lock", "cronvisor.sock.lock"} {
 		mustDo(t, os.WriteFile(filepath.Join(dir, f), nil, 0o600))
 	}
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	mustDo(t, err)
 	defer unix.Close(fd)
-	mustDo(t, unix.Bind(fd, &unix.SockaddrUnix{Name: filepath.Join(dir, Socket)}))
-	mustDo(t, os.Chmod(filepath.Join(dir, Socket), 0o600))
+	mustDo(t, unix.Bind(fd, &unix.SockaddrUnix{Name: Dir(dir).Socket()}))
+	mustDo(t, os.Chmod(Dir(dir).Socket(), 0o600))
 	return dir
 }
 
@@ -70,13 +70,13 @@ func TestCheck(t *testing.T) {
 		{"a tree cronvisor made passes", func(*testing.T, string) string { return "" }, "", ""},
 		{"state dir writable by others", chmod(".", 0o777), "writable by others", "drwxrwxrwx"},
 		{"state dir writable by its group", chmod(".", 0o770), "writable by its group", "drwxrwx---"},
-		{"sticky world-writable locks dir", chmod(LocksDir, 0o777|os.ModeSticky), "writable by others", "dtrwxrwxrwx"},
-		{"locks dir of another user", chown(LocksDir), "owned by another user", "drwx------"},
-		{"lock file of another user", chown(filepath.Join(LocksDir, "a.lock")), "owned by another user", "-rw-------"},
-		{"lock file writable by others", chmod(filepath.Join(LocksDir, "a.lock"), 0o666), "writable by others", "-rw-rw-rw-"},
-		{"socket of another user", chown(Socket), "owned by another user", "Srw-------"},
-		{"socket lock of another user", chown(SocketLock), "owned by another user", "-rw-------"},
-		{"socket lock writable by its group", chmod(SocketLock, 0o660), "writable by its group", "-rw-rw----"},
+		{"sticky world-writable locks dir", chmod("locks", 0o777|os.ModeSticky), "writable by others", "dtrwxrwxrwx"},
+		{"locks dir of another user", chown("locks"), "owned by another user", "drwx------"},
+		{"lock file of another user", chown("locks/a.lock"), "owned by another user", "-rw-------"},
+		{"lock file writable by others", chmod("locks/a.lock", 0o666), "writable by others", "-rw-rw-rw-"},
+		{"socket of another user", chown("cronvisor.sock"), "owned by another user", "Srw-------"},
+		{"socket lock of another user", chown("cronvisor.sock.lock"), "owned by another user", "-rw-------"},
+		{"socket lock writable by its group", chmod("cronvisor.sock.lock", 0o660), "writable by its group", "-rw-rw----"},
 		{"history of another user", func(t *testing.T, dir string) string {
 			p := filepath.Join(dir, "history.db")
 			mustDo(t, os.WriteFile(p, nil, 0o600))
@@ -84,13 +84,13 @@ func TestCheck(t *testing.T) {
 			return p
 		}, "owned by another user", "-rw-------"},
 		{"symlink planted by another user", func(t *testing.T, dir string) string {
-			p := filepath.Join(dir, LocksDir, "b.lock")
+			p := Dir(dir).LockFile("b")
 			mustDo(t, os.Symlink("/etc/passwd", p))
 			mustDo(t, os.Lchown(p, nobody, nobody))
 			return p
 		}, "owned by another user", "Lrwxrwxrwx"},
 		{"own symlink is left to the lock's O_NOFOLLOW", func(t *testing.T, dir string) string {
-			mustDo(t, os.Symlink("/etc/passwd", filepath.Join(dir, LocksDir, "b.lock")))
+			mustDo(t, os.Symlink("/etc/passwd", Dir(dir).LockFile("b")))
 			return ""
 		}, "", ""},
 	}
@@ -165,10 +165,10 @@ func TestCheckStateDirThatIsAFile(t *testing.T) {
 func TestCheckReportsEveryProblem(t *testing.T) {
 	needRoot(t)
 	dir := tree(t)
-	mustDo(t, os.Chmod(filepath.Join(dir, LocksDir), 0o777))
-	mustDo(t, os.Chown(filepath.Join(dir, SocketLock), nobody, nobody))
+	mustDo(t, os.Chmod(Dir(dir).Locks(), 0o777))
+	mustDo(t, os.Chown(Dir(dir).SocketLock(), nobody, nobody))
 	err := Check(dir)
-	for _, want := range []string{filepath.Join(dir, LocksDir), filepath.Join(dir, SocketLock)} {
+	for _, want := range []string{Dir(dir).Locks(), Dir(dir).SocketLock()} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Check: %v; want it to name %s", err, want)
 		}
@@ -178,7 +178,7 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 func TestCheckOnlyNamedLocks(t *testing.T) {
 	needRoot(t)
 	dir := tree(t)
-	other := filepath.Join(dir, LocksDir, "other.lock")
+	other := Dir(dir).LockFile("other")
 	mustDo(t, os.WriteFile(other, nil, 0o666))
 	mustDo(t, os.Chmod(other, 0o666))
 	if err := Check(dir, "a"); err != nil {

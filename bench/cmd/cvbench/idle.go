@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cronvisor/history" // also registers the "sqlite" driver
+	"cronvisor/statedir"
 )
 
 // idleRun is one measured start and idle span of a daemon.
@@ -82,7 +83,7 @@ func runIdle(o options, rep int) (idleRun, error) {
 		return r, err
 	}
 	if o.rowsPerJob > 0 {
-		if err := seedHistory(filepath.Join(dir, "state", "history.db"), o.jobs, o.rowsPerJob, minute); err != nil {
+		if err := seedHistory(statedir.Dir(filepath.Join(dir, "state")).History(), o.jobs, o.rowsPerJob, minute); err != nil {
 			return r, err
 		}
 	}
