@@ -25,7 +25,7 @@ func (s *Supervisor) attempt(ctx context.Context, f *fire) (end run.End) {
 	a := s.prepare(ctx, f)
 	recorded := false
 	defer func() { s.retire(f, a, end, recorded) }()
-	a.lost = watchLease(f, a)
+	a.lost, a.watched = watchLease(f, a)
 	stopWarn := s.warnSlow(a.ctx, f)
 	res := proc.Run(a.ctx, a.spec)
 	stopWarn()
@@ -52,6 +52,7 @@ type attemptRun struct {
 	active   *activeRun
 	spec     proc.Spec
 	lost     *atomic.Bool // the lease was lost during the run (watchLease)
+	watched  func()       // waits for the lease watch, which ends with ctx
 
 	lastOK      time.Time // the job's last ok slot before this run
 	knownLastOK bool
@@ -62,7 +63,7 @@ type attemptRun struct {
 // prepare readies f's attempt: its deadline, its entry among the active
 // runs (Kill and replace find it there), its environment and keeper.
 func (s *Supervisor) prepare(ctx context.Context, f *fire) *attemptRun {
-	a := &attemptRun{stop: func() {}}
+	a := &attemptRun{stop: func() {}, watched: func() {}}
 	a.ctx, a.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	if f.job.Timeout > 0 {
 		a.deadline = s.clock.Now().Add(f.job.Timeout)
@@ -152,18 +153,21 @@ func (s *Supervisor) retire(f *fire, a *attemptRun, end run.End, recorded bool) 
 	close(a.active.done)
 	a.stop()
 	a.cancel(nil)
+	a.watched()
 }
 
 // watchLease ends a's run (a.cancel) when f's lease is lost, unless the
 // job says to continue; the flag tells whether it was lost. Its goroutine
-// returns with the run (a.ctx).
-func watchLease(f *fire, a *attemptRun) *atomic.Bool {
-	var lost atomic.Bool
+// returns with the run (a.ctx); wait waits for it.
+func watchLease(f *fire, a *attemptRun) (lost *atomic.Bool, wait func()) {
+	lost = new(atomic.Bool)
 	g, onLost, runCtx, cancel := f.grant, f.job.OnLockLost, a.ctx, a.cancel
 	if g.Lost == nil {
-		return &lost
+		return lost, func() {}
 	}
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		select {
 		case <-g.Lost:
 			lost.Store(true)
@@ -173,7 +177,7 @@ func watchLease(f *fire, a *attemptRun) *atomic.Bool {
 		case <-runCtx.Done():
 		}
 	}()
-	return &lost
+	return lost, func() { <-done }
 }
 
 // ended is when the run ended on the supervisor's clock: the process's own
