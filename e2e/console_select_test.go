@@ -89,7 +89,7 @@ func TestConsoleSelectionHoldsUnderFire(t *testing.T) {
 	}
 	tm.keys("q")
 	waitFor(t, 10*time.Second, "the console to exit", tm.dead)
-	stop(t, d, 15*time.Second)
+	stopDaemons(t, d)
 }
 
 // TestConsoleReadOnlyAndCommands (issue 25, point 7): `cronvisor ui
@@ -126,5 +126,5 @@ func TestConsoleReadOnlyAndCommands(t *testing.T) {
 	if code != 0 || strings.Contains(lineWith(out, "idle"), "paused") {
 		t.Errorf("status after the read-only console (exit %d):\n%s", code, out)
 	}
-	stop(t, d, 15*time.Second)
+	stopDaemons(t, d)
 }

@@ -16,34 +16,6 @@ import (
 
 var numRE = regexp.MustCompile(`(\d+)`)
 
-// startDaemon starts `cronvisor daemon` and waits until it serves.
-func (s *sandbox) startDaemon() *proc {
-	s.t.Helper()
-	d := s.cv("daemon", "--log-format", "json")
-	waitFor(s.t, 10*time.Second, "daemon start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
-	return d
-}
-
-// client connects to the sandbox's daemon.
-func (s *sandbox) client() *ctl.Client {
-	s.t.Helper()
-	c, err := ctl.Dial(filepath.Join(s.state, "cronvisor.sock"))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// stop sends SIGTERM to a daemon and checks that it exits 0.
-func stop(t *testing.T, d *proc, timeout time.Duration) {
-	t.Helper()
-	_ = syscall.Kill(d.pid(), syscall.SIGTERM)
-	if code := d.wait(timeout); code != 0 {
-		t.Errorf("daemon exit %d, want 0; stderr:\n%s", code, d.stderr())
-	}
-}
-
 // statusRow runs `cronvisor status` and returns job's row and stderr.
 func (s *sandbox) statusRow(job string) (row, stderr string) {
 	s.t.Helper()
@@ -113,7 +85,7 @@ func TestE2EPauseSurvivesRestart(t *testing.T) {
 	if err := s.client().Pause(context.Background(), "p1"); err != nil {
 		t.Fatal(err)
 	}
-	stop(t, d, 15*time.Second)
+	stopDaemons(t, d)
 	me, err := user.Current()
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +110,7 @@ func TestE2EPauseSurvivesRestart(t *testing.T) {
 	if row, stderr := s.statusRow("p1"); !strings.Contains(row, "paused by "+me.Username) || !strings.Contains(stderr, "from the daemon") {
 		t.Errorf("status row %q (%q), want paused by %s from the daemon", row, stderr, me.Username)
 	}
-	stop(t, d, 15*time.Second)
+	stopDaemons(t, d)
 }
 
 // TestConsoleRunNowAndDrain drives `cronvisor ui` against a daemon: r on
@@ -216,18 +188,9 @@ func TestConsoleLostDaemonShowsStateDir(t *testing.T) {
 	tm.await(30*time.Second, "the console reconnected", func(sc string) bool {
 		return !strings.Contains(sc, "unreachable") && !strings.Contains(sc, "state dir at")
 	})
-	stop(t, d, 15*time.Second)
+	stopDaemons(t, d)
 	tm.keys("q")
 	waitFor(t, 10*time.Second, "the console to exit", tm.dead)
-}
-
-func lineWith(screen, sub string) string {
-	for _, l := range strings.Split(screen, "\n") {
-		if strings.Contains(l, sub) {
-			return l
-		}
-	}
-	return ""
 }
 
 // TestConsoleRefusedReloadStays: a broken jobs.yaml is refused; the
@@ -262,7 +225,7 @@ func TestConsoleRefusedReloadStays(t *testing.T) {
 	tm.await(15*time.Second, "the banner gone after a good reload", func(sc string) bool {
 		return !strings.Contains(sc, "refused") && strings.Contains(sc, "1 job")
 	})
-	stop(t, d, 15*time.Second)
+	stopDaemons(t, d)
 	tm.keys("q")
 	waitFor(t, 10*time.Second, "the console to exit", tm.dead)
 }

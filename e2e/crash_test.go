@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -14,86 +11,6 @@ import (
 	"cronvisor/history"
 	"cronvisor/run"
 )
-
-// killAtRunStarted starts a daemon on the sandbox with its stderr on a
-// pipe, SIGKILLs it the moment it logs `run started` (before the run's
-// start row can have been committed, which is what the test is after) and
-// returns that run's id and the daemon's log. The run's process survives
-// as an orphan.
-func (s *sandbox) killAtRunStarted(timeout time.Duration) (string, string) {
-	t := s.t
-	t.Helper()
-	cmd := exec.Command(cvBin, "--config", s.config, "daemon", "--log-format", "json")
-	cmd.Dir, cmd.Env = s.dir, s.env()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// The daemon is SIGKILLed below; the cleanup is for a failure before.
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
-	found := make(chan string, 1)
-	var log strings.Builder // written by the reader until stderr closes
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		killed := false
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			log.Write(append(sc.Bytes(), '\n'))
-			var rec struct {
-				Msg   string `json:"msg"`
-				RunID string `json:"run_id"`
-			}
-			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "run started" && !killed {
-				killed = true
-				_ = cmd.Process.Signal(syscall.SIGKILL)
-				found <- rec.RunID
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-	}()
-	var runID string
-	select {
-	case runID = <-found:
-	case <-time.After(timeout):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	<-read // the pipe closes with the daemon: the orphan does not hold it
-	_ = cmd.Wait()
-	if runID == "" {
-		t.Fatalf("the daemon logged no `run started` within %v; its log:\n%s", timeout, log.String())
-	}
-	return runID, log.String()
-}
-
-// startedDaemon starts a daemon and waits for it to say it started.
-func (s *sandbox) startedDaemon() *proc {
-	s.t.Helper()
-	d := s.cv("daemon", "--log-format", "json")
-	waitFor(s.t, 10*time.Second, "daemon start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
-	return d
-}
-
-// runsByID returns the history's run records (skips left out) by run id,
-// failing the test on a run id recorded twice.
-func (s *sandbox) runsByID() map[string]history.Record {
-	s.t.Helper()
-	out := map[string]history.Record{}
-	for _, r := range s.historyJSON() {
-		if r.Outcome == run.Skipped {
-			continue
-		}
-		if prev, dup := out[r.RunID]; dup {
-			s.t.Fatalf("run %s recorded twice: %+v and %+v", r.RunID, prev, r)
-		}
-		out[r.RunID] = r
-	}
-	return out
-}
 
 // TestE2ESIGKILLAtRunStartedLeavesOneRecordPerRun kills a daemon at the
 // instant it logs a run's start, 20 times over, each time starting the
@@ -196,12 +113,12 @@ func TestE2EOrphanInterruptedWithinSecondsOfItsExit(t *testing.T) {
 					runID = rec.RunID
 					return err == nil && rec.SupervisorPID == a.pid() && rec.PID != a.pid() // the job's pid: started
 				})
-				next = s.startedDaemon()
+				next = s.startDaemon()
 				_ = syscall.Kill(a.pid(), syscall.SIGKILL)
 				a.wait(5 * time.Second)
 			} else {
 				runID, _ = s.killAtRunStarted(10 * time.Second)
-				next = s.startedDaemon()
+				next = s.startDaemon()
 			}
 			orphans := withCmdline(arg) // the shell and its sleep
 			t.Cleanup(func() {

@@ -14,46 +14,6 @@ import (
 	"cronvisor/history"
 )
 
-// historyLines runs `cronvisor history --json --limit 0` with args and
-// returns its lines, one record each.
-func (s *sandbox) historyLines(args ...string) []string {
-	s.t.Helper()
-	code, stdout, stderr := s.runCV(20*time.Second, append([]string{"history", "--json", "--limit", "0"}, args...)...)
-	if code != 0 {
-		s.t.Fatalf("history --json: exit %d; stderr %q", code, stderr)
-	}
-	return lines(stdout)
-}
-
-// historyJSON decodes `cronvisor history --json` into records.
-func (s *sandbox) historyJSON(args ...string) []history.Record {
-	s.t.Helper()
-	var out []history.Record
-	for _, l := range s.historyLines(args...) {
-		var r history.Record
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			s.t.Fatalf("history --json: line %q: %v", l, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// historyRaw returns the raw JSON objects of `history --json`, to check
-// the contract's field names themselves.
-func (s *sandbox) historyRaw(args ...string) []map[string]any {
-	s.t.Helper()
-	var out []map[string]any
-	for _, l := range s.historyLines(args...) {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			s.t.Fatalf("history --json: line %q: %v", l, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 // TestE2EDaemonAndRunsNeverOverlap: the daemon fires a 2.5 s job every
 // second while two shells run it with `cronvisor run` in a loop: the lock
 // keeps every copy apart, and each refused fire names the holder.
@@ -68,7 +28,7 @@ jobs:
     command: echo "start $(date +%s%N) $$" >> runs.txt; sleep 2.5; echo "end $(date +%s%N) $$" >> runs.txt
     timeout: 10s
 `)
-	d := s.startedDaemon()
+	d := s.startDaemon()
 	end := time.Now().Add(15 * time.Second)
 	var wg sync.WaitGroup
 	for range 2 {
@@ -80,7 +40,7 @@ jobs:
 		})
 	}
 	wg.Wait()
-	stopDaemon(t, d)
+	stopDaemons(t, d)
 	runs := checkNoOverlap(t, filepath.Join(s.dir, "runs.txt"), true)
 	if runs < 4 {
 		t.Errorf("only %d runs in 15 s of a 2.5 s job every second", runs)

@@ -170,3 +170,10 @@ func sqlSandbox(t *testing.T, s sqlServer, db, jobs string) *sandbox {
 	_ = os.Setenv("CV_E2E_DB_PASSWORD", dbSecret) // the same for every test; sandboxes pass it on
 	return newSandbox(t, s.backend(db)+"\nshutdown_grace: 3s\n"+jobs)
 }
+
+// redisSandbox is one "host": its own directory, jobs.yaml and state dir,
+// sharing a Redis with the others.
+func redisSandbox(t *testing.T, url, jobs string) *sandbox {
+	t.Helper()
+	return newSandbox(t, fmt.Sprintf("lock_backend: {type: redis, url: %q, ttl: 2s}\nshutdown_grace: 3s\n%s", url, jobs))
+}

@@ -219,3 +219,45 @@ func checkNoOverlap(t *testing.T, path string, complete bool) int {
 	}
 	return len(all)
 }
+
+// startedSince reports whether d logged the start of a run after t0.
+func startedSince(t *testing.T, d *proc, t0 time.Time) bool {
+	for _, r := range daemonLog(t, d) {
+		if r["msg"] != "run started" {
+			continue
+		}
+		if at, err := time.Parse(time.RFC3339Nano, r["time"].(string)); err == nil && at.After(t0) {
+			return true
+		}
+	}
+	return false
+}
+
+// readSpans reads the "start NS PID" / "end NS PID" lines of path, one
+// span per pid; a span without an end fails the test, since every run
+// records its end, also when ended.
+func readSpans(t *testing.T, path string) []runSpan {
+	t.Helper()
+	byPID := spansByPID(t, path)
+	var out []runSpan
+	for pid, sp := range byPID {
+		if sp.start == 0 || sp.end == 0 {
+			t.Errorf("run %s has no start or no end: %+v", pid, *sp)
+			continue
+		}
+		out = append(out, *sp)
+	}
+	slices.SortFunc(out, func(a, b runSpan) int { return cmp.Compare(a.start, b.start) })
+	return out
+}
+
+// countOverlaps counts the pairs of spans that overlap in time.
+func countOverlaps(spans []runSpan) int {
+	n := 0
+	for i := range spans {
+		for j := i + 1; j < len(spans) && spans[j].start < spans[i].end; j++ {
+			n++
+		}
+	}
+	return n
+}

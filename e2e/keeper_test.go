@@ -64,7 +64,7 @@ func TestE2EDeadlineOutlivesAKilledSupervisor(t *testing.T) {
 	if late := time.Since(bound); late > 0 {
 		t.Fatalf("the run's processes were gone %v after start + timeout + kill_grace + 1 s", late)
 	}
-	d := s.startedDaemon()
+	d := s.startDaemon()
 	r := s.recordOf(runID, 10*time.Second)
 	_ = syscall.Kill(d.pid(), syscall.SIGTERM)
 	d.wait(15 * time.Second)
@@ -91,7 +91,7 @@ func TestE2EExitStatusOutlivesAKilledSupervisor(t *testing.T) {
 	if len(withCmdline(arg)) != 0 {
 		t.Fatal("the run is still going 3 s after its supervisor died")
 	}
-	d := s.startedDaemon()
+	d := s.startDaemon()
 	r := s.recordOf(runID, 10*time.Second)
 	_ = syscall.Kill(d.pid(), syscall.SIGTERM)
 	d.wait(15 * time.Second)
@@ -104,13 +104,6 @@ func TestE2EExitStatusOutlivesAKilledSupervisor(t *testing.T) {
 	}
 	if got := s.runsByID()[runID]; got.DurationMS() > 2000 {
 		t.Errorf("duration_ms %d for a run of about 1 s", got.DurationMS())
-	}
-}
-
-// killCmdline SIGKILLs the live processes whose command line holds sub.
-func killCmdline(sub string) {
-	for _, p := range withCmdline(sub) {
-		_ = syscall.Kill(p.pid, syscall.SIGKILL)
 	}
 }
 
@@ -173,7 +166,7 @@ func TestE2EAdoptedRunIsShownAndKilled(t *testing.T) {
 	runID := runIDOf(t, d.stderr(), "run started")
 	_ = syscall.Kill(-d.pid(), syscall.SIGKILL)
 	d.wait(5 * time.Second)
-	next := s.startedDaemon()
+	next := s.startDaemon()
 	var st jobStatus
 	waitFor(t, 5*time.Second, "the run shown adopted", func() bool {
 		st = s.statusOf("long")
@@ -205,7 +198,7 @@ jobs:
 `)
 	t.Cleanup(func() { killCmdline(arg) })
 	runID, _ := s.killDaemonInto(0)
-	next := s.startedDaemon()
+	next := s.startDaemon()
 	r := s.recordOf(runID, 10*time.Second)
 	if r.Outcome != run.Replaced {
 		t.Errorf("adopted run under replace: recorded %s (%q), want replaced", r.Outcome, r.Reason)
@@ -220,19 +213,6 @@ jobs:
 	})
 	_ = syscall.Kill(next.pid(), syscall.SIGTERM)
 	next.wait(15 * time.Second)
-}
-
-// killKeepers SIGKILLs the live keepers of the sandbox's runs (their
-// End is under its state dir) and returns how many it found.
-func (s *sandbox) killKeepers() int {
-	n := 0
-	for _, p := range processes() {
-		if strings.HasPrefix(p.cmdline, "cronvisor-keeper ") && strings.Contains(p.cmdline, " -end "+s.state+"/") {
-			_ = syscall.Kill(p.pid, syscall.SIGKILL)
-			n++
-		}
-	}
-	return n
 }
 
 // TestE2EUpgradeHandsRunsOver: a 10 s run; the daemon is replaced mid-run
@@ -270,7 +250,7 @@ jobs:
 		t.Fatalf("%d copies of the run after the hand-over, want it going on, once", n)
 	}
 	handedOver := time.Now()
-	next := s.startedDaemon()
+	next := s.startDaemon()
 	for deadline := time.Now().Add(9 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if n := sleeps(arg); n > 1 {
 			t.Fatalf("%d copies of the run at once", n)
@@ -291,17 +271,6 @@ jobs:
 	}
 	_ = syscall.Kill(next.pid(), syscall.SIGTERM)
 	next.wait(15 * time.Second)
-}
-
-// sleeps counts the live `sleep ARG` processes (not the shells running them).
-func sleeps(arg string) int {
-	n := 0
-	for _, p := range withCmdline(arg) {
-		if strings.HasPrefix(p.cmdline, "sleep ") {
-			n++
-		}
-	}
-	return n
 }
 
 // TestE2ELeaseRunKilledAtStartHasOneRecord: for each lease backend, the
@@ -331,7 +300,7 @@ func TestE2ELeaseRunKilledAtStartHasOneRecord(t *testing.T) {
 				id, _ := s.killAtRunStarted(15 * time.Second)
 				ids = append(ids, id)
 			}
-			d := s.startedDaemon()
+			d := s.startDaemon()
 			for _, id := range ids {
 				if r := s.recordOf(id, 15*time.Second); r.Outcome == run.Running {
 					t.Errorf("run %s still open", id)
@@ -369,7 +338,7 @@ jobs:
 	time.Sleep(500 * time.Millisecond)
 	_ = syscall.Kill(-d.pid(), syscall.SIGKILL)
 	d.wait(5 * time.Second)
-	next := s.startedDaemon()
+	next := s.startDaemon()
 	code, out, errOut = s.runCV(20*time.Second, "logs", "-f", "chatty")
 	if code != 0 {
 		t.Fatalf("logs -f: exit %d: %s", code, errOut)
@@ -414,7 +383,7 @@ jobs:
 		return strings.Count(readFile(t, spans), "start") == strings.Count(readFile(t, spans), "end")
 	})
 	before := time.Now()
-	last := s.startedDaemon()
+	last := s.startDaemon()
 	waitFor(t, 10*time.Second, "every run closed", func() bool {
 		for _, r := range s.runsByID() { // fails on a run recorded twice
 			if r.Outcome == run.Running && r.StartedAt.Before(before) {

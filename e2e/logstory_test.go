@@ -26,11 +26,11 @@ func TestE2ERepeatedSkipsLoggedOncePerMinute(t *testing.T) {
 	arg := sleepArg("30.7")
 	s.startEnv(nil, "/usr/bin/flock", "-n", filepath.Join(s.state, "locks", "held.lock"), "sleep", arg)
 	waitFor(t, 10*time.Second, "flock's command", func() bool { return len(withCmdline(arg)) >= 2 })
-	d := s.startedDaemon()
+	d := s.startDaemon()
 	waitFor(t, 20*time.Second, "five skips in history", func() bool {
 		return len(s.historyJSON("--job", "held", "--outcome", "skipped")) >= 5
 	})
-	stopDaemon(t, d)
+	stopDaemons(t, d)
 	skips := 0
 	for _, r := range s.historyJSON("--job", "held", "--outcome", "skipped") {
 		if !strings.HasPrefix(r.Reason, "lock held by") {
@@ -58,7 +58,7 @@ func TestE2ERefusedReloadLogsNoSuccess(t *testing.T) {
 	t.Parallel()
 	good := "jobs:\n  - {name: a, schedule: \"@hourly\", command: \"true\", timeout: 5s}\n"
 	s := newSandbox(t, good)
-	d := s.startedDaemon()
+	d := s.startDaemon()
 	if err := os.WriteFile(s.config, []byte("state_dir: state\njobs:\n  - {name: a, schedule: \"every tuesday\", command: \"true\", timeout: 5s}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestE2ERefusedReloadLogsNoSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the good reload", func() bool { return strings.Contains(d.stderr(), `"msg":"reloaded"`) })
-	stopDaemon(t, d)
+	stopDaemons(t, d)
 	var msgs []string
 	for _, r := range daemonLog(t, d) {
 		if m := r["msg"].(string); strings.Contains(m, "reload") {

@@ -63,5 +63,5 @@ func TestE2EMetricsUsersLookFor(t *testing.T) {
 	if v := value(scrape, "cronvisor_config_last_reload_success_timestamp_seconds"); v != loaded {
 		t.Errorf("last reload success %v after a refused reload, want the start-up's %v", v, loaded)
 	}
-	stopDaemon(t, d)
+	stopDaemons(t, d)
 }

@@ -106,7 +106,7 @@ func TestReadOnlyCommandsNeedNoSecretNorValidFile(t *testing.T) {
 		t.Errorf("status --json with a refused edit: exit %d, %q %q; want the daemon's jobs, with their next runs", code, out, errOut)
 	}
 
-	stop(t, d, 15*time.Second)
+	stopDaemons(t, d)
 	code, out, errOut := s.runWithout(unset, "status")
 	if code != 0 || !strings.Contains(out, "beat") || !strings.Contains(errOut, "no daemon running") || !problem.MatchString(errOut) {
 		t.Errorf("status without a daemon, refused edit: exit %d, stdout %q, stderr %q", code, out, errOut)
@@ -148,7 +148,7 @@ func TestReadOnlyCommandsWithoutDBPassword(t *testing.T) {
 			t.Errorf("%v with a daemon: exit %d, stdout %q, stderr %q; want the daemon's rows", args, code, out, errOut)
 		}
 	}
-	stop(t, d, 15*time.Second)
+	stopDaemons(t, d)
 	notAsked := "the postgres lock backend was not asked: lock_backend.url needs CV_E2E_DB_PASSWORD, which is not set in this shell"
 	for _, args := range [][]string{{"status"}, {"locks"}, {"history"}} {
 		code, out, errOut := s.runWithout(unset, args...)

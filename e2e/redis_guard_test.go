@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"cmp"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -31,7 +29,7 @@ func TestE2ERedisKillHolderNoOverlap(t *testing.T) {
     timeout: 30s
 `, runs)
 	hosts := []*sandbox{redisSandbox(t, srv.URL(), jobs), redisSandbox(t, srv.URL(), jobs)}
-	daemons := []*proc{startDaemon(t, hosts[0]), startDaemon(t, hosts[1])}
+	daemons := []*proc{hosts[0].startDaemon(), hosts[1].startDaemon()}
 	var kills []time.Time
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); {
 		since := time.Now()
@@ -54,7 +52,7 @@ func TestE2ERedisKillHolderNoOverlap(t *testing.T) {
 		}
 		kills = append(kills, time.Now())
 		daemons[holder].wait(5 * time.Second)
-		daemons[holder] = startDaemon(t, hosts[holder])
+		daemons[holder] = hosts[holder].startDaemon()
 	}
 	time.Sleep(5 * time.Second) // the last kill's aftermath: its run goes on to its end
 	stopDaemons(t, daemons...)
@@ -72,48 +70,6 @@ func TestE2ERedisKillHolderNoOverlap(t *testing.T) {
 	if len(kills) < 3 || len(spans) < len(kills) {
 		t.Errorf("%d kills, %d runs in 20 s: the test did not exercise takeovers", len(kills), len(spans))
 	}
-}
-
-// startedSince reports whether d logged the start of a run after t0.
-func startedSince(t *testing.T, d *proc, t0 time.Time) bool {
-	for _, r := range daemonLog(t, d) {
-		if r["msg"] != "run started" {
-			continue
-		}
-		if at, err := time.Parse(time.RFC3339Nano, r["time"].(string)); err == nil && at.After(t0) {
-			return true
-		}
-	}
-	return false
-}
-
-// readSpans reads the "start NS PID" / "end NS PID" lines of path, one
-// span per pid; a span without an end fails the test, since every run
-// records its end, also when ended.
-func readSpans(t *testing.T, path string) []runSpan {
-	t.Helper()
-	byPID := spansByPID(t, path)
-	var out []runSpan
-	for pid, sp := range byPID {
-		if sp.start == 0 || sp.end == 0 {
-			t.Errorf("run %s has no start or no end: %+v", pid, *sp)
-			continue
-		}
-		out = append(out, *sp)
-	}
-	slices.SortFunc(out, func(a, b runSpan) int { return cmp.Compare(a.start, b.start) })
-	return out
-}
-
-// countOverlaps counts the pairs of spans that overlap in time.
-func countOverlaps(spans []runSpan) int {
-	n := 0
-	for i := range spans {
-		for j := i + 1; j < len(spans) && spans[j].start < spans[i].end; j++ {
-			n++
-		}
-	}
-	return n
 }
 
 // endsAfterKills is, for each kill, how long after it the run that was

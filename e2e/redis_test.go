@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,53 +11,6 @@ import (
 
 	"cronvisor/internal/redistest"
 )
-
-// redisSandbox is one "host": its own directory, jobs.yaml and state dir,
-// sharing a Redis with the others.
-func redisSandbox(t *testing.T, url, jobs string) *sandbox {
-	t.Helper()
-	return newSandbox(t, fmt.Sprintf("lock_backend: {type: redis, url: %q, ttl: 2s}\nshutdown_grace: 3s\n%s", url, jobs))
-}
-
-// daemonLog is a daemon's JSON log records with all their fields.
-func daemonLog(t *testing.T, d *proc) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, l := range lines(d.stderr()) {
-		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func startDaemon(t *testing.T, s *sandbox) *proc {
-	t.Helper()
-	d := s.cv("daemon", "--log-format", "json")
-	waitFor(t, 10*time.Second, "daemon start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
-	return d
-}
-
-func stopDaemons(t *testing.T, ds ...*proc) {
-	t.Helper()
-	for _, d := range ds {
-		_ = syscall.Kill(d.pid(), syscall.SIGTERM)
-	}
-	for _, d := range ds {
-		if code := d.wait(20 * time.Second); code != 0 {
-			t.Errorf("daemon %d: exit %d after SIGTERM; stderr tail: %s", d.pid(), code, tail(d.stderr(), 5))
-		}
-	}
-}
-
-func tail(s string, n int) string {
-	ls := lines(s)
-	if len(ls) > n {
-		ls = ls[len(ls)-n:]
-	}
-	return strings.Join(ls, "\n")
-}
 
 func TestE2ERedisTwoHostsNeverOverlap(t *testing.T) {
 	t.Parallel()
@@ -75,7 +27,7 @@ func TestE2ERedisTwoHostsNeverOverlap(t *testing.T) {
     timeout: 5s
 `, shared)
 	a, b := redisSandbox(t, srv.URL(), jobs), redisSandbox(t, srv.URL(), jobs)
-	da, db := startDaemon(t, a), startDaemon(t, b)
+	da, db := a.startDaemon(), b.startDaemon()
 	start := time.Now()
 	time.Sleep(15 * time.Second)
 	stop := time.Now()
@@ -133,9 +85,9 @@ func TestE2ERedisTakeoverAfterTTL(t *testing.T) {
     timeout: 60s
 `
 	a, b := redisSandbox(t, srv.URL(), jobs), redisSandbox(t, srv.URL(), jobs)
-	da := startDaemon(t, a)
+	da := a.startDaemon()
 	waitFor(t, 10*time.Second, "a runs the job", func() bool { return strings.Contains(da.stderr(), `"msg":"run started"`) })
-	db := startDaemon(t, b)
+	db := b.startDaemon()
 	waitFor(t, 10*time.Second, "b skips", func() bool { return strings.Contains(db.stderr(), `"msg":"run skipped"`) })
 	// SIGKILL a's daemon, its run's keeper and the run. Nobody renews the
 	// lease; b may take over only once the 2 s TTL has run out.
@@ -177,7 +129,7 @@ func TestE2ERedisOutage(t *testing.T) {
     timeout: 30s
     kill_grace: 1s
 `)
-	d := startDaemon(t, s)
+	d := s.startDaemon()
 	waitFor(t, 10*time.Second, "a run", func() bool { return strings.Contains(d.stderr(), `"msg":"run started"`) })
 	srv.Stop()
 	down := time.Now()

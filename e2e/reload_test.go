@@ -52,7 +52,7 @@ func TestE2EReloadEditAboveJitteredJobKeepsItsFire(t *testing.T) {
     command: "true"
 `
 	s := newSandbox(t, "jobs:\n"+job)
-	d := startDaemon(t, s)
+	d := s.startDaemon()
 	reloads := func() int { return strings.Count(d.stderr(), `"msg":"reloaded"`) }
 
 	var due, slot time.Time

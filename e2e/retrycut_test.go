@@ -21,7 +21,7 @@ func TestE2ERetriesCutShortRecordedAndNotified(t *testing.T) {
 		cut          func(t *testing.T, s *sandbox, d *proc) *proc // returns the daemon to stop, if any
 	}{
 		{"SIGTERM of the daemon", "no retry: supervisor stopping", func(t *testing.T, s *sandbox, d *proc) *proc {
-			stopDaemon(t, d)
+			stopDaemons(t, d)
 			return nil
 		}},
 		{"cronvisor kill", "no retry: killed by operator", func(t *testing.T, s *sandbox, d *proc) *proc {
@@ -33,7 +33,7 @@ func TestE2ERetriesCutShortRecordedAndNotified(t *testing.T) {
 		{"SIGKILL of the daemon", "no retry: supervisor died during the backoff", func(t *testing.T, s *sandbox, d *proc) *proc {
 			_ = syscall.Kill(d.pid(), syscall.SIGKILL)
 			d.wait(5 * time.Second)
-			return s.startedDaemon()
+			return s.startDaemon()
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,7 +51,7 @@ func TestE2ERetriesCutShortRecordedAndNotified(t *testing.T) {
     notify:
       - {on: [failure], url: "%s/hook"}
 `, firesAt(at), url))
-			d := s.startedDaemon()
+			d := s.startDaemon()
 			lockFile := filepath.Join(s.state, "locks", "doomed.lock")
 			waitFor(t, 15*time.Second, "the first attempt's end and the backoff", func() bool {
 				return len(s.historyJSON("--job", "doomed", "--outcome", "failed")) == 1 &&
@@ -62,7 +62,7 @@ func TestE2ERetriesCutShortRecordedAndNotified(t *testing.T) {
 			}
 			if next := tc.cut(t, s, d); next != nil {
 				waitFor(t, 15*time.Second, "the failure notification", func() bool { return len(rec.under("/hook")) > 0 })
-				stopDaemon(t, next)
+				stopDaemons(t, next)
 			}
 			records := s.historyJSON("--job", "doomed")
 			if len(records) != 1 || records[0].Outcome != "failed" || records[0].Attempt != 1 || records[0].Reason != tc.reason {

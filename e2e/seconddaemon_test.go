@@ -18,7 +18,7 @@ func TestE2ESecondDaemonRefused(t *testing.T) {
   - {name: tick, schedule: "* * * * * *", command: "true", timeout: 5s}
   - {name: manual, schedule: "@yearly", command: "echo by hand", timeout: 5s}
 `)
-	first := s.startedDaemon()
+	first := s.startDaemon()
 	for _, args := range [][]string{{"daemon", "--log-format", "json"}, {}} {
 		second := s.cv(args...)
 		code := second.wait(15 * time.Second)
@@ -40,7 +40,7 @@ func TestE2ESecondDaemonRefused(t *testing.T) {
 		t.Fatalf("the first daemon exited beside the refused ones; stderr:\n%s", first.stderr())
 	default:
 	}
-	stopDaemon(t, first)
+	stopDaemons(t, first)
 	ticks := s.historyJSON("--job", "tick")
 	for _, r := range ticks {
 		if r.Outcome != "ok" {

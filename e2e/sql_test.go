@@ -77,7 +77,7 @@ func TestE2ESQLTwoHostsNeverOverlap(t *testing.T) {
     timeout: 5s
 `, shared)
 		a, b := sqlSandbox(t, srv, db, jobs), sqlSandbox(t, srv, db, jobs)
-		da, dbd := startDaemon(t, a), startDaemon(t, b)
+		da, dbd := a.startDaemon(), b.startDaemon()
 		start := time.Now()
 		time.Sleep(15 * time.Second)
 		stop := time.Now()
@@ -133,7 +133,7 @@ func TestE2ESQLKilledConnectionEndsRun(t *testing.T) {
 		db, raw := srv.newDB(t)
 		dir := t.TempDir()
 		s := sqlSandbox(t, srv, db, "jobs:\n"+watchedJob("long", dir, "30"))
-		d := startDaemon(t, s)
+		d := s.startDaemon()
 		waitFor(t, 15*time.Second, "a run", func() bool { return len(checkWatched(t, dir)) > 0 })
 		time.Sleep(300 * time.Millisecond)
 		pid := checkWatched(t, dir)[0]
@@ -164,7 +164,7 @@ func TestE2ESQLServerDown(t *testing.T) {
 		dir := t.TempDir()
 		jobs := "jobs:\n" + watchedJob("long", dir, "30")
 		a, b := sqlSandbox(t, srv, db, jobs), sqlSandbox(t, srv, db, jobs)
-		da, dbd := startDaemon(t, a), startDaemon(t, b)
+		da, dbd := a.startDaemon(), b.startDaemon()
 		waitFor(t, 15*time.Second, "a run", func() bool { return len(checkWatched(t, dir)) > 0 })
 		time.Sleep(500 * time.Millisecond)
 		pid := checkWatched(t, dir)[0]
@@ -213,7 +213,7 @@ func TestE2ESQLSupervisorKilled(t *testing.T) {
 		dir := t.TempDir()
 		jobs := "jobs:\n" + watchedJob("sync", dir, "5")
 		hosts := []*sandbox{sqlSandbox(t, srv, db, jobs), sqlSandbox(t, srv, db, jobs)}
-		daemons := []*proc{startDaemon(t, hosts[0]), startDaemon(t, hosts[1])}
+		daemons := []*proc{hosts[0].startDaemon(), hosts[1].startDaemon()}
 		var ends []time.Duration
 		for range 3 {
 			seen := len(checkWatched(t, dir))
@@ -235,7 +235,7 @@ func TestE2ESQLSupervisorKilled(t *testing.T) {
 			waitFor(t, 10*time.Second, "the killed supervisor's run ends", func() bool { return gone(pid) })
 			ends = append(ends, time.Since(killed).Round(time.Millisecond))
 			daemons[holder].wait(5 * time.Second)
-			daemons[holder] = startDaemon(t, hosts[holder])
+			daemons[holder] = hosts[holder].startDaemon()
 		}
 		stopDaemons(t, daemons...)
 		t.Logf("killed supervisors' runs ended %v after the kill", ends)
@@ -279,7 +279,7 @@ func TestE2ESQLLocksShowHolders(t *testing.T) {
     timeout: 10s
 `, sleepArg("33.3"))
 		a, b := sqlSandbox(t, srv, db, jobs), sqlSandbox(t, srv, db, jobs)
-		da := startDaemon(t, a)
+		da := a.startDaemon()
 		waitFor(t, 15*time.Second, "a run", func() bool { return strings.Contains(da.stderr(), `"msg":"run started"`) })
 		time.Sleep(300 * time.Millisecond)
 		row := b.locksJSON("long")

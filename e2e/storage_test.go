@@ -88,15 +88,6 @@ func checkOneRecordEach(t *testing.T, s *sandbox, runs []string) {
 	t.Logf("%d runs checked, %d without exactly one record", len(runs), missing)
 }
 
-// stopDaemon sends SIGTERM and waits for a clean exit.
-func stopDaemon(t *testing.T, d *proc) {
-	t.Helper()
-	_ = syscall.Kill(d.pid(), syscall.SIGTERM)
-	if code := d.wait(20 * time.Second); code != 0 {
-		t.Errorf("daemon exit %d; stderr:\n%s", code, d.stderr())
-	}
-}
-
 // historyLogLines counts the daemon's log lines about history, and fails
 // the test for any line that is not JSON.
 func historyLogLines(t *testing.T, d *proc) int {
@@ -129,7 +120,7 @@ func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 15*time.Second, "every fire recorded once space returned", func() bool { return s.firesRecordedOnce(fires) })
-	stopDaemon(t, d)
+	stopDaemons(t, d)
 	checkOneRecordEach(t, s, fired(t, fires))
 	for _, l := range lines(d.stderr()) {
 		if strings.Contains(l, `"msg":"history`) {
@@ -212,7 +203,7 @@ func TestE2EDiskFullSupervisorKilledLosesNoRecord(t *testing.T) {
 	for deadline := time.Now().Add(20 * time.Second); !s.firesRecordedOnce(fires) && time.Now().Before(deadline); {
 		time.Sleep(200 * time.Millisecond)
 	}
-	stopDaemon(t, next)
+	stopDaemons(t, next)
 	checkOneRecordEach(t, s, fired(t, fires))
 	// A run ended before the kill if a later run took its lock, or if the
 	// killed supervisor logged its end: only the last may be cut short.
@@ -244,7 +235,7 @@ func TestE2EHistoryDeletedMidRunLosesNoLaterRecord(t *testing.T) {
 	// deleted file only; every later one must be in the new file.
 	after := len(fired(t, fires))
 	waitFor(t, 20*time.Second, "four fires after the deletion", func() bool { return len(fired(t, fires)) >= after+4 })
-	stopDaemon(t, d)
+	stopDaemons(t, d)
 	checkOneRecordEach(t, s, fired(t, fires)[after:])
 	if !strings.Contains(d.stderr(), "deleted or replaced") {
 		t.Errorf("no log record of the reopened database; stderr:\n%s", d.stderr())
@@ -306,7 +297,7 @@ func TestE2EReadOnlyStateDirKeepsJobsRunning(t *testing.T) {
 	}
 	remount(t, s.state, "rw")
 	waitFor(t, 15*time.Second, "every fire recorded once the state dir is writable", func() bool { return s.firesRecordedOnce(fires) })
-	stopDaemon(t, d)
+	stopDaemons(t, d)
 	checkOneRecordEach(t, s, fired(t, fires))
 	for _, r := range s.historyJSON() {
 		if r.Outcome != "ok" {
@@ -330,7 +321,7 @@ func TestE2EReadOnlyLocksFailClosed(t *testing.T) {
 	remount(t, locks, "ro,bind")
 	d := s.cv("daemon", "--log-format", "json")
 	waitFor(t, 20*time.Second, "three refused fires", func() bool { return len(s.recordCountsSoFar()) >= 3 })
-	stopDaemon(t, d)
+	stopDaemons(t, d)
 	if runs := fired(t, fires); len(runs) != 0 {
 		t.Errorf("%d runs without their lock", len(runs))
 	}
@@ -384,7 +375,7 @@ func TestE2EReadOnlyRunEndHeldAtExitIsRecovered(t *testing.T) {
 	remount(t, s.state, "rw")
 	d := s.cv("daemon", "--log-format", "json")
 	waitFor(t, 15*time.Second, "the run recorded by the next supervisor", func() bool { return s.recordCountsSoFar()[runs[0]] == 1 })
-	stopDaemon(t, d)
+	stopDaemons(t, d)
 	checkOneRecordEach(t, s, runs)
 	for _, r := range s.historyJSON() {
 		if r.RunID == runs[0] && (r.Outcome != "interrupted" || !strings.Contains(r.Reason, "died")) {

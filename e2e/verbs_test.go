@@ -104,7 +104,7 @@ func TestE2EVerbsPauseTriggerLogsKill(t *testing.T) {
 		return err == nil && len(recs) == 1 && recs[0].Reason == "killed by operator"
 	})
 	expect(1, "no run of hang is running", "kill", "hang")
-	stop(t, d, 20*time.Second)
+	stopDaemons(t, d)
 	got := expect(0, "stdout | out1", "logs", "talk")
 	if got != saved {
 		t.Errorf("logs without a daemon:\n%s\nwant\n%s", got, saved)
@@ -165,5 +165,5 @@ func TestE2EVerbReload(t *testing.T) {
 	if code != 0 || out != "reloaded: 3 jobs\n" {
 		t.Errorf("reload: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
-	stop(t, d, 20*time.Second)
+	stopDaemons(t, d)
 }
