@@ -204,6 +204,9 @@ func expectedVersion(t *testing.T, info string) string {
 // stamping on (a worktree or GOFLAGS=-buildvcs=false would leave it off)
 // and checks the revision, its time and the modified flag.
 func TestVersionFromVCS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: builds cronvisor twice from a clone; runs in the full suite")
+	}
 	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		t.Fatalf("not in a git checkout: %v", err)
@@ -259,6 +262,9 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 // commands, megabytes of binary and of resident pages. cronvisor calls a
 // handful of Redis commands.
 func TestBinaryDropsUnusedMethods(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: runs go tool nm on the binary; runs in the full suite")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "go", "tool", "nm", cvBin).Output()

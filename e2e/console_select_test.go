@@ -36,6 +36,9 @@ func selectedEntry(screen string) (sel, of int) {
 // output itself (the job prints its own run id) name it, while the new
 // runs push it down the list.
 func TestConsoleSelectionHoldsUnderFire(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak test: runs in the full suite")
+	}
 	s := newSandbox(t, `jobs:
   - name: tick
     schedule: "@every 1s"

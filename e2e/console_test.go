@@ -118,6 +118,9 @@ func TestE2EPauseSurvivesRestart(t *testing.T) {
 // skipped and who holds the lock. Then SIGTERM: the console and status
 // see the drain ("shutting down: 1 run finishing") until the run ends.
 func TestConsoleRunNowAndDrain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	s := newSandbox(t, `shutdown_grace: 30s
 jobs:
   - name: slow
@@ -163,6 +166,9 @@ jobs:
 // shows what the state dir says (the run ended, its lock is free); it
 // reconnects when a daemon is back.
 func TestConsoleLostDaemonShowsStateDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	s := newSandbox(t, `jobs:
   - name: quick
     schedule: "@yearly"
@@ -197,6 +203,9 @@ func TestConsoleLostDaemonShowsStateDir(t *testing.T) {
 // console lists every problem until the file is fixed, well past the
 // status line's few seconds.
 func TestConsoleRefusedReloadStays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	good := `jobs:
   - name: a
     schedule: "@yearly"

@@ -18,6 +18,9 @@ import (
 // exactly one record, closed (interrupted: its supervisor died, or
 // finished), none left `running` and none missing.
 func TestE2ESIGKILLAtRunStartedLeavesOneRecordPerRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak test: runs in the full suite")
+	}
 	t.Parallel()
 	const repeats = 20
 	s := newSandbox(t, `jobs:

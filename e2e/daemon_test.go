@@ -18,6 +18,9 @@ import (
 // second while two shells run it with `cronvisor run` in a loop: the lock
 // keeps every copy apart, and each refused fire names the holder.
 func TestE2EDaemonAndRunsNeverOverlap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak test: runs in the full suite")
+	}
 	t.Parallel()
 	// Each run writes its start and end (ns since the epoch) to its own
 	// line pair; overlapping intervals would mean two copies at once.
@@ -59,6 +62,9 @@ jobs:
 }
 
 func TestE2EReloadKeepsOldJobsOnBrokenFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	good := `jobs:
   - name: a
@@ -153,6 +159,9 @@ jobs:
 // TestE2EHistoryOutcomesRoundTrip produces every outcome with real runs
 // and checks each record's contract fields in `history --json`.
 func TestE2EHistoryOutcomesRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	arg := sleepArg("42.2")
 	s := newSandbox(t, `shutdown_grace: 2s
@@ -269,6 +278,9 @@ jobs:
 // logged as finished is in the history, and its run in flight is closed as
 // interrupted once its surviving process lets go of the lock.
 func TestE2ESIGKILLLosesNoFinishedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	arg := sleepArg("43.3")
 	s := newSandbox(t, `jobs:

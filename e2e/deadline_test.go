@@ -30,6 +30,9 @@ func runLogged(t *testing.T, d *proc, msg string) string {
 // once; the run ended by itself in time, so its record says ok, exit 0,
 // not timeout.
 func TestE2ESIGSTOPPastDeadlineOfRunThatExitsZeroRecordsOK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	s := newSandbox(t, `shutdown_grace: 10s
 jobs:

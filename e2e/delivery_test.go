@@ -14,6 +14,9 @@ import (
 // tried four times (the contract's retry policy) and status says it
 // failed, with the answer.
 func TestE2EWebhookRetriedUntilAccepted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	accepts, acceptsURL := newReceiver(t, 500, 500)
 	refuses, refusesURL := newReceiver(t, 500, 500, 500, 500, 500, 500)

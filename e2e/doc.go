@@ -4,4 +4,10 @@
 // own, against real locks, Redis, MariaDB and PostgreSQL servers, and
 // checks what they print, record and leave behind. The package has no
 // code outside its tests.
+//
+// Under -short, the quick loop of development, the tests that take
+// seconds are skipped: the soak tests, which run for many seconds or many
+// rounds to catch a rare interleaving, and those that wait out real
+// schedules, deadlines, lease TTLs or build from a clone. test.sh runs
+// them all.
 package e2e

@@ -80,6 +80,9 @@ func TestE2EDeadlineOutlivesAKilledSupervisor(t *testing.T) {
 // daemon is SIGKILLed 0.3 s in; 3 s without cronvisor, then a daemon: one
 // record, failed, exit 7, its end within 200 ms of the real one.
 func TestE2EExitStatusOutlivesAKilledSupervisor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	arg := sleepArg("1.0")
 	s := newSandbox(t, `jobs:
@@ -190,6 +193,9 @@ func TestE2EAdoptedRunIsShownAndKilled(t *testing.T) {
 // the daemon's own: the next fire ends it (recorded replaced, once) and
 // runs.
 func TestE2EAdoptedRunIsReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	arg := sleepArg("41.4")
 	s := newSandbox(t, `shutdown_grace: 1s
@@ -220,6 +226,9 @@ jobs:
 // run completes, is recorded once, ok, exit 0; no second copy of it ever
 // runs, and the new daemon keeps scheduling.
 func TestE2EUpgradeHandsRunsOver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: a 10 s run handed over between daemons; runs in the full suite")
+	}
 	t.Parallel()
 	arg := sleepArg("10.0")
 	s := newSandbox(t, `shutdown_grace: 1s
@@ -279,6 +288,9 @@ jobs:
 // exactly one record, closed. (No lock record in flight tells of these
 // runs: their keepers' Ends do.)
 func TestE2ELeaseRunKilledAtStartHasOneRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak test: runs in the full suite")
+	}
 	t.Parallel()
 	job := "jobs:\n  - {name: quick, schedule: \"* * * * * *\", command: \"sleep 0.3\", timeout: 10s}\n"
 	backends := map[string]func(t *testing.T) *sandbox{
@@ -320,6 +332,9 @@ func TestE2ELeaseRunKilledAtStartHasOneRecord(t *testing.T) {
 // lines its keeper wrote to its log after its supervisor died, and ends
 // when the run does.
 func TestE2EAdoptedRunLogsFollow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	s := newSandbox(t, `shutdown_grace: 1s
 jobs:
@@ -359,6 +374,9 @@ jobs:
 // (the run's own processes hold its flock; without its keeper it is
 // recovered as interrupted once they exit).
 func TestE2ESupervisorAndKeeperKilledRecordEachRunOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak test: runs in the full suite")
+	}
 	t.Parallel()
 	spans := filepath.Join(t.TempDir(), "spans.txt")
 	s := newSandbox(t, fmt.Sprintf(`shutdown_grace: 1s

@@ -73,6 +73,9 @@ func TestE2EConcurrentRunsOneWins(t *testing.T) {
 // its own state dir (one daemon per state dir) and sharing a Redis lock
 // backend, run each slot once between them.
 func TestE2EDaemonsShareSlots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak test: runs in the full suite")
+	}
 	t.Parallel()
 	// tick fires at the same instant in every daemon. jittered starts each
 	// daemon's fire at a different moment of the second, like supervisors

@@ -13,6 +13,9 @@ import (
 // daemon's log one "run skipped" record for the job in that minute, and
 // the count of the others.
 func TestE2ERepeatedSkipsLoggedOncePerMinute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	s := newSandbox(t, `jobs:
   - name: held

@@ -16,6 +16,9 @@ import (
 // of them notifying a target that never answers), and checks every
 // notification, ping and metric.
 func TestE2ENotifyPingsMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	rcv, url := newReceiver(t)
 	hang := silent(t)
@@ -198,6 +201,9 @@ func checkLateness(t *testing.T, s *sandbox, withTarget, without string) {
 // the daemon; `cronvisor run` of the job during a backoff is refused, the
 // lock being held from the first attempt to the last.
 func TestE2ERetriesKeepTheLockAcrossAttempts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	at := time.Now().UTC().Add(4 * time.Second)
 	s := newSandbox(t, `shutdown_grace: 2s
@@ -267,6 +273,9 @@ jobs:
 // TestE2EMetricsCountAMiss: a daemon that starts after its job's slots
 // passed records them missed, and /metrics counts that skip as a miss.
 func TestE2EMetricsCountAMiss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	s := newSandbox(t, `jobs:
   - name: tick

@@ -127,6 +127,9 @@ func TestReadOnlyCommandsNeedNoSecretNorValidFile(t *testing.T) {
 // it, locks and status ask the daemon; without a daemon they say in one
 // line that the backend was not asked and why, and exit 0.
 func TestReadOnlyCommandsWithoutDBPassword(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts the PostgreSQL test server; runs in the full suite")
+	}
 	t.Parallel()
 	srv := sharedSQLServer(t, "postgres")
 	db, _ := srv.newDB(t)

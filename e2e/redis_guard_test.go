@@ -17,6 +17,9 @@ import (
 // on its host. Without a keeper, the killed daemon's run outlives its
 // lease and the other host starts next to it.
 func TestE2ERedisKillHolderNoOverlap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak test: runs in the full suite")
+	}
 	t.Parallel()
 	srv := redistest.New(t)
 	runs := filepath.Join(t.TempDir(), "runs.txt") // outside both state dirs

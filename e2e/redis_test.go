@@ -13,6 +13,9 @@ import (
 )
 
 func TestE2ERedisTwoHostsNeverOverlap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak test: runs in the full suite")
+	}
 	t.Parallel()
 	srv := redistest.New(t)
 	shared := t.TempDir() // both "hosts" write the runs here
@@ -75,6 +78,9 @@ func TestE2ERedisTwoHostsNeverOverlap(t *testing.T) {
 }
 
 func TestE2ERedisTakeoverAfterTTL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: waits out Redis lease TTLs; runs in the full suite")
+	}
 	t.Parallel()
 	srv := redistest.New(t)
 	arg := sleepArg("44.4")
@@ -120,6 +126,9 @@ func TestE2ERedisTakeoverAfterTTL(t *testing.T) {
 }
 
 func TestE2ERedisOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: waits out a Redis outage and its recovery; runs in the full suite")
+	}
 	t.Parallel()
 	srv := redistest.New(t)
 	s := redisSandbox(t, srv.URL(), `jobs:

@@ -39,6 +39,9 @@ func nextRuns(t *testing.T, s *sandbox) map[string]time.Time {
 // with a job and a comment added above (noticed on disk). Neither may move
 // any job's next fire, and the pending fire must run, once, for its slot.
 func TestE2EReloadEditAboveJitteredJobKeepsItsFire(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	const interval, margin = 15 * time.Second, 4 * time.Second
 	job := `  - name: jit

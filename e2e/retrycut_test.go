@@ -15,6 +15,9 @@ import (
 // it); each time the slot's one record says why no retry started, and
 // one failure notification says so too.
 func TestE2ERetriesCutShortRecordedAndNotified(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
 		name, reason string

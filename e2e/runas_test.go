@@ -39,6 +39,9 @@ func throwawayGroup(t *testing.T, name string) {
 // uid, gid and groups, cron's HOME, USER and LOGNAME, and the lock file as
 // fd 3, held while the run lives.
 func TestE2ERunAsUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	throwawayGroup(t, "cvrunas-extra")
 	throwawayUser(t, "cvrunas-user")
 	if out, err := exec.Command("usermod", "-a", "-G", "cvrunas-extra", "cvrunas-user").CombinedOutput(); err != nil {

@@ -13,6 +13,9 @@ import (
 // works beside it, and the first runs every slot once, unaffected: no
 // skips, nobody else's runs, one start.
 func TestE2ESecondDaemonRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	s := newSandbox(t, `jobs:
   - {name: tick, schedule: "* * * * * *", command: "true", timeout: 5s}

@@ -15,6 +15,9 @@ import (
 // refuses, logs every failure naming the target without any of its
 // secrets, and each target's repeated failures once, then with a count.
 func TestE2EDeliveryErrorsKeepSecrets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	const uuid = "1f0e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 	secrets := []string{"SECRETrefused", "SECREThang", "SECRETslack", uuid}

@@ -62,6 +62,9 @@ func lockLostAt(t *testing.T, d *proc) (time.Time, bool) {
 // 15 s: no two runs overlap and the skips name the other host's run; a
 // job every second runs each slot exactly once.
 func TestE2ESQLTwoHostsNeverOverlap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak test: runs in the full suite")
+	}
 	sqlKinds(t, func(t *testing.T, kind string) {
 		srv := sharedSQLServer(t, kind)
 		db, _ := srv.newDB(t)
@@ -128,6 +131,9 @@ func TestE2ESQLTwoHostsNeverOverlap(t *testing.T) {
 // pg_terminate_backend) is lock loss: the run is ended within the
 // documented bound, 2×the 1 s keep-alive.
 func TestE2ESQLKilledConnectionEndsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts the SQL test servers; runs in the full suite")
+	}
 	sqlKinds(t, func(t *testing.T, kind string) {
 		srv := sharedSQLServer(t, kind)
 		db, raw := srv.newDB(t)
@@ -158,6 +164,9 @@ func TestE2ESQLKilledConnectionEndsRun(t *testing.T) {
 // (those fires are skipped as unreachable), and runs resume once it is
 // back, never two at a time.
 func TestE2ESQLServerDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts and stops its own SQL servers; runs in the full suite")
+	}
 	sqlKinds(t, func(t *testing.T, kind string) {
 		srv := newSQLServer(t, kind) // stopped below: not the shared one
 		db, _ := srv.newDB(t)
@@ -207,6 +216,9 @@ func TestE2ESQLServerDown(t *testing.T) {
 // lock is gone with the supervisor's connection. Either way the other host
 // takes over without ever running beside it.
 func TestE2ESQLSupervisorKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak test: runs in the full suite")
+	}
 	sqlKinds(t, func(t *testing.T, kind string) {
 		srv := sharedSQLServer(t, kind)
 		db, _ := srv.newDB(t)
@@ -265,6 +277,9 @@ func TestE2ESQLSupervisorKilled(t *testing.T) {
 // holder, and a mysql/psql session holding the documented name or key as
 // foreign; a run beside it is skipped naming that session.
 func TestE2ESQLLocksShowHolders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts the SQL test servers; runs in the full suite")
+	}
 	sqlKinds(t, func(t *testing.T, kind string) {
 		srv := sharedSQLServer(t, kind)
 		db, _ := srv.newDB(t)

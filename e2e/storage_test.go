@@ -105,6 +105,9 @@ func historyLogLines(t *testing.T, d *proc) int {
 }
 
 func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("mounting a tmpfs needs root: run the tests as root, as CI does")
 	}
@@ -182,6 +185,9 @@ func fillDisk(t *testing.T, path string) {
 // SIGKILLed before space returns. The next supervisor still records each
 // run once, and each run that ended before the kill with its outcome.
 func TestE2EDiskFullSupervisorKilledLosesNoRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("mounting a tmpfs needs root: run the tests as root, as CI does")
 	}
@@ -222,6 +228,9 @@ func TestE2EDiskFullSupervisorKilledLosesNoRecord(t *testing.T) {
 }
 
 func TestE2EHistoryDeletedMidRunLosesNoLaterRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	fires := filepath.Join(t.TempDir(), "fires")
 	s := newSandbox(t, firingJob(fires))
@@ -267,6 +276,9 @@ func remount(t *testing.T, target, opts string) {
 }
 
 func TestE2EReadOnlyStateDirKeepsJobsRunning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("mounting needs root: run the tests as root, as CI does")
 	}
@@ -307,6 +319,9 @@ func TestE2EReadOnlyStateDirKeepsJobsRunning(t *testing.T) {
 }
 
 func TestE2EReadOnlyLocksFailClosed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("mounting needs root: run the tests as root, as CI does")
 	}

@@ -59,6 +59,9 @@ func TestValidateHintsAtIndentation(t *testing.T) {
 // of a build from a clone with a change has the shape of the README's
 // example in Install: the same words, a revision, a time, a Go version.
 func TestVersionMatchesReadmeInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: builds cronvisor from a clone; runs in the full suite")
+	}
 	t.Parallel()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {

@@ -47,6 +47,9 @@ func TestE2EVerbsWithoutDaemon(t *testing.T) {
 // pause and resume, trigger under the overlap policy, logs -f from before
 // the run and from its middle (each line once, with its stream), kill.
 func TestE2EVerbsPauseTriggerLogsKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
 	t.Parallel()
 	s := newSandbox(t, fmt.Sprintf(verbsJobs, sleepArg("41.3")))
 	d := s.startDaemon()
