@@ -46,6 +46,9 @@ func daemonOutput(t *testing.T, d *proc, run string) (logged, notLogged int) {
 // daemon's log must stay small and account for every line, and the run's
 // log file keep its head and tail.
 func TestE2EJobPrintingTenMillionLinesFinishesFast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a time bound on 20 MB of output, unfair beside -short's other packages; runs in the full suite")
+	}
 	t.Parallel()
 	s := newSandbox(t, `shutdown_grace: 10s
 jobs:
