@@ -14,15 +14,15 @@ import (
 
 	"cronvisor/cli"
 	"cronvisor/lock"
-	runproc "cronvisor/proc" // "proc" is a test helper type of this package
+	"cronvisor/proc"
 )
 
 func main() {
-	if runproc.IsKeeper(os.Args) { // a run's keeper: this binary re-executed
-		os.Exit(runproc.KeeperMain(os.Args[1:], keepLease))
+	if proc.IsKeeper(os.Args) { // a run's keeper: this binary re-executed
+		os.Exit(proc.KeeperMain(os.Args[1:], keepLease))
 	}
 	os.Exit(cli.Execute(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // keepLease lets a keeper renew the Redis lease of a dead supervisor's run.
-func keepLease(handoff []byte) (runproc.KeptLease, error) { return lock.KeepLease(handoff) }
+func keepLease(handoff []byte) (proc.KeptLease, error) { return lock.KeepLease(handoff) }

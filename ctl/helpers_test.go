@@ -1,7 +1,6 @@
 package ctl
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/testlog"
 	"cronvisor/run"
 )
 
@@ -234,25 +234,6 @@ func (f *fakeBackend) Subscribe(context.Context) (<-chan WireEvent, func()) {
 	return ch, func() { once.Do(func() { f.unsubscribed <- struct{}{} }) }
 }
 
-// syncBuffer is a log sink the server's goroutines may write while the
-// test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // sockDir is a directory for a socket. t.TempDir can exceed the 107 bytes
 // a socket path may have (a long TMPDIR, a long test name); /tmp cannot.
 func sockDir(t *testing.T) string {
@@ -273,7 +254,7 @@ func sockDir(t *testing.T) string {
 type testServer struct {
 	path   string
 	client *Client
-	log    *syncBuffer
+	log    *testlog.Buffer // the server's goroutines write it while the test reads
 	stop   context.CancelFunc
 	done   chan error
 }
@@ -291,7 +272,7 @@ func startServerAt(t *testing.T, path string, b Backend, allow func(uint32) bool
 	if allow == nil {
 		allow = allowUser(os.Geteuid())
 	}
-	s := &testServer{path: path, log: &syncBuffer{}, done: make(chan error, 1)}
+	s := &testServer{path: path, log: &testlog.Buffer{}, done: make(chan error, 1)}
 	ln, err := Listen(s.path)
 	if err != nil {
 		t.Fatal(err)

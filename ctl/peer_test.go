@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/internal/testlog"
 )
 
 // nobody is the unprivileged uid the other-user client runs as.
@@ -128,7 +130,7 @@ func startAs(t *testing.T, bin, env string, uid uint32) {
 		Setpgid:    true,
 		Credential: &syscall.Credential{Uid: uid, Gid: uid},
 	}
-	var stderr syncBuffer
+	var stderr testlog.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

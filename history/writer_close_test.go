@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/testlog"
 	"cronvisor/run"
 )
 
@@ -48,8 +49,8 @@ func TestFinishedSaysWhetherTheEndIsDurable(t *testing.T) {
 // counted lost, not left waiting.
 func TestCloseDrains(t *testing.T) {
 	store, _ := openTemp(t)
-	var logged logLines
-	j := NewWriter(WriterConfig{Store: store, StateDir: t.TempDir(), Log: logged.logger()})
+	var logged testlog.Buffer
+	j := NewWriter(WriterConfig{Store: store, StateDir: t.TempDir(), Log: logged.Logger()})
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	for _, id := range []string{"a", "b", "c"} {
 		start, _ := runEvents(id, slot)

@@ -3,8 +3,6 @@ package history
 import (
 	"context"
 	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 )
 
@@ -24,23 +22,3 @@ func (h tbHandler) Handle(_ context.Context, r slog.Record) error {
 }
 func (h tbHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h tbHandler) WithGroup(string) slog.Handler      { return h }
-
-// logLines collects a logger's records as text.
-type logLines struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logLines) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }

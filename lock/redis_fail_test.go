@@ -117,6 +117,9 @@ func TestRedisKilledHolderExpires(t *testing.T) {
 }
 
 func TestRedisRenewalAndRelease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: waits out Redis lease TTLs; runs in the full suite")
+	}
 	t.Parallel()
 	srv := redistest.New(t)
 	ctx := testCtx(t, 15*time.Second)
@@ -289,6 +292,9 @@ func TestRedisScriptsRefuseForeignToken(t *testing.T) {
 }
 
 func TestRedisOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: waits out a Redis outage and lease TTLs; runs in the full suite")
+	}
 	t.Parallel()
 	const ttl = time.Second
 	srv := redistest.New(t)

@@ -1,16 +1,16 @@
 package outlog
 
 import (
-	"bytes"
-	"cronvisor/run"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"cronvisor/internal/testlog"
+	"cronvisor/run"
 )
 
 // record is the part of a JSON log record the tests look at.
@@ -26,8 +26,7 @@ type record struct {
 // sink is a JSON handler into a buffer whose writes can be held up, like
 // a daemon's stderr that nobody reads.
 type sink struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
+	testlog.Buffer
 	gate chan struct{} // when non-nil, every write waits for it to close
 }
 
@@ -35,17 +34,13 @@ func (s *sink) Write(p []byte) (int, error) {
 	if s.gate != nil {
 		<-s.gate
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
+	return s.Buffer.Write(p)
 }
 
 func (s *sink) records(t *testing.T) []record {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []record
-	for _, l := range strings.Split(strings.TrimSpace(s.buf.String()), "\n") {
+	for _, l := range s.Lines() {
 		if l == "" {
 			continue
 		}
@@ -286,10 +281,8 @@ func TestTextFormat(t *testing.T) {
 		close(s.gate)
 		finish(l, "job", "r1")
 		_ = l.Close()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if !strings.Contains(s.buf.String(), `msg="3 lines of job r1 not logged"`) {
-			t.Errorf("text log lacks the marker:\n%s", s.buf.String())
+		if got := s.String(); !strings.Contains(got, `msg="3 lines of job r1 not logged"`) {
+			t.Errorf("text log lacks the marker:\n%s", got)
 		}
 	})
 }

@@ -3,13 +3,13 @@ package runner
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"cronvisor/internal/testlog"
 	"cronvisor/lock"
 	"cronvisor/run"
 )
@@ -134,8 +134,8 @@ func TestFailingRecorderIsLoggedAndLeavesTheRunInFlight(t *testing.T) {
 	dir := t.TempDir()
 	rec := newFakeRecorder()
 	rec.finished = func(run.End) error { return errors.New("disk full; held for a retry") }
-	logged := &logRecords{}
-	s, _ := newRecordedSupervisor(t, dir, rec, WithLogger(logged.logger()))
+	logged := &testlog.Buffer{}
+	s, _ := newRecordedSupervisor(t, dir, rec, WithLogger(logged.Logger()))
 	f := s.Fire(context.Background(), shJob("a", "true"), slotAt(0), false)
 	if f.Outcome != run.OK {
 		t.Fatalf("fire: %s %q, want ok (history failing is no reason to fail a run)", f.Outcome, f.Reason)
@@ -143,7 +143,7 @@ func TestFailingRecorderIsLoggedAndLeavesTheRunInFlight(t *testing.T) {
 	if got := rec.ends(); len(got) != 1 || got[0].RunID != f.RunID {
 		t.Fatalf("recorder got ends %+v, want run %s once", got, f.RunID)
 	}
-	msgs := logged.warnings()
+	msgs := warnings(logged)
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "run_id="+f.RunID) || !strings.Contains(msgs[0], "disk full") {
 		t.Fatalf("logged %q, want one warning naming run %s and the cause", msgs, f.RunID)
 	}
@@ -163,26 +163,10 @@ func TestFailingRecorderIsLoggedAndLeavesTheRunInFlight(t *testing.T) {
 	}
 }
 
-// logRecords collects a logger's records as text lines.
-type logRecords struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *logRecords) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logRecords) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
-
-// warnings returns the lines logged at level WARN or above.
-func (l *logRecords) warnings() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// warnings returns the lines of log at level WARN or above.
+func warnings(log *testlog.Buffer) []string {
 	var out []string
-	for _, line := range strings.Split(l.buf.String(), "\n") {
+	for _, line := range log.Lines() {
 		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
 			out = append(out, line)
 		}

@@ -13,6 +13,9 @@ import (
 // data (a table created before is still there), and Close leaves neither
 // a process nor its directory behind.
 func TestServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts, restarts and stops MariaDB and PostgreSQL; runs in the full suite")
+	}
 	cases := []struct {
 		name, table string
 		start       func() (*server, func(), error)

@@ -1,0 +1,400 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"cronvisor/run"
+)
+
+// firingJob is a job that fires every second and appends its run id to
+// fires, outside the state dir: the fires counted from the job's side.
+func firingJob(fires string) string {
+	return `jobs:
+  - {name: tick, schedule: "* * * * * *", timeout: 10s, command: 'printf "%s\n" "$CRONVISOR_RUN_ID" >> ` + fires + `'}
+`
+}
+
+// fired returns the run ids in the fires file, in order.
+func fired(t *testing.T, fires string) []string {
+	t.Helper()
+	b, err := os.ReadFile(fires)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return lines(string(b))
+}
+
+// recordCounts returns how many history records each run id has.
+func (s *sandbox) recordCounts() map[string]int {
+	n := map[string]int{}
+	for _, r := range s.historyJSON() {
+		n[r.RunID]++
+	}
+	return n
+}
+
+// recordCountsSoFar is recordCounts for polling: a history that cannot be
+// read yet (the daemon is creating it) counts as empty.
+func (s *sandbox) recordCountsSoFar() map[string]int {
+	n := map[string]int{}
+	code, stdout, _ := s.runCV(20*time.Second, "history", "--json", "--limit", "0")
+	if code != 0 {
+		return n
+	}
+	for _, l := range lines(stdout) {
+		var r struct {
+			RunID string `json:"run_id"`
+		}
+		if json.Unmarshal([]byte(l), &r) == nil {
+			n[r.RunID]++
+		}
+	}
+	return n
+}
+
+// firesRecordedOnce reports whether every run id in the fires file has
+// exactly one record so far.
+func (s *sandbox) firesRecordedOnce(fires string) bool {
+	counts := s.recordCountsSoFar()
+	for _, id := range fired(s.t, fires) {
+		if counts[id] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkOneRecordEach fails for every run in runs without exactly one
+// record; it returns how many have one.
+func checkOneRecordEach(t *testing.T, s *sandbox, runs []string) {
+	t.Helper()
+	counts := s.recordCounts()
+	missing := 0
+	for _, id := range runs {
+		if counts[id] != 1 {
+			missing++
+			t.Errorf("run %s has %d records, want 1", id, counts[id])
+		}
+	}
+	t.Logf("%d runs checked, %d without exactly one record", len(runs), missing)
+}
+
+// historyLogLines counts the daemon's log lines about history, and fails
+// the test for any line that is not JSON.
+func historyLogLines(t *testing.T, d *proc) int {
+	t.Helper()
+	n := 0
+	for _, l := range lines(d.stderr()) {
+		if !strings.HasPrefix(l, "{") {
+			t.Errorf("daemon log line is not JSON: %q", l)
+		}
+		if strings.Contains(l, `"msg":"history`) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("mounting a tmpfs needs root: run the tests as root, as CI does")
+	}
+	t.Parallel()
+	// Too small for a spool: the records wait in memory only.
+	s, d, fires, filler, _ := fullDiskDaemon(t, "2m")
+	n := historyLogLines(t, d)
+	t.Logf("%d history log lines while the disk was full", n)
+	if n > 10 {
+		t.Errorf("%d history log lines while the disk was full, want a few (rate-limited)", n)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "every fire recorded once space returned", func() bool { return s.firesRecordedOnce(fires) })
+	stopDaemons(t, d)
+	checkOneRecordEach(t, s, fired(t, fires))
+	for _, l := range lines(d.stderr()) {
+		if strings.Contains(l, `"msg":"history`) {
+			t.Log(l)
+		}
+	}
+	if !strings.Contains(d.stderr(), `"msg":"history degraded`) || !strings.Contains(d.stderr(), `"msg":"history recovered`) {
+		t.Errorf("no degraded and recovered log records; stderr:\n%s", d.stderr())
+	}
+}
+
+// fullDiskDaemon starts a daemon firing the tick job of firingJob with its
+// state dir on a tmpfs of size, waits for two recorded runs, fills the
+// disk and waits for five fires on it and for status to say history is
+// degraded. It returns the filler to remove, and how many fires came
+// before the disk was full.
+func fullDiskDaemon(t *testing.T, size string) (s *sandbox, d *proc, fires, filler string, before int) {
+	t.Helper()
+	fires = filepath.Join(t.TempDir(), "fires")
+	s = newSandbox(t, firingJob(fires))
+	if err := os.MkdirAll(s.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mount(t, s.state, "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs")
+	d = s.cv("daemon", "--log-format", "json")
+	waitFor(t, 15*time.Second, "two recorded runs", func() bool { return len(s.recordCountsSoFar()) >= 2 })
+	filler = filepath.Join(s.state, "filler")
+	fillDisk(t, filler)
+	before = len(fired(t, fires))
+	waitFor(t, 20*time.Second, "five fires on the full disk", func() bool { return len(fired(t, fires)) >= before+5 })
+	waitFor(t, 10*time.Second, "status saying history is degraded", func() bool {
+		_, _, stderr := s.runCV(10*time.Second, "status")
+		return strings.Contains(stderr, "history degraded since ")
+	})
+	return s, d, fires, filler, before
+}
+
+// fillDisk writes path until the file system is full.
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("fill: %v", err)
+			}
+			return
+		}
+	}
+}
+
+// TestE2EDiskFullSupervisorKilledLosesNoRecord: the runs of a full disk
+// have their records held, their lock released, and the supervisor is
+// SIGKILLed before space returns. The next supervisor still records each
+// run once, and each run that ended before the kill with its outcome.
+func TestE2EDiskFullSupervisorKilledLosesNoRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("mounting a tmpfs needs root: run the tests as root, as CI does")
+	}
+	t.Parallel()
+	// Room for the history and two processes' spool reservations.
+	s, d, fires, filler, before := fullDiskDaemon(t, "16m")
+
+	_ = syscall.Kill(-d.pid(), syscall.SIGKILL)
+	d.wait(10 * time.Second)
+	// A run in flight is in its own group: it outlives the kill.
+	waitFor(t, 10*time.Second, "the killed supervisor's runs to exit", func() bool { return len(s.tagged()) == 0 })
+	runs := fired(t, fires)
+	t.Logf("%d fires on the full disk before the kill", len(runs)-before)
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	next := s.cv("daemon", "--log-format", "json")
+	// Bounded but not fatal: a record that never comes is reported below.
+	for deadline := time.Now().Add(20 * time.Second); !s.firesRecordedOnce(fires) && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+	}
+	stopDaemons(t, next)
+	checkOneRecordEach(t, s, fired(t, fires))
+	// A run ended before the kill if a later run took its lock, or if the
+	// killed supervisor logged its end: only the last may be cut short.
+	last := runs[len(runs)-1]
+	lastEnded := slices.ContainsFunc(lines(d.stderr()), func(l string) bool {
+		return strings.Contains(l, `"msg":"run finished"`) && strings.Contains(l, `"run_id":"`+last+`"`)
+	})
+	got := s.runsByID()
+	t.Logf("the last run before the kill: end logged %v, recorded %s %q", lastEnded, got[last].Outcome, got[last].Reason)
+	for i, id := range runs {
+		r, ok := got[id]
+		if ok && r.Outcome != run.OK && (id != last || lastEnded || r.Outcome != run.Interrupted) {
+			t.Errorf("run %s (%d of %d before the kill): %s %q, want ok", id, i+1, len(runs), r.Outcome, r.Reason)
+		}
+	}
+}
+
+func TestE2EHistoryDeletedMidRunLosesNoLaterRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
+	t.Parallel()
+	fires := filepath.Join(t.TempDir(), "fires")
+	s := newSandbox(t, firingJob(fires))
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 15*time.Second, "two recorded runs", func() bool { return len(s.recordCountsSoFar()) >= 2 })
+
+	if err := os.Remove(filepath.Join(s.state, "history.db")); err != nil {
+		t.Fatal(err)
+	}
+	// A run that started before the deletion may have been recorded in the
+	// deleted file only; every later one must be in the new file.
+	after := len(fired(t, fires))
+	waitFor(t, 20*time.Second, "four fires after the deletion", func() bool { return len(fired(t, fires)) >= after+4 })
+	stopDaemons(t, d)
+	checkOneRecordEach(t, s, fired(t, fires)[after:])
+	if !strings.Contains(d.stderr(), "deleted or replaced") {
+		t.Errorf("no log record of the reopened database; stderr:\n%s", d.stderr())
+	}
+	historyLogLines(t, d)
+}
+
+// mount runs mount(8) with args, unmounting target (lazily) at cleanup.
+// Register it before starting a daemon on target, so that the cleanup runs
+// after the daemon's kill.
+func mount(t *testing.T, target string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("mount", append(args, target)...).CombinedOutput(); err != nil {
+		t.Fatalf("mount %v %s: %v: %s", args, target, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", "-l", target).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", target, err, out)
+		}
+	})
+}
+
+// remount changes the options of the mount at target.
+func remount(t *testing.T, target, opts string) {
+	t.Helper()
+	if out, err := exec.Command("mount", "-o", "remount,"+opts, target).CombinedOutput(); err != nil {
+		t.Fatalf("remount %s %s: %v: %s", opts, target, err, out)
+	}
+}
+
+func TestE2EReadOnlyStateDirKeepsJobsRunning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("mounting needs root: run the tests as root, as CI does")
+	}
+	t.Parallel()
+	outside := t.TempDir()
+	fires := filepath.Join(outside, "fires")
+	s := newSandbox(t, firingJob(fires))
+	locks := filepath.Join(s.state, "locks")
+	if err := os.MkdirAll(s.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mount(t, s.state, "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs")
+	if err := os.Mkdir(locks, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lockSrc := filepath.Join(outside, "locks")
+	if err := os.Mkdir(lockSrc, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// The state dir read-only, its locks/ writable (a bind mount of
+	// another directory): history cannot even be created.
+	mount(t, locks, "--bind", lockSrc)
+	remount(t, s.state, "ro")
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 20*time.Second, "three fires with history read-only", func() bool { return len(fired(t, fires)) >= 3 })
+	if !strings.Contains(d.stderr(), `"msg":"history degraded`) {
+		t.Errorf("no history degraded record; stderr:\n%s", d.stderr())
+	}
+	remount(t, s.state, "rw")
+	waitFor(t, 15*time.Second, "every fire recorded once the state dir is writable", func() bool { return s.firesRecordedOnce(fires) })
+	stopDaemons(t, d)
+	checkOneRecordEach(t, s, fired(t, fires))
+	for _, r := range s.historyJSON() {
+		if r.Outcome != "ok" {
+			t.Errorf("run %s: %s %q, want ok", r.RunID, r.Outcome, r.Reason)
+		}
+	}
+}
+
+func TestE2EReadOnlyLocksFailClosed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("mounting needs root: run the tests as root, as CI does")
+	}
+	t.Parallel()
+	fires := filepath.Join(t.TempDir(), "fires")
+	s := newSandbox(t, firingJob(fires))
+	locks := filepath.Join(s.state, "locks")
+	if err := os.MkdirAll(locks, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mount(t, locks, "--bind", locks)
+	remount(t, locks, "ro,bind")
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 20*time.Second, "three refused fires", func() bool { return len(s.recordCountsSoFar()) >= 3 })
+	stopDaemons(t, d)
+	if runs := fired(t, fires); len(runs) != 0 {
+		t.Errorf("%d runs without their lock", len(runs))
+	}
+	for _, r := range s.historyJSON() {
+		if r.Outcome != "error" || !strings.HasPrefix(r.Reason, "cannot take lock: ") {
+			t.Errorf("record %s: %s %q, want error \"cannot take lock: ...\"", r.RunID, r.Outcome, r.Reason)
+		}
+	}
+	if !strings.Contains(d.stderr(), `"reason":"cannot take lock: `) {
+		t.Errorf("no log record with the reason; stderr:\n%s", d.stderr())
+	}
+}
+
+// TestE2EReadOnlyRunEndHeldAtExitIsRecovered: a run that ends while the
+// state dir is read-only has its records only in memory, and the process
+// exits (as a SIGKILL would end it) before the store takes them. Its lock
+// record stays in flight, so the next supervisor records the run, once,
+// as interrupted.
+func TestE2EReadOnlyRunEndHeldAtExitIsRecovered(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("mounting needs root: run the tests as root, as CI does")
+	}
+	t.Parallel()
+	outside := t.TempDir()
+	fires := filepath.Join(outside, "fires")
+	s := newSandbox(t, `jobs:
+  - {name: once, schedule: "0 0 1 1 *", timeout: 10s, command: 'printf "%s\n" "$CRONVISOR_RUN_ID" >> `+fires+`'}
+`)
+	locks := filepath.Join(s.state, "locks")
+	if err := os.MkdirAll(s.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mount(t, s.state, "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs")
+	if err := os.Mkdir(locks, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lockSrc := filepath.Join(outside, "locks")
+	if err := os.Mkdir(lockSrc, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mount(t, locks, "--bind", lockSrc)
+	remount(t, s.state, "ro")
+	code, _, stderr := s.runCV(20*time.Second, "run", "once")
+	runs := fired(t, fires)
+	if code != 0 || len(runs) != 1 {
+		t.Fatalf("run: exit %d, %d fires; stderr:\n%s", code, len(runs), stderr)
+	}
+	if !strings.Contains(stderr, "history records lost at exit") || !strings.Contains(stderr, runs[0]) {
+		t.Errorf("the unrecorded end is not reported with its run; stderr:\n%s", stderr)
+	}
+	remount(t, s.state, "rw")
+	d := s.cv("daemon", "--log-format", "json")
+	waitFor(t, 15*time.Second, "the run recorded by the next supervisor", func() bool { return s.recordCountsSoFar()[runs[0]] == 1 })
+	stopDaemons(t, d)
+	checkOneRecordEach(t, s, runs)
+	for _, r := range s.historyJSON() {
+		if r.RunID == runs[0] && (r.Outcome != "interrupted" || !strings.Contains(r.Reason, "died")) {
+			t.Errorf("run %s: %s %q, want interrupted by its supervisor's death", r.RunID, r.Outcome, r.Reason)
+		}
+	}
+}
