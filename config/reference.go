@@ -43,7 +43,7 @@ var (
 		kKillGrace:       {"kill_grace", DefaultKillGrace.String(), "time between SIGTERM and SIGKILL when a run is ended"},
 		kOverlap:         {"overlap", string(OverlapSkip), "skip | queue | replace | allow: what a fire does while the lock is held"},
 		kLock:            {"lock", "the job's name", "lock name; jobs sharing a lock never run at the same time"},
-		kJitter:          {"jitter", "0s", "random delay added to each fire, up to this much"},
+		kJitter:          {"jitter", "0s", "a delay drawn from the job's name and slot, up to this much"},
 		kCatchUp:         {"catch_up", "0s", "after downtime, run once if a fire was missed less than this long ago"},
 		kEnabled:         {"enabled", "true", "false keeps the job in the file without scheduling it"},
 		kOnLockLost:      {"on_lock_lost", string(LockLostEnd), "end | continue: a run whose Redis or SQL lock is lost is ended, or goes on unguarded"},

@@ -74,7 +74,7 @@ func (s *Scheduler) redefine(ctx context.Context, h *entryHeap, byName map[strin
 	}
 	e.job = j
 	if e.due.Sub(e.slot) > j.Jitter {
-		e.due = e.slot.Add(s.jitter(j.Jitter))
+		e.due = e.slot.Add(s.delay(j, e.slot))
 	}
 	heap.Fix(h, e.index)
 	s.publish(e)
