@@ -87,8 +87,9 @@ func parseHashed(f fieldSpec, elem, seed string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	step = min(step, span) // the same values, and v += step cannot overflow
 	var bits uint64
-	for v := lo + int(draw(uint64(min(step, span)), seed, f.name)); v <= hi; v += step {
+	for v := lo + int(draw(uint64(step), seed, f.name)); v <= hi; v += step {
 		bits |= 1 << uint(v)
 	}
 	return bits, nil
