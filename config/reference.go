@@ -33,7 +33,7 @@ var (
 	}
 	jobRef = [numJobKeys]Key{
 		kName:            {"name", "(required)", "unique, [A-Za-z0-9_.-]+; names the job's lock and logs"},
-		kSchedule:        {"schedule", "(required)", "5 fields, 6 with leading seconds, @yearly..@hourly, or @every DURATION"},
+		kSchedule:        {"schedule", "(required)", "5 fields, 6 with leading seconds, @yearly..@hourly, or @every DURATION; H and ~ draw from the job's name"},
 		kTimezone:        {"timezone", "local zone", "IANA zone the schedule is read in (Europe/Berlin, UTC)"},
 		kCommand:         {"command", "(required)", "a string runs with `shell -c`; a list is exec'd as argv"},
 		kShell:           {"shell", DefaultShell, "absolute path of the shell a string command runs with"},
