@@ -27,8 +27,11 @@ func draw(n uint64, parts ...string) uint64 {
 	return binary.BigEndian.Uint64(sum[:8]) % n
 }
 
-// Hashed reports whether expr holds a value drawn from the job's name
-// (`H` or `~`), so that its Schedule depends on ParseFor's seed.
+// Hashed reports whether expr may hold a value drawn from the job's name
+// (`H` or `~`), so that its Schedule may depend on ParseFor's seed. It
+// looks at the text only, and also says yes for a name such as THU or a
+// zone such as Asia/Ho_Chi_Minh: callers use it to share parses, where a
+// yes too many only costs a parse.
 func Hashed(expr string) bool {
 	return strings.ContainsAny(expr, "H~")
 }
