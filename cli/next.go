@@ -23,7 +23,11 @@ jobs.yaml, one RFC 3339 time with offset per line, like systemd-analyze calendar
 On a terminal, or with -v, each line also names the weekday; through a pipe the
 lines are the bare times, for scripts.
 An argument with a space or starting with '@' is an expression; otherwise it
-names a job (whose timezone applies unless --tz is given).`,
+names a job (whose timezone applies unless --tz is given).
+H and ~ in a job's schedule are drawn from its name, as on every host; in an
+expression given alone they are drawn for the empty name. For a job with a
+jitter each line is the fire instant: the slot plus the delay drawn from the
+job's name and slot; on a terminal, or with -v, the slot and delay follow.`,
 		Example: `  cronvisor next '*/5 * * * *' -n 3
   cronvisor next '@every 90s' --from 2026-01-01T00:00:00Z
   cronvisor next '30 2 * * *' --tz America/New_York --from 2026-03-07T12:00:00-05:00
@@ -35,7 +39,7 @@ names a job (whose timezone applies unless --tz is given).`,
 	}
 	cmd.Flags().IntVarP(&o.count, "count", "n", 5, "how many fire times to print")
 	cmd.Flags().StringVar(&o.from, "from", "", "start after this RFC 3339 time instead of now")
-	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "add the weekday to each line (the default on a terminal)")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "add the weekday to each line, and a jittered job's slot and delay (the default on a terminal)")
 	cmd.Flags().StringVar(&o.tz, "tz", "", "IANA time zone to evaluate the schedule in (default: the job's, else local)")
 	return cmd
 }
@@ -53,13 +57,11 @@ func (o nextOptions) run(g *globals, arg string) error {
 	if err != nil {
 		return err
 	}
-	expr := arg
-	if !looksLikeExpr(expr) {
-		job, err := nextJob(g, expr)
-		if err != nil {
+	job := config.Job{Schedule: arg}
+	if !looksLikeExpr(arg) {
+		if job, err = nextJob(g, arg); err != nil {
 			return err
 		}
-		expr = job.Schedule
 		if loc == nil {
 			loc = job.Location
 		}
@@ -67,19 +69,15 @@ func (o nextOptions) run(g *globals, arg string) error {
 	if loc == nil {
 		loc = time.Local
 	}
-	s, err := schedule.Parse(expr, loc)
+	// An expression alone draws H and ~ for the empty name; a job for its own.
+	s, err := schedule.ParseFor(job.Schedule, loc, job.Name)
 	if err != nil {
 		return exitCode(1, err)
 	}
 	times := schedule.NextN(s, start, o.count)
-	weekday := o.verbose || writerIsTerminal(g.stdout)
+	verbose := o.verbose || writerIsTerminal(g.stdout)
 	for _, t := range times {
-		t = t.In(zoneOf(t, loc))
-		if weekday {
-			fmt.Fprintf(g.stdout, "%s  %s\n", t.Format(time.RFC3339), t.Format("Mon"))
-			continue
-		}
-		fmt.Fprintln(g.stdout, t.Format(time.RFC3339))
+		fmt.Fprintln(g.stdout, nextLine(&job, t.In(zoneOf(t, loc)), verbose))
 	}
 	if len(times) < o.count {
 		fmt.Fprintf(g.stderr, "cronvisor: %q fires %d time(s) at most after %s\n", arg, len(times), start.Format(time.RFC3339))
@@ -88,6 +86,28 @@ func (o nextOptions) run(g *globals, arg string) error {
 		}
 	}
 	return nil
+}
+
+// nextLine is one line of next for slot: the slot (and its weekday when
+// verbose); for a job with a jitter, the fire instant, the slot plus its
+// drawn delay, and when verbose the weekday, the slot and the delay.
+func nextLine(job *config.Job, slot time.Time, verbose bool) string {
+	if job.Jitter <= 0 {
+		if verbose {
+			return slot.Format(time.RFC3339) + "  " + slot.Format("Mon")
+		}
+		return slot.Format(time.RFC3339)
+	}
+	layout := time.RFC3339
+	if job.Jitter < time.Second {
+		layout = time.RFC3339Nano // the delay is under a second
+	}
+	delay := job.Delay(slot)
+	fire := slot.Add(delay)
+	if !verbose {
+		return fire.Format(layout)
+	}
+	return fmt.Sprintf("%s  %s  slot %s +%s", fire.Format(layout), fire.Format("Mon"), slot.Format(time.RFC3339), delay)
 }
 
 // parse checks the flags: the start (now without --from) and the zone

@@ -57,11 +57,14 @@ type fileStat struct {
 	err error
 }
 
-func (c *lintCache) scheduleLint(expr string, loc *time.Location, from time.Time) []string {
-	key := schedKey{expr, loc}
+func (c *lintCache) scheduleLint(expr string, loc *time.Location, name string, from time.Time) []string {
+	key := schedKey{expr, loc, ""}
+	if schedule.Hashed(expr) {
+		key.seed = name
+	}
 	msgs, ok := c.schedules[key]
 	if !ok {
-		msgs = schedule.Lint(expr, loc, from)
+		msgs = schedule.LintFor(expr, loc, key.seed, from)
 		c.schedules[key] = msgs
 	}
 	return msgs
@@ -101,7 +104,7 @@ func (l *linter) warn(key, format string, args ...any) {
 
 func (l *linter) schedule(from time.Time) {
 	j := l.job
-	for _, msg := range l.cache.scheduleLint(j.Schedule, j.Location, from) {
+	for _, msg := range l.cache.scheduleLint(j.Schedule, j.Location, j.Name, from) {
 		l.warn("schedule", "%s", msg)
 	}
 	if j.Sched == nil {

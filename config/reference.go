@@ -33,7 +33,7 @@ var (
 	}
 	jobRef = [numJobKeys]Key{
 		kName:            {"name", "(required)", "unique, [A-Za-z0-9_.-]+; names the job's lock and logs"},
-		kSchedule:        {"schedule", "(required)", "5 fields, 6 with leading seconds, @yearly..@hourly, or @every DURATION"},
+		kSchedule:        {"schedule", "(required)", "5 fields, 6 with leading seconds, @yearly..@hourly, or @every DURATION; H and ~ draw from the job's name"},
 		kTimezone:        {"timezone", "local zone", "IANA zone the schedule is read in (Europe/Berlin, UTC)"},
 		kCommand:         {"command", "(required)", "a string runs with `shell -c`; a list is exec'd as argv"},
 		kShell:           {"shell", DefaultShell, "absolute path of the shell a string command runs with"},
@@ -43,7 +43,7 @@ var (
 		kKillGrace:       {"kill_grace", DefaultKillGrace.String(), "time between SIGTERM and SIGKILL when a run is ended"},
 		kOverlap:         {"overlap", string(OverlapSkip), "skip | queue | replace | allow: what a fire does while the lock is held"},
 		kLock:            {"lock", "the job's name", "lock name; jobs sharing a lock never run at the same time"},
-		kJitter:          {"jitter", "0s", "random delay added to each fire, up to this much"},
+		kJitter:          {"jitter", "0s", "a delay drawn from the job's name and slot, up to this much"},
 		kCatchUp:         {"catch_up", "0s", "after downtime, run once if a fire was missed less than this long ago"},
 		kEnabled:         {"enabled", "true", "false keeps the job in the file without scheduling it"},
 		kOnLockLost:      {"on_lock_lost", string(LockLostEnd), "end | continue: a run whose Redis or SQL lock is lost is ended, or goes on unguarded"},

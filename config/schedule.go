@@ -37,10 +37,12 @@ func (d *decoder) timezone(j *Job, n *yaml.Node) {
 	j.Location = z.loc
 }
 
-// schedKey is a schedule expression and the zone it is evaluated in.
+// schedKey is a schedule expression, the zone it is evaluated in and, for
+// one that draws values (`H`, `~`), the job's name they are drawn from.
 type schedKey struct {
 	expr string
 	loc  *time.Location
+	seed string
 }
 
 // parsedSchedule is what schedule.Parse returned for a schedKey.
@@ -57,11 +59,14 @@ func (d *decoder) schedule(j *Job, n *yaml.Node) {
 	}
 	// Parsed once per expression and zone: a Schedule is immutable, and
 	// thousands of jobs tend to share a few dozen expressions.
-	key := schedKey{s, j.Location}
+	key := schedKey{s, j.Location, ""}
+	if schedule.Hashed(s) {
+		key.seed = j.Name
+	}
 	p, seen := d.scheds[key]
 	if !seen {
 		p.expr = s
-		p.sched, p.err = schedule.Parse(s, j.Location)
+		p.sched, p.err = schedule.ParseFor(s, j.Location, key.seed)
 		d.scheds[key] = p
 	}
 	j.Schedule = p.expr
@@ -70,4 +75,11 @@ func (d *decoder) schedule(j *Job, n *yaml.Node) {
 		return
 	}
 	j.Sched = p.sched
+}
+
+// Delay is the jitter of the job's fire for slot: a delay in [0, Jitter)
+// drawn from the job's name and the slot, the same on every host and
+// across restarts (schedule.Delay).
+func (j *Job) Delay(slot time.Time) time.Duration {
+	return schedule.Delay(j.Name, slot, j.Jitter)
 }

@@ -136,7 +136,7 @@ type Job struct {
 	KillGrace time.Duration // default 10s
 	Overlap   Overlap       // default skip
 	Lock      string        // default Name
-	Jitter    time.Duration
+	Jitter    time.Duration // a delay drawn per slot, up to this much: see Delay
 	CatchUp   time.Duration
 	Enabled   bool // default true
 	// OnLockLost is what a run does when its lease is lost (a network lock

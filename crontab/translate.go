@@ -131,6 +131,10 @@ func mailAdvice(v Var) string {
 		"(the output tail is its stdin), or a webhook (url:)", v.Value, v.Value)
 }
 
+// tildeNote says how cronvisor's ~ differs from cronie's.
+const tildeNote = "cronie draws ~ at random each time it loads the crontab; cronvisor draws it from the job's name: " +
+	"the same on every host and across restarts, not the time cronie picked (cronvisor next NAME prints it)"
+
 // entry translates one entry; ok is false when no job can be made.
 func (t *translator) entry(e Entry) (Job, bool) {
 	if e.Schedule == "@reboot" {
@@ -154,6 +158,9 @@ func (t *translator) entry(e Entry) (Job, bool) {
 	}
 	if j.User == "" && j.Dir == "" && relativePath(named) {
 		j.Notes = append(j.Notes, "cron ran this in its owner's home; it runs in jobs.yaml's directory now: set dir:")
+	}
+	if strings.Contains(e.Schedule, "~") {
+		j.Notes = append(j.Notes, tildeNote)
 	}
 	base, arg := baseName(named)
 	if named == "" {

@@ -80,23 +80,25 @@ func TestE2EDaemonsShareSlots(t *testing.T) {
 	// tick fires at the same instant in every daemon. jittered starts each
 	// daemon's fire at a different moment of the second, like supervisors
 	// whose timers differ: a lock alone would let them run a slot one after
-	// the other, only the slot cursor stops that.
+	// the other, only the slot cursor stops that. (A jitter is drawn from
+	// the job's name and slot, the same on every host; each daemon's file
+	// gives it a slightly different jitter, so that the draws differ.)
 	srv := redistest.New(t)
 	shared := t.TempDir() // every supervisor's runs write here
-	jobs := fmt.Sprintf(`jobs:
+	jobs := `jobs:
   - name: tick
     schedule: "* * * * * *"
     command: echo "$CRONVISOR_SCHEDULED_AT $$" >> %[1]s/tick.txt; sleep 0.05
     timeout: 5s
   - name: jittered
     schedule: "* * * * * *"
-    jitter: 600ms
+    jitter: %[2]dms
     command: echo "$CRONVISOR_SCHEDULED_AT $$" >> %[1]s/jittered.txt; sleep 0.05
     timeout: 5s
-`, shared)
+`
 	var ds []*proc
-	for range 3 {
-		ds = append(ds, redisSandbox(t, srv.URL(), jobs).cv("daemon", "--log-format", "json"))
+	for i := range 3 {
+		ds = append(ds, redisSandbox(t, srv.URL(), fmt.Sprintf(jobs, shared, 600-i)).cv("daemon", "--log-format", "json"))
 	}
 	for _, d := range ds {
 		waitFor(t, 10*time.Second, "daemon start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })

@@ -35,7 +35,7 @@ func (s *Scheduler) advance(e *entry, from, now time.Time) {
 	s.mu.Lock()
 	delete(s.stalls, e.job.Name)
 	s.mu.Unlock()
-	e.due = e.slot.Add(s.jitter(e.job.Jitter))
+	e.due = e.slot.Add(s.delay(e.job, e.slot))
 }
 
 // afterFire is where the search for a job's next slot starts once the

@@ -48,8 +48,8 @@ func (s *Scheduler) apply(ctx context.Context, h *entryHeap, byName map[string]*
 
 // redefine gives a changed job's entry its new definition. The next fire
 // stays where it was when the new definition still has its slot, and keeps
-// its jittered instant when the new jitter still allows it; else both are
-// computed afresh.
+// its jittered instant unless the jitter changed; else both are computed
+// afresh.
 //
 // A pending fire (its slot passed, its jittered start not yet) is owed, and
 // runs under the new definition, as a Kubernetes CronJob's due schedule
@@ -72,9 +72,15 @@ func (s *Scheduler) redefine(ctx context.Context, h *entryHeap, byName map[strin
 		s.add(ctx, h, byName, j, now, nil)
 		return
 	}
+	jitter := e.job.Jitter
 	e.job = j
-	if e.due.Sub(e.slot) > j.Jitter {
-		e.due = e.slot.Add(s.jitter(j.Jitter))
+	if j.Jitter != jitter {
+		// The delay is drawn anew for the new jitter, as every other host
+		// and a restart draw it; a pending fire whose new instant passed
+		// runs at once.
+		if e.due = e.slot.Add(s.delay(j, e.slot)); e.due.Before(now) {
+			e.due = now
+		}
 	}
 	heap.Fix(h, e.index)
 	s.publish(e)

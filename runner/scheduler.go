@@ -3,7 +3,6 @@ package runner
 import (
 	"container/heap"
 	"context"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,7 +57,7 @@ type Scheduler struct {
 	firer     Firer
 	emit      func(run.Event)
 	lastSlots LastSlotsFunc
-	jitter    func(max time.Duration) time.Duration
+	delay     func(j *config.Job, slot time.Time) time.Duration // a fire's jitter
 	// settle sleeps the last stretch before a fire precisely, when the
 	// timer woke lead early; nil (fake clocks) waits for the timer alone.
 	settle func(d time.Duration)
@@ -93,9 +92,13 @@ func WithLastSlots(f LastSlotsFunc) SchedulerOption {
 	return func(s *Scheduler) { s.lastSlots = f }
 }
 
-// WithJitter replaces the random source of jitter delays (tests).
+// WithJitter replaces the draw of jitter delays, by default the hash of
+// the job's name and slot (config.Job.Delay), with f of the job's jitter
+// (tests).
 func WithJitter(f func(max time.Duration) time.Duration) SchedulerOption {
-	return func(s *Scheduler) { s.jitter = f }
+	return func(s *Scheduler) {
+		s.delay = func(j *config.Job, _ time.Time) time.Duration { return f(j.Jitter) }
+	}
 }
 
 // Firer runs one fire, and records the fires the scheduler does not run
@@ -117,12 +120,7 @@ func NewScheduler(f Firer, c clock.Clock, emit func(run.Event), opts ...Schedule
 		maxSleep: maxSleep,
 		next:     map[string]time.Time{},
 		stalls:   map[string]run.Stall{},
-		jitter: func(max time.Duration) time.Duration {
-			if max <= 0 {
-				return 0
-			}
-			return rand.N(max)
-		},
+		delay:    (*config.Job).Delay,
 	}
 	if _, real := c.(clock.Real); real {
 		s.settle, s.lead = sleepPrecise, wakeLead

@@ -91,6 +91,9 @@ var syntaxDifferences = []syntaxDifference{
 	{"N-0 in day-of-month or month is refused (cron reads N-7)", func(r cronieRow, err error) bool {
 		return r.ok && err != nil && strings.Contains(err.Error(), "0 is below 1")
 	}},
+	{"H (Jenkins) is accepted: a value drawn from the job's name", func(r cronieRow, err error) bool {
+		return !r.ok && err == nil && strings.Contains(r.expr, "H")
+	}},
 	{"@reboot is refused", func(r cronieRow, err error) bool {
 		return r.ok && err != nil && r.expr == "@reboot"
 	}},

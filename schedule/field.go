@@ -12,18 +12,22 @@ type fieldSpec struct {
 	name     string
 	min, max int
 	names    []string // names[i] stands for min+i; nil if the field has none
+	// drawMax is the top of the range H and a bare ~ draw from: 28 for the
+	// day of month (as Jenkins has it, so the day exists in every month)
+	// and 6 for the day of week (7 is Sunday again); else max.
+	drawMax int
 }
 
 var (
-	secondField = fieldSpec{name: "second", min: 0, max: 59}
-	minuteField = fieldSpec{name: "minute", min: 0, max: 59}
-	hourField   = fieldSpec{name: "hour", min: 0, max: 23}
-	domField    = fieldSpec{name: "day-of-month", min: 1, max: 31}
-	monthField  = fieldSpec{name: "month", min: 1, max: 12,
+	secondField = fieldSpec{name: "second", min: 0, max: 59, drawMax: 59}
+	minuteField = fieldSpec{name: "minute", min: 0, max: 59, drawMax: 59}
+	hourField   = fieldSpec{name: "hour", min: 0, max: 23, drawMax: 23}
+	domField    = fieldSpec{name: "day-of-month", min: 1, max: 31, drawMax: 28}
+	monthField  = fieldSpec{name: "month", min: 1, max: 12, drawMax: 12,
 		names: []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}}
 	// Day of week runs to 7 as in cron, where 7 is Sunday again; parseField
 	// folds it into 0 once the field is read.
-	dowField = fieldSpec{name: "day-of-week", min: 0, max: 7,
+	dowField = fieldSpec{name: "day-of-week", min: 0, max: 7, drawMax: 6,
 		names: []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}}
 )
 
@@ -36,10 +40,11 @@ type parsedField struct {
 }
 
 // parseField reads one field the way cronie's entry.c does: a comma list of
-// `*`, `N` or `N-M`, each optionally followed by `/STEP`. Anything else is
-// an error that names the field and, for syntax of other schedulers
-// (Quartz, Jenkins), says so.
-func parseField(f fieldSpec, text string) (parsedField, error) {
+// `*`, `N` or `N-M`, each optionally followed by `/STEP`, and the drawn
+// forms of Jenkins (`H`, see parseHashed) and cronie (`a~b`, see
+// parseTilde), whose values come from seed. Anything else is an error that
+// names the field and, for syntax of other schedulers (Quartz), says so.
+func parseField(f fieldSpec, text, seed string) (parsedField, error) {
 	p := parsedField{star: strings.HasPrefix(text, "*") || strings.HasPrefix(text, "?")}
 	if text == "" {
 		return p, fmt.Errorf("%s: empty field", f.name)
@@ -51,7 +56,7 @@ func parseField(f fieldSpec, text string) (parsedField, error) {
 		if elem == "" {
 			return p, fmt.Errorf("%s: empty list element in %q", f.name, text)
 		}
-		bits, err := parseElement(f, elem)
+		bits, err := parseElement(f, elem, seed)
 		if err != nil {
 			return p, fmt.Errorf("%s: %w", f.name, err)
 		}
@@ -63,17 +68,21 @@ func parseField(f fieldSpec, text string) (parsedField, error) {
 	return p, nil
 }
 
-// parseElement reads `*[/S]`, `N[/S]` or `N-M[/S]` into a bit set.
-func parseElement(f fieldSpec, elem string) (uint64, error) {
+// parseElement reads `*[/S]`, `N[/S]`, `N-M[/S]`, a hashed `H` form or a
+// cronie `~` form into a bit set.
+func parseElement(f fieldSpec, elem, seed string) (uint64, error) {
+	switch {
+	case strings.HasPrefix(elem, "H"):
+		return parseHashed(f, elem, seed)
+	case strings.Contains(elem, "~"):
+		return parseTilde(f, elem, seed)
+	}
 	rng, stepText, hasStep := strings.Cut(elem, "/")
 	step := 1
 	if hasStep {
-		n, err := strconv.Atoi(stepText)
-		switch {
-		case stepText == "" || err != nil || n < 0 || strings.TrimLeft(stepText, "0123456789") != "":
-			return 0, fmt.Errorf("step %q in %q is not a number", stepText, elem)
-		case n == 0:
-			return 0, fmt.Errorf("step 0 in %q: a step must be at least 1", elem)
+		n, err := parseStep(stepText, elem)
+		if err != nil {
+			return 0, err
 		}
 		step = n
 	}
@@ -89,6 +98,18 @@ func parseElement(f fieldSpec, elem string) (uint64, error) {
 		bits |= 1 << uint(v)
 	}
 	return bits, nil
+}
+
+// parseStep reads the number after a `/`.
+func parseStep(stepText, elem string) (int, error) {
+	n, err := strconv.Atoi(stepText)
+	switch {
+	case stepText == "" || err != nil || n < 0 || strings.TrimLeft(stepText, "0123456789") != "":
+		return 0, fmt.Errorf("step %q in %q is not a number", stepText, elem)
+	case n == 0:
+		return 0, fmt.Errorf("step 0 in %q: a step must be at least 1", elem)
+	}
+	return n, nil
 }
 
 // parseRange reads `*`, `?`, `N` or `N-M` and checks both ends.
@@ -169,22 +190,18 @@ func nameIndex(f fieldSpec, s string) int {
 func foreignSyntax(f fieldSpec, text string) string {
 	up := strings.ToUpper(text)
 	switch {
-	case strings.ContainsRune(up, 'H') && !containsName(f, up):
-		return fmt.Sprintf("%q: H is Jenkins syntax (a hashed value), not supported; write the value", text)
 	case strings.Contains(up, "#"):
 		return fmt.Sprintf("%q: # (the nth weekday of the month) is Quartz syntax, not supported", text)
 	case up == "L" || strings.HasSuffix(up, "L") && !containsName(f, up) || strings.HasPrefix(up, "L-") || up == "LW":
 		return fmt.Sprintf("%q: L (last day) is Quartz syntax, not supported", text)
 	case strings.HasSuffix(up, "W") && !containsName(f, up):
 		return fmt.Sprintf("%q: W (nearest weekday) is Quartz syntax, not supported", text)
-	case strings.Contains(up, "~"):
-		return fmt.Sprintf("%q: ~ (a random value) is not supported; use the job's jitter", text)
 	}
 	return ""
 }
 
 // containsName reports whether text holds one of the field's names, whose
-// letters (tHu, juL, ...) must not be taken for Quartz or Jenkins syntax.
+// letters (juL, wed, ...) must not be taken for Quartz syntax.
 func containsName(f fieldSpec, up string) bool {
 	for _, n := range f.names {
 		if strings.Contains(up, strings.ToUpper(n)) {

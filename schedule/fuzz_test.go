@@ -6,7 +6,8 @@ import (
 )
 
 // FuzzParse feeds arbitrary expressions to Parse, Next and Lint: none may
-// panic or hang, and Next must move strictly forward. Run it with
+// panic or hang, Next must move strictly forward, and the job's name may
+// change what H and ~ draw but never whether the expression parses. Run it with
 // `go test -fuzz FuzzParse ./schedule`.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
@@ -16,6 +17,8 @@ func FuzzParse(f *testing.F) {
 		"CRON_TZ=America/New_York 30 2 * * *", "TZ=Australia/Lord_Howe 15 2 * * *", "CRON_TZ=UTC",
 		"TZ=", "CRON_TZ=UTC TZ=UTC", "TZ=../../etc/passwd * * * * *", "* * * * * * *", "*/0 * * * *",
 		"1-5/9223372036854775807 * * * *", "? ? ? ? ?", "* 30 2 * * *",
+		"H H H H H", "H/9223372036854775807 * * * *", "H(0-59)/1 H(8-17) * * *", "H() * * * *",
+		"~ ~ ~ ~ ~", "0~ ~0 * * mon~fri", "~/5 * * * *", "H~ * * * *", "0 0 H(29-31) 2 *",
 	} {
 		f.Add(seed)
 	}
@@ -33,6 +36,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, expr string) {
 		s, err := Parse(expr, ny)
+		if _, named := ParseFor(expr, ny, "invoice"); (named == nil) != (err == nil) {
+			t.Fatalf("%q: Parse says %v, ParseFor with a name %v", expr, err, named)
+		}
 		if err != nil {
 			return
 		}

@@ -40,7 +40,12 @@ func MinInterval(s Schedule, from time.Time, samples int) time.Duration {
 // minute-first cron with a trailing year. It returns nil for an expression
 // Parse rejects, since Parse's error already says what is wrong.
 func Lint(expr string, loc *time.Location, from time.Time) []string {
-	s, err := Parse(expr, loc)
+	return LintFor(expr, loc, "", from)
+}
+
+// LintFor is Lint for the job called seed, whose `H` and `~` draw from it.
+func LintFor(expr string, loc *time.Location, seed string, from time.Time) []string {
+	s, err := ParseFor(expr, loc, seed)
 	if err != nil {
 		return nil
 	}
@@ -76,11 +81,11 @@ func yearFieldWarning(expr string) string {
 	if len(f) != 6 || f[0] != "0" || (f[5] != "*" && f[5] != "?") {
 		return ""
 	}
-	asYear, err := parseCron(expr, f[:5], time.UTC)
+	asYear, err := parseCron(expr, f[:5], time.UTC, "")
 	if err != nil {
 		return ""
 	}
-	asSeconds, err := parseCron(expr, f, time.UTC)
+	asSeconds, err := parseCron(expr, f, time.UTC, "")
 	if err != nil || sameFields(asYear.(*cronSchedule), asSeconds.(*cronSchedule)) {
 		return ""
 	}

@@ -16,6 +16,10 @@
 // both day fields must match; when both are restricted, either may. `?`
 // is accepted as `*` (Quartz users write it), seconds as a sixth, leading
 // field. DST follows crond's main loop (see cronSchedule).
+//
+// A field may also draw its value from the job's name (ParseFor): Jenkins'
+// `H`, `H(a-b)`, `H/n`, `H(a-b)/n` and cronie's `a~b`, `~b`, `a~`, `~`.
+// A drawn field is restricted for the day rule, as a written value is.
 package schedule
 
 import (
@@ -39,8 +43,16 @@ type Schedule interface {
 
 // Parse parses a schedule expression evaluated in loc (time.Local if nil)
 // unless a CRON_TZ= or TZ= prefix names another zone. Errors wrap
-// ErrBadSchedule and quote the expression.
+// ErrBadSchedule and quote the expression. It is ParseFor with the empty
+// seed: `H` and `~` draw the values of a job with no name.
 func Parse(expr string, loc *time.Location) (Schedule, error) {
+	return ParseFor(expr, loc, "")
+}
+
+// ParseFor is Parse for the job called seed: the values of `H` and `~` are
+// drawn from a hash of seed and the field (see hash.go), so that the same
+// job name gives the same schedule on every host.
+func ParseFor(expr string, loc *time.Location, seed string) (Schedule, error) {
 	if loc == nil {
 		loc = time.Local
 	}
@@ -59,7 +71,7 @@ func Parse(expr string, loc *time.Location) (Schedule, error) {
 	if fields[0] == "@every" {
 		return parseEvery(expr, fields, loc)
 	}
-	return parseCron(expr, fields, loc)
+	return parseCron(expr, fields, loc, seed)
 }
 
 // splitZone splits a leading CRON_TZ=Zone or TZ=Zone off s.
@@ -129,7 +141,7 @@ var descriptors = map[string]string{
 }
 
 // parseCron parses 5 or 6 cron fields, or a descriptor.
-func parseCron(expr string, fields []string, loc *time.Location) (Schedule, error) {
+func parseCron(expr string, fields []string, loc *time.Location, seed string) (Schedule, error) {
 	if strings.HasPrefix(fields[0], "@") {
 		return parseDescriptor(expr, fields, loc)
 	}
@@ -143,7 +155,7 @@ func parseCron(expr string, fields []string, loc *time.Location) (Schedule, erro
 	}
 	parsed := make([]parsedField, len(fields))
 	for i, text := range fields {
-		p, err := parseField(specs[i], text)
+		p, err := parseField(specs[i], text, seed)
 		if err != nil {
 			if hint := yearHint(fields); hint != "" && i == len(fields)-1 {
 				return nil, bad(expr, "%s", hint)
@@ -184,7 +196,7 @@ func parseDescriptor(expr string, fields []string, loc *time.Location) (Schedule
 	if len(fields) != 1 {
 		return nil, bad(expr, "%s takes nothing after it", fields[0])
 	}
-	s, err := parseCron(expr, strings.Fields(body), loc)
+	s, err := parseCron(expr, strings.Fields(body), loc, "")
 	if err != nil {
 		panic("schedule: descriptor " + d + ": " + err.Error()) // the table above is wrong
 	}
