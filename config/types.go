@@ -50,10 +50,13 @@ type Config struct {
 	StateDir      string        // absolute; relative state_dir is resolved against the file's directory
 	ShutdownGrace time.Duration // default 30s
 	LockBackend   LockBackend
-	History       HistoryPolicy
-	Metrics       Metrics
-	Console       Console
-	Jobs          []Job
+	// HistoryBackend is where the history every host shares lives; its
+	// zero value (Type "") is the local SQLite store alone.
+	HistoryBackend HistoryBackend
+	History        HistoryPolicy
+	Metrics        Metrics
+	Console        Console
+	Jobs           []Job
 	// SecretEnv names the environment variables that lock_backend's url
 	// or dsn expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
 	// do not get unless their own env sets them.
@@ -103,6 +106,22 @@ const (
 	BackendRedis    = "redis"
 	BackendMySQL    = "mysql"
 	BackendPostgres = "postgres"
+)
+
+// HistoryBackend selects the shared history (history_backend). The local
+// SQLite store is always written; with Type "postgres" its records are
+// also shipped to URL, where every host of the fleet reads them.
+type HistoryBackend struct {
+	Type string // "" or "sqlite": the local store alone; "postgres"
+	URL  string // postgres url; ${ENV} expanded
+	Line int    // position of the history_backend key, for messages (0 when absent)
+	Col  int
+}
+
+// History backend types.
+const (
+	HistoryLocal    = "sqlite"
+	HistoryPostgres = "postgres"
 )
 
 // HistoryPolicy bounds the run history (issue 5).
