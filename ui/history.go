@@ -181,6 +181,10 @@ func (v historyView) View() string {
 		{title: "TOOK", min: 4, want: 6, max: 6, drop: 1, grow: 5},
 		{title: "DETAIL", min: 10, want: 30, max: 200, grow: 1},
 	}
+	hostW := v.hostWidth()
+	if hostW > 0 {
+		cols = slices.Insert(cols, 2, column{title: "HOST", min: 4, want: hostW, max: hostW, drop: 2, grow: 6})
+	}
 	widths := layout(cols, v.width-2)
 	lines = append(lines, headerRow(st, cols, widths, v.width))
 	if len(v.rows) == 0 {
@@ -190,9 +194,31 @@ func (v historyView) View() string {
 		r := v.c.data.records[v.rows[i]]
 		rc := recordCells(st, now, r)
 		cells := []cell{rc[1], {text: r.Job}, rc[0], rc[2], rc[3]}
+		if hostW > 0 {
+			cells = slices.Insert(cells, 2, cell{text: shortHost(r.Host)})
+		}
 		lines = append(lines, row(st, cells, widths, i == v.cur.pos, v.width))
 	}
 	return pad(lines, v.height)
+}
+
+// hostWidth is the width of the HOST column: 0 (no column) while every
+// record is of one host, as on a host without a shared history; with a
+// fleet's history, the widest short host name.
+func (v historyView) hostWidth() int {
+	first, w, many := "", 0, false
+	for _, i := range v.rows {
+		h := shortHost(v.c.data.records[i].Host)
+		if first == "" {
+			first = h
+		}
+		many = many || h != first
+		w = max(w, len(h))
+	}
+	if !many {
+		return 0
+	}
+	return min(max(w, len("HOST")), 20)
 }
 
 // stripLines draws the timeline strips, glyphs of one outcome styled

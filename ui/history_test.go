@@ -2,6 +2,7 @@ package ui
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -31,6 +32,35 @@ func TestHistoryTextFilter(t *testing.T) {
 			}
 			if len(m.hist.rows) != tc.wantRows || !reflect.DeepEqual(strips, tc.wantStrips) {
 				t.Errorf("%d rows, strips %v; want %d, %v", len(m.hist.rows), strips, tc.wantRows, tc.wantStrips)
+			}
+		})
+	}
+}
+
+// The HOST column appears once the records come from more than one host
+// (a fleet's shared history), and not before.
+func TestHistoryHostColumnOnlyForAFleet(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		hosts    []string
+		wantHost bool
+	}{
+		{"one host", []string{"web-1.example.com", "web-1.example.com"}, false},
+		{"a fleet", []string{"web-1.example.com", "web-2.example.com"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			for i := range f.records {
+				f.records[i].Host = tc.hosts[i%2]
+			}
+			m := loaded(t, f, Options{}, 120, 30)
+			m, _ = press(m, "shift+tab")
+			screen := m.View()
+			if got := strings.Contains(screen, "HOST"); got != tc.wantHost {
+				t.Fatalf("HOST column shown %v, want %v:\n%s", got, tc.wantHost, screen)
+			}
+			if tc.wantHost && (!strings.Contains(screen, "web-1") || !strings.Contains(screen, "web-2")) {
+				t.Errorf("the rows do not name both hosts:\n%s", screen)
 			}
 		})
 	}
