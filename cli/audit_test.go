@@ -228,3 +228,18 @@ func TestAuditCommandUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditCompletesJobs: --job completes the names of jobs.yaml's jobs.
+func TestAuditCompletesJobs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.yaml")
+	if err := os.WriteFile(path, []byte(auditFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := Execute([]string{"--config", path, "__complete", "audit", "--job", ""}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if got := strings.Fields(out.String()); len(got) < 3 || got[0] != "a" || got[1] != "b" {
+		t.Errorf("completions %q, want a, b and the directive", got)
+	}
+}
