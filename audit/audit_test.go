@@ -87,6 +87,9 @@ func TestAuditClasses(t *testing.T) {
 			attempt(ok("r2", "host-a", at(10, 10)), 1, run.Failed), with(attempt(ok("r2", "host-a", at(10, 10)), 2, run.Running), func(r *run.Record) { r.EndedAt = time.Time{} }),
 			attempt(ok("r3", "host-a", at(10, 20)), 1, run.Failed), attempt(ok("r3", "host-a", at(10, 20)), 2, run.OK), ok("r4", "host-b", at(10, 20)),
 		}, want: []string{"10:00 ran host-a ok 3", "10:10 open host-a running 2", "10:20 duplicated host-a,host-b - 2"}},
+		{name: "a chain whose first attempt is lost is one run", now: at(10, 0), recs: []run.Record{
+			attempt(ok("r1", "host-a", at(10, 0)), 2, run.Failed), attempt(ok("r1", "host-a", at(10, 0)), 3, run.OK),
+		}, want: []string{"10:00 ran host-a ok 3"}},
 		{name: "an error that never started is no run", now: at(10, 10), recs: []run.Record{
 			{Job: "a", RunID: "r1", Outcome: run.Error, ScheduledAt: at(10, 0), EndedAt: at(10, 0), Host: "host-a", Reason: "cannot take lock: connection refused"},
 			with(ok("r2", "host-a", at(10, 10)), func(r *run.Record) { r.Outcome, r.Reason = run.Error, "not started: no such file" }),
