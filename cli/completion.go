@@ -52,6 +52,11 @@ func addCompletion(root *cobra.Command, g *globals) {
 			return matching(knownOutcomes(), nil, prefix), cobra.ShellCompDirectiveNoFileComp
 		})
 	}
+	if a, _, err := root.Find([]string{"audit"}); err == nil && a.Flags().Lookup("job") != nil {
+		_ = a.RegisterFlagCompletionFunc("job", func(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+			return matching(completionNames(g.configPath), nil, prefix), cobra.ShellCompDirectiveNoFileComp
+		})
+	}
 }
 
 // configArg takes --config out of the arguments of a command that parses

@@ -1,0 +1,175 @@
+package audit
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"cronvisor/config"
+	"cronvisor/run"
+)
+
+// Grace is how long after a slot, on top of the job's jitter, a slot that
+// has no record yet is open rather than missed: the scheduler still starts
+// a fire that is up to a minute late (runner.LateTolerance), and the start's
+// record is committed a moment after the exec.
+const Grace = time.Minute
+
+// Class is what became of one slot.
+type Class string
+
+// The classes of a slot (the contract's names), and Extra, which is no
+// slot at all.
+const (
+	Ran        Class = "ran"        // exactly one run (with its retries)
+	Skipped    Class = "skipped"    // no run; a skip record says why
+	Missed     Class = "missed"     // no host fired it
+	Duplicated Class = "duplicated" // more than one run
+	Open       Class = "open"       // a run still going, or a fire that may still come
+	// Extra is a run at an instant the current schedule does not owe (a
+	// schedule changed within the window): not a slot, so not counted.
+	Extra Class = "extra"
+)
+
+// Classes are the classes of a slot, in the order a summary names them.
+func Classes() []Class { return []Class{Ran, Skipped, Missed, Duplicated, Open} }
+
+// Slot is one slot the schedule owed (or, as Extra, a run it did not owe),
+// classified.
+type Slot struct {
+	Job      string
+	At       time.Time // the slot, before jitter, in the schedule's zone
+	Class    Class
+	Host     string      // who ran it (several, comma-separated, when duplicated); who skipped it
+	Outcome  run.Outcome // the final outcome of the run's last attempt; "" when nothing ran
+	Attempts int         // attempts of the run (the highest attempt number); 0 when nothing ran
+	Reason   string
+	RunIDs   []string // every record of the slot, oldest first
+}
+
+// Input is what Audit judges.
+type Input struct {
+	// Jobs are the jobs whose slots are owed: the current jobs.yaml's.
+	Jobs []config.Job
+	// Records are the history's records of those jobs since Since; the
+	// records of other jobs and manual runs are left out.
+	Records []run.Record
+	// Since is the start of the window asked for; Now its end.
+	Since, Now time.Time
+	// Began is when the history began (its oldest record, or the horizon
+	// of its retention): slots before it are not judged. Zero means the
+	// history holds nothing, and nothing is judged.
+	Began time.Time
+	// KeepRuns is how many records per job the history keeps (0: no
+	// limit). A job with that many records in the window may have lost
+	// older ones to pruning, so it is judged from its oldest record on.
+	KeepRuns int
+}
+
+// JobReport is one job's slots over the window.
+type JobReport struct {
+	Job    string
+	From   time.Time // the first instant judged (zero when nothing was)
+	Slots  []Slot    // in time order
+	Extra  []Slot    // runs at instants the schedule does not owe, in time order
+	Counts Counts
+}
+
+// Report is the audit of every job.
+type Report struct {
+	Jobs  []JobReport
+	Total Counts
+}
+
+// Failed reports whether any slot was missed or duplicated: what an
+// operator must look at.
+func (r Report) Failed() bool { return r.Total[Missed] > 0 || r.Total[Duplicated] > 0 }
+
+// Counts are the slots of each class.
+type Counts map[Class]int
+
+// String names every class with its count, as the summary line does:
+// "ran 58, skipped 116, missed 0, duplicated 0, open 1".
+func (c Counts) String() string {
+	parts := make([]string, 0, len(Classes()))
+	for _, cl := range Classes() {
+		parts = append(parts, fmt.Sprintf("%s %d", cl, c[cl]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Audit rebuilds every slot each job's schedule owed from the window's
+// start (clipped to Began) to Now and classifies it from the records.
+func Audit(in Input) Report {
+	byJob := map[string][]run.Record{}
+	for _, r := range in.Records {
+		if r.Manual || r.ScheduledAt.IsZero() {
+			continue // a manual run has no slot
+		}
+		byJob[r.Job] = append(byJob[r.Job], r)
+	}
+	rep := Report{Total: Counts{}}
+	for _, j := range in.Jobs {
+		if j.Sched == nil {
+			continue
+		}
+		jr := auditJob(j, byJob[j.Name], in)
+		for cl, n := range jr.Counts {
+			rep.Total[cl] += n
+		}
+		rep.Jobs = append(rep.Jobs, jr)
+	}
+	return rep
+}
+
+// auditJob walks j's slots over the window and classifies each from recs,
+// j's records.
+func auditJob(j config.Job, recs []run.Record, in Input) JobReport {
+	jr := JobReport{Job: j.Name, Counts: Counts{}}
+	if in.Began.IsZero() {
+		return jr
+	}
+	from := later(in.Since, in.Began)
+	if in.KeepRuns > 0 && len(recs) >= in.KeepRuns {
+		from = later(from, oldestSlot(recs))
+	}
+	jr.From = from
+	bySlot := map[int64][]run.Record{}
+	for _, r := range recs {
+		k := r.ScheduledAt.UnixNano()
+		bySlot[k] = append(bySlot[k], r)
+	}
+	covered := missedCoverage(j, recs, in.Now)
+	prev := time.Time{}
+	for t := j.Sched.Next(from.Add(-time.Nanosecond)); !t.IsZero() && !t.After(in.Now); t = j.Sched.Next(t) {
+		if !prev.IsZero() && !t.After(prev) {
+			break // a schedule that does not move on would never end
+		}
+		prev = t
+		k := t.UnixNano()
+		s := classify(j, t, bySlot[k], covered[k], in.Now)
+		delete(bySlot, k)
+		jr.Slots = append(jr.Slots, s)
+		jr.Counts[s.Class]++
+	}
+	jr.Extra = extras(j, bySlot, from, in.Now)
+	return jr
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func oldestSlot(recs []run.Record) time.Time {
+	var o time.Time
+	for _, r := range recs {
+		if o.IsZero() || r.ScheduledAt.Before(o) {
+			o = r.ScheduledAt
+		}
+	}
+	return o
+}
