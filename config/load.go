@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -255,6 +256,15 @@ func (d *decoder) config(root *yaml.Node) *Config {
 	}
 	if e, ok := lookup(topKeys, top, "lock_backend"); ok {
 		cfg.SecretEnv = d.lockBackend(&cfg.LockBackend, e)
+	}
+	if e, ok := lookup(topKeys, top, "history_backend"); ok {
+		var secrets []string
+		secrets, cfg.HistoryUnsetEnv = d.historyBackend(&cfg.HistoryBackend, e)
+		for _, s := range secrets {
+			if !slices.Contains(cfg.SecretEnv, s) {
+				cfg.SecretEnv = append(cfg.SecretEnv, s)
+			}
+		}
 	}
 	if e, ok := lookup(topKeys, top, "history"); ok {
 		d.history(&cfg.History, e.val)
