@@ -11,6 +11,18 @@ import (
 // them.
 var historyTypes = []string{HistoryLocal, HistoryPostgres}
 
+// historyBackendOf decodes history_backend into cfg: the backend, its
+// variables unset in this shell, its secrets beside lock_backend's.
+func (d *decoder) historyBackendOf(cfg *Config, e entry) {
+	var secrets []string
+	secrets, cfg.HistoryUnsetEnv = d.historyBackend(&cfg.HistoryBackend, e)
+	for _, s := range secrets {
+		if !slices.Contains(cfg.SecretEnv, s) {
+			cfg.SecretEnv = append(cfg.SecretEnv, s)
+		}
+	}
+}
+
 // historyBackend decodes history_backend. Its url is expanded and checked
 // as lock_backend's is (messages quote it as written, a reading command
 // leaves it empty when a variable it names is not set), and it returns the

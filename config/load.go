@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -258,13 +257,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		cfg.SecretEnv = d.lockBackend(&cfg.LockBackend, e)
 	}
 	if e, ok := lookup(topKeys, top, "history_backend"); ok {
-		var secrets []string
-		secrets, cfg.HistoryUnsetEnv = d.historyBackend(&cfg.HistoryBackend, e)
-		for _, s := range secrets {
-			if !slices.Contains(cfg.SecretEnv, s) {
-				cfg.SecretEnv = append(cfg.SecretEnv, s)
-			}
-		}
+		d.historyBackendOf(cfg, e)
 	}
 	if e, ok := lookup(topKeys, top, "history"); ok {
 		d.history(&cfg.History, e.val)
