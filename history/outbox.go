@@ -26,6 +26,13 @@ const (
 	shipAllSQL = `INSERT INTO ship (run_id) SELECT run_id FROM runs ORDER BY id`
 )
 
+// What SetShipping asked, for a file opened later.
+const (
+	shipUnset = iota
+	shipOn
+	shipOff
+)
+
 // Shipment is a run to ship: the record as it is now, and the newest
 // outbox row that asked for it.
 type Shipment struct {
@@ -39,11 +46,17 @@ type Shipment struct {
 // turning it on again is a no-op. Turning it off drops the triggers and
 // empties the outbox.
 func (s *Store) SetShipping(ctx context.Context, on bool) error {
-	h, err := s.writer()
+	want := int32(shipOff)
+	if on {
+		want = shipOn
+	}
+	if s.shipping.Swap(want) == want && s.h.Load() != nil {
+		return nil
+	}
+	h, err := s.writer() // an unopened store that opens applies it there
 	if err != nil {
 		return err
 	}
-	s.shipping.Store(on)
 	if err := h.ship(ctx, on); err != nil {
 		return fmt.Errorf("history: turn shipping %s: %w", onOff(on), classify(err))
 	}

@@ -139,8 +139,8 @@ func (s *Store) reopen() (*handle, error) {
 			h, err = openWritable(s.path)
 		}
 	}
-	if err == nil && s.shipping.Load() {
-		if err = h.ship(context.Background(), true); err != nil {
+	if want := s.shipping.Load(); err == nil && want != shipUnset {
+		if err = h.ship(context.Background(), want == shipOn); err != nil {
 			h.close()
 		}
 	}

@@ -90,9 +90,10 @@ type Store struct {
 	closed   atomic.Bool
 	mu       sync.Mutex // serialises opening and reopening
 	onReopen func(path, setAside string)
-	// shipping: SetShipping turned the outbox on, so a file opened
-	// again (deleted or replaced) gets its triggers too.
-	shipping atomic.Bool
+	// shipping is what SetShipping last asked (shipUnset, shipOn,
+	// shipOff), applied again to a file opened later: an unopened store
+	// that opens, or a file deleted or replaced.
+	shipping atomic.Int32
 }
 
 // handle is one open database file.
