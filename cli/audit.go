@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -69,7 +70,7 @@ func auditAt(g *globals, f auditFlags, now time.Time) error {
 		jobs = []config.Job{j}
 	}
 	from := now.Add(-since)
-	h, err := auditRecords(context.Background(), cfg, f.job, from, now)
+	h, err := auditRecords(context.Background(), g.stderr, cfg, f.job, from, now)
 	if err != nil {
 		return exitCode(1, err)
 	}
@@ -107,7 +108,10 @@ type auditHistory struct {
 
 // auditRecords reads the records of job ("" for every job) since since,
 // and when the history began: the one place audit reads the history.
-func auditRecords(ctx context.Context, cfg *config.Config, job string, since, now time.Time) (auditHistory, error) {
+func auditRecords(ctx context.Context, stderr io.Writer, cfg *config.Config, job string, since, now time.Time) (auditHistory, error) {
+	if h, ok := sharedAuditRecords(ctx, stderr, cfg, job, since); ok {
+		return h, nil
+	}
 	store, err := history.OpenReadOnly(statedir.Dir(cfg.StateDir).History())
 	if errors.Is(err, history.ErrNoHistory) {
 		return auditHistory{}, nil
@@ -125,6 +129,33 @@ func auditRecords(ctx context.Context, cfg *config.Config, job string, since, no
 	}
 	h.records, err = store.Query(ctx, history.Filter{Job: job, Since: since, Limit: 0})
 	return h, err
+}
+
+// sharedAuditRecords reads the fleet's shared history for audit
+// (history_backend: postgres); ok is false when there is none, or it did
+// not answer (said on stderr), and this host's store is read instead. The
+// shared history is not pruned by keep_runs, only its window by keep_age.
+func sharedAuditRecords(ctx context.Context, stderr io.Writer, cfg *config.Config, job string, since time.Time) (h auditHistory, ok bool) {
+	s := sharedHistory(stderr, cfg)
+	if s == nil {
+		return h, false
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(ctx, sharedWait)
+	defer cancel()
+	began, err := s.Oldest(ctx)
+	if err == nil {
+		h.began = began
+		h.records, err = s.Query(ctx, history.Filter{Job: job, Since: since, Limit: 0})
+	}
+	if err != nil {
+		sharedDown(stderr, err)
+		return auditHistory{}, false
+	}
+	if cfg.History.KeepAge > 0 && !h.began.IsZero() {
+		h.began = laterOf(h.began, time.Now().Add(-cfg.History.KeepAge))
+	}
+	return h, true
 }
 
 func laterOf(a, b time.Time) time.Time {

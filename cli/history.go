@@ -92,6 +92,15 @@ func runHistory(g *globals, f historyFlags) error {
 		return err
 	}
 	_, inConfig := findJob(cfg, f.job)
+	hosts := cfg.HistoryBackend.Type == config.HistoryPostgres
+	if !f.overlaps { // --overlaps groups this host's records
+		if recs, ok := sharedRecords(g.stderr, cfg, filter); ok {
+			if f.job != "" && !inConfig && len(recs) == 0 {
+				return noJob(g, cfg, f.job)
+			}
+			return showHistory(g, recs, f.asJSON, hosts)
+		}
+	}
 	store, err := history.OpenReadOnly(statedir.Dir(cfg.StateDir).History())
 	if errors.Is(err, history.ErrNoHistory) {
 		if f.job != "" && !inConfig {
@@ -122,10 +131,16 @@ func runHistory(g *globals, f historyFlags) error {
 	if err != nil {
 		return exitCode(1, err)
 	}
-	if f.asJSON {
+	return showHistory(g, recs, f.asJSON, hosts)
+}
+
+// showHistory prints the records, with a HOST column when they may come
+// from several hosts.
+func showHistory(g *globals, recs []run.Record, asJSON, hosts bool) error {
+	if asJSON {
 		return printJSONLines(g, recs)
 	}
-	printHistoryTable(g, recs)
+	printHistoryTable(g, recs, hosts)
 	return nil
 }
 
@@ -140,12 +155,22 @@ func printJSONLines(g *globals, recs []run.Record) error {
 	return nil
 }
 
-func printHistoryTable(g *globals, recs []run.Record) {
+func printHistoryTable(g *globals, recs []run.Record, hosts bool) {
 	color := wantColor(g)
 	w := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SLOT\tJOB\tOUTCOME\tDURATION\tEXIT\tRUN ID\tREASON")
+	host := func(r run.Record) string {
+		if !hosts {
+			return ""
+		}
+		return dash(r.Host) + "\t"
+	}
+	head := "SLOT\tJOB\tOUTCOME\tDURATION\tEXIT\tRUN ID\tREASON"
+	if hosts {
+		head = "SLOT\tHOST\tJOB\tOUTCOME\tDURATION\tEXIT\tRUN ID\tREASON"
+	}
+	fmt.Fprintln(w, head)
 	for _, r := range recs {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", shortTime(recordTime(r)), r.Job,
+		fmt.Fprintf(w, "%s\t%s%s\t%s\t%s\t%s\t%s\t%s\n", shortTime(recordTime(r)), host(r), r.Job,
 			paintOutcome(r.Outcome, color)+attemptText(r.Attempt), human(r), exitText(r.ExitCode), r.RunID, dash(r.Reason))
 	}
 	_ = w.Flush()

@@ -59,7 +59,7 @@ func TestTablesShareTimeFormat(t *testing.T) {
 	}
 	var out bytes.Buffer
 	g := &globals{stdout: &out}
-	printHistoryTable(g, []run.Record{{Job: "a", RunID: "r1", Outcome: "ok", StartedAt: at, EndedAt: at.Add(time.Second)}})
+	printHistoryTable(g, []run.Record{{Job: "a", RunID: "r1", Outcome: "ok", StartedAt: at, EndedAt: at.Add(time.Second)}}, false)
 	printLocksTable(g, []lockRow{{LockStatus: service.LockStatusOf(lock.Status{Name: "a", Held: true,
 		Record: lock.Record{Holder: run.Holder{PID: 7, Job: "a", RunID: "r1", Since: at}}})}})
 	printStatusTable(g, []ctl.JobStatus{{Name: "a", State: ctl.StateIdle, LastStartedAt: at}}, true)

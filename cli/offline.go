@@ -43,7 +43,7 @@ func closeLocker(l lock.Locker) {
 
 // Jobs implements ui.StateDir.
 func (s *stateDirSource) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
-	return offlineStatuses(ctx, s.cfg, s.locker)
+	return offlineStatuses(ctx, io.Discard, s.cfg, s.locker) // stderr is the console's screen
 }
 
 // Locks implements ui.StateDir.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -35,7 +36,7 @@ their rows.`,
 				return err
 			}
 			ctx := context.Background()
-			jobs, source, offline, err := jobStatuses(ctx, cfg)
+			jobs, source, offline, err := jobStatuses(ctx, g, cfg)
 			if err != nil {
 				return exitCode(1, err)
 			}
@@ -82,7 +83,7 @@ their rows.`,
 
 // jobStatuses asks the daemon, or works it out from the state dir;
 // offline says which.
-func jobStatuses(ctx context.Context, cfg *config.Config) (jobs []ctl.JobStatus, source string, offline bool, err error) {
+func jobStatuses(ctx context.Context, g *globals, cfg *config.Config) (jobs []ctl.JobStatus, source string, offline bool, err error) {
 	// Only "no daemon" falls back to the state dir: a daemon that refused
 	// us, or a socket of another user that we refuse, is said as it is.
 	client, err := ctl.Dial(statedir.Dir(cfg.StateDir).Socket())
@@ -103,7 +104,7 @@ func jobStatuses(ctx context.Context, cfg *config.Config) (jobs []ctl.JobStatus,
 		return nil, "", true, err
 	}
 	defer closeLocker(locker)
-	jobs, err = offlineStatuses(ctx, cfg, locker)
+	jobs, err = offlineStatuses(ctx, g.stderr, cfg, locker)
 	return jobs, "no daemon running; read from " + cfg.StateDir, true, err
 }
 
@@ -125,8 +126,10 @@ func daemonNote(ctx context.Context, client *ctl.Client) string {
 // offlineStatuses builds job statuses from jobs.yaml, the lock files, the
 // pauses and the history store, without a daemon, through the daemon's own
 // builder: nothing schedules the jobs, so no next run is given, and a
-// job's state comes from its lock file.
-func offlineStatuses(ctx context.Context, cfg *config.Config, locker lock.Locker) ([]ctl.JobStatus, error) {
+// job's state comes from its lock file. With a shared history, the last
+// outcomes and starts are the fleet's; a line on stderr says when it did
+// not answer.
+func offlineStatuses(ctx context.Context, stderr io.Writer, cfg *config.Config, locker lock.Locker) ([]ctl.JobStatus, error) {
 	store, err := history.OpenReadOnly(statedir.Dir(cfg.StateDir).History())
 	if err != nil && !errors.Is(err, history.ErrNoHistory) {
 		return nil, err
@@ -138,6 +141,10 @@ func offlineStatuses(ctx context.Context, cfg *config.Config, locker lock.Locker
 	b := service.Statuses{Locks: locker, Pauses: service.PauseFile(pauses)}
 	if store != nil {
 		defer store.Close()
+	}
+	if shared, ok := sharedRecent(ctx, stderr, cfg); ok {
+		b.History = shared // the fleet's last outcomes and starts
+	} else if store != nil {
 		b.History = service.ReadRecent(ctx, store, cfg.Jobs)
 	}
 	return b.Build(ctx, cfg.Jobs), nil

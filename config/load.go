@@ -256,6 +256,9 @@ func (d *decoder) config(root *yaml.Node) *Config {
 	if e, ok := lookup(topKeys, top, "lock_backend"); ok {
 		cfg.SecretEnv = d.lockBackend(&cfg.LockBackend, e)
 	}
+	if e, ok := lookup(topKeys, top, "history_backend"); ok {
+		d.historyBackendOf(cfg, e)
+	}
 	if e, ok := lookup(topKeys, top, "history"); ok {
 		d.history(&cfg.History, e.val)
 	}

@@ -26,6 +26,7 @@ var (
 		{"shutdown_grace", DefaultShutdownGrace.String(), "on SIGTERM, how long running jobs may finish before they are ended like a timeout"},
 		{"defaults", "{}", "any job key but name and lock, applied where a job does not set it"},
 		{"lock_backend", "{type: file}", "where locks live: file (flock on STATE_DIR/locks/LOCK.lock), redis, mysql or postgres"},
+		{"history_backend", "{type: sqlite}", "where the history lives: sqlite (this host's store alone) or postgres (one history for every host sharing it)"},
 		{"history", "", "retention of run records and their output"},
 		{"metrics", "", "{listen: HOST:PORT}: Prometheus /metrics and /healthz (off when absent; daemon --metrics-addr wins)"},
 		{"console", "", "{read_only: true}: every console opens read-only, as with --read-only"},
@@ -79,6 +80,10 @@ var (
 	consoleRef = []Key{
 		{"read_only", "false", "no console key or : command that changes anything (run, pause, resume, kill, reload)"},
 	}
+	historyBackendRef = []Key{
+		{"type", HistoryLocal, "sqlite | postgres: this host's store alone, or also shipped to one history every host shares"},
+		{"url", "", "postgres://USER:PASS@HOST:PORT/DB (postgres only); ${VAR} is expanded from the environment"},
+	}
 	historyRef = []Key{
 		{"keep_runs", fmt.Sprint(DefaultKeepRuns), "records kept per job"},
 		{"keep_age", "720h", "records older than this are pruned"},
@@ -95,6 +100,9 @@ var (
 	metricsKeys = keyNames(metricsRef)
 	consoleKeys = keyNames(consoleRef)
 )
+
+// historyBackendKeys are history_backend's keys.
+var historyBackendKeys = keyNames(historyBackendRef)
 
 func keyNames(keys []Key) []string {
 	names := make([]string, len(keys))
@@ -118,6 +126,7 @@ func Reference() []Section {
 		{"defaults", "job keys applied where a job does not set them", defs},
 		{"jobs[]", "each job", slices.Clone(jobRef[:])},
 		{"lock_backend", "the lock backend", slices.Clone(backendRef)},
+		{"history_backend", "the shared history", slices.Clone(historyBackendRef)},
 		{"history", "retention", slices.Clone(historyRef)},
 		{"metrics", "Prometheus metrics", slices.Clone(metricsRef)},
 		{"console", "the console", slices.Clone(consoleRef)},

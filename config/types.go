@@ -58,7 +58,7 @@ type Config struct {
 	Console        Console
 	Jobs           []Job
 	// SecretEnv names the environment variables that lock_backend's url
-	// or dsn expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
+	// or dsn and history_backend's url expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
 	// do not get unless their own env sets them.
 	SecretEnv []string
 	// UnsetEnv, only from LoadForReading, names the variables that
@@ -66,6 +66,11 @@ type Config struct {
 	// lacks; LockBackend.URL is empty then and the backend cannot be
 	// asked.
 	UnsetEnv []string
+	// HistoryUnsetEnv, only from LoadForReading, names the variables
+	// that history_backend's url needs and this process's environment
+	// lacks; HistoryBackend.URL is empty then and the shared history
+	// cannot be asked.
+	HistoryUnsetEnv []string
 	// Source is where the settings were written, for messages. It is kept
 	// beside the jobs rather than in them so that a Job holds only what
 	// runs: a reload compares jobs, and an edit that moves a job's lines

@@ -85,11 +85,7 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 		e.Close()
 		return nil, err
 	}
-	d.svc, err = service.New(e.Supervisor, e.Locker, cfg, service.WithScheduler(d.sched), service.WithStore(e.Store),
-		service.WithRecent(recent), service.WithReload(d.Reload), service.WithAlerts(e.Notifier.Describe),
-		service.WithHistoryHealth(func() string { return e.History.Health().String() }),
-		service.WithAdopted(e.Recovery.Adopted))
-	if err != nil {
+	if err := d.newService(cfg, recent); err != nil {
 		d.log.Error("saved pauses not restored; every job runs unpaused", "err", err)
 	}
 	e.Listen(d.svc.Handle)
@@ -112,6 +108,23 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	o.Notify.Ready()
 	d.stopWatchdog = o.Notify.Watchdog(func() bool { return d.stopping.Load() || d.sched.Awake(o.Clock.Now(), healthSlack) })
 	return d, nil
+}
+
+// newService makes the daemon's service, with the fleet's shared history
+// when there is one; an error is the saved pauses', beside a working
+// service.
+func (d *Daemon) newService(cfg *config.Config, recent service.StoredRuns) error {
+	e := d.env
+	opts := []service.Option{service.WithScheduler(d.sched), service.WithStore(e.Store),
+		service.WithRecent(recent), service.WithReload(d.Reload), service.WithAlerts(e.Notifier.Describe),
+		service.WithHistoryHealth(func() string { return e.History.Health().String() }),
+		service.WithAdopted(e.Recovery.Adopted)}
+	if shared := d.startFleet(cfg); shared != nil {
+		opts = append(opts, service.WithShared(shared))
+	}
+	var err error
+	d.svc, err = service.New(e.Supervisor, e.Locker, cfg, opts...)
+	return err
 }
 
 // listenLogs adds the logs of skips and of the runs' output to the
@@ -212,6 +225,7 @@ func (d *Daemon) reload() error {
 		d.log.Warn("state_dir and lock_backend changes take effect at restart, not on reload")
 		cfg.StateDir, cfg.LockBackend = old.StateDir, old.LockBackend
 	}
+	keepHistoryBackend(d.log, cfg, old)
 	d.sched.Reload(d.ctx, cfg.Jobs)
 	d.current.Store(cfg)
 	d.env.setConfig(cfg)

@@ -54,11 +54,23 @@ func openSync(b *testing.B, sync string) *Store {
 }
 
 // BenchmarkInsert is the cost of recording one finished run (one commit).
+// With shipping on (history_backend: postgres), the outbox's trigger adds
+// a row to each commit.
 func BenchmarkInsert(b *testing.B) {
-	for _, sync := range []string{synchronousMode, "NORMAL"} {
-		b.Run("synchronous="+sync, func(b *testing.B) {
-			s := openSync(b, sync)
+	for _, tc := range []struct {
+		sync string
+		ship bool
+	}{{synchronousMode, false}, {"NORMAL", false}, {synchronousMode, true}} {
+		name := "synchronous=" + tc.sync
+		if tc.ship {
+			name += "/shipping"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := openSync(b, tc.sync)
 			ctx := context.Background()
+			if err := s.SetShipping(ctx, tc.ship); err != nil {
+				b.Fatal(err)
+			}
 			i := 0
 			for b.Loop() {
 				i++

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -136,6 +137,11 @@ func (s *Store) reopen() (*handle, error) {
 		// Put there while we ran: set it aside as at start-up.
 		if to, err = SetAside(s.path, time.Now()); err == nil {
 			h, err = openWritable(s.path)
+		}
+	}
+	if want := s.shipping.Load(); err == nil && want != shipUnset {
+		if err = h.ship(context.Background(), want == shipOn); err != nil {
+			h.close()
 		}
 	}
 	if err != nil {

@@ -68,6 +68,10 @@ var migrations = []string{
 	CREATE INDEX runs_at ON runs (at);`,
 	// 2: each attempt of a retried slot is its own row; 1 for the first.
 	`ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;`,
+	// 3: the outbox of the fleet's shared history: a row per write of a
+	// run, filled by triggers that exist only while shipping is on (see
+	// SetShipping), emptied as the rows reach the shared store.
+	`CREATE TABLE ship (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL);`,
 }
 
 // Store is the run history of one state dir. It is safe for concurrent use,
@@ -86,6 +90,10 @@ type Store struct {
 	closed   atomic.Bool
 	mu       sync.Mutex // serialises opening and reopening
 	onReopen func(path, setAside string)
+	// shipping is what SetShipping last asked (shipUnset, shipOn,
+	// shipOff), applied again to a file opened later: an unopened store
+	// that opens, or a file deleted or replaced.
+	shipping atomic.Int32
 }
 
 // handle is one open database file.

@@ -36,6 +36,7 @@ type Service struct {
 	sched   *runner.Scheduler
 	locker  lock.Locker
 	store   *history.Store // nil when history is unavailable
+	shared  SharedHistory  // the fleet's history; nil without one
 	reload  func(ctx context.Context) error
 	health  func() string // the history path's state for JobStatus.History; nil: none
 	alerts  func(job string) (notification, failedPing string)
@@ -202,7 +203,33 @@ func (s *Service) Events(ctx context.Context) (<-chan ctl.WireEvent, error) {
 func (s *Service) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
 	v := daemonView{s}
 	b := Statuses{Locks: s.locker, History: v, Pauses: v, Live: v, Health: s.health, Alerts: s.alerts, Adopted: s.adopted, Guard: &s.mu}
-	return b.Build(ctx, s.cfg.Load().Jobs), nil
+	jobs := s.cfg.Load().Jobs
+	if s.shared != nil {
+		b.History, b.Health = s.withShared(ctx, v, jobs)
+	}
+	return b.Build(ctx, jobs), nil
+}
+
+// withShared is the status builder's history and health with the fleet's
+// shared history: the fleet's last outcomes, or this host's and a note
+// while it does not answer.
+func (s *Service) withShared(ctx context.Context, v daemonView, jobs []config.Job) (RecentRuns, func() string) {
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.Name
+	}
+	sums, ok := s.sharedRecent(ctx, names)
+	if ok {
+		return fleetRecent{local: v, shared: sums}, s.health
+	}
+	return v, func() string {
+		if s.health != nil {
+			if h := s.health(); h != "" {
+				return h
+			}
+		}
+		return SharedDown
+	}
 }
 
 // daemonView is what the service knows of its jobs, in the terms of the
@@ -267,7 +294,16 @@ func (s *Service) History(ctx context.Context, q ctl.HistoryQuery) ([]run.Record
 	if limit == 0 {
 		limit = 100
 	}
-	return s.store.Query(ctx, history.Filter{Job: q.Job, Outcomes: q.Outcomes, Since: q.Since, Limit: limit})
+	f := history.Filter{Job: q.Job, Outcomes: q.Outcomes, Since: q.Since, Limit: limit}
+	if s.shared != nil {
+		sctx, cancel := context.WithTimeout(ctx, sharedWait)
+		recs, err := s.shared.Query(sctx, f)
+		cancel()
+		if err == nil {
+			return recs, nil
+		}
+	}
+	return s.store.Query(ctx, f)
 }
 
 // Log implements ctl.Backend: the run's saved log in the state dir, which

@@ -1,0 +1,250 @@
+package fleet
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"cronvisor/history"
+	"cronvisor/run"
+)
+
+// runColumns are cronvisor_runs' columns a Record maps to, in the order
+// of runArgs and scanRun.
+const runColumns = `run_id, job, host, outcome, at, scheduled_at, started_at, ended_at,
+	exit_code, reason, holder_pid, holder_host, holder_job, holder_run_id, holder_since,
+	log_path, supervisor_pid, pid, manual, attempt`
+
+// upsertSQL writes one record, idempotent by run id. A stored row is
+// replaced when it is still running (by anything: a running row's pid,
+// or its end), never by a running one once it has ended, and by another
+// ending only when the stored one is a peer's guess (a dead host's run
+// closed "interrupted", "host lost ..." by another host) or comes from
+// the same host with the same outcome (the same record again, or a note
+// the host added to its own reason).
+const upsertSQL = `INSERT INTO cronvisor_runs (` + runColumns + `)
+	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)
+	ON CONFLICT (run_id) DO UPDATE SET job = EXCLUDED.job, host = EXCLUDED.host,
+		outcome = EXCLUDED.outcome, at = EXCLUDED.at, scheduled_at = EXCLUDED.scheduled_at,
+		started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at,
+		exit_code = EXCLUDED.exit_code, reason = EXCLUDED.reason,
+		holder_pid = EXCLUDED.holder_pid, holder_host = EXCLUDED.holder_host,
+		holder_job = EXCLUDED.holder_job, holder_run_id = EXCLUDED.holder_run_id,
+		holder_since = EXCLUDED.holder_since, log_path = EXCLUDED.log_path,
+		supervisor_pid = EXCLUDED.supervisor_pid, pid = EXCLUDED.pid,
+		manual = EXCLUDED.manual, attempt = EXCLUDED.attempt, shipped_at = now()
+	WHERE cronvisor_runs.outcome = 'running'
+		OR (EXCLUDED.outcome <> 'running' AND (
+			(cronvisor_runs.outcome = 'interrupted' AND cronvisor_runs.reason LIKE 'host lost%')
+			OR (cronvisor_runs.host = EXCLUDED.host AND cronvisor_runs.outcome = EXCLUDED.outcome)))`
+
+// Upsert writes recs in one transaction, each idempotent by run id (see
+// upsertSQL). A record without a host is this store's host's.
+func (s *Store) Upsert(ctx context.Context, recs []run.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := s.EnsureSchema(ctx); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("history backend: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	st, err := tx.PrepareContext(ctx, upsertSQL)
+	if err != nil {
+		return fmt.Errorf("history backend: upsert: %w", err)
+	}
+	for _, r := range recs {
+		if r.Host == "" {
+			r.Host = s.host
+		}
+		if _, err := st.ExecContext(ctx, runArgs(r)...); err != nil {
+			return fmt.Errorf("history backend: upsert %s/%s: %w", r.Job, r.RunID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("history backend: upsert: %w", err)
+	}
+	return nil
+}
+
+// runArgs are r's values for runColumns, in order.
+func runArgs(r run.Record) []any {
+	var hPID, hHost, hJob, hRun, hSince any
+	if h := r.Holder; h != nil {
+		hPID, hHost, hJob, hRun, hSince = int64(h.PID), h.Host, h.Job, h.RunID, nanos(h.Since)
+	}
+	var exit any
+	if r.ExitCode != nil {
+		exit = int32(*r.ExitCode)
+	}
+	return []any{r.RunID, r.Job, r.Host, string(r.Outcome), sortTime(r).UnixNano(),
+		nanos(r.ScheduledAt), nanos(r.StartedAt), nanos(r.EndedAt), exit, r.Reason,
+		hPID, hHost, hJob, hRun, hSince, r.LogPath, int64(r.SupervisorPID), int64(r.PID), r.Manual, int32(max(r.Attempt, 1))}
+}
+
+// sortTime is the "at" column, as in the local store: the slot, else the
+// start, else the end.
+func sortTime(r run.Record) time.Time {
+	for _, t := range []time.Time{r.ScheduledAt, r.StartedAt, r.EndedAt} {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+// nanos stores a zero time as NULL.
+func nanos(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
+}
+
+// fromNanos reads a stored time in the machine's zone; NULL is zero.
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).Local()
+}
+
+// Query returns the records of every host that match f, newest first,
+// as history.Store.Query does: by the slot, else the start, else the end.
+func (s *Store) Query(ctx context.Context, f history.Filter) ([]run.Record, error) {
+	var where []string
+	var a []any
+	arg := func(cond string, v any) {
+		a = append(a, v)
+		where = append(where, fmt.Sprintf(cond, len(a)))
+	}
+	if f.Job != "" {
+		arg("job = $%d", f.Job)
+	}
+	if len(f.Outcomes) > 0 {
+		outs := make([]string, len(f.Outcomes))
+		for i, o := range f.Outcomes {
+			outs[i] = string(o)
+		}
+		arg("outcome = ANY($%d)", outs)
+	}
+	if !f.Since.IsZero() {
+		arg("at >= $%d", f.Since.UnixNano())
+	}
+	if !f.Before.IsZero() {
+		arg("at < $%d", f.Before.UnixNano())
+	}
+	q := "SELECT " + runColumns + " FROM cronvisor_runs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY at DESC, started_at DESC NULLS LAST, run_id DESC"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, a...)
+	if noTable(err) {
+		return nil, nil // no host has shipped anything yet
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history backend: query: %w", err)
+	}
+	defer rows.Close()
+	var out []run.Record
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("history backend: query: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history backend: query: %w", err)
+	}
+	return out, nil
+}
+
+// noTable tells whether err is PostgreSQL's undefined_table: the readers
+// create nothing (their role may only read), and no table yet is no
+// record yet.
+func noTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42P01"
+}
+
+// scanRun reads runColumns into a Record.
+func scanRun(rows *sql.Rows) (run.Record, error) {
+	var r run.Record
+	var at, sPID, pid int64
+	var attempt int32
+	var sched, start, end, exit, hPID, hSince sql.NullInt64
+	var hHost, hJob, hRun sql.NullString
+	err := rows.Scan(&r.RunID, &r.Job, &r.Host, &r.Outcome, &at, &sched, &start, &end,
+		&exit, &r.Reason, &hPID, &hHost, &hJob, &hRun, &hSince,
+		&r.LogPath, &sPID, &pid, &r.Manual, &attempt)
+	if err != nil {
+		return run.Record{}, err
+	}
+	r.SupervisorPID, r.PID, r.Attempt = int(sPID), int(pid), int(attempt)
+	r.ScheduledAt, r.StartedAt, r.EndedAt = fromNanos(sched), fromNanos(start), fromNanos(end)
+	if exit.Valid {
+		c := int(exit.Int64)
+		r.ExitCode = &c
+	}
+	if hPID.Valid {
+		r.Holder = &run.Holder{PID: int(hPID.Int64), Host: hHost.String, Job: hJob.String,
+			RunID: hRun.String, Since: fromNanos(hSince)}
+	}
+	return r, nil
+}
+
+// summariesSQL is history's Summaries across the fleet: per job of an
+// array, the newest record's outcome and end, the newest start, and the
+// newest slot of a scheduled fire, each in Query's order.
+const summariesSQL = `SELECT j.job, l.outcome, l.ended_at,
+	(SELECT r.started_at FROM cronvisor_runs r WHERE r.job = j.job AND r.started_at IS NOT NULL
+		ORDER BY r.at DESC, r.started_at DESC LIMIT 1),
+	(SELECT r.scheduled_at FROM cronvisor_runs r WHERE r.job = j.job AND NOT r.manual
+		AND r.scheduled_at IS NOT NULL ORDER BY r.at DESC LIMIT 1)
+	FROM unnest($1::text[]) AS j(job)
+	JOIN LATERAL (SELECT outcome, ended_at FROM cronvisor_runs r WHERE r.job = j.job
+		ORDER BY r.at DESC, r.started_at DESC NULLS LAST, r.run_id DESC LIMIT 1) l ON true`
+
+// Summaries is history.Store.Summaries across the fleet: each job's last
+// outcome, last start and last slot, whichever host recorded them; jobs
+// without records are absent.
+func (s *Store) Summaries(ctx context.Context, jobs []string) (map[string]history.Summary, error) {
+	out := make(map[string]history.Summary, len(jobs))
+	if len(jobs) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.QueryContext(ctx, summariesSQL, jobs)
+	if noTable(err) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history backend: summaries: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var job, outcome string
+		var ended, started, slot sql.NullInt64
+		if err := rows.Scan(&job, &outcome, &ended, &started, &slot); err != nil {
+			return nil, fmt.Errorf("history backend: summaries: %w", err)
+		}
+		out[job] = history.Summary{Outcome: run.Outcome(outcome), EndedAt: fromNanos(ended),
+			StartedAt: fromNanos(started), LastSlot: fromNanos(slot)}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history backend: summaries: %w", err)
+	}
+	return out, nil
+}
