@@ -93,6 +93,7 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 		d.log.Error("saved pauses not restored; every job runs unpaused", "err", err)
 	}
 	e.Listen(d.svc.Handle)
+	e.startFleet(cfg, o.Clock) // history_backend postgres: heartbeats and the closing of lost hosts' runs
 	d.ctx, d.stop = context.WithCancel(context.Background())
 	d.schedDone = d.start("scheduler", func() { d.sched.Run(d.ctx, cfg.Jobs) })
 	d.housekeepDone = d.start("housekeeping", func() { e.housekeep(d.ctx, o.Clock, d.current.Load) })
