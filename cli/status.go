@@ -21,18 +21,26 @@ import (
 )
 
 func newStatus(g *globals) *cobra.Command {
-	var asJSON bool
+	var asJSON, fleetWide bool
 	c := &cobra.Command{
 		Use:   "status [JOB...]",
 		Short: "One row per job: schedule, state, last outcome, last start, next run, lock holder",
 		Long: `One row per job: name, schedule, state, last outcome, last start, next run and
 lock holder. Asks the daemon serving the state dir when one runs; otherwise
 reads the lock files and the history store directly. With JOB names, only
-their rows.`,
+their rows. With --fleet, one row per host of the shared history
+(history_backend postgres) instead: its state (up, stopped, lost),
+version, pid, start, last heartbeat, clock offset and running jobs.`,
 		RunE: func(cmd *cobra.Command, names []string) error {
+			if fleetWide && len(names) > 0 {
+				return usageError("status --fleet lists hosts and takes no JOB names")
+			}
 			cfg, _, err := readConfig(g)
 			if err != nil {
 				return err
+			}
+			if fleetWide {
+				return fleetStatus(g, cfg, asJSON)
 			}
 			ctx := context.Background()
 			jobs, source, offline, err := jobStatuses(ctx, cfg)
@@ -77,6 +85,7 @@ their rows.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per job per line")
+	c.Flags().BoolVar(&fleetWide, "fleet", false, "one row per host of the shared history (history_backend postgres)")
 	return c
 }
 
