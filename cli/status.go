@@ -66,27 +66,33 @@ version, pid, start, last heartbeat, clock offset and running jobs.`,
 			if len(names) > 0 {
 				jobs = slices.DeleteFunc(jobs, func(j ctl.JobStatus) bool { return !slices.Contains(names, j.Name) })
 			}
-			if asJSON {
-				enc := json.NewEncoder(g.stdout)
-				for _, j := range jobs {
-					if err := enc.Encode(j); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			printStatusTable(g, jobs, offline)
-			printAlerts(g, jobs)
-			if len(jobs) > 0 && jobs[0].History != "" {
-				fmt.Fprintln(g.stderr, "cronvisor: "+jobs[0].History)
-			}
-			fmt.Fprintln(g.stderr, "("+source+")")
-			return nil
+			return printStatus(g, jobs, source, offline, asJSON)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per job per line")
 	c.Flags().BoolVar(&fleetWide, "fleet", false, "one row per host of the shared history (history_backend postgres)")
 	return c
+}
+
+// printStatus prints the jobs' statuses, as JSON lines or a table with
+// the alerts and the source below.
+func printStatus(g *globals, jobs []ctl.JobStatus, source string, offline, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(g.stdout)
+		for _, j := range jobs {
+			if err := enc.Encode(j); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	printStatusTable(g, jobs, offline)
+	printAlerts(g, jobs)
+	if len(jobs) > 0 && jobs[0].History != "" {
+		fmt.Fprintln(g.stderr, "cronvisor: "+jobs[0].History)
+	}
+	fmt.Fprintln(g.stderr, "("+source+")")
+	return nil
 }
 
 // jobStatuses asks the daemon, or works it out from the state dir;
