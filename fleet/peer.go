@@ -11,7 +11,8 @@ import (
 // LostWithoutLock is how long a host must have been silent before a peer
 // closes its runs when nothing tells whether their locks are still held:
 // the lock backend is not PostgreSQL on this database (no cronvisor_locks
-// table here, or no record of that host in it). It is long enough for a
+// table here, or no record of the run's job in it: a job that takes no
+// lock, overlap allow, has none either). It is long enough for a
 // daemon's restart or hand-over (SIGUSR2) to beat again, since the runs
 // then go on under their keepers; a run that outlives a dead daemon for
 // longer under its keeper is closed while it still runs.
@@ -67,16 +68,19 @@ func (s *Store) CloseLostRuns(ctx context.Context) ([]run.Record, error) {
 	return out, nil
 }
 
-// lockTerms are the candidate's "tracked" (its host's locks are recorded
-// here) and "held" (its own lock still is) columns, given package lock's
-// tables; false and false without them. A lock record's key is
-// lock.PostgresLockKey of its name, which pg_locks splits into classid
-// (the high 32 bits) and objid.
+// lockTerms are the candidate's "tracked" (its job's lock is recorded
+// here: some record names the job, this run's own or, once another run
+// took the lock over, that run's) and "held" (its own record's session
+// still holds the lock) columns, given package lock's tables; false and
+// false without them. A job with no record here locks elsewhere or not
+// at all (overlap: allow), and only the heartbeat can tell. A lock
+// record's key is lock.PostgresLockKey of its name, which pg_locks splits
+// into classid (the high 32 bits) and objid.
 func lockTerms(locks bool) string {
 	if !locks {
 		return `false AS tracked, false AS held`
 	}
-	return `EXISTS (SELECT 1 FROM cronvisor_locks l WHERE l.host = r.host) AS tracked,
+	return `EXISTS (SELECT 1 FROM cronvisor_locks l WHERE l.job = r.job) AS tracked,
 		EXISTS (SELECT 1 FROM cronvisor_locks l JOIN pg_locks p
 			ON p.locktype = 'advisory' AND p.granted AND p.objsubid = 1 AND p.pid = l.conn_id
 			AND p.database = (SELECT oid FROM pg_database WHERE datname = current_database())

@@ -98,9 +98,15 @@ func TestCloseLostRunsByHeartbeatAlone(t *testing.T) {
 	}
 }
 
-// takeLock takes lock name for runID as host would, with package lock's
-// PostgreSQL backend on the same database.
+// takeLock takes lock name for runID of job "job-"+runID as host would,
+// with package lock's PostgreSQL backend on the same database.
 func takeLock(t *testing.T, url, host, name, runID string) lock.Grant {
+	t.Helper()
+	return takeLockFor(t, url, host, name, "job-"+runID, runID)
+}
+
+// takeLockFor takes lock name for job's run runID as host would.
+func takeLockFor(t *testing.T, url, host, name, job, runID string) lock.Grant {
 	t.Helper()
 	l, err := lock.NewPostgresLocker(url)
 	if err != nil {
@@ -108,7 +114,7 @@ func takeLock(t *testing.T, url, host, name, runID string) lock.Grant {
 	}
 	t.Cleanup(func() { _ = l.Close() })
 	g, err := l.Acquire(t.Context(), lock.Request{Name: name,
-		Record: lock.Record{Holder: run.Holder{Host: host, Job: "job-" + runID, RunID: runID}}})
+		Record: lock.Record{Holder: run.Holder{Host: host, Job: job, RunID: runID}}})
 	if err != nil {
 		t.Fatalf("take lock %s: %v", name, err)
 	}
@@ -130,6 +136,13 @@ func TestCloseLostRunsWithPostgresLocks(t *testing.T) {
 			closes: true, reason: "and its lock is free"},
 		{name: "fresh, lock released", runID: "fresh", host: "alive"},
 		{name: "this host's own, lock released", runID: "own", host: "peer", silent: time.Hour},
+		// No lock record names its job (overlap: allow, or a lock
+		// elsewhere): nothing says it ended, so the longer silence applies.
+		{name: "silent, its job never locked here", runID: "unlocked", host: "dead", silent: stale},
+		// Its lock was taken over by a run of another host: the record
+		// names the job but another run, so this run's lock is free.
+		{name: "silent, lock taken over", runID: "over", host: "dead", silent: stale,
+			closes: true, reason: "and its lock is free"},
 	}
 	plant(t, db, url, cases)
 	held := takeLock(t, url, "dead", "l-held", "held")
@@ -138,6 +151,10 @@ func TestCloseLostRunsWithPostgresLocks(t *testing.T) {
 	}
 	takeLock(t, url, "dead", "l-killed", "killed")
 	mustExec(t, db, `SELECT pg_terminate_backend(conn_id::int, 5000) FROM cronvisor_locks WHERE run_id = 'killed'`)
+	if err := takeLock(t, url, "dead", "l-over", "over").Release(); err != nil {
+		t.Fatal(err)
+	}
+	takeLockFor(t, url, "alive", "l-over", "job-over", "next-run")
 	for _, id := range []string{"fresh", "own"} {
 		if err := takeLock(t, url, "alive", "l-"+id, id).Release(); err != nil {
 			t.Fatal(err)
