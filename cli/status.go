@@ -22,18 +22,26 @@ import (
 )
 
 func newStatus(g *globals) *cobra.Command {
-	var asJSON bool
+	var asJSON, fleetWide bool
 	c := &cobra.Command{
 		Use:   "status [JOB...]",
 		Short: "One row per job: schedule, state, last outcome, last start, next run, lock holder",
 		Long: `One row per job: name, schedule, state, last outcome, last start, next run and
 lock holder. Asks the daemon serving the state dir when one runs; otherwise
 reads the lock files and the history store directly. With JOB names, only
-their rows.`,
+their rows. With --fleet, one row per host of the shared history
+(history_backend postgres) instead: its state (up, stopped, lost),
+version, pid, start, last heartbeat, clock offset and running jobs.`,
 		RunE: func(cmd *cobra.Command, names []string) error {
+			if fleetWide && len(names) > 0 {
+				return usageError("status --fleet lists hosts and takes no JOB names")
+			}
 			cfg, _, err := readConfig(g)
 			if err != nil {
 				return err
+			}
+			if fleetWide {
+				return fleetStatus(g, cfg, asJSON)
 			}
 			ctx := context.Background()
 			jobs, source, offline, err := jobStatuses(ctx, g, cfg)
@@ -59,26 +67,33 @@ their rows.`,
 			if len(names) > 0 {
 				jobs = slices.DeleteFunc(jobs, func(j ctl.JobStatus) bool { return !slices.Contains(names, j.Name) })
 			}
-			if asJSON {
-				enc := json.NewEncoder(g.stdout)
-				for _, j := range jobs {
-					if err := enc.Encode(j); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			printStatusTable(g, jobs, offline)
-			printAlerts(g, jobs)
-			if len(jobs) > 0 && jobs[0].History != "" {
-				fmt.Fprintln(g.stderr, "cronvisor: "+jobs[0].History)
-			}
-			fmt.Fprintln(g.stderr, "("+source+")")
-			return nil
+			return printStatus(g, jobs, source, offline, asJSON)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per job per line")
+	c.Flags().BoolVar(&fleetWide, "fleet", false, "one row per host of the shared history (history_backend postgres)")
 	return c
+}
+
+// printStatus prints the jobs' statuses, as JSON lines or a table with
+// the alerts and the source below.
+func printStatus(g *globals, jobs []ctl.JobStatus, source string, offline, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(g.stdout)
+		for _, j := range jobs {
+			if err := enc.Encode(j); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	printStatusTable(g, jobs, offline)
+	printAlerts(g, jobs)
+	if len(jobs) > 0 && jobs[0].History != "" {
+		fmt.Fprintln(g.stderr, "cronvisor: "+jobs[0].History)
+	}
+	fmt.Fprintln(g.stderr, "("+source+")")
+	return nil
 }
 
 // jobStatuses asks the daemon, or works it out from the state dir;

@@ -43,10 +43,13 @@ const (
 	EventSuccess
 	EventStart
 	EventSlow
+	// EventHostLost: a run of another host that this peer closed because
+	// that host was lost (history_backend postgres; see package fleet).
+	EventHostLost
 )
 
 // eventNames are the names of the Events bits in order.
-var eventNames = []string{"failure", "timeout", "skip", "missed", "recovered", "success", "start", "slow"}
+var eventNames = []string{"failure", "timeout", "skip", "missed", "recovered", "success", "start", "slow", "host_lost"}
 
 // EventName is the name of one event bit as written in jobs.yaml.
 func EventName(e Events) string {

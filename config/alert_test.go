@@ -33,7 +33,7 @@ func TestParseAlerts(t *testing.T) {
 		"    schedule: '@hourly'",
 		"    command: x",
 		"    notify:",
-		"      - on: [recovered]",
+		"      - on: [recovered, host_lost]",
 		"        command: [page, oncall]",
 	}, "\n")
 	cfg, problems := Parse("/tmp/jobs.yaml", []byte(src))
@@ -56,7 +56,7 @@ func TestParseAlerts(t *testing.T) {
 	if a.Ping != "https://hc-ping.com/abc" || !a.PingSkips {
 		t.Errorf("a's ping = %q %v", a.Ping, a.PingSkips)
 	}
-	page := Target{On: EventRecovered, Command: []string{"page", "oncall"}, AfterSkips: 1}
+	page := Target{On: EventRecovered | EventHostLost, Command: []string{"page", "oncall"}, AfterSkips: 1}
 	if !reflect.DeepEqual(b.Notify, []Target{page}) {
 		t.Errorf("b.Notify = %+v, want only its own %+v", b.Notify, page)
 	}

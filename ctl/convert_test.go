@@ -33,6 +33,10 @@ func TestEventOf(t *testing.T) {
 		{"reload refused", run.Reload{Time: ref(0), Jobs: 3, Problems: []string{"a:1:1: x", "a:2:1: y"}},
 			WireEvent{Type: EventConfigReloaded, Time: ref(0), Jobs: 3, Problems: []string{"a:1:1: x", "a:2:1: y"},
 				Reason: "a:1:1: x; a:2:1: y"}, true},
+		// A peer's closing of a lost host's run is no run of this daemon's:
+		// the wire leaves it out, so job states and `logs -f` are untouched.
+		{"host lost", run.HostLost{Job: "sync", RunID: "r3", Host: "h2", Time: ref(0), Reason: "host lost: x"},
+			WireEvent{}, false},
 		{"unknown event type", unknownEvent{}, WireEvent{}, false},
 	}
 	for _, tt := range tests {

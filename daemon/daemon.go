@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"cronvisor/config"
+	"cronvisor/fleet"
 	"cronvisor/internal/ratelog"
 	"cronvisor/outlog"
 	"cronvisor/run"
@@ -33,6 +34,7 @@ type Daemon struct {
 	sched   *runner.Scheduler
 	svc     *service.Service
 	current atomic.Pointer[config.Config]
+	shared  *fleet.Store // the fleet's shared history; nil without history_backend postgres
 
 	// ctx ends firing, housekeeping and the watcher; the control socket
 	// outlives it (see socket).
@@ -89,6 +91,9 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 		d.log.Error("saved pauses not restored; every job runs unpaused", "err", err)
 	}
 	e.Listen(d.svc.Handle)
+	if d.shared != nil { // history_backend postgres: heartbeats and the closing of lost hosts' runs
+		e.startFleetPeer(d.shared, o.Clock)
+	}
 	d.ctx, d.stop = context.WithCancel(context.Background())
 	d.schedDone = d.start("scheduler", func() { d.sched.Run(d.ctx, cfg.Jobs) })
 	d.housekeepDone = d.start("housekeeping", func() { e.housekeep(d.ctx, o.Clock, d.current.Load) })
@@ -119,8 +124,8 @@ func (d *Daemon) newService(cfg *config.Config, recent service.StoredRuns) error
 		service.WithRecent(recent), service.WithReload(d.Reload), service.WithAlerts(e.Notifier.Describe),
 		service.WithHistoryHealth(func() string { return e.History.Health().String() }),
 		service.WithAdopted(e.Recovery.Adopted)}
-	if shared := d.startFleet(cfg); shared != nil {
-		opts = append(opts, service.WithShared(shared))
+	if d.shared = d.startFleet(cfg); d.shared != nil {
+		opts = append(opts, service.WithShared(d.shared))
 	}
 	var err error
 	d.svc, err = service.New(e.Supervisor, e.Locker, cfg, opts...)

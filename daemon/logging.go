@@ -54,6 +54,9 @@ func logEvents(log *slog.Logger, skips *ratelog.Limiter) func(run.Event) {
 			if len(e.Problems) == 0 {
 				log.Info("config reloaded", "jobs", e.Jobs)
 			}
+		case run.HostLost:
+			log.Warn("closed a run of a lost host", "job", e.Job, "run_id", e.RunID, "host", e.Host,
+				"started", e.Started.Format(time.RFC3339Nano), "reason", e.Reason)
 		case run.Stall:
 			log.Error("no next fire: the job is not scheduled until one is found", "job", e.Job,
 				"after", e.After.Format(time.RFC3339Nano), "retry", e.Retry.Format(time.RFC3339Nano))

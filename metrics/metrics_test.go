@@ -38,6 +38,9 @@ func TestCountsFromEvents(t *testing.T) {
 		run.Skip{Job: "b", RunID: "s3", Reason: "missed: woke late", Class: run.ClassMissed},
 		run.Skip{Job: "b", RunID: "s4", Reason: "lock backend unreachable", Class: run.ClassBackendUnreachable},
 		run.Start{Job: "b", RunID: "r4", Slot: t0, Started: t0, Attempt: 1},
+		// Another host's run, closed here: counted nowhere in this
+		// host's metrics (its runs, running and streaks are its own).
+		run.HostLost{Job: "b", RunID: "r9", Host: "h2", Started: t0, Ended: t0, Time: t0, Reason: "host lost: x"},
 		run.End{Job: "c", RunID: "r5", Slot: t0, Ended: t0, Outcome: run.Error, Reason: "cannot take lock: x", Class: run.ClassBackendUnreachable},
 	)
 	for _, ev := range evs {

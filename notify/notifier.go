@@ -122,7 +122,25 @@ func (n *Notifier) Handle(ev run.Event) {
 		n.finished(job, e, st)
 	case run.Skip:
 		n.skipped(job, e, st)
+	case run.HostLost:
+		n.hostLost(job, e, st)
 	}
+}
+
+// hostLost: a run of another host that this peer closed. The payload's
+// host is the lost host, which ran it; the job's failure streak is this
+// host's and an interrupted run is no verdict on the job, so it is left
+// as it is. The ping gets the run's end, as for other interrupted runs,
+// since the lost host will never send it.
+func (n *Notifier) hostLost(job config.Job, e run.HostLost, st *jobState) {
+	p := n.base(e.Job, e.RunID, e.Slot, st)
+	p.Host, p.Outcome, p.Reason, p.Attempt = e.Host, string(run.Interrupted), e.Reason, e.Attempt
+	p.StartedAt, p.EndedAt, p.at = stamp(e.Started), stamp(e.Ended), e.Time
+	if !e.Started.IsZero() && !e.Ended.IsZero() {
+		p.DurationMS = e.Ended.Sub(e.Started).Milliseconds()
+	}
+	n.ping(job, "fail", e.RunID, []byte(e.Reason))
+	n.notify(job, config.EventHostLost, p)
 }
 
 func (n *Notifier) forget(runID string) {

@@ -147,6 +147,24 @@ type Slow struct {
 	Attempt int
 }
 
+// HostLost: a peer closed a run of another host as Interrupted because
+// that host was lost (its heartbeat stopped and the run's lock was let
+// go; see package fleet). Only the peer that closed the run emits it, so
+// each lost run is told once across the fleet. Its record is the shared
+// history's, not this supervisor's: no run of this host ended.
+type HostLost struct {
+	Job     string
+	RunID   string
+	Host    string // the lost host, which ran it
+	Slot    time.Time
+	Started time.Time
+	Ended   time.Time // the estimate recorded: the host's last heartbeat
+	Time    time.Time // when this peer closed it
+	Reason  string    // "host lost: ..."
+	Attempt int
+	Manual  bool
+}
+
 // JobName implements Event.
 func (e Start) JobName() string { return e.Job }
 
@@ -188,3 +206,9 @@ func (e Slow) JobName() string { return e.Job }
 
 // At implements Event.
 func (e Slow) At() time.Time { return e.Time }
+
+// JobName implements Event.
+func (e HostLost) JobName() string { return e.Job }
+
+// At implements Event.
+func (e HostLost) At() time.Time { return e.Time }

@@ -1,0 +1,116 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"cronvisor/clock"
+	"cronvisor/run"
+)
+
+// fakePeerStore answers the peer's calls from a script, by beat.
+type fakePeerStore struct {
+	mu      sync.Mutex
+	beats   int
+	closes  int
+	stopped int
+	offset  func(beat int) (time.Duration, error)
+	lost    map[int][]run.Record // returned by the CloseLostRuns after that beat
+}
+
+func (f *fakePeerStore) Beat(context.Context, string, int, time.Time) (time.Duration, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.beats++
+	return f.offset(f.beats)
+}
+
+func (f *fakePeerStore) CloseLostRuns(context.Context) ([]run.Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closes++
+	return f.lost[f.beats], nil
+}
+
+func (f *fakePeerStore) Stopped(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stopped++
+	return nil
+}
+
+func (f *fakePeerStore) counts() (int, int, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.beats, f.closes, f.stopped
+}
+
+// syncBuf is a log buffer the peer's goroutine writes while the test reads.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) count(sub string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Count(s.b.String(), sub)
+}
+
+func TestFleetPeerBeatsClosesAndStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		started := time.Now()
+		lost := run.Record{Job: "j", RunID: "r1", Host: "b", Outcome: run.Interrupted, ScheduledAt: started,
+			StartedAt: started, EndedAt: started.Add(time.Second), Reason: "host lost: x", Attempt: 2}
+		store := &fakePeerStore{
+			offset: func(beat int) (time.Duration, error) {
+				switch {
+				case beat == 3:
+					return 0, errors.New("server down")
+				case beat < 70:
+					return 3 * time.Second, nil // off by more than a second throughout
+				}
+				return 0, nil
+			},
+			lost: map[int][]run.Record{2: {lost}, 3: {lost}}, // 3's beat fails: not closed then
+		}
+		logs := &syncBuf{}
+		var mu sync.Mutex
+		var events []run.Event
+		emit := func(ev run.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() }
+		stop := startFleetPeer(store, emit, slog.New(slog.NewTextHandler(logs, nil)), clock.Real{}, "v1")
+		synctest.Wait()
+		if b, c, _ := store.counts(); b != 1 || c != 1 {
+			t.Fatalf("at start: %d beats, %d closes; want one of each at once", b, c)
+		}
+		time.Sleep(80 * time.Second) // in the bubble: 80 more beats, one a second
+		synctest.Wait()
+		stop()
+		beats, closes, stopped := store.counts()
+		if beats != 81 || closes != 80 || stopped != 1 {
+			t.Errorf("%d beats, %d closes, %d stopped; want 81, 80 (not after the failed beat), 1", beats, closes, stopped)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		want := run.HostLost{Job: "j", RunID: "r1", Host: "b", Slot: started, Started: started,
+			Ended: started.Add(time.Second), Time: started.Add(time.Second), Reason: "host lost: x", Attempt: 2}
+		if len(events) != 1 || events[0] != want {
+			t.Errorf("events %+v, want one %+v", events, want)
+		}
+		// Beats 1..69 are off by 3 s: warned at the first and a minute later.
+		if n := logs.count("clock is off"); n != 2 {
+			t.Errorf("%d clock warnings over 69 s off, want 2 (start-up, then a minute later)", n)
+		}
+		if n := logs.count("heartbeat failed"); n != 1 {
+			t.Errorf("%d heartbeat failures logged, want 1", n)
+		}
+	})
+}
