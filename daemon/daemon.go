@@ -79,7 +79,7 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	// History is read once for both: the scheduler's catch_up and the
 	// status each job starts with.
 	recent := service.ReadRecent(context.Background(), e.Store, cfg.Jobs)
-	d.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, runner.WithLastSlots(recent.LastSlots))
+	d.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, schedulerOptions(e, recent)...)
 	if err := d.serveMetrics(cfg, m); err != nil {
 		if ln != nil {
 			ln.Close()
@@ -130,6 +130,17 @@ func (d *Daemon) newService(cfg *config.Config, recent service.StoredRuns) error
 	var err error
 	d.svc, err = service.New(e.Supervisor, e.Locker, cfg, opts...)
 	return err
+}
+
+// schedulerOptions are where start-up finds each job's last slot: the
+// history read, and the lock backend's slot ledger where every host
+// shares one.
+func schedulerOptions(e *Env, recent service.StoredRuns) []runner.SchedulerOption {
+	opts := []runner.SchedulerOption{runner.WithLastSlots(recent.LastSlots)}
+	if e.Ledger != nil {
+		opts = append(opts, runner.WithLedger(e.Ledger))
+	}
+	return opts
 }
 
 // listenLogs adds the logs of skips and of the runs' output to the

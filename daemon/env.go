@@ -26,8 +26,11 @@ type Env struct {
 	*runner.Fanout
 	Supervisor *runner.Supervisor
 	Locker     lock.Locker
-	Store      *history.Store  // unopened (degraded) when the database could not be opened
-	History    *history.Writer // the Supervisor's Recorder
+	// Ledger is the lock backend's slot ledger when it keeps one that
+	// every host shares (the SQL backends), else nil.
+	Ledger  lock.SlotLedger
+	Store   *history.Store  // unopened (degraded) when the database could not be opened
+	History *history.Writer // the Supervisor's Recorder
 	// Recovery records dead supervisors' runs (see package recovery).
 	Recovery *recovery.Recoverer
 	Notifier *notify.Notifier // notifications and pings of the current config's jobs
@@ -93,6 +96,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	if c, ok := locker.(io.Closer); ok {
 		e.onClose("locker", c.Close)
 	}
+	e.Ledger, _ = locker.(lock.SlotLedger)
 	if r, ok := locker.(*lock.RedisLocker); ok {
 		warnClockSkew(r, log)
 	}

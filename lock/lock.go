@@ -112,11 +112,20 @@ func (e *HeldError) Unwrap() error { return ErrLocked }
 type SlotDoneError struct {
 	Lock   string
 	Record Record
+	// Outcome is the slot's outcome in the backend's ledger (SQL):
+	// "running" from the claim until the run's end is set (see
+	// OutcomeSetter), "missed" for a slot every host was down for; empty
+	// where the backend keeps none.
+	Outcome string
 }
 
 // Error names the lock and the record of its last run.
 func (e *SlotDoneError) Error() string {
-	return fmt.Sprintf("lock %q: %s (last record: %s)", e.Lock, ErrSlotDone, e.Record)
+	s := fmt.Sprintf("lock %q: %s (last record: %s", e.Lock, ErrSlotDone, e.Record)
+	if e.Outcome != "" {
+		s += ", outcome " + e.Outcome
+	}
+	return s + ")"
 }
 
 // Unwrap makes errors.Is(err, ErrSlotDone) true.
@@ -179,6 +188,42 @@ type Lease interface {
 	// written, the next one records the run from it (package recovery).
 	// Backends without in-flight records release as Release does.
 	ReleaseInFlight() error
+}
+
+// OutcomeSetter is a Lease whose backend keeps each claimed slot's
+// outcome (the SQL backends' slot ledger, cronvisor_slots). The
+// supervisor calls it with the run's end just before Release, once the
+// end is recorded; runID is the attempt that ended the slot (a retry's
+// differs from the one that claimed it). A lease that claimed no slot (a
+// manual run) ignores it.
+type OutcomeSetter interface {
+	SetOutcome(outcome run.Outcome, runID string) error
+}
+
+// SlotKey names one job's slot cursor under a lock.
+type SlotKey struct{ Lock, Job string }
+
+// MissedClaim is the ledger row of slots that passed while no host ran:
+// from First through Through (the same slot when one), recorded by RunID
+// (the id of the `missed` skip) of Host (default: the machine's name).
+type MissedClaim struct {
+	Lock, Job      string
+	First, Through time.Time
+	RunID, Host    string
+}
+
+// SlotLedger is a Locker whose slot claims every host sharing its server
+// sees (the SQL backends' cronvisor_slots): the start-up of a supervisor
+// takes each job's last slot from it and claims the slots missed while
+// every host was down, so that one host records them.
+type SlotLedger interface {
+	// LastSlots is the newest slot claimed (run, or covered by a missed
+	// claim) for each of keys; keys without one are absent. One query.
+	LastSlots(ctx context.Context, keys []SlotKey) (map[SlotKey]time.Time, error)
+	// ClaimMissed claims the slots of m for a `missed` record. won is
+	// false when the job's cursor is already at or past m.First (another
+	// host claimed them, or ran a later slot); by then names that claim.
+	ClaimMissed(ctx context.Context, m MissedClaim) (won bool, by Record, err error)
 }
 
 // Grant is what Acquire gives: the lease, and what its backend offers

@@ -100,8 +100,40 @@ func (mysqlDialect) schema() []string {
 			name VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
 			job VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
 			slot_ns BIGINT NOT NULL, run_id VARCHAR(100) NOT NULL, host VARCHAR(255) NOT NULL,
-			since VARCHAR(40) NOT NULL, PRIMARY KEY (name, job, slot_ns)) ENGINE=InnoDB`,
+			since VARCHAR(40) NOT NULL, fencing_token BIGINT NOT NULL DEFAULT 0,
+			outcome VARCHAR(20) NOT NULL DEFAULT '', through_ns BIGINT NOT NULL DEFAULT 0,
+			PRIMARY KEY (name, job, slot_ns)) ENGINE=InnoDB`,
 	}
+}
+
+// ledgerColumns, as in schema's CREATE TABLE: a row claimed by a
+// cronvisor from before the ledger has token 0 and an empty outcome.
+// MySQL has no ADD COLUMN IF NOT EXISTS (MariaDB has): addLedgerColumns
+// looks first.
+func (mysqlDialect) ledgerColumns() [][2]string {
+	return [][2]string{
+		{"fencing_token", "BIGINT NOT NULL DEFAULT 0"},
+		{"outcome", "VARCHAR(20) NOT NULL DEFAULT ''"},
+		{"through_ns", "BIGINT NOT NULL DEFAULT 0"},
+	}
+}
+
+func (mysqlDialect) currentSchema() string { return "DATABASE()" }
+
+// lockLedger: MySQL has no transaction-scoped named lock (GET_LOCK is the
+// session's, and the pool's connection would keep it past the
+// transaction); two claims of the same slot are kept apart by the
+// primary key, and a missed claim racing a fire of a later slot is not
+// ordered (see docs/locking.md).
+func (mysqlDialect) lockLedger(context.Context, *sql.Tx, string) error { return nil }
+
+// missedFence: MySQL has no sequence; a lease's token is its lock's own
+// count, which a missed claim, taking no lock, does not draw from.
+func (mysqlDialect) missedFence(context.Context, *sql.Tx) (int64, error) { return 0, nil }
+
+func (mysqlDialect) duplicate(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1062
 }
 
 func (mysqlDialect) rebind(q string) string { return q }

@@ -89,8 +89,46 @@ func (postgresDialect) schema() []string {
 		`CREATE TABLE IF NOT EXISTS cronvisor_slots (
 			name TEXT NOT NULL, job TEXT NOT NULL, slot_ns BIGINT NOT NULL,
 			run_id TEXT NOT NULL, host TEXT NOT NULL, since TEXT NOT NULL,
+			fencing_token BIGINT NOT NULL DEFAULT 0, outcome TEXT NOT NULL DEFAULT '',
+			through_ns BIGINT NOT NULL DEFAULT 0,
 			PRIMARY KEY (name, job, slot_ns))`,
+		// The fencing tokens: one sequence for every lock, which only
+		// rises, whatever happens to the rows.
+		`CREATE SEQUENCE IF NOT EXISTS cronvisor_fence`,
 	}
+}
+
+// ledgerColumns, as in schema's CREATE TABLE: a row claimed by a
+// cronvisor from before the ledger has token 0 and an empty outcome.
+func (postgresDialect) ledgerColumns() [][2]string {
+	return [][2]string{
+		{"fencing_token", "BIGINT NOT NULL DEFAULT 0"},
+		{"outcome", "TEXT NOT NULL DEFAULT ''"},
+		{"through_ns", "BIGINT NOT NULL DEFAULT 0"},
+	}
+}
+
+func (postgresDialect) currentSchema() string { return "current_schema()" }
+
+// lockLedger takes a transaction-scoped advisory lock of its own for the
+// lock's ledger (not the lock's key, which a run holds for its whole
+// life): claims of its slots, Acquire's and ClaimMissed's, queue behind
+// it for the few milliseconds of a transaction, and each then reads the
+// rows of the one before it (READ COMMITTED reads afresh per statement).
+func (postgresDialect) lockLedger(ctx context.Context, tx *sql.Tx, full string) error {
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, PostgresLockKey(full+":ledger"))
+	return err
+}
+
+func (postgresDialect) missedFence(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var n int64
+	err := tx.QueryRowContext(ctx, `SELECT nextval('cronvisor_fence')`).Scan(&n)
+	return n, err
+}
+
+func (postgresDialect) duplicate(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
 func (postgresDialect) rebind(q string) string { return rebindDollar(q) }
@@ -169,15 +207,19 @@ func (postgresDialect) describe(ctx context.Context, q querier, id int64) string
 	return s
 }
 
+// upsertRecord draws the fencing token from cronvisor_fence, and never
+// below the lock's last one plus one: a row written by a cronvisor from
+// before the sequence (its own count per lock) is still passed.
 func (postgresDialect) upsertRecord(ctx context.Context, tx *sql.Tx, r sqlRecord) (int64, error) {
 	h := r.H
 	var fence int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO cronvisor_locks AS l
 		(name, job, host, pid, supervisor_pid, run_id, slot, since, conn_id, fencing_token)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, nextval('cronvisor_fence'))
 		ON CONFLICT (name) DO UPDATE SET job = EXCLUDED.job, host = EXCLUDED.host, pid = EXCLUDED.pid,
 			supervisor_pid = EXCLUDED.supervisor_pid, run_id = EXCLUDED.run_id, slot = EXCLUDED.slot,
-			since = EXCLUDED.since, conn_id = EXCLUDED.conn_id, fencing_token = l.fencing_token + 1
+			since = EXCLUDED.since, conn_id = EXCLUDED.conn_id,
+			fencing_token = GREATEST(EXCLUDED.fencing_token, l.fencing_token + 1)
 		RETURNING fencing_token`,
 		r.Name, h.Job, h.Host, h.PID, h.SupervisorPID, h.RunID, fmtTime(h.Slot), fmtTime(h.Since), r.Conn).Scan(&fence)
 	return fence, err

@@ -62,6 +62,23 @@ type sqlDialect interface {
 	// upsertRecord writes a lock's record and bumps its fencing token;
 	// it is run in a transaction holding the lock.
 	upsertRecord(ctx context.Context, tx *sql.Tx, r sqlRecord) (int64, error)
+	// ledgerColumns are the slot ledger's columns of cronvisor_slots
+	// (name, then its type and default), added to a table created before
+	// them (see addLedgerColumns).
+	ledgerColumns() [][2]string
+	// currentSchema is the SQL naming the schema (database) the tables
+	// are in, for information_schema.
+	currentSchema() string
+	// lockLedger makes tx wait for every other transaction claiming slots
+	// of the lock full (the ledger's order), where the server offers a
+	// transaction-scoped lock; a no-op elsewhere (the primary key alone
+	// then keeps two claims of one slot apart).
+	lockLedger(ctx context.Context, tx *sql.Tx, full string) error
+	// missedFence is the fencing token of a missed claim's row: drawn as
+	// a lease's is, where tokens come from a sequence; else 0.
+	missedFence(ctx context.Context, tx *sql.Tx) (int64, error)
+	// duplicate reports a unique key violation.
+	duplicate(err error) bool
 	// rebind turns the '?' placeholders of a query into the server's.
 	rebind(q string) string
 	// missingTable reports an error about a table that does not exist.
@@ -180,6 +197,9 @@ func (l *sqlLocker) ensureSchema(ctx context.Context) error {
 		if err != nil {
 			return l.wrap(ctx, "create the lock tables", err)
 		}
+	}
+	if err := l.addLedgerColumns(ctx); err != nil {
+		return l.wrap(ctx, "add the slot ledger's columns", err)
 	}
 	l.schemaOK = true
 	return nil

@@ -143,12 +143,7 @@ func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, k
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
-	if req.CheckSlot {
-		if err := l.claimSlot(ctx, tx, req.Name, full, h); err != nil {
-			return nil, err
-		}
-	}
-	fence, err := l.d.upsertRecord(ctx, tx, sqlRecord{Name: full, H: h, Conn: id})
+	fence, err := l.writeClaim(ctx, tx, req, full, h, id)
 	if err != nil {
 		return nil, err
 	}
@@ -158,46 +153,9 @@ func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, k
 	session := l.sessionSocket(ctx, c)
 	le := l.newLease(c, req.Name, full, key, h, id, fence)
 	le.session = session
+	le.claimed = req.CheckSlot
 	l.held.add(req.Name, le)
 	return le, nil
-}
-
-// claimSlot refuses a slot at or before the job's last claimed one, and
-// otherwise inserts its claim and drops claims older than the retention.
-func (l *sqlLocker) claimSlot(ctx context.Context, tx *sql.Tx, name, full string, h Record) error {
-	ns := h.Slot.UnixNano()
-	var last sql.NullInt64
-	err := tx.QueryRowContext(ctx, l.d.rebind(`SELECT MAX(slot_ns) FROM cronvisor_slots WHERE name = ? AND job = ?`),
-		full, h.Job).Scan(&last)
-	if err != nil {
-		return err
-	}
-	if last.Valid && last.Int64 >= ns {
-		return l.slotDone(ctx, tx, name, full, h.Job, last.Int64)
-	}
-	_, err = tx.ExecContext(ctx, l.d.rebind(`INSERT INTO cronvisor_slots (name, job, slot_ns, run_id, host, since)
-		VALUES (?, ?, ?, ?, ?, ?)`), full, h.Job, ns, h.RunID, h.Host, fmtTime(h.Since))
-	if err != nil {
-		return err
-	}
-	cutoff := ns - l.retention.Nanoseconds()
-	_, err = tx.ExecContext(ctx, l.d.rebind(`DELETE FROM cronvisor_slots WHERE name = ? AND job = ? AND slot_ns < ?`),
-		full, h.Job, cutoff)
-	return err
-}
-
-// slotDone is the *SlotDoneError naming the run that claimed slot ns.
-func (l *sqlLocker) slotDone(ctx context.Context, tx *sql.Tx, name, full, job string, ns int64) error {
-	r := Record{Holder: run.Holder{Job: job}}
-	var since string
-	err := tx.QueryRowContext(ctx, l.d.rebind(`SELECT run_id, host, since FROM cronvisor_slots
-		WHERE name = ? AND job = ? AND slot_ns = ?`), full, job, ns).Scan(&r.RunID, &r.Host, &since)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
-	}
-	r.Since = parseTime(since)
-	r.Slot = timeFromNS(ns)
-	return &SlotDoneError{Lock: name, Record: r}
 }
 
 // discard closes c's session rather than return it to the pool: a

@@ -19,6 +19,9 @@ type sqlLease struct {
 	key    string // what the server locks
 	conn   int64  // the session's id
 	fence  int64
+	// claimed says the acquisition claimed its slot (CheckSlot): its row
+	// in cronvisor_slots takes the run's outcome (SetOutcome).
+	claimed bool
 	// session is a duplicate of the connection's socket for the run's
 	// keeper (Grant.Session), nil if not found; closed at Release.
 	session *os.File

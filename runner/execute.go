@@ -145,7 +145,7 @@ func (s *Supervisor) conclude(ctx context.Context, f *fire, a *attemptRun, res p
 // the lock record says in flight.
 func (s *Supervisor) retire(f *fire, a *attemptRun, end run.End, recorded bool) {
 	if f.grant.Lease != nil && !end.Retrying && !end.Detached {
-		s.release(f.grant.Lease, recorded)
+		s.release(f.grant.Lease, end, recorded)
 	}
 	s.mu.Lock()
 	delete(s.active, f.runID)

@@ -66,11 +66,13 @@ func (s *Supervisor) recordEnd(f run.End, locked bool) bool {
 	return false
 }
 
-// release gives lease up once the run's end is recorded: with its record
+// release gives lease up once the run's end is recorded, after telling
+// its backend the slot's outcome where it keeps one (setOutcome): with its record
 // marked in flight when the end is not durable (recorded false), so that a
 // supervisor dying before the recorder writes it leaves the run to the next
 // one's recovery instead of losing it.
-func (s *Supervisor) release(lease lock.Lease, recorded bool) {
+func (s *Supervisor) release(lease lock.Lease, end run.End, recorded bool) {
+	s.setOutcome(lease, end)
 	var err error
 	if recorded {
 		err = lease.Release()
@@ -87,4 +89,17 @@ func (s *Supervisor) release(lease lock.Lease, recorded bool) {
 func (s *Supervisor) Skip(ev run.Skip) {
 	s.rec.Skipped(ev)
 	s.emit(ev)
+}
+
+// setOutcome gives end's outcome to a lease whose backend keeps each
+// slot's (lock.OutcomeSetter: the SQL slot ledger). A failure is only
+// logged: the run's record, not the ledger's row, is its end.
+func (s *Supervisor) setOutcome(lease lock.Lease, end run.End) {
+	o, ok := lease.(lock.OutcomeSetter)
+	if !ok {
+		return
+	}
+	if err := o.SetOutcome(end.Outcome, end.RunID); err != nil {
+		s.log.Warn("recording the slot's outcome in the lock's ledger", "run_id", end.RunID, "err", err)
+	}
 }

@@ -88,7 +88,7 @@ func (s *Supervisor) endRetries(f *fire, end run.End, cause error) run.End {
 	end.Retrying, end.Amends = false, true
 	recorded := s.recordEnd(end, f.grant.Lease != nil)
 	if f.grant.Lease != nil {
-		s.release(f.grant.Lease, recorded)
+		s.release(f.grant.Lease, end, recorded)
 	}
 	s.emit(end)
 	return end

@@ -10,6 +10,7 @@ import (
 
 	"cronvisor/clock"
 	"cronvisor/config"
+	"cronvisor/lock"
 	"cronvisor/run"
 
 	"golang.org/x/sys/unix"
@@ -57,7 +58,12 @@ type Scheduler struct {
 	firer     Firer
 	emit      func(run.Event)
 	lastSlots LastSlotsFunc
-	delay     func(j *config.Job, slot time.Time) time.Duration // a fire's jitter
+	// ledger, when the lock backend shares its slot claims between hosts,
+	// gives start-up the fleet's last slots and decides which host records
+	// the slots missed while all were down (see WithLedger); nil after
+	// start-up, or when it could not be read.
+	ledger lock.SlotLedger
+	delay  func(j *config.Job, slot time.Time) time.Duration // a fire's jitter
 	// settle sleeps the last stretch before a fire precisely, when the
 	// timer woke lead early; nil (fake clocks) waits for the timer alone.
 	settle func(d time.Duration)
@@ -90,6 +96,17 @@ func WithMaxSleep(d time.Duration) SchedulerOption {
 // jobs, start-up makes one query rather than one per job.
 func WithLastSlots(f LastSlotsFunc) SchedulerOption {
 	return func(s *Scheduler) { s.lastSlots = f }
+}
+
+// WithLedger makes start-up read each job's last slot from l too, the
+// slots claimed under the job's lock by every host sharing the lock
+// backend: the newer of the local and the fleet's last slot is where the
+// slots missed while down begin. Those are recorded only when this
+// supervisor's claim of them in l wins: the first host back records them
+// (and notifies) for the fleet, the others nothing. A ledger that cannot
+// be read at start-up is left out: the local history decides alone.
+func WithLedger(l lock.SlotLedger) SchedulerOption {
+	return func(s *Scheduler) { s.ledger = l }
 }
 
 // WithJitter replaces the draw of jitter delays, by default the hash of
@@ -178,7 +195,7 @@ func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 	}
 	// Asked once: whatever the func holds (history read at start-up) is
 	// garbage from here on.
-	s.lastSlots = nil
+	s.lastSlots, s.ledger = nil, nil
 	timer := s.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -245,7 +262,42 @@ func (s *Scheduler) startSlots(ctx context.Context, jobs []config.Job) map[strin
 	if err != nil {
 		return nil
 	}
-	return last
+	return s.fleetSlots(ctx, jobs, last)
+}
+
+// fleetSlots is last with each job's slot moved up to the ledger's, when
+// later, or set to it when the job has none locally. A ledger that fails
+// here is not asked again.
+func (s *Scheduler) fleetSlots(ctx context.Context, jobs []config.Job, last map[string]time.Time) map[string]time.Time {
+	if s.ledger == nil {
+		return last
+	}
+	keys := make([]lock.SlotKey, 0, len(jobs))
+	for _, j := range jobs {
+		if ledgered(j) {
+			keys = append(keys, lock.SlotKey{Lock: j.Lock, Job: j.Name})
+		}
+	}
+	fleet, err := s.ledger.LastSlots(ctx, keys)
+	if err != nil {
+		s.ledger = nil
+		return last
+	}
+	out := make(map[string]time.Time, len(last)+len(fleet))
+	for job, t := range last {
+		out[job] = t
+	}
+	for k, t := range fleet {
+		out[k.Job] = maxTime(out[k.Job], t)
+	}
+	return out
+}
+
+// ledgered says whether j's slots are claimed in the ledger: a scheduled
+// job that takes its lock (overlap allow takes none, and runs on every
+// host).
+func ledgered(j config.Job) bool {
+	return j.Sched != nil && j.Overlap != config.OverlapAllow && j.Lock != ""
 }
 
 // NextFires returns each scheduled job's next fire (with jitter).
@@ -308,12 +360,29 @@ func (s *Scheduler) catchUp(ctx context.Context, j config.Job, now, last time.Ti
 	}
 	if j.Enabled && j.CatchUp > 0 && now.Sub(newest) <= j.CatchUp {
 		if n > 1 {
-			s.recordMissed(j, first, n-1, "missed while down (older than the newest missed fire, which catch_up runs)")
+			_, through, _ := missedSlots(j, last, newest.Add(-time.Nanosecond))
+			s.missedWhileDown(ctx, j, first, through, n-1, "missed while down (older than the newest missed fire, which catch_up runs)")
 		}
 		s.dispatch(ctx, j, newest)
 		return
 	}
-	s.recordMissed(j, first, n, "missed while down (beyond catch_up "+j.CatchUp.String()+")")
+	s.missedWhileDown(ctx, j, first, newest, n, "missed while down (beyond catch_up "+j.CatchUp.String()+")")
+}
+
+// missedWhileDown records the n slots from first through through as one
+// missed skip, unless the ledger gives them to another host: then that
+// host's record is the fleet's, and this one records nothing. A claim
+// that fails records them: a second record beats none.
+func (s *Scheduler) missedWhileDown(ctx context.Context, j config.Job, first, through time.Time, n int, reason string) {
+	sk := s.missedSkip(j, first, n, reason)
+	if s.ledger != nil && ledgered(j) {
+		won, _, err := s.ledger.ClaimMissed(ctx, lock.MissedClaim{Lock: j.Lock, Job: j.Name,
+			First: first, Through: through, RunID: sk.RunID})
+		if err == nil && !won {
+			return
+		}
+	}
+	s.firer.Skip(sk)
 }
 
 // fire handles a due entry as decide says, and advances it to its next
@@ -342,10 +411,16 @@ func (s *Scheduler) dispatch(ctx context.Context, j config.Job, slot time.Time) 
 }
 
 func (s *Scheduler) recordMissed(j config.Job, first time.Time, n int, reason string) {
+	s.firer.Skip(s.missedSkip(j, first, n, reason))
+}
+
+// missedSkip is the one skip that records n missed slots from first.
+func (s *Scheduler) missedSkip(j config.Job, first time.Time, n int, reason string) run.Skip {
 	if n > 1 {
 		reason += " (" + strconv.Itoa(n) + " fires from " + first.Format(time.RFC3339) + ")"
 	}
-	s.firer.Skip(run.Skip{Job: j.Name, RunID: run.NewID(s.clock.Now()), Slot: first, Time: s.clock.Now(), Reason: reason, Class: run.ClassMissed})
+	now := s.clock.Now()
+	return run.Skip{Job: j.Name, RunID: run.NewID(now), Slot: first, Time: now, Reason: reason, Class: run.ClassMissed}
 }
 
 // missedSlots walks the slots in (after, now]: the first, the newest and

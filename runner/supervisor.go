@@ -187,11 +187,12 @@ func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.T
 // record must not leave in doubt, and the history backlog that refused it
 // may well not keep its record either. f's grant is zero when it took none.
 func (s *Supervisor) notAdmitted(f *fire, err error) run.End {
-	if f.grant.Lease != nil {
-		_ = f.grant.Release()
-	}
 	end := f.end()
 	end.Ended, end.Outcome, end.Reason = s.clock.Now(), run.Error, "not started: "+err.Error()
+	if f.grant.Lease != nil {
+		s.setOutcome(f.grant.Lease, end)
+		_ = f.grant.Release()
+	}
 	s.recordEnd(end, false)
 	s.emit(end)
 	return end
@@ -221,7 +222,7 @@ func (s *Supervisor) refused(f *fire, err error) run.End {
 		return s.skip(f, "lock held by "+h.String(), run.ClassLockHeld, &h)
 	case errors.As(err, &done):
 		h := done.Record.Holder
-		return s.skip(f, "slot already run", run.ClassSlotAlreadyRun, &h)
+		return s.skip(f, slotDoneReason(f.job.Name, done), run.ClassSlotAlreadyRun, &h)
 	case errors.Is(err, errQueueFull):
 		return s.skip(f, err.Error(), run.ClassQueued, nil)
 	case errors.Is(err, errQueueDropped):
@@ -247,4 +248,19 @@ func (s *Supervisor) skip(f *fire, reason string, class run.Class, h *run.Holder
 	end := f.end()
 	end.Ended, end.Outcome, end.Reason = now, run.Skipped, reason
 	return end
+}
+
+// slotDoneReason is the reason of a fire whose slot was already run: by
+// which run on which host, when the lock's record is that slot's run (not
+// a later run of another job sharing the lock), and with the slot's
+// outcome where the backend keeps it (the SQL slot ledger).
+func slotDoneReason(job string, done *lock.SlotDoneError) string {
+	reason := "slot already run"
+	if h := done.Record.Holder; h.Job == job && h.RunID != "" {
+		reason += " by run " + h.RunID + " on " + h.Host
+	}
+	if done.Outcome != "" {
+		reason += " (outcome " + done.Outcome + ")"
+	}
+	return reason
 }

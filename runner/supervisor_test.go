@@ -201,12 +201,14 @@ func TestSlotAlreadyRunAcrossSupervisors(t *testing.T) {
 	a, _ := newTestSupervisor(t, dir)
 	b, _ := newTestSupervisor(t, dir)
 	j := shJob("short", "true")
-	if f := a.Fire(context.Background(), j, slotAt(0), false); f.Outcome != run.OK {
-		t.Fatalf("first supervisor: %s %s", f.Outcome, f.Reason)
+	first := a.Fire(context.Background(), j, slotAt(0), false)
+	if first.Outcome != run.OK {
+		t.Fatalf("first supervisor: %s %s", first.Outcome, first.Reason)
 	}
 	f := b.Fire(context.Background(), j, slotAt(0), false)
-	if f.Outcome != run.Skipped || f.Reason != "slot already run" {
-		t.Fatalf("second supervisor, same slot: %s %q, want skipped: slot already run", f.Outcome, f.Reason)
+	host, _ := os.Hostname()
+	if want := "slot already run by run " + first.RunID + " on " + host; f.Outcome != run.Skipped || f.Reason != want {
+		t.Fatalf("second supervisor, same slot: %s %q, want skipped: %s", f.Outcome, f.Reason, want)
 	}
 	if f := b.Fire(context.Background(), j, slotAt(1), false); f.Outcome != run.OK {
 		t.Fatalf("next slot: %s %s", f.Outcome, f.Reason)
