@@ -6,7 +6,6 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,19 +27,15 @@ const fleetJobs = `jobs:
 // directory and state dir, the locks and the history on the server.
 func fleetHost(t *testing.T, srv sqlServer, db string) *sandbox {
 	t.Helper()
-	hist := fmt.Sprintf("history_backend: {type: postgres, url: 'postgres://postgres:${CV_E2E_DB_PASSWORD}@127.0.0.1:%d/%s?sslmode=disable'}\n",
-		srv.port, db)
-	return sqlSandbox(t, srv, db, hist+fleetJobs)
+	return fleetHostWith(t, srv, db, fleetJobs)
 }
 
-// startHost starts the sandbox's daemon as host name, in a UTS namespace
-// of its own (every place cronvisor names its host asks os.Hostname).
-func (s *sandbox) startHost(name string) *proc {
-	s.t.Helper()
-	script := fmt.Sprintf("hostname %s && exec '%s' --config '%s' daemon --log-format json", name, cvBin, s.config)
-	d := s.startEnv(nil, "unshare", "--uts", "sh", "-c", script)
-	waitFor(s.t, 10*time.Second, name+" start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
-	return d
+// fleetHostWith is a fleet host running jobs.
+func fleetHostWith(t *testing.T, srv sqlServer, db, jobs string) *sandbox {
+	t.Helper()
+	hist := fmt.Sprintf("history_backend: {type: postgres, url: 'postgres://postgres:${CV_E2E_DB_PASSWORD}@127.0.0.1:%d/%s?sslmode=disable'}\n",
+		srv.port, db)
+	return sqlSandbox(t, srv, db, hist+jobs)
 }
 
 // localRuns is the run ids and hosts of a host's own store.

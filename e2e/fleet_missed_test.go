@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +17,6 @@ func TestE2EFleetMissedOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 15-second scenario of two daemons")
 	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		t.Fatal("unshare (util-linux) is needed: apt-get install util-linux")
-	}
 	srv := sharedSQLServer(t, "postgres")
 	db, _ := srv.newDB(t)
 	hook, url := newReceiver(t)
@@ -34,13 +29,7 @@ func TestE2EFleetMissedOnce(t *testing.T) {
 `, url)
 	hosts := []*sandbox{sqlSandbox(t, srv, db, jobs), sqlSandbox(t, srv, db, jobs)}
 	names := []string{"host-a", "host-b"}
-	start := func(i int) *proc {
-		s := hosts[i]
-		d := s.startEnv(nil, unshare, "--uts", "sh", "-c",
-			fmt.Sprintf("hostname %s && exec %s --config %s daemon --log-format json", names[i], cvBin, s.config))
-		waitFor(t, 10*time.Second, names[i]+" start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
-		return d
-	}
+	start := func(i int) *proc { return hosts[i].startHost(names[i]) }
 	missedOf := func(s *sandbox) []run.Record {
 		var out []run.Record
 		for _, r := range s.historyJSON() {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,10 +24,6 @@ import (
 func TestE2EFleetPeerClosesALostHostsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two daemons, a 30 s job and a kill: seconds")
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		t.Fatal("unshare (util-linux) is needed: apt-get install util-linux")
 	}
 	pg := sharedSQLServer(t, "postgres")
 	dbName, raw := pg.newDB(t)
@@ -55,12 +50,7 @@ jobs:
     command: sleep %s
     timeout: 1m
 `, arg))
-	host := func(s *sandbox, name string) *proc {
-		p := s.startEnv(nil, unshare, "--uts", "sh", "-c",
-			fmt.Sprintf("hostname %s && exec %s --config %s daemon --log-format json", name, cvBin, s.config))
-		waitFor(t, 10*time.Second, name+" start", func() bool { return strings.Contains(p.stderr(), "cronvisor started") })
-		return p
-	}
+	host := func(s *sandbox, name string) *proc { return s.startHost(name) }
 	da, db := host(a, "host-a"), host(b, "host-b")
 	defer func() {
 		if t.Failed() {

@@ -5,6 +5,7 @@ import (
 	"cronvisor/ctl"
 	"cronvisor/run"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,16 @@ func (s *sandbox) startDaemon() *proc {
 	s.t.Helper()
 	d := s.cv("daemon", "--log-format", "json")
 	waitFor(s.t, 10*time.Second, "daemon start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
+	return d
+}
+
+// startHost starts the sandbox's daemon as host name, in a UTS namespace
+// of its own (every place cronvisor names its host asks os.Hostname).
+func (s *sandbox) startHost(name string) *proc {
+	s.t.Helper()
+	script := fmt.Sprintf("hostname %s && exec '%s' --config '%s' daemon --log-format json", name, cvBin, s.config)
+	d := s.startEnv(nil, "unshare", "--uts", "sh", "-c", script)
+	waitFor(s.t, 10*time.Second, name+" start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
 	return d
 }
 
