@@ -96,7 +96,11 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	}
 	d.ctx, d.stop = context.WithCancel(context.Background())
 	d.schedDone = d.start("scheduler", func() { d.sched.Run(d.ctx, cfg.Jobs) })
-	d.housekeepDone = d.start("housekeeping", func() { e.housekeep(d.ctx, o.Clock, d.current.Load) })
+	var shared sharedPruner
+	if d.shared != nil {
+		shared = d.shared
+	}
+	d.housekeepDone = d.start("housekeeping", func() { e.housekeep(d.ctx, o.Clock, d.current.Load, shared) })
 	d.socket = d.serve(ln)
 	if o.ConfigPath != "" {
 		if d.watchDone, err = watchConfig(d.ctx, o.ConfigPath, d.changed); err != nil {

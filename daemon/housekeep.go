@@ -72,10 +72,16 @@ const (
 	firstPrune   = 10 * time.Minute
 )
 
+// sharedPruner is the fleet's shared history as housekeeping prunes it.
+type sharedPruner interface {
+	Prune(ctx context.Context, before time.Time) (int64, error)
+}
+
 // housekeep recovers orphaned runs, at once and then every recoverEvery,
 // and prunes history off the scheduler's goroutine, so that neither ever
-// delays a fire. It returns when ctx is done.
-func (e *Env) housekeep(ctx context.Context, c clock.Clock, current func() *config.Config) {
+// delays a fire: this host's store, and the shared one (nil without a
+// fleet) by keep_age. It returns when ctx is done.
+func (e *Env) housekeep(ctx context.Context, c clock.Clock, current func() *config.Config, shared sharedPruner) {
 	if e.Store == nil {
 		return
 	}
@@ -89,12 +95,7 @@ func (e *Env) housekeep(ctx context.Context, c clock.Clock, current func() *conf
 		}
 		if now := c.Now(); !now.Before(nextPrune) {
 			nextPrune = now.Add(pruneEvery)
-			n, err := e.Store.Prune(ctx, cfg.History.KeepRuns, cfg.History.KeepAge, now)
-			if err != nil {
-				e.log.Error("pruning history", "err", err)
-			} else if n > 0 {
-				e.log.Info("pruned history", "rows", n)
-			}
+			e.prune(ctx, cfg, now, shared)
 		}
 		select {
 		case <-ctx.Done():
@@ -102,5 +103,25 @@ func (e *Env) housekeep(ctx context.Context, c clock.Clock, current func() *conf
 		case <-t.C():
 			t.Reset(recoverEvery)
 		}
+	}
+}
+
+// prune prunes this host's store by keep_runs and keep_age, and the
+// shared history by keep_age: every host does it, and a row one host
+// deleted is nothing for the next.
+func (e *Env) prune(ctx context.Context, cfg *config.Config, now time.Time, shared sharedPruner) {
+	n, err := e.Store.Prune(ctx, cfg.History.KeepRuns, cfg.History.KeepAge, now)
+	if err != nil {
+		e.log.Error("pruning history", "err", err)
+	} else if n > 0 {
+		e.log.Info("pruned history", "rows", n)
+	}
+	if shared == nil || cfg.History.KeepAge <= 0 {
+		return
+	}
+	if n, err := shared.Prune(ctx, now.Add(-cfg.History.KeepAge)); err != nil {
+		e.log.Warn("pruning the shared history", "err", err)
+	} else if n > 0 {
+		e.log.Info("pruned the shared history", "rows", n)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"cronvisor/history"
 )
 
 // Oldest is the time of the fleet's oldest record, any job, any host
@@ -19,5 +21,5 @@ func (s *Store) Oldest(ctx context.Context) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("history backend: oldest record: %w", err)
 	}
-	return fromNanos(at), nil
+	return history.FromNanos(at), nil
 }

@@ -79,14 +79,14 @@ func (s *Store) Upsert(ctx context.Context, recs []run.Record) error {
 func runArgs(r run.Record) []any {
 	var hPID, hHost, hJob, hRun, hSince any
 	if h := r.Holder; h != nil {
-		hPID, hHost, hJob, hRun, hSince = int64(h.PID), h.Host, h.Job, h.RunID, nanos(h.Since)
+		hPID, hHost, hJob, hRun, hSince = int64(h.PID), h.Host, h.Job, h.RunID, history.Nanos(h.Since)
 	}
 	var exit any
 	if r.ExitCode != nil {
 		exit = int32(*r.ExitCode)
 	}
 	return []any{r.RunID, r.Job, r.Host, string(r.Outcome), sortTime(r).UnixNano(),
-		nanos(r.ScheduledAt), nanos(r.StartedAt), nanos(r.EndedAt), exit, r.Reason,
+		history.Nanos(r.ScheduledAt), history.Nanos(r.StartedAt), history.Nanos(r.EndedAt), exit, r.Reason,
 		hPID, hHost, hJob, hRun, hSince, r.LogPath, int64(r.SupervisorPID), int64(r.PID), r.Manual, int32(max(r.Attempt, 1))}
 }
 
@@ -99,22 +99,6 @@ func sortTime(r run.Record) time.Time {
 		}
 	}
 	return time.Time{}
-}
-
-// nanos stores a zero time as NULL.
-func nanos(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixNano()
-}
-
-// fromNanos reads a stored time in the machine's zone; NULL is zero.
-func fromNanos(n sql.NullInt64) time.Time {
-	if !n.Valid {
-		return time.Time{}
-	}
-	return time.Unix(0, n.Int64).Local()
 }
 
 // Query returns the records of every host that match f, newest first,
@@ -185,24 +169,15 @@ func scanRun(rows *sql.Rows) (run.Record, error) {
 	var r run.Record
 	var at, sPID, pid int64
 	var attempt int32
-	var sched, start, end, exit, hPID, hSince sql.NullInt64
-	var hHost, hJob, hRun sql.NullString
-	err := rows.Scan(&r.RunID, &r.Job, &r.Host, &r.Outcome, &at, &sched, &start, &end,
-		&exit, &r.Reason, &hPID, &hHost, &hJob, &hRun, &hSince,
+	var n history.Nullable
+	err := rows.Scan(&r.RunID, &r.Job, &r.Host, &r.Outcome, &at, &n.Sched, &n.Start, &n.End,
+		&n.Exit, &r.Reason, &n.HolderPID, &n.HolderHost, &n.HolderJob, &n.HolderRun, &n.HolderSince,
 		&r.LogPath, &sPID, &pid, &r.Manual, &attempt)
 	if err != nil {
 		return run.Record{}, err
 	}
 	r.SupervisorPID, r.PID, r.Attempt = int(sPID), int(pid), int(attempt)
-	r.ScheduledAt, r.StartedAt, r.EndedAt = fromNanos(sched), fromNanos(start), fromNanos(end)
-	if exit.Valid {
-		c := int(exit.Int64)
-		r.ExitCode = &c
-	}
-	if hPID.Valid {
-		r.Holder = &run.Holder{PID: int(hPID.Int64), Host: hHost.String, Job: hJob.String,
-			RunID: hRun.String, Since: fromNanos(hSince)}
-	}
+	n.Fill(&r)
 	return r, nil
 }
 
@@ -240,8 +215,8 @@ func (s *Store) Summaries(ctx context.Context, jobs []string) (map[string]histor
 		if err := rows.Scan(&job, &outcome, &ended, &started, &slot); err != nil {
 			return nil, fmt.Errorf("history backend: summaries: %w", err)
 		}
-		out[job] = history.Summary{Outcome: run.Outcome(outcome), EndedAt: fromNanos(ended),
-			StartedAt: fromNanos(started), LastSlot: fromNanos(slot)}
+		out[job] = history.Summary{Outcome: run.Outcome(outcome), EndedAt: history.FromNanos(ended),
+			StartedAt: history.FromNanos(started), LastSlot: history.FromNanos(slot)}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("history backend: summaries: %w", err)

@@ -187,3 +187,30 @@ func TestOldest(t *testing.T) {
 		t.Errorf("oldest %v, %v; want %v (host b's skip of job k)", at, err, sortTime(recs[1]))
 	}
 }
+
+// Prune deletes the records older than its bound, of every host, and
+// keeps a running one whatever its age.
+func TestPrune(t *testing.T) {
+	url, _ := newDB(t)
+	s := openStore(t, url, "a")
+	recs := []run.Record{rec("j", "old", "a", run.OK, 1), rec("j", "old-b", "b", run.Skipped, 2),
+		rec("j", "old-running", "b", run.Running, 2), rec("j", "new", "a", run.OK, 5)}
+	if err := s.Upsert(ctxOf(t), recs); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.Prune(ctxOf(t), minute(3))
+	if err != nil || n != 2 {
+		t.Fatalf("pruned %d, %v; want 2, nil", n, err)
+	}
+	got, err := s.Query(ctxOf(t), history.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range got {
+		ids = append(ids, r.RunID)
+	}
+	if !slices.Equal(ids, []string{"new", "old-running"}) {
+		t.Errorf("left %v, want [new old-running]", ids)
+	}
+}

@@ -20,5 +20,5 @@ func (s *Store) Oldest(ctx context.Context) (time.Time, error) {
 	if err := db.QueryRowContext(ctx, `SELECT MIN(at) FROM runs`).Scan(&n); err != nil {
 		return time.Time{}, fmt.Errorf("history: oldest record: %w", err)
 	}
-	return fromNanos(n), nil
+	return FromNanos(n), nil
 }

@@ -35,7 +35,7 @@ func (s *Store) Adopt(ctx context.Context, r run.Record) (bool, error) {
 // is still open, and reports whether it did. logPath is the run's output
 // log, "" if none.
 func (s *Store) Interrupt(ctx context.Context, runID string, ended time.Time, reason, logPath string) (bool, error) {
-	return s.exec(ctx, "interrupt "+runID, interruptSQL, nanos(ended), reason, logPath, runID)
+	return s.exec(ctx, "interrupt "+runID, interruptSQL, Nanos(ended), reason, logPath, runID)
 }
 
 // exec runs one write statement on the writable database (opening or
@@ -65,5 +65,5 @@ func (s *Store) Conclude(ctx context.Context, runID string, outcome run.Outcome,
 	if exitCode != nil {
 		code = *exitCode
 	}
-	return s.exec(ctx, "conclude "+runID, concludeSQL, string(outcome), nanos(ended), code, reason, logPath, runID)
+	return s.exec(ctx, "conclude "+runID, concludeSQL, string(outcome), Nanos(ended), code, reason, logPath, runID)
 }

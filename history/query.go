@@ -115,7 +115,7 @@ func (s *Store) slot(ctx context.Context, q, job string) (time.Time, error) {
 	case err != nil:
 		return time.Time{}, fmt.Errorf("history: slot of %s: %w", job, err)
 	}
-	return fromNanos(sql.NullInt64{Int64: n, Valid: true}), nil
+	return FromNanos(sql.NullInt64{Int64: n, Valid: true}), nil
 }
 
 func collect(rows *sql.Rows) ([]run.Record, error) {
@@ -141,31 +141,13 @@ type scanner interface{ Scan(dest ...any) error }
 func scanRecord(sc scanner, id *int64) (run.Record, error) {
 	var r run.Record
 	var at int64
-	var sched, start, end, exit, hPID, hSince sql.NullInt64
-	var hHost, hJob, hRun sql.NullString
-	err := sc.Scan(id, &r.RunID, &r.Job, &r.Outcome, &at, &sched, &start, &end,
-		&exit, &r.Reason, &hPID, &hHost, &hJob, &hRun, &hSince,
+	var n Nullable
+	err := sc.Scan(id, &r.RunID, &r.Job, &r.Outcome, &at, &n.Sched, &n.Start, &n.End,
+		&n.Exit, &r.Reason, &n.HolderPID, &n.HolderHost, &n.HolderJob, &n.HolderRun, &n.HolderSince,
 		&r.LogPath, &r.Host, &r.SupervisorPID, &r.PID, &r.Manual, &r.Attempt)
 	if err != nil {
 		return run.Record{}, err
 	}
-	r.ScheduledAt, r.StartedAt, r.EndedAt = fromNanos(sched), fromNanos(start), fromNanos(end)
-	if exit.Valid {
-		c := int(exit.Int64)
-		r.ExitCode = &c
-	}
-	if hPID.Valid {
-		r.Holder = &run.Holder{PID: int(hPID.Int64), Host: hHost.String, Job: hJob.String,
-			RunID: hRun.String, Since: fromNanos(hSince)}
-	}
+	n.Fill(&r)
 	return r, nil
-}
-
-// fromNanos reads a stored time in the machine's zone, as an operator
-// reading history expects; NULL is the zero time.
-func fromNanos(n sql.NullInt64) time.Time {
-	if !n.Valid {
-		return time.Time{}
-	}
-	return time.Unix(0, n.Int64).Local()
 }

@@ -57,8 +57,8 @@ func (s *Store) Summaries(ctx context.Context, jobs []string) (map[string]Summar
 		if err := rows.Scan(&job, &outcome, &ended, &started, &slot); err != nil {
 			return nil, fmt.Errorf("history: summaries: %w", err)
 		}
-		out[job] = Summary{Outcome: run.Outcome(outcome), EndedAt: fromNanos(ended),
-			StartedAt: fromNanos(started), LastSlot: fromNanos(slot)}
+		out[job] = Summary{Outcome: run.Outcome(outcome), EndedAt: FromNanos(ended),
+			StartedAt: FromNanos(started), LastSlot: FromNanos(slot)}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("history: summaries: %w", err)

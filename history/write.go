@@ -300,21 +300,13 @@ func sortTime(r run.Record) time.Time {
 func args(r run.Record) []any {
 	var hPID, hHost, hJob, hRun, hSince any
 	if h := r.Holder; h != nil {
-		hPID, hHost, hJob, hRun, hSince = h.PID, h.Host, h.Job, h.RunID, nanos(h.Since)
+		hPID, hHost, hJob, hRun, hSince = h.PID, h.Host, h.Job, h.RunID, Nanos(h.Since)
 	}
 	var exit any
 	if r.ExitCode != nil {
 		exit = *r.ExitCode
 	}
 	return []any{r.RunID, r.Job, string(r.Outcome), sortTime(r).UnixNano(),
-		nanos(r.ScheduledAt), nanos(r.StartedAt), nanos(r.EndedAt), exit, r.Reason,
+		Nanos(r.ScheduledAt), Nanos(r.StartedAt), Nanos(r.EndedAt), exit, r.Reason,
 		hPID, hHost, hJob, hRun, hSince, r.LogPath, r.Host, r.SupervisorPID, r.PID, r.Manual, r.Attempt}
-}
-
-// nanos stores a zero time as NULL.
-func nanos(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixNano()
 }
