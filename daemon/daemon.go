@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -91,24 +92,7 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 		d.log.Error("saved pauses not restored; every job runs unpaused", "err", err)
 	}
 	e.Listen(d.svc.Handle)
-	if d.shared != nil { // history_backend postgres: heartbeats and the closing of lost hosts' runs
-		e.startFleetPeer(d.shared, o.Clock)
-	}
-	d.ctx, d.stop = context.WithCancel(context.Background())
-	d.schedDone = d.start("scheduler", func() { d.sched.Run(d.ctx, cfg.Jobs) })
-	var shared sharedPruner
-	if d.shared != nil {
-		shared = d.shared
-	}
-	d.housekeepDone = d.start("housekeeping", func() { e.housekeep(d.ctx, o.Clock, d.current.Load, shared) })
-	d.socket = d.serve(ln)
-	if o.ConfigPath != "" {
-		if d.watchDone, err = watchConfig(d.ctx, o.ConfigPath, d.changed); err != nil {
-			d.log.Warn("not watching jobs.yaml for changes; SIGHUP still reloads", "err", err)
-		} else {
-			d.log.Debug("started", "part", "watcher")
-		}
-	}
+	d.startParts(cfg, ln)
 	// Parsing jobs.yaml builds a node tree several times the size of the
 	// jobs; hand it back to the system now rather than over minutes of
 	// scavenging, so a resident daemon's RSS is its live heap.
@@ -117,6 +101,30 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	o.Notify.Ready()
 	d.stopWatchdog = o.Notify.Watchdog(func() bool { return d.stopping.Load() || d.sched.Awake(o.Clock.Now(), healthSlack) })
 	return d, nil
+}
+
+// startParts starts what runs for the daemon's life, each owned by it:
+// the fleet peer, the scheduler, housekeeping, the control socket on ln
+// and the watcher of jobs.yaml.
+func (d *Daemon) startParts(cfg *config.Config, ln net.Listener) {
+	e, o := d.env, d.o
+	var shared sharedPruner
+	if d.shared != nil { // history_backend postgres: heartbeats and the closing of lost hosts' runs
+		e.startFleetPeer(d.shared, o.Clock)
+		shared = d.shared
+	}
+	d.ctx, d.stop = context.WithCancel(context.Background())
+	d.schedDone = d.start("scheduler", func() { d.sched.Run(d.ctx, cfg.Jobs) })
+	d.housekeepDone = d.start("housekeeping", func() { e.housekeep(d.ctx, o.Clock, d.current.Load, shared) })
+	d.socket = d.serve(ln)
+	if o.ConfigPath != "" {
+		var err error
+		if d.watchDone, err = watchConfig(d.ctx, o.ConfigPath, d.changed); err != nil {
+			d.log.Warn("not watching jobs.yaml for changes; SIGHUP still reloads", "err", err)
+		} else {
+			d.log.Debug("started", "part", "watcher")
+		}
+	}
 }
 
 // newService makes the daemon's service, with the fleet's shared history
