@@ -96,7 +96,11 @@ func TestE2EOrphanInterruptedWithinSecondsOfItsExit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			arg := sleepArg("44.4")
-			s := newSandbox(t, `jobs:
+			// A short shutdown_grace: once the orphan is gone, the next
+			// fire may start a run of its own before the SIGTERM below,
+			// and the stop must not wait the default 30 s for it.
+			s := newSandbox(t, `shutdown_grace: 2s
+jobs:
   - {name: slow, schedule: "* * * * * *", command: "sleep `+arg+`", timeout: 60s}
 `)
 			var runID string
