@@ -140,6 +140,9 @@ func TestShipper(t *testing.T) {
 // While the server is down, records keep being written and wait in the
 // outbox; once it is back every one of them is shipped, exactly once.
 func TestShipperOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stops and restarts PostgreSQL: seconds; runs in the full suite")
+	}
 	url, db := newDB(t)
 	st := localStore(t)
 	sh := NewShipper(st, openStore(t, url, "a"))
