@@ -184,6 +184,7 @@ type Job struct {
 	Ping            string        // healthchecks.io-style monitor URL; "" for none
 	PingSkips       bool          // report skips and misses to Ping as /fail
 	Notify          []Target      // read-only, like Command
+	Limits          Limits        // resource limits (resources.go)
 }
 
 // Account is a user and group a job runs as, looked up in the system's

@@ -1,6 +1,8 @@
 package proc
 
 import (
+	"cronvisor/run"
+
 	"context"
 	"errors"
 	"fmt"
@@ -115,6 +117,9 @@ type Result struct {
 	// if it did not exit by itself.
 	Started, Ended, Exited time.Time
 	Outcome                Outcome
+	// Usage is what the run cost, from its cgroup (Usage.Measured false
+	// without one).
+	Usage run.Usage
 	// Err is why the start failed, or context.Cause(ctx) for TimedOut and
 	// Canceled (so callers can tell "replaced" from "shutdown" with
 	// errors.Is), joined with ErrSurvivors when the tree could not be ended.

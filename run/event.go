@@ -72,6 +72,9 @@ type End struct {
 	// Detached: the run was handed over to its keeper and goes on; it is
 	// neither recorded nor reported ended here.
 	Detached bool
+	// Usage is what the run cost (Usage.Measured false when it ran
+	// outside a cgroup).
+	Usage Usage
 	// Amends: this restates the end of an attempt reported before with
 	// Retrying, whose retries were cut short in the backoff (shutdown,
 	// kill, a dead supervisor's recovered slot): Reason says why, and the

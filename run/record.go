@@ -26,6 +26,7 @@ type Record struct {
 	PID           int
 	Manual        bool // started by `cronvisor run` or run-now, not by the schedule
 	Attempt       int  // 1 for the first attempt in its slot (0 reads as 1)
+	Usage         Usage
 }
 
 // DurationMS is the run time in milliseconds, 0 unless both StartedAt and

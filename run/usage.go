@@ -1,0 +1,18 @@
+package run
+
+import "time"
+
+// Usage is what a run cost, read from its cgroup when it had one (cgroup
+// v2's cpu.stat, memory.peak and memory.events). Measured is false when
+// the run was not contained in a cgroup: nothing was read, and the zero
+// values mean "unknown", not "none".
+type Usage struct {
+	Measured  bool
+	CPUUser   time.Duration
+	CPUSystem time.Duration
+	// MemoryPeak is the run's peak memory in bytes, 0 when unknown (the
+	// memory controller is not enabled in cronvisor's cgroup subtree).
+	MemoryPeak int64
+	// OOMKilled: the kernel's OOM killer killed a process of the run.
+	OOMKilled bool
+}
