@@ -17,12 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockFlags opens a lock file for Acquire. O_NOFOLLOW: a symlink planted at
-// the lock path is refused (ELOOP) instead of written through. O_RDWR:
-// the holder rewrites the record. (Go adds O_CLOEXEC anyway; it is spelt
-// out because the file must reach a run's processes only via ExtraFiles.)
-const lockFlags = os.O_CREATE | os.O_RDWR | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
-
 // inspectFlags is enough for flock(2) and reading, and cannot create or
 // change anything. O_NONBLOCK keeps a FIFO planted at the path from
 // blocking the open (read-only FIFO opens wait for a writer); it changes
@@ -128,7 +122,7 @@ func (l *FileLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 	}
 	lease, err := l.claim(f, req)
 	if err != nil {
-		closeLocked(f) // our descriptor is the only one yet: this frees the lock
+		f.close() // our descriptors are the only ones yet: this frees the lock
 		l.track(req.Name, -1)
 		return Grant{}, err
 	}
@@ -179,49 +173,6 @@ func (l *FileLocker) ensureDir() error {
 	return os.Chmod(l.dir, 0o700)
 }
 
-// tryLock returns the locked file, or nil when another holder has it.
-// Every call opens its own descriptor, because flock excludes between open
-// file descriptions, also within one process.
-//
-// It calls flock(2) itself rather than through gofrs/flock: gofrs keeps its
-// *os.File private (v0.13.2 has no accessor) and its Close and Unlock do
-// LOCK_UN, while the lease must hand this very open file description to
-// the run's processes and must never unlock it (see fileLease.Release).
-// What gofrs adds beyond the syscall (a mutex around its own state, an NFS
-// reopen in O_RDWR, which lockFlags already has) is not needed here.
-func (l *FileLocker) tryLock(ctx context.Context, name, path string) (*os.File, error) {
-	for attempt := 0; ; attempt++ {
-		f, err := openLockFile(path)
-		if errors.Is(err, fs.ErrNotExist) { // the directory: made on first use, or deleted since
-			if err = l.ensureDir(); err == nil {
-				f, err = openLockFile(path)
-			}
-		}
-		if err != nil {
-			return nil, openError(path, err)
-		}
-		if _, err := regularID(f); err != nil {
-			f.Close()
-			return nil, err
-		}
-		ok, err := tryFlock(f, unix.LOCK_EX)
-		if ok {
-			l.track(name, 1)
-			return f, nil
-		}
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		if attempt >= probeRetries || !l.transientHolders(name, path) {
-			return nil, nil
-		}
-		if err := l.pause(ctx); err != nil {
-			return nil, err
-		}
-	}
-}
-
 // tryFlock takes a non-blocking flock of the given kind on f.
 func tryFlock(f *os.File, how int) (bool, error) {
 	ferr := onFD(f, func(fd int) error { return unix.Flock(fd, how|unix.LOCK_NB) })
@@ -268,17 +219,6 @@ func openError(path string, err error) error {
 	return fmt.Errorf("open lock file: %w", err)
 }
 
-// openLockFile opens path with lockFlags as a plain blocking file.
-// os.OpenFile would offer it to the runtime's poller first, which refuses
-// regular files: five system calls per acquisition for nothing.
-func openLockFile(path string) (*os.File, error) {
-	fd, err := unix.Open(path, lockFlags, 0o600)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	return os.NewFile(uintptr(fd), path), nil
-}
-
 // regularID checks that f is a regular file and returns its identity.
 func regularID(f *os.File) (procfs.FileID, error) {
 	fi, err := f.Stat()
@@ -292,8 +232,8 @@ func regularID(f *os.File) (procfs.FileID, error) {
 }
 
 // claim runs the slot check and writes the new record on a locked file.
-func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
-	prev, hadPrev, size, err := readRecord(f)
+func (l *FileLocker) claim(f *lockedFile, req Request) (*fileLease, error) {
+	prev, hadPrev, size, err := readRecord(f.lock)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +249,7 @@ func (l *FileLocker) claim(f *os.File, req Request) (*fileLease, error) {
 		}
 		h.Slots[h.Job] = h.Slot
 	}
-	size, err = writeRecord(f, h, size)
+	size, err = writeRecord(f.record, h, size)
 	if err != nil {
 		return nil, fmt.Errorf("lock %q: %w", req.Name, err)
 	}

@@ -12,15 +12,16 @@ import (
 type fileLease struct {
 	leaseCore
 	locker   *FileLocker
-	f        *os.File
+	f        *os.File   // locked, read-only: the run's fd 3 (Grant.File)
+	rec      *os.File   // writable, the supervisor's alone: the record is written through it
 	previous *Record    // the record found at acquisition, nil if none
 	size     int        // of the record in the file, for writeRecord
 	unsynced bool       // the record holds a new slot cursor not yet fsynced (see Acquire)
 	synced   chan error // the fsync SetPID started; Release waits for it
 }
 
-func (l *FileLocker) newLease(name string, f *os.File, h Record, size int, unsynced bool) *fileLease {
-	le := &fileLease{leaseCore: leaseCore{name: name, holder: h}, locker: l, f: f, size: size, unsynced: unsynced}
+func (l *FileLocker) newLease(name string, f *lockedFile, h Record, size int, unsynced bool) *fileLease {
+	le := &fileLease{leaseCore: leaseCore{name: name, holder: h}, locker: l, f: f.lock, rec: f.record, size: size, unsynced: unsynced}
 	le.backend = le
 	return le
 }
@@ -34,7 +35,7 @@ func (le *fileLease) SetRetry(at time.Time) error {
 // store rewrites the line in the file, and starts the fsync of a new slot
 // cursor (see FileLocker.Acquire).
 func (le *fileLease) store(h Record, _ string) error {
-	size, err := writeRecord(le.f, h, le.size)
+	size, err := writeRecord(le.rec, h, le.size)
 	le.size = size
 	if err != nil {
 		return err
@@ -44,7 +45,7 @@ func (le *fileLease) store(h Record, _ string) error {
 		// waits for nothing, and Release waits for the fsync.
 		le.unsynced = false
 		le.synced = make(chan error, 1)
-		go func(f *os.File) { le.synced <- syncData(f) }(le.f)
+		go func(f *os.File) { le.synced <- syncData(f) }(le.rec)
 	}
 	return nil
 }
@@ -60,7 +61,7 @@ func (le *fileLease) grant() Grant {
 }
 
 // Release rewrites the record without InFlight and closes the
-// supervisor's descriptor, nothing more. It must not flock(LOCK_UN) (as
+// supervisor's descriptors, nothing more. It must not flock(LOCK_UN) (as
 // gofrs/flock's Unlock and Close do): that would unlock the open file
 // description shared with the run's processes that inherited it, letting
 // a later run overlap a survivor. The kernel frees the lock when the last
@@ -89,14 +90,15 @@ func (le *fileLease) release(inFlight bool) error {
 	case le.synced != nil:
 		syncErr = <-le.synced
 	case le.unsynced: // the run never started; its slot is consumed all the same
-		syncErr = syncData(le.f)
+		syncErr = syncData(le.rec)
 	}
 	var writeErr error
 	if !inFlight {
 		h := le.holder
 		h.InFlight, h.RetryAt = false, time.Time{}
-		_, writeErr = writeRecord(le.f, h, le.size)
+		_, writeErr = writeRecord(le.rec, h, le.size)
 	}
+	le.rec.Close() // carries no lock; only the error of the lock's close matters
 	closeErr := closeLocked(le.f)
 	switch {
 	case syncErr != nil:

@@ -232,8 +232,10 @@ type Grant struct {
 	Lease
 	// File is the locked open file (file backend), to pass to the run's
 	// processes (exec.Cmd.ExtraFiles) so the lock stays held while any of
-	// them lives, also if the supervisor dies. The lease owns it: do not
-	// close it.
+	// them lives, also if the supervisor dies. It is open read-only: the
+	// lease writes the record through a descriptor of its own that is
+	// never passed on, so no process of a run can rewrite the record. The
+	// lease owns it: do not close it.
 	File *os.File
 	// Lost is closed when the lease is lost behind the holder's back (a
 	// Redis lease that could not be renewed). Nil: never lost (a flock
