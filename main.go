@@ -9,6 +9,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	_ "time/tzdata" // zone names work on machines without a zone database
 
@@ -20,6 +21,13 @@ import (
 func main() {
 	if proc.IsKeeper(os.Args) { // a run's keeper: this binary re-executed
 		os.Exit(proc.KeeperMain(os.Args[1:], keepLease))
+	}
+	// Before anything is started: a job gets fds 0-3 and no descriptor
+	// the shell or service manager that started cronvisor left open. A
+	// keeper (above) starts nothing and holds exactly what its supervisor
+	// gave it.
+	if err := proc.CloseInheritedOnExec(); err != nil {
+		fmt.Fprintln(os.Stderr, "cronvisor: warning:", err)
 	}
 	os.Exit(cli.Execute(os.Args[1:], os.Stdout, os.Stderr))
 }
