@@ -65,9 +65,11 @@ type Spec struct {
 	Dir string
 	// Env is the full environment of the run; nil means the supervisor's.
 	Env []string
-	// ExtraFiles become fd 3, 4, … in the child. ExtraFiles[0], if set, is the
-	// run's lock file: processes sharing its open file description belong to
-	// the run. It must stay open in the caller until Run returns.
+	// ExtraFiles become fd 3, 4, … in the child, the only descriptors it
+	// gets beyond 0-2 (see CloseInheritedOnExec). ExtraFiles[0], if set, is
+	// the run's lock file (read-only, lock.Grant.File): processes sharing
+	// its open file description belong to the run. It must stay open in the
+	// caller until Run returns.
 	ExtraFiles []*os.File
 	// KillGrace is the delay between SIGTERM and SIGKILL; zero sends SIGKILL
 	// right after SIGTERM.
