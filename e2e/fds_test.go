@@ -23,7 +23,7 @@ const fdsScript = `ls -1 /proc/$$/fd; readlink /proc/$$/fd/3; ` +
 // jobs whose own processes have exactly fds 0, 1, 2 and 3, fd 3 being the
 // lock file, open read-only: neither a root job nor a `user:` job can
 // write through it, and `cronvisor locks` shows the lock held by the run
-// all the while.
+// all the while. Then the same of `cronvisor run` from such a shell.
 func TestE2EJobsStartClean(t *testing.T) {
 	throwawayUser(t, "cvfds-user")
 	gate := filepath.Join(os.TempDir(), "cvfds-gate-"+randHex(6))
@@ -69,6 +69,19 @@ jobs:
 		})
 	}
 	stopDaemons(t, d)
+
+	// `cronvisor run` from the same kind of shell, its output its job's.
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := s.startEnv(nil, "bash", "-c", `exec 10</dev/null 251</dev/null; exec "$0" --config "$1" run as_root`, cvBin, s.config)
+	if code := p.wait(20 * time.Second); code != 0 {
+		t.Fatalf("run as_root: exit %d: %s", code, p.stderr())
+	}
+	want := []string{"0", "1", "2", "3", filepath.Join(s.state, "locks", "as_root.lock"), "fd3=refused"}
+	if got := lines(p.stdout()); !slices.Equal(got, want) {
+		t.Errorf("cronvisor run: the job printed %q, want %q", got, want)
+	}
 }
 
 // checkCleanStart reads the job's output (`logs`, whose lines say the
