@@ -20,7 +20,7 @@ func EventOf(ev run.Event) (WireEvent, bool) {
 		return WireEvent{Type: EventRunFinished, Job: e.Job, RunID: e.RunID, Time: e.Ended,
 			Slot: e.Slot, StartedAt: e.Started, PID: e.PID, Outcome: e.Outcome,
 			ExitCode: e.ExitCode, Reason: e.Reason, Manual: e.Manual, Attempt: e.Attempt,
-			Retrying: e.Retrying, Amends: e.Amends}, true
+			Retrying: e.Retrying, Amends: e.Amends, Usage: WireUsageOf(e.Usage)}, true
 	case run.Slow:
 		return WireEvent{Type: EventRunSlow, Job: e.Job, RunID: e.RunID, Time: e.Time, Slot: e.Slot,
 			StartedAt: e.Started, Attempt: e.Attempt, Reason: "still running after warn_after " + e.After.String()}, true

@@ -27,6 +27,10 @@ func TestEventOf(t *testing.T) {
 			PID: 42, Outcome: run.OK, ExitCode: &code, Reason: "", Manual: false},
 			WireEvent{Type: EventRunFinished, Job: "sync", RunID: "r1", Time: ref(time.Hour), Slot: ref(-time.Second),
 				StartedAt: ref(0), PID: 42, Outcome: "ok", ExitCode: &code}, true},
+		{"finished, measured", run.End{Job: "sync", RunID: "r1", Started: ref(0), Ended: ref(time.Hour), PID: 42, Outcome: run.Failed,
+			Usage: run.Usage{Measured: true, CPUUser: 520 * time.Millisecond, CPUSystem: 30 * time.Millisecond, MemoryPeak: 4096, OOMKilled: true}},
+			WireEvent{Type: EventRunFinished, Job: "sync", RunID: "r1", Time: ref(time.Hour), StartedAt: ref(0), PID: 42, Outcome: "failed",
+				Usage: &WireUsage{CPUUserMS: 520, CPUSystemMS: 30, MemoryPeakBytes: 4096, OOMKilled: true}}, true},
 		{"skipped with holder", run.Skip{Job: "sync", RunID: "r2", Slot: ref(0), Time: ref(0), Reason: "lock held", Holder: &holder},
 			WireEvent{Type: EventRunSkipped, Job: "sync", RunID: "r2", Time: ref(0), Slot: ref(0), Outcome: "skipped",
 				Reason: "lock held", Holder: &run.Holder{PID: 77, Host: "h2", Job: "other", RunID: "r9", Since: ref(-time.Minute)}}, true},
@@ -44,6 +48,26 @@ func TestEventOf(t *testing.T) {
 			got, ok := EventOf(tt.ev)
 			if ok != tt.wantOK || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v, %v\nwant %+v, %v", got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+// TestWireUsage: a run's cost crosses the wire and reads back to the
+// millisecond; an unmeasured run's has none.
+func TestWireUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		u    run.Usage
+		want run.Usage
+	}{
+		{"not measured", run.Usage{}, run.Usage{}},
+		{"measured", run.Usage{Measured: true, CPUUser: 520300 * time.Microsecond, MemoryPeak: 1 << 20},
+			run.Usage{Measured: true, CPUUser: 520 * time.Millisecond, MemoryPeak: 1 << 20}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := WireUsageOf(tc.u).Usage(); got != tc.want {
+				t.Errorf("read back %+v, want %+v", got, tc.want)
 			}
 		})
 	}

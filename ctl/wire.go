@@ -286,6 +286,36 @@ type WireEvent struct {
 	// Amends is run_finished's: it restates the end of an attempt reported
 	// before (retries cut short in the backoff), no further run.
 	Amends bool `json:"amends,omitempty"`
+	// Usage is run_finished's: what the run cost, absent when it was not
+	// measured.
+	Usage *WireUsage `json:"usage,omitempty"`
+}
+
+// WireUsage is what a run cost, in the history record's units: CPU times
+// in milliseconds, the peak memory in bytes (absent when unknown).
+type WireUsage struct {
+	CPUUserMS       int64 `json:"cpu_user_ms"`
+	CPUSystemMS     int64 `json:"cpu_system_ms"`
+	MemoryPeakBytes int64 `json:"memory_peak_bytes,omitempty"`
+	OOMKilled       bool  `json:"oom_killed,omitempty"`
+}
+
+// WireUsageOf is u's wire form, nil when u was not measured.
+func WireUsageOf(u run.Usage) *WireUsage {
+	if !u.Measured {
+		return nil
+	}
+	return &WireUsage{CPUUserMS: u.CPUUser.Milliseconds(), CPUSystemMS: u.CPUSystem.Milliseconds(),
+		MemoryPeakBytes: u.MemoryPeak, OOMKilled: u.OOMKilled}
+}
+
+// Usage is w as a run.Usage: not measured when w is nil.
+func (w *WireUsage) Usage() run.Usage {
+	if w == nil {
+		return run.Usage{}
+	}
+	return run.Usage{Measured: true, CPUUser: time.Duration(w.CPUUserMS) * time.Millisecond,
+		CPUSystem: time.Duration(w.CPUSystemMS) * time.Millisecond, MemoryPeak: w.MemoryPeakBytes, OOMKilled: w.OOMKilled}
 }
 
 // errorBody is the JSON of every error answer.

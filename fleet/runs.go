@@ -18,7 +18,15 @@ import (
 // of runArgs and scanRun.
 const runColumns = `run_id, job, host, outcome, at, scheduled_at, started_at, ended_at,
 	exit_code, reason, holder_pid, holder_host, holder_job, holder_run_id, holder_since,
-	log_path, supervisor_pid, pid, manual, attempt`
+	log_path, supervisor_pid, pid, manual, attempt, ` + usageColumns
+
+// usageColumns are the cost's columns, the last of runColumns, which a
+// table no host of this version has migrated yet lacks: a reader (who
+// creates nothing) selects usageUnknown in their place.
+const (
+	usageColumns = `cpu_user_us, cpu_system_us, memory_peak_bytes, oom_killed`
+	usageUnknown = `NULL::bigint, NULL::bigint, NULL::bigint, false`
+)
 
 // upsertSQL writes one record, idempotent by run id. A stored row is
 // replaced when it is still running (by anything: a running row's pid,
@@ -28,7 +36,7 @@ const runColumns = `run_id, job, host, outcome, at, scheduled_at, started_at, en
 // the same host with the same outcome (the same record again, or a note
 // the host added to its own reason).
 const upsertSQL = `INSERT INTO cronvisor_runs (` + runColumns + `)
-	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)
+	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24)
 	ON CONFLICT (run_id) DO UPDATE SET job = EXCLUDED.job, host = EXCLUDED.host,
 		outcome = EXCLUDED.outcome, at = EXCLUDED.at, scheduled_at = EXCLUDED.scheduled_at,
 		started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at,
@@ -37,7 +45,9 @@ const upsertSQL = `INSERT INTO cronvisor_runs (` + runColumns + `)
 		holder_job = EXCLUDED.holder_job, holder_run_id = EXCLUDED.holder_run_id,
 		holder_since = EXCLUDED.holder_since, log_path = EXCLUDED.log_path,
 		supervisor_pid = EXCLUDED.supervisor_pid, pid = EXCLUDED.pid,
-		manual = EXCLUDED.manual, attempt = EXCLUDED.attempt, shipped_at = now()
+		manual = EXCLUDED.manual, attempt = EXCLUDED.attempt, cpu_user_us = EXCLUDED.cpu_user_us,
+		cpu_system_us = EXCLUDED.cpu_system_us, memory_peak_bytes = EXCLUDED.memory_peak_bytes,
+		oom_killed = EXCLUDED.oom_killed, shipped_at = now()
 	WHERE cronvisor_runs.outcome = 'running'
 		OR (EXCLUDED.outcome <> 'running' AND (
 			(cronvisor_runs.outcome = 'interrupted' AND cronvisor_runs.reason LIKE 'host lost%')
@@ -85,9 +95,10 @@ func runArgs(r run.Record) []any {
 	if r.ExitCode != nil {
 		exit = int32(*r.ExitCode)
 	}
-	return []any{r.RunID, r.Job, r.Host, string(r.Outcome), sortTime(r).UnixNano(),
+	return append([]any{r.RunID, r.Job, r.Host, string(r.Outcome), sortTime(r).UnixNano(),
 		history.Nanos(r.ScheduledAt), history.Nanos(r.StartedAt), history.Nanos(r.EndedAt), exit, r.Reason,
-		hPID, hHost, hJob, hRun, hSince, r.LogPath, int64(r.SupervisorPID), int64(r.PID), r.Manual, int32(max(r.Attempt, 1))}
+		hPID, hHost, hJob, hRun, hSince, r.LogPath, int64(r.SupervisorPID), int64(r.PID), r.Manual, int32(max(r.Attempt, 1))},
+		history.UsageArgs(r.Usage)...)
 }
 
 // sortTime is the "at" column, as in the local store: the slot, else the
@@ -134,7 +145,16 @@ func (s *Store) Query(ctx context.Context, f history.Filter) ([]run.Record, erro
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
+	return s.queryRuns(ctx, q, a)
+}
+
+// queryRuns runs q, a SELECT of runColumns, and reads its records.
+func (s *Store) queryRuns(ctx context.Context, q string, a []any) ([]run.Record, error) {
 	rows, err := s.db.QueryContext(ctx, q, a...)
+	if noColumn(err) {
+		// A table of hosts from before the cost columns: no run was measured.
+		rows, err = s.db.QueryContext(ctx, strings.Replace(q, usageColumns, usageUnknown, 1), a...)
+	}
 	if noTable(err) {
 		return nil, nil // no host has shipped anything yet
 	}
@@ -164,6 +184,12 @@ func noTable(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "42P01"
 }
 
+// noColumn tells whether err is PostgreSQL's undefined_column.
+func noColumn(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42703"
+}
+
 // scanRun reads runColumns into a Record.
 func scanRun(rows *sql.Rows) (run.Record, error) {
 	var r run.Record
@@ -172,7 +198,7 @@ func scanRun(rows *sql.Rows) (run.Record, error) {
 	var n history.Nullable
 	err := rows.Scan(&r.RunID, &r.Job, &r.Host, &r.Outcome, &at, &n.Sched, &n.Start, &n.End,
 		&n.Exit, &r.Reason, &n.HolderPID, &n.HolderHost, &n.HolderJob, &n.HolderRun, &n.HolderSince,
-		&r.LogPath, &sPID, &pid, &r.Manual, &attempt)
+		&r.LogPath, &sPID, &pid, &r.Manual, &attempt, &n.CPUUser, &n.CPUSystem, &n.MemoryPeak, &r.Usage.OOMKilled)
 	if err != nil {
 		return run.Record{}, err
 	}

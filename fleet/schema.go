@@ -53,4 +53,10 @@ var schema = []string{
 		clock_offset_ms BIGINT      NOT NULL DEFAULT 0,
 		stopped         BOOLEAN     NOT NULL DEFAULT false
 	)`,
+	// What a run cost (history.UsageArgs): NULL when not measured, and in
+	// the rows of hosts from before it.
+	`ALTER TABLE cronvisor_runs ADD COLUMN IF NOT EXISTS cpu_user_us BIGINT,
+		ADD COLUMN IF NOT EXISTS cpu_system_us BIGINT,
+		ADD COLUMN IF NOT EXISTS memory_peak_bytes BIGINT,
+		ADD COLUMN IF NOT EXISTS oom_killed BOOLEAN NOT NULL DEFAULT false`,
 }

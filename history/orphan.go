@@ -55,15 +55,17 @@ func (s *Store) exec(ctx context.Context, what, query string, a ...any) (bool, e
 
 // concludeSQL closes an open run with the end its keeper saw.
 const concludeSQL = `UPDATE runs SET outcome = ?, ended_at = ?, exit_code = ?, reason = ?,
-	log_path = ? WHERE run_id = ? AND outcome = 'running'`
+	log_path = ?, cpu_user_us = ?, cpu_system_us = ?, memory_peak_bytes = ?, oom_killed = ?
+	WHERE run_id = ? AND outcome = 'running'`
 
 // Conclude closes the run runID with what its keeper saw after its
-// supervisor died (outcome, exit code, nil if unknown, end time and
-// reason), if it is still open, and reports whether it did.
-func (s *Store) Conclude(ctx context.Context, runID string, outcome run.Outcome, exitCode *int, ended time.Time, reason, logPath string) (bool, error) {
+// supervisor died (outcome, exit code, nil if unknown, end time, reason
+// and what the run cost), if it is still open, and reports whether it did.
+func (s *Store) Conclude(ctx context.Context, runID string, outcome run.Outcome, exitCode *int, ended time.Time, reason, logPath string, usage run.Usage) (bool, error) {
 	var code any
 	if exitCode != nil {
 		code = *exitCode
 	}
-	return s.exec(ctx, "conclude "+runID, concludeSQL, string(outcome), Nanos(ended), code, reason, logPath, runID)
+	a := append([]any{string(outcome), Nanos(ended), code, reason, logPath}, UsageArgs(usage)...)
+	return s.exec(ctx, "conclude "+runID, concludeSQL, append(a, runID)...)
 }

@@ -27,9 +27,21 @@ func outcomeCases() []struct {
 		starts bool
 		rec    run.Record
 	}{
-		{"ok", true, ran("r-ok", run.OK, intp(0), "")},
-		{"failed, second attempt", true, func() run.Record { r := ran("r-failed", run.Failed, intp(3), ""); r.Attempt = 2; return r }()},
-		{"timeout", true, ran("r-timeout", run.Timeout, intp(-1), "deadline 90s exceeded")},
+		{"ok", true, func() run.Record {
+			r := ran("r-ok", run.OK, intp(0), "")
+			r.Usage = run.Usage{Measured: true, CPUUser: 520 * time.Millisecond, CPUSystem: 30 * time.Millisecond, MemoryPeak: 120 << 20}
+			return r
+		}()},
+		{"failed, second attempt", true, func() run.Record {
+			r := ran("r-failed", run.Failed, intp(3), "")
+			r.Attempt, r.Usage = 2, run.Usage{Measured: true} // measured, burnt nothing, no memory controller
+			return r
+		}()},
+		{"timeout, OOM killed", true, func() run.Record {
+			r := ran("r-timeout", run.Timeout, intp(-1), run.OOMReason+"; deadline 90s exceeded")
+			r.Usage = run.Usage{Measured: true, CPUUser: 2 * time.Second, MemoryPeak: 1 << 30, OOMKilled: true}
+			return r
+		}()},
 		{"replaced", true, ran("r-replaced", run.Replaced, nil, "replaced by r-next")},
 		{"interrupted", true, ran("r-int", run.Interrupted, nil, "supervisor 100 on web1 died")},
 		{"error, manual", false, run.Record{Job: "sync_orders", RunID: "r-err", Outcome: run.Error,
@@ -76,7 +88,14 @@ func checkJSON(t *testing.T, b []byte, r run.Record) {
 		"job": r.Job, "run_id": r.RunID, "outcome": string(r.Outcome),
 		"duration_ms": float64(r.DurationMS()), "exit_code": exit, "reason": r.Reason,
 		"holder": holder, "log_path": r.LogPath, "host": r.Host, "manual": r.Manual,
-		"attempt": float64(max(r.Attempt, 1)),
+		"attempt":     float64(max(r.Attempt, 1)),
+		"cpu_user_ms": nil, "cpu_system_ms": nil, "memory_peak_bytes": nil, "oom_killed": r.Usage.OOMKilled,
+	}
+	if u := r.Usage; u.Measured {
+		want["cpu_user_ms"], want["cpu_system_ms"] = float64(u.CPUUser.Milliseconds()), float64(u.CPUSystem.Milliseconds())
+		if u.MemoryPeak > 0 {
+			want["memory_peak_bytes"] = float64(u.MemoryPeak)
+		}
 	}
 	if !reflect.DeepEqual(m, want) {
 		t.Errorf("JSON\n got %v\nwant %v", m, want)
@@ -111,7 +130,8 @@ func TestMarshalJSONLiteral(t *testing.T) {
 	}
 	want := `{"job":"j","run_id":"r1","outcome":"skipped","scheduled_at":"2025-03-01T12:00:00Z",` +
 		`"started_at":"","ended_at":"","duration_ms":0,"exit_code":null,"reason":"","holder":null,` +
-		`"log_path":"","host":"","manual":false,"attempt":1}`
+		`"log_path":"","host":"","manual":false,"attempt":1,` +
+		`"cpu_user_ms":null,"cpu_system_ms":null,"memory_peak_bytes":null,"oom_killed":false}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"cronvisor/run"
 )
 
 // A Spool keeps on disk the writes a failing store holds, so that a
@@ -101,7 +103,7 @@ func (s *Spool) writeHeader() error {
 func (s *Spool) Append(ws []Write) error {
 	var buf []byte
 	for _, w := range ws {
-		payload, err := json.Marshal(w)
+		payload, err := json.Marshal(newSpoolEntry(w))
 		if err != nil {
 			return fmt.Errorf("history spool: %w", err)
 		}
@@ -150,6 +152,30 @@ func entryCRC(gen uint64, payload []byte) uint32 {
 	return crc32.Update(crc32.Checksum(g[:], spoolCRC), spoolCRC, payload)
 }
 
+// spoolEntry is a Write as a spool entry has it: the Write, whose record
+// is in the contract's JSON form, and beside it the record's cost as the
+// store keeps it (the JSON form has it to the millisecond). An entry of
+// a cronvisor from before the cost has no Usage.
+type spoolEntry struct {
+	Write
+	Usage *run.Usage `json:",omitempty"`
+}
+
+func newSpoolEntry(w Write) spoolEntry {
+	e := spoolEntry{Write: w}
+	if w.Record.Usage != (run.Usage{}) {
+		e.Usage = &w.Record.Usage
+	}
+	return e
+}
+
+func (e spoolEntry) write() Write {
+	if e.Usage != nil {
+		e.Record.Usage = *e.Usage
+	}
+	return e.Write
+}
+
 // readSpool returns the entries of the current generation of f.
 func readSpool(f *os.File) ([]Write, error) {
 	fi, err := f.Stat()
@@ -172,11 +198,11 @@ func readSpool(f *os.File) ([]Write, error) {
 		if n == 0 || end > len(b) || entryCRC(gen, b[off+spoolEntryHead:end]) != sum {
 			break
 		}
-		var w Write
-		if err := json.Unmarshal(b[off+spoolEntryHead:end], &w); err != nil {
+		var e spoolEntry
+		if err := json.Unmarshal(b[off+spoolEntryHead:end], &e); err != nil {
 			return out, fmt.Errorf("history spool %s: %w", f.Name(), err)
 		}
-		out = append(out, w)
+		out = append(out, e.write())
 		off = end
 	}
 	return out, nil

@@ -18,6 +18,38 @@ func spoolWrite(id string) Write {
 		ScheduledAt: at, StartedAt: at, EndedAt: at.Add(time.Second), ExitCode: &code, Host: "h", SupervisorPID: 7, PID: 8}}
 }
 
+// TestSpoolKeepsUsage: a held record keeps what its run cost, exactly,
+// through the spool; an entry without one (not measured, or written
+// before the cost existed) reads as not measured.
+func TestSpoolKeepsUsage(t *testing.T) {
+	measured := run.Usage{Measured: true, CPUUser: 520123 * time.Microsecond, CPUSystem: 31 * time.Microsecond,
+		MemoryPeak: 120 << 20, OOMKilled: true}
+	dir := t.TempDir()
+	s := newSpool(t, dir, 1<<16)
+	w := spoolWrite("measured")
+	w.Record.Usage = measured
+	if err := s.Append([]Write{w, spoolWrite("not measured")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(true); err != nil {
+		t.Fatal(err)
+	}
+	a, err := AdoptSpools(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	want := map[string]run.Usage{"measured": measured, "not measured": {}}
+	if len(a.Writes) != len(want) {
+		t.Fatalf("adopted %d writes, want %d", len(a.Writes), len(want))
+	}
+	for _, w := range a.Writes {
+		if got := w.Record.Usage; got != want[w.Record.RunID] {
+			t.Errorf("%s: usage %+v, want %+v", w.Record.RunID, got, want[w.Record.RunID])
+		}
+	}
+}
+
 // newSpool is CreateSpool, failing the test on an error.
 func newSpool(t *testing.T, dir string, size int64) *Spool {
 	t.Helper()

@@ -72,6 +72,12 @@ var migrations = []string{
 	// run, filled by triggers that exist only while shipping is on (see
 	// SetShipping), emptied as the rows reach the shared store.
 	`CREATE TABLE ship (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL);`,
+	// 4: what a run cost (see UsageArgs): NULL when not measured, so rows
+	// from before it read as unmeasured.
+	`ALTER TABLE runs ADD COLUMN cpu_user_us INTEGER;
+	ALTER TABLE runs ADD COLUMN cpu_system_us INTEGER;
+	ALTER TABLE runs ADD COLUMN memory_peak_bytes INTEGER;
+	ALTER TABLE runs ADD COLUMN oom_killed INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // Store is the run history of one state dir. It is safe for concurrent use,

@@ -21,13 +21,13 @@ func TestStoreRoundTrip(t *testing.T) {
 			r := tc.rec
 			if tc.starts {
 				open := r
-				open.EndedAt, open.ExitCode, open.Reason = time.Time{}, nil, ""
+				open.EndedAt, open.ExitCode, open.Reason, open.Usage = time.Time{}, nil, "", run.Usage{}
 				if err := s.Start(ctx, open); err != nil {
 					t.Fatalf("Start: %v", err)
 				}
 				// Finish names only what it learned; Start's fields stay.
 				done := run.Record{RunID: r.RunID, Outcome: r.Outcome, EndedAt: r.EndedAt,
-					ExitCode: r.ExitCode, Reason: r.Reason}
+					ExitCode: r.ExitCode, Reason: r.Reason, Usage: r.Usage}
 				if err := s.Finish(ctx, done); err != nil {
 					t.Fatalf("Finish: %v", err)
 				}

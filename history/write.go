@@ -15,10 +15,11 @@ import (
 // and scanRecord.
 const columns = `run_id, job, outcome, at, scheduled_at, started_at, ended_at,
 	exit_code, reason, holder_pid, holder_host, holder_job, holder_run_id,
-	holder_since, log_path, host, supervisor_pid, pid, manual, attempt`
+	holder_since, log_path, host, supervisor_pid, pid, manual, attempt,
+	cpu_user_us, cpu_system_us, memory_peak_bytes, oom_killed`
 
 // values are the placeholders of columns, one each.
-const values = `VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+const values = `VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 const insertSQL = `INSERT INTO runs (` + columns + `) ` + values
 
@@ -27,16 +28,17 @@ const selectRunSQL = `SELECT id, ` + columns + ` FROM runs WHERE run_id = ?`
 const updateSQL = `UPDATE runs SET run_id=?, job=?, outcome=?, at=?, scheduled_at=?,
 	started_at=?, ended_at=?, exit_code=?, reason=?, holder_pid=?, holder_host=?,
 	holder_job=?, holder_run_id=?, holder_since=?, log_path=?, host=?,
-	supervisor_pid=?, pid=?, manual=?, attempt=? WHERE id=?`
+	supervisor_pid=?, pid=?, manual=?, attempt=?, cpu_user_us=?, cpu_system_us=?,
+	memory_peak_bytes=?, oom_killed=? WHERE id=?`
 
 // endUpdateSQL is updateSQL for an end that changes only what a run's end
 // sets: it leaves the run_id, job-and-at and at indexes alone, which the
 // full statement, naming their columns, would delete from and insert into
 // again with the same values.
-const endUpdateSQL = `UPDATE runs SET outcome=?, ended_at=?, exit_code=?, reason=?, pid=? WHERE id=?`
+const endUpdateSQL = `UPDATE runs SET outcome=?, ended_at=?, exit_code=?, reason=?, pid=?, cpu_user_us=?, cpu_system_us=?, memory_peak_bytes=?, oom_killed=? WHERE id=?`
 
 // endColumns are the positions, in args' order, of endUpdateSQL's columns.
-var endColumns = [...]int{2, 6, 7, 8, 17}
+var endColumns = [...]int{2, 6, 7, 8, 17, 20, 21, 22, 23}
 
 // WriteKind says what a Write does.
 type WriteKind int
@@ -270,6 +272,9 @@ func merge(old, r run.Record) run.Record {
 	if r.Attempt == 0 {
 		r.Attempt = old.Attempt
 	}
+	if r.Usage == (run.Usage{}) {
+		r.Usage = old.Usage
+	}
 	return r
 }
 
@@ -306,7 +311,8 @@ func args(r run.Record) []any {
 	if r.ExitCode != nil {
 		exit = *r.ExitCode
 	}
-	return []any{r.RunID, r.Job, string(r.Outcome), sortTime(r).UnixNano(),
+	return append([]any{r.RunID, r.Job, string(r.Outcome), sortTime(r).UnixNano(),
 		Nanos(r.ScheduledAt), Nanos(r.StartedAt), Nanos(r.EndedAt), exit, r.Reason,
-		hPID, hHost, hJob, hRun, hSince, r.LogPath, r.Host, r.SupervisorPID, r.PID, r.Manual, r.Attempt}
+		hPID, hHost, hJob, hRun, hSince, r.LogPath, r.Host, r.SupervisorPID, r.PID, r.Manual, r.Attempt},
+		UsageArgs(r.Usage)...)
 }

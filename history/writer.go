@@ -217,7 +217,8 @@ func (w *Writer) Finished(e run.End) error {
 	defer w.release(e.RunID)
 	r := run.Record{Job: e.Job, RunID: e.RunID, Outcome: e.Outcome,
 		ScheduledAt: e.Slot, StartedAt: e.Started, EndedAt: e.Ended, ExitCode: e.ExitCode,
-		Reason: e.Reason, Host: w.host, SupervisorPID: w.pid, PID: e.PID, Manual: e.Manual, Attempt: e.Attempt}
+		Reason: e.Reason, Host: w.host, SupervisorPID: w.pid, PID: e.PID, Manual: e.Manual, Attempt: e.Attempt,
+		Usage: e.Usage}
 	if l != nil {
 		r.LogPath = w.closeLog(l)
 	}

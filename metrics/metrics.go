@@ -38,6 +38,9 @@ type Metrics struct {
 	lateness    prometheus.Histogram
 	lockErrors  prometheus.Counter
 	deliveries  *prometheus.CounterVec
+	cpu         *prometheus.CounterVec
+	memoryPeak  *prometheus.GaugeVec
+	oomKilled   *prometheus.CounterVec
 }
 
 // New registers cronvisor's metrics, Go's and the process's.
@@ -70,6 +73,7 @@ func New(src Sources) *Metrics {
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_notifications_total",
 		Help: "Notification and ping deliveries, by kind (webhook, command, ping) and result (ok, failed, dropped)."},
 		[]string{"kind", "result"})
+	m.cost()
 	m.reloadOK.Set(1) // the daemon serves metrics once jobs.yaml has loaded
 	m.reloadAt.Set(float64(time.Now().UnixNano()) / 1e9)
 	m.reg.MustRegister(m.own()...)
@@ -89,7 +93,36 @@ func New(src Sources) *Metrics {
 // own lists cronvisor's own collectors (not Go's or the process's).
 func (m *Metrics) own() []prometheus.Collector {
 	return []prometheus.Collector{m.runs, m.skips, m.duration, m.running, m.lastSuccess, m.lastFailure,
-		m.failStreak, m.reloadOK, m.reloadAt, m.lateness, m.lockErrors, m.deliveries}
+		m.failStreak, m.reloadOK, m.reloadAt, m.lateness, m.lockErrors, m.deliveries, m.cpu, m.memoryPeak, m.oomKilled}
+}
+
+// cost makes the collectors of what runs cost. The peak memory is a gauge
+// of the job's last measured run (with a limit, memory_max, to compare
+// it to), not a histogram: one series per job.
+func (m *Metrics) cost() {
+	m.cpu = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_run_cpu_seconds_total",
+		Help: "CPU time the job's runs used, by mode (user, system); runs outside a cgroup are not measured."},
+		[]string{"job", "mode"})
+	m.memoryPeak = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cronvisor_run_memory_peak_bytes",
+		Help: "Peak memory of the job's last run whose peak was measured (the memory controller is on)."}, []string{"job"})
+	m.oomKilled = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_runs_oom_killed_total",
+		Help: "Runs of the job in which the kernel's OOM killer killed a process."}, []string{"job"})
+}
+
+// ranCost counts what an ended run cost, when it was measured.
+func (m *Metrics) ranCost(e run.End) {
+	u := e.Usage
+	if !u.Measured {
+		return
+	}
+	m.cpu.WithLabelValues(e.Job, "user").Add(u.CPUUser.Seconds())
+	m.cpu.WithLabelValues(e.Job, "system").Add(u.CPUSystem.Seconds())
+	if u.MemoryPeak > 0 {
+		m.memoryPeak.WithLabelValues(e.Job).Set(float64(u.MemoryPeak))
+	}
+	if u.OOMKilled {
+		m.oomKilled.WithLabelValues(e.Job).Inc()
+	}
 }
 
 // Registry is where the metrics live (tests gather from it).
@@ -113,6 +146,7 @@ func (m *Metrics) Handle(ev run.Event) {
 				m.running.WithLabelValues(e.Job).Dec()
 				m.duration.WithLabelValues(e.Job).Observe(e.Ended.Sub(e.Started).Seconds())
 			}
+			m.ranCost(e)
 		}
 		m.slotEnded(e)
 		if e.Class == run.ClassBackendUnreachable {

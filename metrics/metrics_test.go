@@ -189,3 +189,45 @@ cronvisor_config_last_reload_success_timestamp_seconds ` + fmt.Sprintf("%g", flo
 		t.Error("cronvisor_build_info{version,revision,goversion} 1 missing")
 	}
 }
+
+// TestRunCost: what measured runs cost adds up per job and mode, the
+// peak is the last measured one's, an OOM kill is counted; an unmeasured
+// run and an amended end add nothing.
+func TestRunCost(t *testing.T) {
+	m := New(Sources{})
+	end := func(job, id string, u run.Usage) run.End {
+		return run.End{Job: job, RunID: id, Started: t0, Ended: t0.Add(time.Second), Outcome: run.OK, Usage: u}
+	}
+	first := end("a", "r1", run.Usage{Measured: true, CPUUser: 500 * time.Millisecond, CPUSystem: 250 * time.Millisecond, MemoryPeak: 64 << 20})
+	amended := first
+	amended.Amends = true
+	for _, e := range []run.End{
+		first,
+		end("a", "r2", run.Usage{Measured: true, CPUUser: 1500 * time.Millisecond, MemoryPeak: 32 << 20, OOMKilled: true}),
+		end("a", "r3", run.Usage{Measured: true, CPUUser: 250 * time.Millisecond}), // no memory controller: the peak stays
+		amended,
+		end("b", "r4", run.Usage{}), // not measured
+	} {
+		m.Handle(e)
+	}
+	want := `
+# HELP cronvisor_run_cpu_seconds_total CPU time the job's runs used, by mode (user, system); runs outside a cgroup are not measured.
+# TYPE cronvisor_run_cpu_seconds_total counter
+cronvisor_run_cpu_seconds_total{job="a",mode="system"} 0.25
+cronvisor_run_cpu_seconds_total{job="a",mode="user"} 2.25
+# HELP cronvisor_run_memory_peak_bytes Peak memory of the job's last run whose peak was measured (the memory controller is on).
+# TYPE cronvisor_run_memory_peak_bytes gauge
+cronvisor_run_memory_peak_bytes{job="a"} 3.3554432e+07
+# HELP cronvisor_runs_oom_killed_total Runs of the job in which the kernel's OOM killer killed a process.
+# TYPE cronvisor_runs_oom_killed_total counter
+cronvisor_runs_oom_killed_total{job="a"} 1
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "cronvisor_run_cpu_seconds_total",
+		"cronvisor_run_memory_peak_bytes", "cronvisor_runs_oom_killed_total"); err != nil {
+		t.Error(err)
+	}
+	problems, err := testutil.GatherAndLint(m.Registry())
+	if err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"cronvisor/run"
 )
 
 // End is how a run ended that its keeper saw to the end after its
@@ -29,6 +31,10 @@ type End struct {
 	Replaced bool      `json:"replaced,omitempty"` // Canceled by a replacing fire
 	Keeper   int       `json:"keeper_pid"`
 	Run      KeptRun   `json:"run"`
+	// Usage is what the run cost, read from its cgroup by the keeper
+	// once the run was over (absent, and not Measured, without one; an
+	// older keeper's End has none either).
+	Usage run.Usage `json:"usage,omitzero"`
 }
 
 // WriteEnd writes e to path durably: a temporary file, synced, renamed

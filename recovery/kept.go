@@ -13,6 +13,7 @@ type keptEnd struct {
 	exitCode *int
 	ended    time.Time
 	reason   string
+	usage    run.Usage
 }
 
 // readEnd reads the End the keeper of a dead supervisor's run wrote, if
@@ -22,7 +23,7 @@ func readEnd(path string) (keptEnd, bool) {
 	if err != nil || e.Ended.IsZero() {
 		return keptEnd{}, false
 	}
-	k := keptEnd{ended: e.Ended, reason: e.Reason}
+	k := keptEnd{ended: e.Ended, reason: e.Reason, usage: e.Usage}
 	if e.ExitCode >= 0 {
 		code := e.ExitCode
 		k.exitCode = &code
@@ -38,6 +39,9 @@ func readEnd(path string) (keptEnd, bool) {
 		k.outcome = run.OK
 	default:
 		k.outcome = run.Failed
+	}
+	if k.outcome != run.OK {
+		k.reason = e.Usage.WithOOM(k.reason) // as the supervisor would have said
 	}
 	return k, true
 }

@@ -151,9 +151,9 @@ func (r *Recoverer) finish(ctx context.Context, o orphan) (int, error) {
 	var closed bool
 	var err error
 	if kept {
-		closed, err = r.cfg.Store.Conclude(ctx, o.runID, end.outcome, end.exitCode, end.ended, end.reason, logPath)
+		closed, err = r.cfg.Store.Conclude(ctx, o.runID, end.outcome, end.exitCode, end.ended, end.reason, logPath, end.usage)
 	} else if reason, outcome := r.askedReason(o.runID); reason != "" {
-		closed, err = r.cfg.Store.Conclude(ctx, o.runID, outcome, nil, r.cfg.Now(), reason, logPath)
+		closed, err = r.cfg.Store.Conclude(ctx, o.runID, outcome, nil, r.cfg.Now(), reason, logPath, run.Usage{})
 	} else {
 		closed, err = r.cfg.Store.Interrupt(ctx, o.runID, r.cfg.Now(), o.reason(), logPath)
 	}

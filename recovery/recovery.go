@@ -36,7 +36,7 @@ type Store interface {
 	OpenRuns(ctx context.Context) ([]run.Record, error)
 	Adopt(ctx context.Context, r run.Record) (bool, error)
 	Interrupt(ctx context.Context, runID string, ended time.Time, reason, logPath string) (bool, error)
-	Conclude(ctx context.Context, runID string, outcome run.Outcome, exitCode *int, ended time.Time, reason, logPath string) (bool, error)
+	Conclude(ctx context.Context, runID string, outcome run.Outcome, exitCode *int, ended time.Time, reason, logPath string, usage run.Usage) (bool, error)
 }
 
 // Awaiter is a lock backend whose release can be waited for

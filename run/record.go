@@ -55,10 +55,17 @@ type jsonRecord struct {
 	Host        string  `json:"host"`
 	Manual      bool    `json:"manual"`
 	Attempt     int     `json:"attempt"`
+	// What the run cost: null when it was not measured (no cgroup, or
+	// no run), memory_peak_bytes also when the memory controller is off.
+	CPUUserMS   *int64 `json:"cpu_user_ms"`
+	CPUSystemMS *int64 `json:"cpu_system_ms"`
+	MemoryPeak  *int64 `json:"memory_peak_bytes"`
+	OOMKilled   bool   `json:"oom_killed"`
 }
 
 // MarshalJSON writes the contract's history record: times as RFC3339Nano or
-// "" when zero, exit_code and holder as null when absent.
+// "" when zero, exit_code and holder as null when absent, the run's cost
+// (cpu_user_ms, cpu_system_ms, memory_peak_bytes) as null when unknown.
 func (r Record) MarshalJSON() ([]byte, error) {
 	j := jsonRecord{
 		Job: r.Job, RunID: r.RunID, Outcome: r.Outcome,
@@ -72,6 +79,13 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		Host:        r.Host,
 		Manual:      r.Manual,
 		Attempt:     max(r.Attempt, 1),
+		OOMKilled:   r.Usage.OOMKilled,
+	}
+	if u := r.Usage; u.Measured {
+		j.CPUUserMS, j.CPUSystemMS = ptr(u.CPUUser.Milliseconds()), ptr(u.CPUSystem.Milliseconds())
+		if u.MemoryPeak > 0 {
+			j.MemoryPeak = ptr(u.MemoryPeak)
+		}
 	}
 	if h := r.Holder; h != nil {
 		// Only the contract's fields: a foreign holder's command line is
@@ -97,6 +111,7 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		src string
 	}{{&out.ScheduledAt, j.ScheduledAt}, {&out.StartedAt, j.StartedAt}, {&out.EndedAt, j.EndedAt}}
 	out.Holder = j.Holder
+	out.Usage = j.usage()
 	for _, t := range times {
 		if *t.dst, err = parseTime(t.src); err != nil {
 			return err
@@ -104,6 +119,29 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	}
 	*r = out
 	return nil
+}
+
+// usage is the Usage of j's cost fields: measured when either CPU time
+// is there, to the millisecond.
+func (j *jsonRecord) usage() Usage {
+	u := Usage{OOMKilled: j.OOMKilled}
+	if j.CPUUserMS == nil && j.CPUSystemMS == nil {
+		return u
+	}
+	u.Measured = true
+	u.CPUUser = time.Duration(deref(j.CPUUserMS)) * time.Millisecond
+	u.CPUSystem = time.Duration(deref(j.CPUSystemMS)) * time.Millisecond
+	u.MemoryPeak = deref(j.MemoryPeak)
+	return u
+}
+
+func ptr(n int64) *int64 { return &n }
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 func fmtTime(t time.Time) string {

@@ -235,7 +235,7 @@ func lockLost(g lock.Grant) error {
 }
 
 // finished maps a process result of f's attempt to the contract's
-// outcomes.
+// outcomes, with what it cost.
 func finished(f *fire, res proc.Result) run.End {
 	end := f.end()
 	end.PID, end.Attempt = res.PID, f.attempt
@@ -265,6 +265,12 @@ func finished(f *fire, res proc.Result) run.End {
 	case proc.StartFailed:
 		end.Outcome, end.Class = run.Error, run.ClassStartFailed
 		end.Reason = fmt.Errorf("%w: %w", ErrStartFailed, res.Err).Error()
+	}
+	end.Usage = res.Usage
+	if end.Outcome != run.OK {
+		// Ended by the OOM killer: the reason says so (a run whose
+		// main process still exited 0 says it in its usage alone).
+		end.Reason = res.Usage.WithOOM(end.Reason)
 	}
 	return end
 }

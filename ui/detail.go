@@ -249,12 +249,17 @@ func (v detailView) Refresh() detailView {
 	return v
 }
 
-// output is what the output pane shows, styled.
+// output is what the output pane shows, styled: a past run's cost, then
+// its saved log.
 func (v detailView) output() []string {
 	st := v.c.st
 	r, picked := v.selected()
+	var out []string
+	if cost := costLine(st, r); picked && cost != "" {
+		out = append(out, cost)
+	}
 	if picked && v.log.none {
-		return noLog(st, v.c.now(), r)
+		return append(out, noLog(st, v.c.now(), r)...)
 	}
 	lines := v.log.lines
 	if !picked {
@@ -263,9 +268,8 @@ func (v detailView) output() []string {
 			return []string{st.muted.Render("no output seen yet; the output of the next run of " + v.job + " appears here live")}
 		}
 	}
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = styleLogLine(st, l)
+	for _, l := range lines {
+		out = append(out, styleLogLine(st, l))
 	}
 	return out
 }

@@ -81,7 +81,8 @@ func fixtureRecords() []run.Record {
 		Reason: "lock held by pid 4321@web-1 (job sync_orders, run r-sync-7)", Holder: syncHolder})
 	add(run.Record{Job: "sync_orders", RunID: "r-sync-6", Outcome: "ok", ScheduledAt: at(-40 * time.Second),
 		StartedAt: at(-40 * time.Second), EndedAt: at(-40*time.Second + 8200*time.Millisecond), ExitCode: exit(0),
-		LogPath: "/srv/app/.cronvisor/logs/sync_orders/r-sync-6.log"})
+		LogPath: "/srv/app/.cronvisor/logs/sync_orders/r-sync-6.log",
+		Usage:   run.Usage{Measured: true, CPUUser: 520 * time.Millisecond, CPUSystem: 30 * time.Millisecond, MemoryPeak: 120 << 20}})
 	for i := 0; i < 6; i++ {
 		slot := at(-time.Duration(50+10*i) * time.Second)
 		out := "ok"

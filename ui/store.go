@@ -186,7 +186,8 @@ func (s *store) started(ev ctl.WireEvent) {
 func (s *store) finished(ev ctl.WireEvent) {
 	s.addRecord(run.Record{Job: ev.Job, RunID: ev.RunID, Outcome: ev.Outcome,
 		ScheduledAt: ev.Slot, StartedAt: ev.StartedAt, EndedAt: ev.Time,
-		ExitCode: ev.ExitCode, Reason: ev.Reason, Manual: ev.Manual, PID: ev.PID, Attempt: ev.Attempt})
+		ExitCode: ev.ExitCode, Reason: ev.Reason, Manual: ev.Manual, PID: ev.PID, Attempt: ev.Attempt,
+		Usage: ev.Usage.Usage()})
 	if r := s.tails[ev.Job]; r != nil && !ev.StartedAt.IsZero() {
 		r.add("── run " + ev.RunID + " ended: " + string(ev.Outcome) + " ──")
 	}
