@@ -21,6 +21,9 @@ func main() {
 	if proc.IsKeeper(os.Args) { // a run's keeper: this binary re-executed
 		os.Exit(proc.KeeperMain(os.Args[1:], keepLease))
 	}
+	if proc.IsSetup(os.Args) { // a run's exec shim: applies its limits, then execs the job
+		os.Exit(proc.SetupMain(os.Args[1:]))
+	}
 	os.Exit(cli.Execute(os.Args[1:], os.Stdout, os.Stderr))
 }
 
