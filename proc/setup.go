@@ -79,6 +79,9 @@ func shimArgs(s *Setup, cred *syscall.Credential, dir string, status int, path s
 		}
 		args = append(args, "-uid", strconv.FormatUint(uint64(cred.Uid), 10),
 			"-gid", strconv.FormatUint(uint64(cred.Gid), 10), "-groups", strings.Join(groups, ","))
+		if cred.NoSetGroups {
+			args = append(args, "-keep-groups")
+		}
 	}
 	if dir != "" {
 		args = append(args, "-dir", dir)
@@ -151,16 +154,17 @@ func (s *setupStart) abort() {
 
 // setupFlags are the shim's arguments (see shimArgs).
 type setupFlags struct {
-	status    int
-	setup     Setup
-	ioprio    string
-	cred      *syscall.Credential
-	dir       string
-	path      string
-	argv      []string
-	nice, oom optInt
-	uid, gid  optInt
-	groups    string
+	status     int
+	setup      Setup
+	ioprio     string
+	cred       *syscall.Credential
+	dir        string
+	path       string
+	argv       []string
+	nice, oom  optInt
+	uid, gid   optInt
+	groups     string
+	keepGroups bool
 }
 
 // optInt is an integer flag that tells whether it was given.
@@ -189,6 +193,7 @@ func parseSetupFlags(args []string) (setupFlags, error) {
 	fs.Var(&f.uid, "uid", "user id")
 	fs.Var(&f.gid, "gid", "group id")
 	fs.StringVar(&f.groups, "groups", "", "supplementary group ids, comma-separated")
+	fs.BoolVar(&f.keepGroups, "keep-groups", false, "leave the supplementary groups alone")
 	fs.StringVar(&f.dir, "dir", "", "working directory")
 	if err := fs.Parse(args); err != nil {
 		return f, err
@@ -231,7 +236,7 @@ func (f *setupFlags) finish() error {
 	if !f.uid.set {
 		return nil
 	}
-	f.cred = &syscall.Credential{Uid: uint32(f.uid.v), Gid: uint32(f.gid.v)}
+	f.cred = &syscall.Credential{Uid: uint32(f.uid.v), Gid: uint32(f.gid.v), NoSetGroups: f.keepGroups}
 	for _, g := range strings.Split(f.groups, ",") {
 		if g == "" {
 			continue

@@ -209,6 +209,7 @@ func TestSetupStartFailed(t *testing.T) {
 // what the shim reads back; without a Setup the command is left alone.
 func TestSetupArgs(t *testing.T) {
 	cred := &syscall.Credential{Uid: 7, Gid: 8, Groups: []uint32{9, 10}}
+	kept := &syscall.Credential{Uid: 7, Gid: 8, NoSetGroups: true}
 	tests := []struct {
 		name  string
 		setup Setup
@@ -217,6 +218,7 @@ func TestSetupArgs(t *testing.T) {
 		{"one key", Setup{Nice: intp(-20)}, nil},
 		{"everything", Setup{Nice: intp(0), IOPrio: &IOPrio{IOPrioBestEffort, 4}, OOMScoreAdj: intp(-1000),
 			Rlimits: []Rlimit{{unix.RLIMIT_NOFILE, 64}, {unix.RLIMIT_CORE, unix.RLIM_INFINITY}}}, cred},
+		{"a non-root supervisor's credential", Setup{OOMScoreAdj: intp(3)}, kept},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

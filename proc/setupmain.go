@@ -107,12 +107,8 @@ func nrOpen() uint64 {
 // entered as the run's user.
 func switchTo(cred *syscall.Credential, dir string) error {
 	if cred != nil {
-		groups := make([]int, len(cred.Groups))
-		for i, g := range cred.Groups {
-			groups[i] = int(g)
-		}
-		if err := unix.Setgroups(groups); err != nil {
-			return fmt.Errorf("setgroups: %w", err)
+		if err := setGroups(cred); err != nil {
+			return err
 		}
 		if _, _, e := unix.RawSyscall(unix.SYS_SETGID, uintptr(cred.Gid), 0, 0); e != 0 {
 			return fmt.Errorf("setgid %d: %w", cred.Gid, e)
@@ -125,6 +121,20 @@ func switchTo(cred *syscall.Credential, dir string) error {
 		if err := unix.Chdir(dir); err != nil {
 			return fmt.Errorf("working directory %s: %w", dir, err)
 		}
+	}
+	return nil
+}
+
+func setGroups(cred *syscall.Credential) error {
+	if cred.NoSetGroups {
+		return nil
+	}
+	groups := make([]int, len(cred.Groups))
+	for i, g := range cred.Groups {
+		groups[i] = int(g)
+	}
+	if err := unix.Setgroups(groups); err != nil {
+		return fmt.Errorf("setgroups: %w", err)
 	}
 	return nil
 }
