@@ -22,10 +22,13 @@ func main() {
 	if proc.IsKeeper(os.Args) { // a run's keeper: this binary re-executed
 		os.Exit(proc.KeeperMain(os.Args[1:], keepLease))
 	}
+	if proc.IsSetup(os.Args) { // a run's exec shim: applies its limits, then execs the job
+		os.Exit(proc.SetupMain(os.Args[1:]))
+	}
 	// Before anything is started: a job gets fds 0-3 and no descriptor
 	// the shell or service manager that started cronvisor left open. A
 	// keeper (above) starts nothing and holds exactly what its supervisor
-	// gave it.
+	// gave it; the exec shim (above) must pass fd 3, the lock, to the job.
 	if err := proc.CloseInheritedOnExec(); err != nil {
 		fmt.Fprintln(os.Stderr, "cronvisor: warning:", err)
 	}

@@ -39,6 +39,7 @@ type decoder struct {
 	euid, egid    int                     // the supervisor's: who may run jobs as whom
 	reading       bool                    // for a command that only looks: see ParseForReading
 	unsetEnv      []string                // reading: variables lock_backend needs that are not set
+	self          *ownLimits              // the supervisor's nice, oom_score_adj, rlimits: see own
 	args          []string                // scratch of command and sameVars
 	key           []byte                  // scratch of argv and sameVars
 }

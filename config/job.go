@@ -40,6 +40,17 @@ const (
 	kPing
 	kPingSkips
 	kNotify
+	kNice
+	kIONice
+	kOOMScoreAdj
+	kNoFile
+	kNProc
+	kCore
+	kMemoryMax
+	kMemoryHigh
+	kCPUMax
+	kTasksMax
+	kIOWeight
 	numJobKeys
 )
 
@@ -57,7 +68,8 @@ var defaultKeys = slices.DeleteFunc(slices.Clone(jobKeys), func(k string) bool {
 // schedule, the shell before a string command.
 var fieldOrder = [...]int{kName, kTimezone, kSchedule, kShell, kCommand, kDir, kEnv,
 	kTimeout, kKillGrace, kOverlap, kLock, kJitter, kCatchUp, kEnabled, kOnLockLost, kLogOutput, kUser, kGroup,
-	kRetries, kRetryBackoff, kRetryBackoffMax, kRetryOn, kWarnAfter, kPing, kPingSkips, kNotify}
+	kRetries, kRetryBackoff, kRetryBackoffMax, kRetryOn, kWarnAfter, kPing, kPingSkips, kNotify,
+	kNice, kIONice, kOOMScoreAdj, kNoFile, kNProc, kCore, kMemoryMax, kMemoryHigh, kCPUMax, kTasksMax, kIOWeight}
 
 // maxNameLen keeps STATE_DIR/locks/NAME.lock and log names under the usual
 // 255-byte file name limit.
@@ -268,6 +280,8 @@ func (d *decoder) field(j *Job, k int, n *yaml.Node) {
 		d.setDuration(&j.CatchUp, key, n)
 	case kRetries, kRetryBackoff, kRetryBackoffMax, kRetryOn, kWarnAfter, kPing, kPingSkips, kNotify:
 		d.alertField(j, k, n)
+	case kNice, kIONice, kOOMScoreAdj, kNoFile, kNProc, kCore, kMemoryMax, kMemoryHigh, kCPUMax, kTasksMax, kIOWeight:
+		d.limitField(&j.Limits, k, n)
 	case kOnLockLost:
 		if s, ok := d.text(key, n); ok {
 			switch LockLost(s) {

@@ -17,18 +17,25 @@ const intervalSamples = 64
 // Lint returns warnings about a valid configuration: things that are legal
 // but almost surely not what the author meant, evaluated from the instant
 // from. Each points at the value to change. It also looks at the file system
-// for each job's dir and shell, since a missing one makes every run fail.
-func Lint(cfg *Config, from time.Time) []Problem {
+// for each job's dir and shell, since a missing one makes every run fail,
+// and, given WithControllerCheck, at whether this host can apply the
+// jobs' cgroup limits.
+func Lint(cfg *Config, from time.Time, opts ...LintOption) []Problem {
 	var ps []Problem
 	cache := lintCache{
-		schedules: make(map[schedKey][]string),
-		gaps:      make(map[schedule.Schedule]time.Duration),
-		files:     make(map[string]fileStat),
+		schedules:   make(map[schedKey][]string),
+		gaps:        make(map[schedule.Schedule]time.Duration),
+		files:       make(map[string]fileStat),
+		controllers: make(map[string]error),
+	}
+	for _, o := range opts {
+		o(&cache.opts)
 	}
 	for i, j := range cfg.Jobs {
 		l := linter{path: cfg.Path, job: j, src: cfg.JobSource(i), cache: &cache}
 		l.schedule(from)
 		l.files()
+		l.limits()
 		ps = append(ps, l.problems...)
 	}
 	return tidy(ps)
@@ -50,6 +57,9 @@ type lintCache struct {
 	schedules map[schedKey][]string // schedule.Lint
 	gaps      map[schedule.Schedule]time.Duration
 	files     map[string]fileStat
+	// controllers are ControllerCheck's answers by controller.
+	controllers map[string]error
+	opts        lintOptions
 }
 
 type fileStat struct {

@@ -281,7 +281,9 @@ func TestSuggest(t *testing.T) {
 		{"dirr", "dir"},
 		{"zzz", ""},
 		{"uesr", "user"},
-		{"nice", ""},
+		{"nicee", "nice"},
+		{"nofiles", "nofile"},
+		{"quux", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {

@@ -59,6 +59,17 @@ var (
 		kPing:            {"ping", "", "monitor URL, healthchecks.io scheme: /start, success, /fail or /EXIT, ?rid=RUN_ID"},
 		kPingSkips:       {"ping_skips", "false", "also ping /fail with the reason for skips and misses"},
 		kNotify:          {"notify", "[]", "notification targets: each {on: [events], url: or command:, headers:, after_skips:}"},
+		kNice:            {"nice", "the supervisor's", "-20..19: the run's scheduling priority (below the supervisor's own: root only)"},
+		kIONice:          {"ionice", "the supervisor's", "idle, best-effort[:N] or realtime:N (N 0..7, best-effort alone is 4; realtime: root only)"},
+		kOOMScoreAdj:     {"oom_score_adj", "the supervisor's", "-1000..1000: how readily the OOM killer picks the run (below the supervisor's own: root only)"},
+		kNoFile:          {"nofile", "the supervisor's", "RLIMIT_NOFILE, soft and hard: open files, a count or unlimited"},
+		kNProc:           {"nproc", "the supervisor's", "RLIMIT_NPROC, soft and hard: processes of the run's user, a count or unlimited"},
+		kCore:            {"core", "the supervisor's", "RLIMIT_CORE, soft and hard: core dump size, a size (0: none) or unlimited"},
+		kMemoryMax:       {"memory_max", "none", "the run's cgroup memory.max: a size in bytes or K, M, G, T (base 1024)"},
+		kMemoryHigh:      {"memory_high", "none", "the run's cgroup memory.high: reclaim and throttle above this size"},
+		kCPUMax:          {"cpu_max", "none", "the run's cgroup cpu.max: cores (0.5, 2) or a percentage of one core (50%)"},
+		kTasksMax:        {"tasks_max", "none", "the run's cgroup pids.max: processes and threads"},
+		kIOWeight:        {"io_weight", "none", "the run's cgroup io.weight: 1..10000 (100 is the kernel's default)"},
 	}
 	backendRef = []Key{
 		{"type", BackendFile, "file | redis | mysql | postgres"},

@@ -24,3 +24,9 @@ type Limits struct {
 func (l Limits) Cgroup() bool {
 	return l.MemoryMax > 0 || l.MemoryHigh > 0 || l.CPUMax > 0 || l.TasksMax > 0 || l.IOWeight > 0
 }
+
+// Process tells whether any limit is applied to the job's first process
+// before its exec (nice, ionice, oom_score_adj, rlimits).
+func (l Limits) Process() bool {
+	return l.Nice != nil || l.IONice != "" || l.OOMScoreAdj != nil || l.NoFile != nil || l.NProc != nil || l.Core != nil
+}

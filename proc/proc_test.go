@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if IsKeeper(os.Args) {
 		os.Exit(KeeperMain(os.Args[1:], nil))
 	}
+	if IsSetup(os.Args) { // the exec shim of runs with a Setup
+		os.Exit(SetupMain(os.Args[1:]))
+	}
 	if script := os.Getenv(supervisorEnv); script != "" {
 		os.Exit(guardedSupervisor(script))
 	}

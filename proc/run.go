@@ -101,6 +101,9 @@ type Spec struct {
 	// within Guard.Within of this process's death: for locks that
 	// nothing of the run holds, such as a Redis lease.
 	Guard *Guard
+	// Setup, if set, is applied to the run's first process before it
+	// execs Argv (nice, ionice, oom_score_adj, rlimits; see setup.go).
+	Setup *Setup
 }
 
 // Result is what Run reports about a run.
@@ -175,14 +178,20 @@ func launch(spec Spec, res *Result) (*running, error) {
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = r.out.stdoutW, r.out.stderrW
+	setup, err := shim(cmd, spec.Setup)
+	if err != nil {
+		r.out.abort()
+		return nil, err
+	}
 	if k := spec.keeper(); k != nil {
 		if r.keeper, err = startKeeper(*k, spec, r.out); err != nil {
+			setup.abort()
 			r.out.abort()
 			return nil, fmt.Errorf("start the run's keeper: %w", err)
 		}
 		r.tree.keeper = r.keeper.pid()
 	}
-	if err := startRegistered(cmd); err != nil {
+	if err := setup.started(cmd, startRegistered(cmd)); err != nil {
 		r.keeper.stop()
 		r.out.abort()
 		return nil, err

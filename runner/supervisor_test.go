@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if proc.IsKeeper(os.Args) { // the guard of a Tethered lease's run
 		os.Exit(proc.KeeperMain(os.Args[1:], nil))
 	}
+	if proc.IsSetup(os.Args) { // the exec shim of a job with process limits
+		os.Exit(proc.SetupMain(os.Args[1:]))
+	}
 	// Orphans of the runs under test come back to this process.
 	_ = proc.EnableSubreaper()
 	ctx, cancel := context.WithCancel(context.Background())
