@@ -166,8 +166,8 @@ func moveAside(root string, pid int) {
 // be made there (a read-only mount, or a cgroup not delegated to this
 // user, fails it).
 func probe(root string) error {
-	dir := filepath.Join(root, "probe-"+strconv.Itoa(os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	dir, err := os.MkdirTemp(root, "probe-")
+	if err != nil {
 		return err
 	}
 	return os.Remove(dir)
