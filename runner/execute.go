@@ -89,6 +89,8 @@ func (s *Supervisor) spec(f *fire, a *attemptRun) proc.Spec {
 		KillGrace:  job.KillGrace,
 		Tag:        run.Tag(f.runID),
 		Credential: credential(job.RunAs),
+		Cgroup:     s.cgroup,
+		Limits:     cgroupLimits(job.Limits),
 		OnStart: func(pid int) {
 			s.execed(f)
 			a.startedAt = s.clock.Now()
