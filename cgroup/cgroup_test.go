@@ -15,38 +15,33 @@ import (
 )
 
 func TestDetect(t *testing.T) {
-	const pid = 4242
 	cases := []struct {
-		name      string
-		mountinfo string // %s is the fake mount
-		self      string
-		procs     string // the own cgroup's cgroup.procs, for a delegated one
-		wantErr   string
-		wantRoot  string // relative to the mount
-		wantMoved bool
+		name       string
+		mountinfo  string // %s is the fake mount
+		self       string
+		wantErr    string
+		wantRoot   string // relative to the mount
+		wantEnable bool   // the offered controllers enabled in Root
 	}{
 		{name: "no cgroup2 mount", mountinfo: "22 1 0:21 / /sys rw - sysfs sysfs rw\n", self: "0::/\n", wantErr: "no cgroup2"},
 		{name: "no 0:: line", mountinfo: "40 30 0:37 / %s rw - cgroup2 cgroup2 rw\n", self: "9:pids:/\n", wantErr: "no 0::"},
-		{name: "root cgroup", mountinfo: "40 30 0:37 / %s rw,relatime - cgroup2 cgroup2 rw\n", self: "9:pids:/\n0::/\n", wantRoot: SubtreeName},
-		{name: "delegated, alone", mountinfo: "40 30 0:37 / %s rw - cgroup2 cgroup2 rw\n", self: "0::/system.slice/cronvisor.service\n",
-			procs: "4242\n", wantRoot: "system.slice/cronvisor.service", wantMoved: true},
-		{name: "delegated, shared", mountinfo: "40 30 0:37 / %s rw - cgroup2 cgroup2 rw\n", self: "0::/user.slice/session-1.scope\n",
-			procs: "4242\n17\n", wantRoot: "user.slice/session-1.scope"},
+		{name: "root cgroup", mountinfo: "40 30 0:37 / %s rw,relatime - cgroup2 cgroup2 rw\n", self: "9:pids:/\n0::/\n",
+			wantRoot: SubtreeName, wantEnable: true},
+		{name: "DelegateSubgroup=supervisor", mountinfo: "40 30 0:37 / %s rw - cgroup2 cgroup2 rw\n",
+			self: "0::/system.slice/cronvisor.service/supervisor\n", wantRoot: "system.slice/cronvisor.service", wantEnable: true},
+		{name: "Delegate=yes alone", mountinfo: "40 30 0:37 / %s rw - cgroup2 cgroup2 rw\n",
+			self: "0::/system.slice/cronvisor.service\n", wantRoot: "system.slice/cronvisor.service"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			mount := t.TempDir()
-			own := filepath.Join(mount, SubtreeName)
-			if c.procs != "" {
-				own = filepath.Join(mount, strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(c.self, "0::")), "/"))
-			}
-			must(t, os.MkdirAll(own, 0o755))
-			must(t, os.WriteFile(filepath.Join(own, "cgroup.kill"), nil, 0o644))
-			if c.procs != "" {
-				must(t, os.WriteFile(filepath.Join(own, "cgroup.procs"), []byte(c.procs), 0o644))
-			}
+			root := filepath.Join(mount, c.wantRoot)
+			must(t, os.MkdirAll(root, 0o755))
+			must(t, os.WriteFile(filepath.Join(root, "cgroup.kill"), nil, 0o644))
+			must(t, os.WriteFile(filepath.Join(root, "cgroup.controllers"), []byte("pids\n"), 0o644))
+			must(t, os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), nil, 0o644))
 			mi := strings.ReplaceAll(c.mountinfo, "%s", mount)
-			h, err := detect(strings.NewReader(mi), c.self, pid)
+			h, err := detect(strings.NewReader(mi), c.self)
 			if c.wantErr != "" {
 				if err == nil || !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err = %v, want ErrUnusable saying %q", err, c.wantErr)
@@ -56,12 +51,12 @@ func TestDetect(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if h.Mount != mount || h.Root != filepath.Join(mount, c.wantRoot) {
-				t.Fatalf("mount %s root %s, want %s and %s", h.Mount, h.Root, mount, filepath.Join(mount, c.wantRoot))
+			if h.Mount != mount || h.Root != root {
+				t.Fatalf("mount %s root %s, want %s and %s", h.Mount, h.Root, mount, root)
 			}
-			b, _ := os.ReadFile(filepath.Join(h.Root, supervisorName, "cgroup.procs"))
-			if moved := string(b) == strconv.Itoa(pid); moved != c.wantMoved {
-				t.Fatalf("moved into %s/supervisor: %v, want %v", h.Root, moved, c.wantMoved)
+			// The fake subtree_control keeps what was written: "+pids".
+			if enabled := slices.Equal(h.Controllers, []string{"+pids"}); enabled != c.wantEnable {
+				t.Fatalf("controllers %q, want enabled %v", h.Controllers, c.wantEnable)
 			}
 		})
 	}

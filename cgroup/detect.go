@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,9 +18,10 @@ import (
 // the cgroup v2 mount.
 const SubtreeName = "cronvisor"
 
-// supervisorName is the child a supervisor alone in its delegated cgroup
-// moves into, so that controllers can be enabled for its runs (the
-// kernel's "no internal processes" rule, see Detect).
+// supervisorName is the child of a delegated cgroup that systemd puts
+// the supervisor in with DelegateSubgroup=supervisor, beside the runs'
+// leaves, so that controllers can be enabled for them (the kernel's "no
+// internal processes" rule, see Detect).
 const supervisorName = "supervisor"
 
 // ErrUnusable wraps every reason Detect gives for having no hierarchy.
@@ -47,14 +49,17 @@ func (h *Hierarchy) String() string { return "cgroup v2 at " + h.Root }
 //     directory SubtreeName under the mount, created if absent; the root
 //     cgroup is exempt from the kernel's "no internal processes" rule, and
 //     the subtree itself never holds a process, so the controllers it is
-//     offered can be enabled in it;
-//   - elsewhere (a systemd unit with Delegate=yes, a container), this
-//     process's own cgroup. A process alone in it moves into a child
-//     "supervisor" first, so that controllers can be enabled for the runs
-//     beside it (a cgroup with processes cannot have controllers enabled
-//     for its children); one that shares its cgroup with others (a login
-//     session) moves nothing and enables nothing: runs are contained, and
-//     limits work only with controllers someone else enabled.
+//     offered are enabled in it;
+//   - in a cgroup named "supervisor" (systemd's DelegateSubgroup=supervisor
+//     with Delegate=yes), its parent, the unit's delegated cgroup: this
+//     process is already beside the runs' leaves, not above them, so the
+//     controllers the unit is offered are enabled for them;
+//   - elsewhere (Delegate=yes alone, a container, a login session), this
+//     process's own cgroup, and nothing is enabled: a cgroup that holds
+//     processes cannot enable controllers for its children, and moving
+//     this process out of the unit's cgroup would make systemd's next
+//     start of the unit fail. Runs are contained; limits need
+//     controllers someone else enabled.
 //
 // The error (wrapping ErrUnusable) says why runs cannot be contained:
 // no cgroup2 mount, not writable, no cgroup.kill (Linux < 5.14).
@@ -68,11 +73,11 @@ func Detect() (*Hierarchy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnusable, err)
 	}
-	return detect(mi, string(self), os.Getpid())
+	return detect(mi, string(self))
 }
 
 // detect is Detect on the given mountinfo and /proc/self/cgroup.
-func detect(mountinfo io.Reader, selfCgroup string, pid int) (*Hierarchy, error) {
+func detect(mountinfo io.Reader, selfCgroup string) (*Hierarchy, error) {
 	mount, err := findMount(mountinfo)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnusable, err)
@@ -82,14 +87,17 @@ func detect(mountinfo io.Reader, selfCgroup string, pid int) (*Hierarchy, error)
 		return nil, fmt.Errorf("%w: no 0:: line in /proc/self/cgroup", ErrUnusable)
 	}
 	h := &Hierarchy{Mount: mount}
-	if own == "/" {
+	enable := true
+	switch {
+	case own == "/":
 		h.Root = filepath.Join(mount, SubtreeName)
 		if err := os.Mkdir(h.Root, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("%w: %w", ErrUnusable, err)
 		}
-	} else {
-		h.Root = filepath.Join(mount, own)
-		moveAside(h.Root, pid)
+	case path.Base(own) == supervisorName:
+		h.Root = filepath.Join(mount, path.Dir(own))
+	default:
+		h.Root, enable = filepath.Join(mount, own), false
 	}
 	if _, err := os.Stat(filepath.Join(h.Root, "cgroup.kill")); err != nil {
 		return nil, fmt.Errorf("%w: %s has no cgroup.kill (Linux 5.14 or later needed)", ErrUnusable, h.Root)
@@ -97,7 +105,10 @@ func detect(mountinfo io.Reader, selfCgroup string, pid int) (*Hierarchy, error)
 	if err := probe(h.Root); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnusable, err)
 	}
-	h.Controllers = enableAll(h.Root)
+	if enable {
+		enableAll(h.Root)
+	}
+	h.Controllers = words(filepath.Join(h.Root, "cgroup.subtree_control"))
 	return h, nil
 }
 
@@ -147,21 +158,6 @@ func ownCgroup(s string) (string, bool) {
 	return "", false
 }
 
-// moveAside moves this process, alone in root, into root/supervisor, so
-// that root may have controllers enabled for its children. Best effort:
-// without it runs are still contained.
-func moveAside(root string, pid int) {
-	procs, err := readProcs(root)
-	if err != nil || !slices.Equal(procs, []int{pid}) {
-		return
-	}
-	dir := filepath.Join(root, supervisorName)
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return
-	}
-	_ = os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
-}
-
 // probe creates and removes a child of root: the proof that leaves can
 // be made there (a read-only mount, or a cgroup not delegated to this
 // user, fails it).
@@ -174,9 +170,8 @@ func probe(root string) error {
 }
 
 // enableAll enables in root's cgroup.subtree_control every controller
-// root is offered, one at a time (one refused spoils no other), and
-// returns those enabled.
-func enableAll(root string) []string {
+// root is offered, one at a time (one refused spoils no other).
+func enableAll(root string) {
 	offered := words(filepath.Join(root, "cgroup.controllers"))
 	enabled := words(filepath.Join(root, "cgroup.subtree_control"))
 	for _, c := range offered {
@@ -184,7 +179,6 @@ func enableAll(root string) []string {
 			_ = os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), []byte("+"+c), 0)
 		}
 	}
-	return words(filepath.Join(root, "cgroup.subtree_control"))
 }
 
 // words is the space-separated words of a file; nil if unreadable.
