@@ -124,18 +124,26 @@ func jobStatuses(ctx context.Context, g *globals, cfg *config.Config) (jobs []ct
 }
 
 // daemonNote is what the daemon says of itself that status must show:
-// that it is shutting down. (A refused reload needs no note: status reads
-// the same jobs.yaml, and refuses it with the same problems.)
+// how it contains runs, and that it is shutting down. (A refused reload
+// needs no note: status reads the same jobs.yaml, and refuses it with the
+// same problems.)
 func daemonNote(ctx context.Context, client *ctl.Client) string {
 	d, err := client.Daemon(ctx)
-	if err != nil || !d.ShuttingDown {
-		return "" // an error: an older daemon without the route
+	if err != nil {
+		return "" // an older daemon without the route
+	}
+	note := ""
+	if d.Containment != "" {
+		note = "; containment: " + d.Containment
+	}
+	if !d.ShuttingDown {
+		return note
 	}
 	noun := "runs"
 	if d.Finishing == 1 {
 		noun = "run"
 	}
-	return fmt.Sprintf("; shutting down: %d %s finishing", d.Finishing, noun)
+	return note + fmt.Sprintf("; shutting down: %d %s finishing", d.Finishing, noun)
 }
 
 // offlineStatuses builds job statuses from jobs.yaml, the lock files, the

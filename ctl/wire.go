@@ -186,6 +186,9 @@ type DaemonStatus struct {
 	// effect are an older file's; empty once a good file loads.
 	Refused   []string  `json:"refused,omitempty"`
 	RefusedAt time.Time `json:"refused_at,omitzero"`
+	// Containment is how runs are contained: "cgroup v2 at PATH" or
+	// "process tree (WHY)".
+	Containment string `json:"containment,omitempty"`
 }
 
 // Counts are a job's history records since a point in time.

@@ -98,6 +98,7 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	// scavenging, so a resident daemon's RSS is its live heap.
 	debug.FreeOSMemory()
 	d.log.Info("cronvisor started", "config", cfg.Path, "state_dir", cfg.StateDir, "jobs", len(cfg.Jobs), "pid", os.Getpid())
+	d.log.Info("containment: " + e.Supervisor.Containment())
 	o.Notify.Ready()
 	d.stopWatchdog = o.Notify.Watchdog(func() bool { return d.stopping.Load() || d.sched.Awake(o.Clock.Now(), healthSlack) })
 	return d, nil

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"cronvisor/cgroup"
 	"io"
 	"log/slog"
 	"sync/atomic"
@@ -128,6 +129,8 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
 		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock),
 		runner.WithKeepers(cfg.StateDir), runner.WithAdopter(e.Recovery)}
+	hier, noCgroup := cgroup.Detect()
+	opts = append(opts, runner.WithCgroup(hier, noCgroup))
 	e.Supervisor = runner.NewSupervisor(e.Locker, hist, e.Emit, opts...)
 	return e, nil
 }

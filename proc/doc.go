@@ -14,9 +14,24 @@
 //     `flock(1)` waiting for the lock, `cronvisor locks`) is never counted.
 //
 // A process that execs with a cleared environment, leaves the process group
-// and closes fd 3 cannot be found (only cgroups could); it no longer holds
-// the lock either. If it keeps the output pipes open, Run stops reading them
+// and closes fd 3 cannot be found by these means; it no longer holds the
+// lock either. If it keeps the output pipes open, Run stops reading them
 // shortly after the rest of the run is gone rather than wait for it.
+//
+// # Runs in a cgroup
+//
+// With Spec.Cgroup, the run is instead every process of its own cgroup v2
+// leaf (package cgroup): the main process is started straight into it
+// (clone3's CLONE_INTO_CGROUP), and whatever it forks stays there, so
+// nothing escapes. Ending the run is SIGTERM to every process of the
+// leaf, cgroup.kill after KillGrace; the run is over when the leaf is
+// empty (cgroup.events), and only then does Run return, so a caller
+// that releases the lock after Run holds it until then. Result.Usage is
+// read from the leaf, which is then removed. The keeper, started before
+// the run and outside its leaf, is given the leaf's path and, once the
+// supervisor is dead, ends the run the same way. A leaf that cannot be
+// made leaves the run to the process-tree scan above; Spec.Limits that
+// cannot be applied fail its start.
 //
 // # Ending a run
 //

@@ -151,7 +151,7 @@ const (
 // of the pipes' read ends, which it leaves alone while the supervisor
 // lives, and of the lock, which it lets go only once the run's end is
 // written.
-func startKeeper(k Keeper, spec Spec, out *output) (*keeper, error) {
+func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socketpair", err)
@@ -171,7 +171,7 @@ func startKeeper(k Keeper, spec Spec, out *output) (*keeper, error) {
 		Path: keeperExe,
 		// Flags, not positional words: a test binary without IsKeeper in
 		// its TestMain refuses them and exits, rather than run its tests.
-		Args:       keeperArgs(k, spec),
+		Args:       keeperArgs(k, spec, leaf),
 		Stdin:      stdin,
 		ExtraFiles: keeperFiles(theirs, lockFile, out, k.Session, stdin),
 		// Its own group, outside the run's and the supervisor's: a kill
@@ -206,7 +206,7 @@ func keeperFiles(tether, lockFile *os.File, out *output, session, null *os.File)
 	return []*os.File{tether, lockFile, out.stdoutR, out.stderrR, session}
 }
 
-func keeperArgs(k Keeper, spec Spec) []string {
+func keeperArgs(k Keeper, spec Spec, leaf string) []string {
 	grace := spec.KillGrace
 	if k.EndAtOnce {
 		grace = guardGrace(grace, k.Within)
@@ -238,6 +238,9 @@ func keeperArgs(k Keeper, spec Spec) []string {
 	}
 	if len(spec.ExtraFiles) > 0 && spec.ExtraFiles[0] != nil {
 		args = append(args, "-lock")
+	}
+	if leaf != "" {
+		args = append(args, "-cgroup", leaf)
 	}
 	return args
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/cgroup"
 	"cronvisor/procfs"
 
 	"golang.org/x/sys/unix"
@@ -36,6 +37,13 @@ func guardedSupervisor(script string) int {
 		KillGrace: 10 * time.Second, // longer than the guard may wait
 		Guard:     &Guard{Within: time.Second},
 		OnStart:   func(pid int) { fmt.Printf("pid %d\n", pid) },
+	}
+	if os.Getenv(cgroupEnv) != "" {
+		h, err := cgroup.Detect()
+		if err != nil {
+			return 1
+		}
+		spec.Cgroup = h
 	}
 	if os.Getenv(runAsNobodyEnv) != "" {
 		spec.Credential = &syscall.Credential{Uid: nobodyID, Gid: nobodyID}
@@ -333,7 +341,7 @@ func TestParseKeeperReadsKeeperArgs(t *testing.T) {
 	t.Parallel()
 	k := Keeper{End: "/state/runs/R1.end", Deadline: time.Unix(100, 0), Timeout: time.Minute,
 		Run: KeptRun{Job: "sync", Slot: time.Unix(60, 0), Attempt: 2, Manual: true}}
-	argv := keeperArgs(k, Spec{Tag: "CRONVISOR_RUN_ID=R1", KillGrace: time.Second})
+	argv := keeperArgs(k, Spec{Tag: "CRONVISOR_RUN_ID=R1", KillGrace: time.Second}, "")
 	got, ok := ParseKeeper(argv)
 	want := KeeperInfo{RunID: "R1", Job: "sync", End: "/state/runs/R1.end", SupervisorPID: os.Getpid()}
 	if !ok || got != want {

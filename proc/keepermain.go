@@ -17,6 +17,7 @@ import (
 // keeperFlags are a keeper's arguments (see keeperArgs).
 type keeperFlags struct {
 	tag, end, log    string
+	cgroup           string
 	grace            time.Duration
 	atOnce, session  bool
 	lease            bool
@@ -43,6 +44,7 @@ func parseKeeperFlags(args []string) (keeperFlags, bool) {
 	fs.StringVar(&f.end, "end", "", "where to write the run's end")
 	fs.StringVar(&f.log, "log", "", "the run's output file, appended to once the supervisor is dead")
 	fs.BoolVar(&f.lock, "lock", false, "fd 4 is the run's lock")
+	fs.StringVar(&f.cgroup, "cgroup", "", "the run's cgroup leaf")
 	fs.StringVar(&f.run.Job, "job", "", "the run's job")
 	fs.IntVar(&f.run.SupervisorPID, "supervisor", 0, "the supervisor's pid")
 	fs.StringVar(&f.slotArgument, "slot", "", "the run's slot (RFC 3339)")

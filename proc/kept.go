@@ -2,6 +2,8 @@ package proc
 
 import (
 	"context"
+
+	"cronvisor/cgroup"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -101,6 +103,7 @@ func (k *kept) guard(asks <-chan os.Signal) End {
 	if k.urgent {
 		grace = guardGrace(grace, k.f.within)
 	}
+	k.endLeaf(grace)
 	_ = t.end(gone, grace)
 	out.finish()
 	end.Ended = time.Now()
@@ -114,6 +117,23 @@ func (k *kept) guard(asks <-chan os.Signal) End {
 		end.Reason = "ended by signal " + end.Signal
 	}
 	return end
+}
+
+// endLeaf ends the run through its leaf (-cgroup), if it has one, and
+// waits for it to be empty: only then is the lock let go. The keeper is
+// not in the leaf (it was started before the run, in the supervisor's
+// cgroup), so cgroup.kill spares it.
+func (k *kept) endLeaf(grace time.Duration) {
+	if k.f.cgroup == "" {
+		return
+	}
+	l, err := cgroup.Open(k.f.cgroup)
+	if err != nil {
+		return // removed already, or not a cgroup: the tree's scan ends the run
+	}
+	if endLeaf(l, grace) == nil {
+		_ = l.Remove()
+	}
 }
 
 // wait waits, once the supervisor is dead, for the run's main process to

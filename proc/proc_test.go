@@ -47,6 +47,10 @@ func TestMain(m *testing.M) {
 	if left := tagged(sessionTag); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "processes left behind by the tests: %v\n", left)
 		for _, pid := range left {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+			fmt.Fprintf(os.Stderr, "%d: %q\n", pid, b)
+		}
+		for _, pid := range left {
 			_ = unix.Kill(pid, unix.SIGKILL)
 		}
 		code = 1

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"cronvisor/cgroup"
 	"cronvisor/run"
 
 	"context"
@@ -104,6 +105,18 @@ type Spec struct {
 	// Setup, if set, is applied to the run's first process before it
 	// execs Argv (nice, ionice, oom_score_adj, rlimits; see setup.go).
 	Setup *Setup
+	// Cgroup, if set, is the hierarchy in which the run gets a cgroup v2
+	// leaf of its own ("run-RUNID"), its main process started straight
+	// into it: no process of the run is ever outside it. The run is then
+	// ended through the leaf (SIGTERM to all of it, cgroup.kill after
+	// KillGrace), over only once the leaf is empty, measured
+	// (Result.Usage) and the leaf removed. A leaf that cannot be made
+	// leaves the run to its process tree, as without Cgroup.
+	Cgroup *cgroup.Hierarchy
+	// Limits are written into the run's leaf before its start. A run
+	// with limits that cannot be applied (no Cgroup, or a controller not
+	// enabled) does not start: StartFailed, the error says why.
+	Limits cgroup.Limits
 }
 
 // Result is what Run reports about a run.
@@ -158,7 +171,8 @@ type running struct {
 	cmd      *exec.Cmd
 	tree     *tree
 	out      *output
-	keeper   *keeper // nil without one
+	keeper   *keeper      // nil without one
+	leaf     *cgroup.Leaf // the run's cgroup, nil without one
 	waited   chan struct{}
 	exitSeen time.Time // read once waited is closed
 }
@@ -177,23 +191,25 @@ func launch(spec Spec, res *Result) (*running, error) {
 	if r.out, err = newOutput(spec.OnOutput); err != nil {
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = r.out.stdoutW, r.out.stderrW
-	setup, err := shim(cmd, spec.Setup)
-	if err != nil {
+	if r.leaf, err = newLeaf(spec); err != nil {
 		r.out.abort()
 		return nil, err
 	}
-	if k := spec.keeper(); k != nil {
-		if r.keeper, err = startKeeper(*k, spec, r.out); err != nil {
-			setup.abort()
-			r.out.abort()
-			return nil, fmt.Errorf("start the run's keeper: %w", err)
-		}
-		r.tree.keeper = r.keeper.pid()
+	cmd.Stdout, cmd.Stderr = r.out.stdoutW, r.out.stderrW
+	setup, err := shim(cmd, spec.Setup)
+	if err != nil {
+		r.abort()
+		return nil, err
+	}
+	if err := r.startKeeper(spec); err != nil {
+		setup.abort()
+		return nil, err
+	}
+	if r.leaf != nil {
+		r.leaf.SysProcAttr(cmd.SysProcAttr)
 	}
 	if err := setup.started(cmd, startRegistered(cmd)); err != nil {
-		r.keeper.stop()
-		r.out.abort()
+		r.abort()
 		return nil, err
 	}
 	res.PID, res.Started = cmd.Process.Pid, time.Now()
@@ -207,6 +223,39 @@ func launch(spec Spec, res *Result) (*running, error) {
 	r.out.start()
 	go r.reap()
 	return r, nil
+}
+
+// startKeeper starts the run's keeper, if it has one, before the run:
+// outside the run's leaf, which it is given the path of.
+func (r *running) startKeeper(spec Spec) error {
+	k := spec.keeper()
+	if k == nil {
+		return nil
+	}
+	var err error
+	if r.keeper, err = startKeeper(*k, spec, r.out, r.leafPath()); err != nil {
+		r.abort()
+		return fmt.Errorf("start the run's keeper: %w", err)
+	}
+	r.tree.keeper = r.keeper.pid()
+	return nil
+}
+
+// leafPath is the run's leaf's directory, "" without one.
+func (r *running) leafPath() string {
+	if r.leaf == nil {
+		return ""
+	}
+	return r.leaf.Path
+}
+
+// abort undoes a launch whose run did not start.
+func (r *running) abort() {
+	r.keeper.stop()
+	r.out.abort()
+	if r.leaf != nil {
+		_ = r.leaf.Remove()
+	}
 }
 
 // reap waits for the main process and closes waited; Run's conclusion
@@ -230,6 +279,9 @@ func (r *running) await(ctx context.Context, res *Result) (detached bool) {
 		if errors.Is(context.Cause(ctx), ErrDetach) && g != nil && !g.ending && !isClosed(r.waited) {
 			r.out.stop()
 			g.detach()
+			if r.leaf != nil {
+				r.leaf.Close() // the keeper ends it and removes it
+			}
 			res.Outcome, res.Err = Detached, ErrDetach
 			return true
 		}
@@ -245,7 +297,7 @@ func (r *running) conclude(spec Spec, res *Result) {
 	if res.Outcome != Exited && endedByItself(res.PID, r.waited) {
 		res.Outcome, res.Err = Exited, nil
 	}
-	if err := r.tree.end(r.waited, endGrace(spec.KillGrace, res.Err)); err != nil {
+	if err := r.end(endGrace(spec.KillGrace, res.Err), res); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
 	if res.Outcome == Exited && isClosed(r.waited) {
@@ -258,6 +310,15 @@ func (r *running) conclude(spec Spec, res *Result) {
 	r.out.finish()
 	res.Ended = time.Now()
 	setExit(res, r.cmd, r.waited)
+}
+
+// end ends what is left of the run: through its leaf when it has one,
+// or by finding its process tree.
+func (r *running) end(grace time.Duration, res *Result) error {
+	if r.leaf != nil {
+		return concludeLeaf(r.leaf, r.waited, grace, res)
+	}
+	return r.tree.end(r.waited, grace)
 }
 
 // endedByItself reports whether the main process has exited, reaped or

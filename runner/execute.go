@@ -90,6 +90,8 @@ func (s *Supervisor) spec(f *fire, a *attemptRun) proc.Spec {
 		Tag:        run.Tag(f.runID),
 		Credential: credential(job.RunAs),
 		Setup:      setup(job.Limits),
+		Cgroup:     s.cgroup,
+		Limits:     cgroupLimits(job.Limits),
 		OnStart: func(pid int) {
 			s.execed(f)
 			a.startedAt = s.clock.Now()

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"cronvisor/cgroup"
 	"errors"
 	"log/slog"
 	"os"
@@ -52,6 +53,10 @@ type Supervisor struct {
 	// secretEnv are variables of the supervisor's environment that jobs
 	// do not inherit: the lock backend's credentials.
 	secretEnv map[string]bool
+	// cgroup, when set, gives every run a cgroup v2 leaf of its own
+	// (WithCgroup); noCgroup says why not when it is nil.
+	cgroup   *cgroup.Hierarchy
+	noCgroup error
 
 	starts *Starts
 	// stateDir, when set, gives every run a keeper that outlives this

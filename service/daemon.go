@@ -32,7 +32,8 @@ func (s *Service) Daemon(context.Context) (ctl.DaemonStatus, error) {
 	defer s.mu.Unlock()
 	return ctl.DaemonStatus{PID: os.Getpid(), StartedAt: s.started,
 		ShuttingDown: s.daemon.draining, Finishing: s.runningLocked(),
-		Refused: slices.Clone(s.daemon.refused), RefusedAt: s.daemon.refusedAt}, nil
+		Refused: slices.Clone(s.daemon.refused), RefusedAt: s.daemon.refusedAt,
+		Containment: s.sup.Containment()}, nil
 }
 
 // Drain says that the daemon stopped firing and waits for its runs: run

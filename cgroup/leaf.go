@@ -1,0 +1,181 @@
+package cgroup
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Leaf is one run's cgroup: a child of the Hierarchy's Root that holds
+// the run's processes and nothing else.
+type Leaf struct {
+	// Path is the leaf's directory.
+	Path string
+	dir  *os.File // the directory, for clone3's CLONE_INTO_CGROUP
+}
+
+// Create makes the leaf name under h.Root, writes lim into it (refused,
+// with the leaf removed, when a controller lim needs is not enabled), and
+// opens it for a child to be started into (FD).
+func (h *Hierarchy) Create(name string, lim Limits) (*Leaf, error) {
+	if err := h.Check(lim); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(h.Root, name)
+	if err := os.Mkdir(path, 0o755); err != nil {
+		if !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+		// Left by an earlier attempt: reused only if empty, which
+		// rmdir tells (it refuses a populated cgroup).
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("cgroup %s exists and is in use: %w", path, err)
+		}
+		if err := os.Mkdir(path, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	l := &Leaf{Path: path}
+	if err := lim.write(path); err != nil {
+		_ = os.Remove(path)
+		return nil, err
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = os.Remove(path)
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	l.dir = os.NewFile(uintptr(fd), path)
+	return l, nil
+}
+
+// Open is an existing leaf (a keeper's, or recovery's, of a run it did
+// not start); it has no FD.
+func Open(path string) (*Leaf, error) {
+	if _, err := os.Stat(filepath.Join(path, "cgroup.events")); err != nil {
+		return nil, err
+	}
+	return &Leaf{Path: path}, nil
+}
+
+// FD is the leaf's directory descriptor, for exec.Cmd's
+// SysProcAttr.CgroupFD (with UseCgroupFD): the child starts in the leaf,
+// so no process of the run is ever outside it. -1 for an opened leaf.
+func (l *Leaf) FD() int {
+	if l.dir == nil {
+		return -1
+	}
+	return int(l.dir.Fd())
+}
+
+// SysProcAttr sets a's fields that start the child into the leaf.
+func (l *Leaf) SysProcAttr(a *syscall.SysProcAttr) {
+	a.UseCgroupFD, a.CgroupFD = true, l.FD()
+}
+
+// Close closes the leaf's descriptor; the cgroup stays.
+func (l *Leaf) Close() {
+	if l.dir != nil {
+		l.dir.Close()
+		l.dir = nil
+	}
+}
+
+// Procs is the pids of the leaf's processes.
+func (l *Leaf) Procs() ([]int, error) { return readProcs(l.Path) }
+
+// Signal sends sig to every process of the leaf (as systemd's
+// KillMode=control-group does with SIGTERM).
+func (l *Leaf) Signal(sig syscall.Signal) error {
+	pids, err := l.Procs()
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, sig)
+	}
+	return err
+}
+
+// Kill SIGKILLs every process of the leaf at once, those forked while it
+// acts included (cgroup.kill).
+func (l *Leaf) Kill() error {
+	return os.WriteFile(filepath.Join(l.Path, "cgroup.kill"), []byte("1"), 0)
+}
+
+// Populated reads cgroup.events: whether a live process is in the leaf.
+func (l *Leaf) Populated() (bool, error) {
+	v, err := keyed(filepath.Join(l.Path, "cgroup.events"), "populated")
+	return v != 0, err
+}
+
+// WaitEmpty returns once the leaf holds no process (cgroup.events says
+// "populated 0"), or with ctx's error. The kernel signals a change of
+// cgroup.events as a modification of the file: inotify wakes the wait,
+// nothing polls.
+func (l *Leaf) WaitEmpty(ctx context.Context) error {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return os.NewSyscallError("inotify_init1", err)
+	}
+	f := os.NewFile(uintptr(fd), "inotify") // non-blocking: the poller takes it
+	defer f.Close()
+	if _, err := unix.InotifyAddWatch(fd, filepath.Join(l.Path, "cgroup.events"), unix.IN_MODIFY); err != nil {
+		return os.NewSyscallError("inotify_add_watch", err)
+	}
+	// Wakes the read below when ctx ends; stop waits for nothing, as
+	// the function only sets a deadline.
+	stop := context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Now()) })
+	defer stop()
+	buf := make([]byte, 4096)
+	for {
+		full, err := l.Populated()
+		if err != nil || !full {
+			return err
+		}
+		if _, err := f.Read(buf); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+	}
+}
+
+// Remove removes the leaf, which must be empty; a leaf already gone is
+// no error.
+func (l *Leaf) Remove() error {
+	l.Close()
+	err := os.Remove(l.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// keyed reads the value of key in a flat-keyed file ("key value" lines:
+// cgroup.events, cpu.stat, memory.events).
+func keyed(path, key string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), " ")
+		if ok && k == key {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("%s: no %s", path, key)
+}

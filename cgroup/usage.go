@@ -1,0 +1,43 @@
+package cgroup
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Usage is what a leaf's processes cost, all of them, reaped or not.
+type Usage struct {
+	CPUUser, CPUSystem time.Duration // cpu.stat user_usec, system_usec
+	// MemoryPeak is memory.peak in bytes, 0 without the memory
+	// controller (or before Linux 5.19).
+	MemoryPeak int64
+	// OOMKilled: memory.events counts an oom_kill.
+	OOMKilled bool
+}
+
+// Usage reads the leaf's cpu.stat (always there: cpu usage is counted
+// without the cpu controller), and memory.peak and memory.events where
+// the memory controller gives them.
+func (l *Leaf) Usage() (Usage, error) {
+	var u Usage
+	stat := filepath.Join(l.Path, "cpu.stat")
+	usr, err := keyed(stat, "user_usec")
+	if err != nil {
+		return u, err
+	}
+	sys, err := keyed(stat, "system_usec")
+	if err != nil {
+		return u, err
+	}
+	u.CPUUser, u.CPUSystem = time.Duration(usr)*time.Microsecond, time.Duration(sys)*time.Microsecond
+	if b, err := os.ReadFile(filepath.Join(l.Path, "memory.peak")); err == nil {
+		u.MemoryPeak, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	}
+	if n, err := keyed(filepath.Join(l.Path, "memory.events"), "oom_kill"); err == nil {
+		u.OOMKilled = n > 0
+	}
+	return u, nil
+}

@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"cronvisor/run"
+)
+
+// TestE2EContainmentEndsTheEscapee is issue 28's first "done when": a job
+// forks a child that clears its environment (env -i), closes fd 3 (the
+// lock), calls setsid, ignores SIGTERM and sleeps 60 s. The run's timeout
+// is 2 s: it is recorded timeout, its lock stays held while the escapee
+// lives (through kill_grace), and once the run is over no process of it is
+// left: the cgroup leaf found and killed what nothing else could.
+func TestE2EContainmentEndsTheEscapee(t *testing.T) {
+	arg := sleepArg("60.7")
+	s := newSandbox(t, `jobs:
+  - name: escape
+    schedule: "@yearly"
+    timeout: 2s
+    kill_grace: 2s
+    command: |
+      setsid env -i sh -c 'trap "" TERM; exec 3>&-; exec sleep `+arg+`' </dev/null >/dev/null 2>&1 &
+      sleep 60
+`)
+	t.Cleanup(func() { killCmdline(arg) })
+	lockFile := filepath.Join(s.state, "locks", "escape.lock")
+	held := func() bool { return exec.Command("flock", "-n", lockFile, "true").Run() != nil }
+	start := time.Now()
+	p := s.cv("run", "escape")
+	waitFor(t, 5*time.Second, "the escapee started", func() bool { return len(escapees(arg)) == 1 })
+	if esc := escapees(arg)[0]; strings.Contains(strings.Join(esc.environ, "\n"), "CRONVISOR") {
+		t.Fatalf("the escapee kept the run's environment: %q", esc.environ)
+	}
+	// Past the timeout, inside kill_grace: the main shell is gone, the
+	// escapee ignores SIGTERM and still holds the run open, and its lock.
+	time.Sleep(time.Until(start.Add(3 * time.Second)))
+	if len(escapees(arg)) != 1 || !held() {
+		t.Fatalf("3 s in (timeout 2 s, kill_grace 2 s): escapee alive %v, lock held %v; want both",
+			escapees(arg), held())
+	}
+	p.wait(15 * time.Second)
+	ended := time.Now()
+	t.Logf("run over %v after its start (timeout 2s + kill_grace 2s)", ended.Sub(start).Round(time.Millisecond))
+	time.Sleep(time.Until(ended.Add(time.Second)))
+	if left := withCmdline("sleep " + arg); len(left) > 0 {
+		t.Fatalf("1 s after the run's end, its processes are left: %v", left)
+	}
+	if held() {
+		t.Fatal("the lock is still held after the run's end")
+	}
+	recs := s.historyJSON("--job", "escape")
+	if len(recs) != 1 || recs[0].Outcome != run.Timeout {
+		t.Fatalf("history %+v, want one timeout", recs)
+	}
+}
+
+// TestE2EContainmentInForce: the daemon says at start-up, and `status`
+// below its table, which containment is in force: a cgroup v2 leaf per run
+// where the hierarchy is usable, the process tree where it is not (here a
+// mount namespace without the cgroup2 mount), and runs run in both.
+func TestE2EContainmentInForce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		umount bool
+		want   string
+	}{
+		{name: "cgroup v2", want: "containment: cgroup v2 at "},
+		{name: "no cgroup2 mount", umount: true, want: "containment: process tree (cgroup v2 not usable: no cgroup2 file system mounted)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSandbox(t, `jobs:
+  - {name: tick, schedule: "* * * * * *", command: "true", timeout: 10s}
+`)
+			var d *proc
+			if tc.umount {
+				script := fmt.Sprintf("umount %s && exec '%s' --config '%s' daemon --log-format json", cgroup2Mount(t), cvBin, s.config)
+				d = s.startEnv(nil, "unshare", "-m", "sh", "-c", script)
+				waitFor(t, 10*time.Second, "daemon start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
+			} else {
+				d = s.startDaemon()
+			}
+			if !strings.Contains(d.stderr(), tc.want) {
+				t.Fatalf("the daemon's log does not say %q:\n%s", tc.want, tail(d.stderr(), 5))
+			}
+			waitFor(t, 10*time.Second, "a run of tick", func() bool {
+				recs := s.historyJSON("--job", "tick")
+				return len(recs) > 0 && recs[0].Outcome == run.OK
+			})
+			if _, stderr := s.statusRow("tick"); !strings.Contains(stderr, tc.want) {
+				t.Errorf("status says %q, want %q", stderr, tc.want)
+			}
+			stopDaemons(t, d)
+		})
+	}
+}
+
+// escapees are the live processes that exec'd `sleep arg` (not the
+// shells that will).
+func escapees(arg string) []procInfo {
+	var out []procInfo
+	for _, p := range withCmdline(arg) {
+		if p.cmdline == "sleep "+arg {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// cgroup2Mount is where this host mounts cgroup v2.
+func cgroup2Mount(t *testing.T) string {
+	out, err := exec.Command("findmnt", "-n", "-t", "cgroup2", "-o", "TARGET").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		t.Fatalf("no cgroup2 mount on this host (findmnt: %v)", err)
+	}
+	return strings.Fields(string(out))[0]
+}
