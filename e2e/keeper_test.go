@@ -73,6 +73,11 @@ func TestE2EDeadlineOutlivesAKilledSupervisor(t *testing.T) {
 	if r.ExitCode == nil || *r.ExitCode != 143 {
 		t.Errorf("exit code %v, want 143 (SIGTERM at the deadline)", r.ExitCode)
 	}
+	// The keeper ended it through its cgroup leaf (this machine has a
+	// usable cgroup v2 hierarchy) and read what it cost from there.
+	if !r.Usage.Measured {
+		t.Errorf("the keeper's record has no usage, want it read from the run's leaf: %+v", r)
+	}
 }
 
 // TestE2EExitStatusOutlivesAKilledSupervisor: `sleep 1; exit 7` whose

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"cronvisor/cgroup"
+	"cronvisor/run"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -103,7 +104,7 @@ func (k *kept) guard(asks <-chan os.Signal) End {
 	if k.urgent {
 		grace = guardGrace(grace, k.f.within)
 	}
-	k.endLeaf(grace)
+	end.Usage = k.endLeaf(grace)
 	_ = t.end(gone, grace)
 	out.finish()
 	end.Ended = time.Now()
@@ -122,18 +123,22 @@ func (k *kept) guard(asks <-chan os.Signal) End {
 // endLeaf ends the run through its leaf (-cgroup), if it has one, and
 // waits for it to be empty: only then is the lock let go. The keeper is
 // not in the leaf (it was started before the run, in the supervisor's
-// cgroup), so cgroup.kill spares it.
-func (k *kept) endLeaf(grace time.Duration) {
+// cgroup), so cgroup.kill spares it. It returns what the run cost, read
+// from the empty leaf before its removal (Measured false without one).
+func (k *kept) endLeaf(grace time.Duration) run.Usage {
 	if k.f.cgroup == "" {
-		return
+		return run.Usage{}
 	}
 	l, err := cgroup.Open(k.f.cgroup)
 	if err != nil {
-		return // removed already, or not a cgroup: the tree's scan ends the run
+		return run.Usage{} // removed already, or not a cgroup: the tree's scan ends the run
 	}
-	if endLeaf(l, grace) == nil {
-		_ = l.Remove()
+	if endLeaf(l, grace) != nil {
+		return run.Usage{}
 	}
+	u := leafUsage(l)
+	_ = l.Remove()
+	return u
 }
 
 // wait waits, once the supervisor is dead, for the run's main process to
