@@ -2,10 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"cronvisor/cgroup"
 	"cronvisor/config"
 )
 
@@ -21,10 +24,10 @@ do not change the exit code: 0 when the file is valid, 1 otherwise.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, problems := config.Load(g.configPath)
 			if cfg != nil {
-				problems = append(problems, config.Lint(cfg, time.Now())...)
+				problems = append(problems, config.Lint(cfg, time.Now(), config.WithControllerCheck(controllerCheck()))...)
 			}
 			config.Report(g.stdout, problems)
-			if cfg == nil {
+			if cfg == nil || config.HasErrors(problems) {
 				return exitCode(1, nil)
 			}
 			// One report on one stream, in order: the problems, then the
@@ -55,4 +58,21 @@ func findJob(cfg *config.Config, name string) (config.Job, bool) {
 		}
 	}
 	return config.Job{}, false
+}
+
+// controllerCheck says whether this host's runs can take a cgroup
+// controller's limits: their leaves' parent has it in its
+// cgroup.subtree_control, which needs a usable cgroup v2 hierarchy and,
+// under systemd, a delegated one.
+func controllerCheck() config.ControllerCheck {
+	h, why := cgroup.Detect()
+	return func(controller string) error {
+		if why != nil {
+			return fmt.Errorf("runs here are contained by process tree: %v", why)
+		}
+		if !slices.Contains(h.Controllers, controller) {
+			return fmt.Errorf("not enabled in %s", filepath.Join(h.Root, "cgroup.subtree_control"))
+		}
+		return nil
+	}
 }

@@ -112,6 +112,13 @@ func (l *linter) warn(key, format string, args ...any) {
 	})
 }
 
+// fail reports an error at key: the file is valid, but this host cannot
+// do what it says.
+func (l *linter) fail(key, format string, args ...any) {
+	l.warn(key, format, args...)
+	l.problems[len(l.problems)-1].Warning = false
+}
+
 func (l *linter) schedule(from time.Time) {
 	j := l.job
 	for _, msg := range l.cache.scheduleLint(j.Schedule, j.Location, j.Name, from) {

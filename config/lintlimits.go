@@ -15,9 +15,10 @@ type lintOptions struct {
 // cgroup file system.
 type ControllerCheck func(controller string) error
 
-// WithControllerCheck has Lint warn at every cgroup limit key whose
-// controller this host cannot apply: the run starts all the same,
-// without that limit.
+// WithControllerCheck has Lint report an error at every cgroup limit key
+// whose controller this host cannot apply: a run whose limits cannot be
+// written into its cgroup does not start (recorded error), so validate
+// refuses the file here rather than let every fire fail.
 func WithControllerCheck(c ControllerCheck) LintOption {
 	return func(o *lintOptions) { o.controllers = c }
 }
@@ -28,7 +29,8 @@ var limitController = []struct{ key, controller string }{
 	{"tasks_max", "pids"}, {"io_weight", "io"},
 }
 
-// limits warns about limits that will not do what they say.
+// limits warns about limits that will not do what they say, and refuses
+// those this host cannot apply.
 func (l *linter) limits() {
 	lim := l.job.Limits
 	if lim.MemoryMax > 0 && lim.MemoryHigh >= lim.MemoryMax {
@@ -52,7 +54,7 @@ func (l *linter) limits() {
 			l.cache.controllers[kc.controller] = err
 		}
 		if err != nil {
-			l.warn(kc.key, "%s is not applied on this host (the %s controller: %v); runs start without it", kc.key, kc.controller, err)
+			l.fail(kc.key, "%s cannot be applied on this host (the %s controller: %v); the job's runs would not start", kc.key, kc.controller, err)
 		}
 	}
 }

@@ -169,7 +169,7 @@ func TestLimitNeedsRoot(t *testing.T) {
 }
 
 // TestLintControllers: the check package cgroup passes in is asked once
-// per controller, and each key it cannot apply gets a warning at its
+// per controller, and each key it cannot apply gets an error at its
 // value.
 func TestLintControllers(t *testing.T) {
 	src := y("jobs:",
@@ -189,15 +189,19 @@ func TestLintControllers(t *testing.T) {
 		return errors.New("not enabled in cgroup.subtree_control")
 	}
 	var got []string
-	for _, p := range Lint(cfg, time.Now(), WithControllerCheck(check)) {
+	problems := Lint(cfg, time.Now(), WithControllerCheck(check))
+	for _, p := range problems {
 		got = append(got, at(p)+" "+p.Message)
 	}
+	if n := len(Errors(problems)); n != 4 {
+		t.Errorf("%d errors, want 4: a limit this host cannot apply is an error, not a warning", n)
+	}
 	want := []string{
-		"6:17 memory_max is not applied on this host (the memory controller: not enabled in cgroup.subtree_control); runs start without it",
+		"6:17 memory_max cannot be applied on this host (the memory controller: not enabled in cgroup.subtree_control); the job's runs would not start",
 		"7:18 memory_high is not below memory_max: the run is never throttled before memory_max ends it",
-		"7:18 memory_high is not applied on this host (the memory controller: not enabled in cgroup.subtree_control); runs start without it",
-		"9:16 tasks_max is not applied on this host (the pids controller: not enabled in cgroup.subtree_control); runs start without it",
-		"10:73 memory_max is not applied on this host (the memory controller: not enabled in cgroup.subtree_control); runs start without it",
+		"7:18 memory_high cannot be applied on this host (the memory controller: not enabled in cgroup.subtree_control); the job's runs would not start",
+		"9:16 tasks_max cannot be applied on this host (the pids controller: not enabled in cgroup.subtree_control); the job's runs would not start",
+		"10:73 memory_max cannot be applied on this host (the memory controller: not enabled in cgroup.subtree_control); the job's runs would not start",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Lint:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

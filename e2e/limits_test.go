@@ -3,9 +3,12 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"cronvisor/cgroup"
 )
 
 // limitsReadings is what a job writes of its own settings, read from
@@ -61,5 +64,28 @@ jobs:
 	waitFor(t, 10*time.Second, "limited's run recorded", func() bool { return len(s.historyJSON("--job", "limited")) == 1 })
 	if r := s.historyJSON("--job", "limited")[0]; r.Outcome != "ok" {
 		t.Errorf("limited's run: %+v, want ok", r)
+	}
+}
+
+// validate refuses a cgroup limit this host cannot apply, naming the key,
+// its position and the controller, and accepts the same file where the
+// controller is enabled for runs' leaves (as under a delegating systemd
+// unit). Here (a cgroup v2 hierarchy without controllers) it refuses.
+func TestE2EValidateRefusesLimitsThisHostCannotApply(t *testing.T) {
+	s := newSandbox(t, `jobs:
+  - name: capped
+    schedule: "@hourly"
+    command: "true"
+    timeout: 1m
+    memory_max: 512M
+`)
+	h, detectErr := cgroup.Detect()
+	code, out, _ := s.runCV(10*time.Second, "validate")
+	enabled := detectErr == nil && slices.Contains(h.Controllers, "memory")
+	switch {
+	case enabled && code != 0:
+		t.Errorf("validate exit %d with the memory controller enabled, want 0:\n%s", code, out)
+	case !enabled && (code != 1 || !strings.Contains(out, "jobs.yaml:7:17: memory_max cannot be applied on this host (the memory controller")):
+		t.Errorf("validate exit %d, want 1 naming memory_max at 7:17 and its controller:\n%s", code, out)
 	}
 }
