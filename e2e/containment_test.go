@@ -120,3 +120,47 @@ func cgroup2Mount(t *testing.T) string {
 	}
 	return strings.Fields(string(out))[0]
 }
+
+// TestE2EContainmentEndsTheEscapeeAtItsDeadline is the same escape with
+// an escapee that does not ignore SIGTERM, as the issue states it: the
+// SIGTERM to every process of the leaf at the 2 s deadline ends it then,
+// not kill_grace (10 s) later, and the lock is held until it is gone.
+func TestE2EContainmentEndsTheEscapeeAtItsDeadline(t *testing.T) {
+	arg := sleepArg("60.8")
+	s := newSandbox(t, `jobs:
+  - name: escape
+    schedule: "@yearly"
+    timeout: 2s
+    kill_grace: 10s
+    command: |
+      setsid env -i sh -c 'exec 3>&-; exec sleep `+arg+`' </dev/null >/dev/null 2>&1 &
+      sleep 60
+`)
+	t.Cleanup(func() { killCmdline(arg) })
+	lockFile := filepath.Join(s.state, "locks", "escape.lock")
+	held := func() bool { return exec.Command("flock", "-n", lockFile, "true").Run() != nil }
+	start := time.Now()
+	p := s.cv("run", "escape")
+	waitFor(t, 5*time.Second, "the escapee started", func() bool { return len(escapees(arg)) == 1 })
+	time.Sleep(time.Until(start.Add(1500 * time.Millisecond)))
+	if !held() {
+		t.Fatal("1.5 s in, before the deadline: the lock is free, want held")
+	}
+	p.wait(15 * time.Second)
+	ended := time.Now()
+	took := ended.Sub(start)
+	t.Logf("run over %v after its start (timeout 2s)", took.Round(time.Millisecond))
+	if took > 3500*time.Millisecond {
+		t.Errorf("run over %v after its start, want at its 2 s deadline (under 3.5 s with cronvisor's own start)", took)
+	}
+	time.Sleep(time.Until(ended.Add(time.Second)))
+	if left := withCmdline("sleep " + arg); len(left) > 0 {
+		t.Fatalf("1 s after the run's end, its processes are left: %v", left)
+	}
+	if held() {
+		t.Fatal("the lock is still held after the run's end")
+	}
+	if recs := s.historyJSON("--job", "escape"); len(recs) != 1 || recs[0].Outcome != run.Timeout {
+		t.Fatalf("history %+v, want one timeout", recs)
+	}
+}
