@@ -122,14 +122,14 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	}
 	e.History = hist
 	e.onClose("history writer", hist.Close)
-	e.Recovery = e.newRecovery(store, hist.InFlight, started, log)
+	hier, noCgroup := cgroup.Detect()
+	e.Recovery = e.newRecovery(store, hist.InFlight, started, hier, log)
 	e.onClose("recovery", func() error { e.Recovery.Close(); return nil })
 	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
 	e.listenNotifier(log, o.deliveries)
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
 		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock),
 		runner.WithKeepers(cfg.StateDir), runner.WithAdopter(e.Recovery)}
-	hier, noCgroup := cgroup.Detect()
 	opts = append(opts, runner.WithCgroup(hier, noCgroup))
 	e.Supervisor = runner.NewSupervisor(e.Locker, hist, e.Emit, opts...)
 	return e, nil

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"cronvisor/cgroup"
 	"errors"
 	"log/slog"
 	"os"
@@ -17,7 +18,7 @@ import (
 
 // newRecovery returns the recoverer of dead supervisors' runs, judging
 // this process by its pid, its start and its runs in flight (mine).
-func (e *Env) newRecovery(store *history.Store, mine func(runID string) bool, started time.Time, log *slog.Logger) *recovery.Recoverer {
+func (e *Env) newRecovery(store *history.Store, mine func(runID string) bool, started time.Time, hier *cgroup.Hierarchy, log *slog.Logger) *recovery.Recoverer {
 	return recovery.New(recovery.Config{
 		Store: store, Locker: e.Locker, Alive: recovery.Supervisors(),
 		Self: os.Getpid(), Started: started, Mine: mine,
@@ -29,6 +30,7 @@ func (e *Env) newRecovery(store *history.Store, mine func(runID string) bool, st
 			return job
 		},
 		StateDir: e.cfg.Load().StateDir,
+		Cgroup:   hier,
 		KeepAge:  func() time.Duration { return e.cfg.Load().History.KeepAge },
 		Log:      log,
 		// The slot's end is reported as it is when its supervisor stops

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -163,4 +164,46 @@ func TestE2EContainmentEndsTheEscapeeAtItsDeadline(t *testing.T) {
 	if recs := s.historyJSON("--job", "escape"); len(recs) != 1 || recs[0].Outcome != run.Timeout {
 		t.Fatalf("history %+v, want one timeout", recs)
 	}
+}
+
+// TestE2ELeftoversOfADeadRunAreEnded: a run's supervisor and keeper are
+// both SIGKILLed, so nothing watches its deadline; its main process exits
+// later, letting go of the lock, while a descendant that closed fd 3 and
+// called setsid lives on in the run's cgroup leaf. The next daemon records
+// the run interrupted and ends that descendant through the leaf: a run
+// ending leaves nothing behind.
+func TestE2ELeftoversOfADeadRunAreEnded(t *testing.T) {
+	arg, mainArg := sleepArg("61.9"), sleepArg("31.9")
+	job := func(schedule string) string {
+		return `jobs:
+  - name: escape
+    schedule: "` + schedule + `"
+    timeout: 60s
+    command: |
+      setsid env -i sh -c 'exec 3>&-; exec sleep ` + arg + `' </dev/null >/dev/null 2>&1 &
+      exec sleep ` + mainArg + `
+`
+	}
+	s := newSandbox(t, job("* * * * * *"))
+	t.Cleanup(func() { killCmdline(arg); killCmdline(mainArg) })
+	runID, _ := s.killDaemonInto(300 * time.Millisecond)
+	if n := s.killKeepers(); n != 1 {
+		t.Fatalf("killed %d keepers, want 1", n)
+	}
+	waitFor(t, 5*time.Second, "the escapee started", func() bool { return len(escapees(arg)) == 1 })
+	// The next daemon must not fire the job again: only recovery acts.
+	if err := os.WriteFile(s.config, []byte("state_dir: state\n"+job("@yearly")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := s.startDaemon()
+	killCmdline(mainArg) // the run's main process exits: the lock is free
+	r := s.recordOf(runID, 10*time.Second)
+	if r.Outcome != run.Interrupted {
+		t.Errorf("run recorded %s (%q), want interrupted", r.Outcome, r.Reason)
+	}
+	waitFor(t, 3*time.Second, "the escapee ended through the run's leaf", func() bool { return len(escapees(arg)) == 0 })
+	if !strings.Contains(d.stderr(), "ended what was left of a dead supervisor's run in its cgroup") {
+		t.Errorf("the daemon's log does not say it ended the run's leftovers:\n%s", tail(d.stderr(), 20))
+	}
+	stopDaemons(t, d)
 }

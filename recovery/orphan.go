@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
+	"cronvisor/cgroup"
 	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/statedir"
@@ -137,11 +139,13 @@ func (r *Recoverer) recoverRun(ctx context.Context, o orphan) (int, error) {
 	return r.finish(ctx, o)
 }
 
-// finish records o as interrupted, ended now.
+// finish records o as interrupted, ended now, once what is left of it
+// in its cgroup leaf is ended.
 func (r *Recoverer) finish(ctx context.Context, o orphan) (int, error) {
 	if err := r.adopt(ctx, &o); err != nil {
 		return 0, err
 	}
+	r.endLeftovers(ctx, o)
 	logPath := statedir.Dir(r.cfg.StateDir).RunLog(o.job, o.runID)
 	if _, err := os.Stat(logPath); err != nil {
 		logPath = "" // the run printed nothing, or its log is gone
@@ -174,4 +178,39 @@ func (r *Recoverer) finish(ctx context.Context, o orphan) (int, error) {
 	}
 	r.cfg.Log.Warn("recorded a dead supervisor's run as interrupted", "job", o.job, "run_id", o.runID, "reason", o.reason())
 	return 1, nil
+}
+
+// leftoverWait bounds the wait for a killed leaf to empty: cgroup.kill
+// is SIGKILL to every process in it, which only a process stuck in the
+// kernel outlasts.
+const leftoverWait = 5 * time.Second
+
+// endLeftovers ends what is left of o in its cgroup leaf, if it had one:
+// its supervisor and keeper are dead and its processes let go of the
+// lock, so whatever is still in the leaf (a descendant that closed fd 3
+// and left the process group) has nobody to end it at the deadline. A
+// run ending leaves nothing behind: they are killed with cgroup.kill and
+// the empty leaf removed.
+func (r *Recoverer) endLeftovers(ctx context.Context, o orphan) {
+	if r.cfg.Cgroup == nil {
+		return
+	}
+	l, err := cgroup.Open(filepath.Join(r.cfg.Cgroup.Root, "run-"+o.runID))
+	if err != nil {
+		return // none, or removed by its keeper
+	}
+	if left, _ := l.Populated(); left {
+		if err := l.Kill(); err != nil {
+			r.logError("ending what is left of a dead supervisor's run in its cgroup", err, "run_id", o.runID)
+			return
+		}
+		wctx, cancel := context.WithTimeout(ctx, leftoverWait)
+		defer cancel()
+		if err := l.WaitEmpty(wctx); err != nil {
+			r.logError("ending what is left of a dead supervisor's run in its cgroup", err, "run_id", o.runID)
+			return
+		}
+		r.cfg.Log.Warn("ended what was left of a dead supervisor's run in its cgroup", "job", o.job, "run_id", o.runID)
+	}
+	_ = l.Remove()
 }

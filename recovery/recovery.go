@@ -20,6 +20,7 @@ package recovery
 
 import (
 	"context"
+	"cronvisor/cgroup"
 	"errors"
 	"log/slog"
 	"os"
@@ -63,6 +64,11 @@ type Config struct {
 	// LockOf maps a job of an open history row to its lock name.
 	LockOf   func(job string) string
 	StateDir string // where run logs are (statedir.Dir.RunLog)
+	// Cgroup is the hierarchy runs' leaves are made in (nil: runs are
+	// contained by process tree): a run recorded here whose leaf still
+	// holds processes (escapees that let go of the lock) has them ended
+	// through it, and its leaf removed.
+	Cgroup *cgroup.Hierarchy
 	// KeepAge is the history's retention (0: forever): an in-flight
 	// record older than that is not recorded again, its row having been
 	// pruned. Nil: forever.
