@@ -20,21 +20,7 @@ import (
 // left: the cgroup leaf found and killed what nothing else could.
 func TestE2EContainmentEndsTheEscapee(t *testing.T) {
 	arg := sleepArg("60.7")
-	s := newSandbox(t, `jobs:
-  - name: escape
-    schedule: "@yearly"
-    timeout: 2s
-    kill_grace: 2s
-    command: |
-      setsid env -i sh -c 'trap "" TERM; exec 3>&-; exec sleep `+arg+`' </dev/null >/dev/null 2>&1 &
-      sleep 60
-`)
-	t.Cleanup(func() { killCmdline(arg) })
-	lockFile := filepath.Join(s.state, "locks", "escape.lock")
-	held := func() bool { return exec.Command("flock", "-n", lockFile, "true").Run() != nil }
-	start := time.Now()
-	p := s.cv("run", "escape")
-	waitFor(t, 5*time.Second, "the escapee started", func() bool { return len(escapees(arg)) == 1 })
+	s, p, held, start := startEscape(t, arg, "2s", `trap "" TERM; `)
 	if esc := escapees(arg)[0]; strings.Contains(strings.Join(esc.environ, "\n"), "CRONVISOR") {
 		t.Fatalf("the escapee kept the run's environment: %q", esc.environ)
 	}
@@ -128,21 +114,7 @@ func cgroup2Mount(t *testing.T) string {
 // not kill_grace (10 s) later, and the lock is held until it is gone.
 func TestE2EContainmentEndsTheEscapeeAtItsDeadline(t *testing.T) {
 	arg := sleepArg("60.8")
-	s := newSandbox(t, `jobs:
-  - name: escape
-    schedule: "@yearly"
-    timeout: 2s
-    kill_grace: 10s
-    command: |
-      setsid env -i sh -c 'exec 3>&-; exec sleep `+arg+`' </dev/null >/dev/null 2>&1 &
-      sleep 60
-`)
-	t.Cleanup(func() { killCmdline(arg) })
-	lockFile := filepath.Join(s.state, "locks", "escape.lock")
-	held := func() bool { return exec.Command("flock", "-n", lockFile, "true").Run() != nil }
-	start := time.Now()
-	p := s.cv("run", "escape")
-	waitFor(t, 5*time.Second, "the escapee started", func() bool { return len(escapees(arg)) == 1 })
+	s, p, held, start := startEscape(t, arg, "10s", "")
 	time.Sleep(time.Until(start.Add(1500 * time.Millisecond)))
 	if !held() {
 		t.Fatal("1.5 s in, before the deadline: the lock is free, want held")
@@ -206,4 +178,28 @@ func TestE2ELeftoversOfADeadRunAreEnded(t *testing.T) {
 		t.Errorf("the daemon's log does not say it ended the run's leftovers:\n%s", tail(d.stderr(), 20))
 	}
 	stopDaemons(t, d)
+}
+
+// startEscape runs (`cronvisor run`) a job whose timeout is 2s and whose
+// command forks an escapee (env -i, fd 3 closed, setsid, then pre, then
+// sleep arg) and sleeps 60 s itself, and waits for the escapee. held
+// tells whether the job's lock is held (flock -n fails).
+func startEscape(t *testing.T, arg, killGrace, pre string) (s *sandbox, p *proc, held func() bool, start time.Time) {
+	t.Helper()
+	s = newSandbox(t, `jobs:
+  - name: escape
+    schedule: "@yearly"
+    timeout: 2s
+    kill_grace: `+killGrace+`
+    command: |
+      setsid env -i sh -c '`+pre+`exec 3>&-; exec sleep `+arg+`' </dev/null >/dev/null 2>&1 &
+      sleep 60
+`)
+	t.Cleanup(func() { killCmdline(arg) })
+	lockFile := filepath.Join(s.state, "locks", "escape.lock")
+	held = func() bool { return exec.Command("flock", "-n", lockFile, "true").Run() != nil }
+	start = time.Now()
+	p = s.cv("run", "escape")
+	waitFor(t, 5*time.Second, "the escapee started", func() bool { return len(escapees(arg)) == 1 })
+	return s, p, held, start
 }
