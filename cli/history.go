@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -127,11 +128,30 @@ func runHistory(g *globals, f historyFlags) error {
 		}
 		return printOverlaps(g, groups, f.asJSON)
 	}
+	if f.asJSON {
+		if err := streamJSON(ctx, g, store, filter); err != nil {
+			return exitCode(1, err)
+		}
+		return nil
+	}
 	recs, err := store.Query(ctx, filter)
 	if err != nil {
 		return exitCode(1, err)
 	}
-	return showHistory(g, recs, f.asJSON, hosts)
+	return showHistory(g, recs, false, hosts)
+}
+
+// streamJSON writes the records filter matches as JSON lines as it reads
+// them from this host's store: `--limit 0` over a history of millions of
+// rows holds one record at a time, not all of them.
+func streamJSON(ctx context.Context, g *globals, store *history.Store, filter history.Filter) error {
+	w := bufio.NewWriterSize(g.stdout, 64<<10)
+	enc := json.NewEncoder(w)
+	err := store.Each(ctx, filter, func(r run.Record) error { return enc.Encode(r) })
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // showHistory prints the records, with a HOST column when they may come

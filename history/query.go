@@ -39,6 +39,37 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]run.Record, error) {
 	return collect(rows)
 }
 
+// Each calls fn with each record that matches f, in Query's order, as it
+// reads them: memory stays that of one record however many match, for
+// `history --limit 0 --json` over a large history. An error of fn stops
+// the reading and is returned.
+func (s *Store) Each(ctx context.Context, f Filter, fn func(run.Record) error) error {
+	q, a := buildQuery(f)
+	db, err := s.reader()
+	if err != nil {
+		return err
+	}
+	rows, err := db.QueryContext(ctx, q, a...)
+	if err != nil {
+		return fmt.Errorf("history: query: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		r, err := scanRecord(rows, &id)
+		if err != nil {
+			return fmt.Errorf("history: scan: %w", err)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("history: query: %w", err)
+	}
+	return nil
+}
+
 // buildQuery writes f as SQL whose WHERE clause matches one of the indexes:
 // equality on job and outcome, a range on at, ordered by at. extra are
 // further conditions without arguments.

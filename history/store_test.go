@@ -160,7 +160,20 @@ func TestQueryFilters(t *testing.T) {
 			if ids := runIDs(got); !reflect.DeepEqual(ids, tc.want) {
 				t.Errorf("Query(%+v) = %v, want %v", tc.f, ids, tc.want)
 			}
+			var each []run.Record
+			if err := s.Each(ctx, tc.f, func(r run.Record) error { each = append(each, r); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(each, got) && len(got) > 0 {
+				t.Errorf("Each(%+v) = %v, want Query's %v", tc.f, runIDs(each), runIDs(got))
+			}
 		})
+	}
+	// An error of the callback stops the reading and comes back.
+	stop := errors.New("enough")
+	n := 0
+	if err := s.Each(ctx, Filter{}, func(run.Record) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Errorf("Each with a failing callback: %v after %d records, want %v after 1", err, n, stop)
 	}
 }
 
