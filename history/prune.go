@@ -73,10 +73,51 @@ func (s *Store) Prune(ctx context.Context, keepRuns int, keepAge time.Duration, 
 			}
 		}
 	}
+	var out []error
 	if len(errs) > 0 {
-		return removed, fmt.Errorf("history: prune logs: %w", errors.Join(errs...))
+		out = append(out, fmt.Errorf("history: prune logs: %w", errors.Join(errs...)))
 	}
-	return removed, nil
+	if removed > 0 {
+		if err := s.vacuum(ctx); err != nil {
+			out = append(out, fmt.Errorf("history: give the pruned space back: %w", err))
+		}
+	}
+	return removed, errors.Join(out...)
+}
+
+// vacuumStep is how many free pages one incremental_vacuum hands back to
+// the file system (8 MiB of 4-KiB pages): each step is a write
+// transaction of its own, so runs' records get through between them
+// within their busy timeout rather than wait for the whole file.
+const vacuumStep = 2048
+
+// vacuum truncates the database file by its free pages, a step at a time,
+// where the database keeps them apart (auto_vacuum incremental: every
+// store created since it was turned on); elsewhere the pages stay free
+// for the next records, as before.
+func (s *Store) vacuum(ctx context.Context) error {
+	db, err := s.reader()
+	if err != nil {
+		return err
+	}
+	var mode int
+	if err := db.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&mode); err != nil || mode != 2 {
+		return err
+	}
+	last := -1
+	for {
+		var free int
+		if err := db.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil || free == 0 {
+			return err
+		}
+		if free == last {
+			return nil // nothing more it can give back now
+		}
+		last = free
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("PRAGMA incremental_vacuum(%d)", vacuumStep)); err != nil {
+			return err
+		}
+	}
 }
 
 func (s *Store) prunable(ctx context.Context, keepRuns int, cutoff int64) ([]int64, error) {

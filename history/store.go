@@ -281,6 +281,10 @@ func dsn(abs, sync string, readOnly bool) string {
 	} else {
 		// journal_mode is set once, by setup; synchronous is per connection.
 		q.Add("_pragma", "synchronous("+sync+")")
+		// A new database keeps its free pages apart so that a prune can
+		// hand them back (Prune's vacuum); on a database created before,
+		// without it, this does nothing (switching needs a VACUUM).
+		q.Add("_pragma", "auto_vacuum(incremental)")
 		// Write transactions take the write lock at BEGIN, so two
 		// supervisors never deadlock upgrading read locks (which
 		// busy_timeout cannot resolve).
