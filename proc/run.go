@@ -7,15 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
-	"slices"
-	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Outcome is how a run ended, from the executor's point of view; the runner
@@ -319,143 +314,4 @@ func (r *running) end(grace time.Duration, res *Result) error {
 		return concludeLeaf(r.leaf, r.waited, grace, res)
 	}
 	return r.tree.end(r.waited, grace)
-}
-
-// endedByItself reports whether the main process has exited, reaped or
-// not, when the run's end was decided for another cause: reap first,
-// then judge the deadline. A process that had already exited when the
-// end of ctx was noticed (it exited just then, or the supervisor was
-// frozen past the deadline, its timer and the child's exit delivered
-// together when it was continued) ended by itself, and its exit is the
-// outcome. Only a process still running is ended and judged by ctx.
-func endedByItself(pid int, waited <-chan struct{}) bool {
-	return isClosed(waited) || exited(pid)
-}
-
-// awaitExit parks the calling goroutine on the runtime's poller until pid,
-// a child of this process, has exited (its pidfd turns readable), for
-// cmd.Wait to reap it at once. cmd.Wait alone blocks a thread in waitid(2)
-// for the whole run, and while a thread is in a system call the runtime's
-// monitor thread polls every 20 µs: tens of wake-ups for every
-// millisecond of every run. Where the pidfd cannot be polled, it returns
-// and cmd.Wait waits as before.
-func awaitExit(pid int) {
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	if err != nil {
-		return
-	}
-	f := os.NewFile(uintptr(fd), "pidfd") // non-blocking: the poller takes it
-	defer f.Close()
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return
-	}
-	_ = rc.Read(func(uintptr) bool { return exited(pid) })
-}
-
-// exited reports whether pid, a child of this process, has exited, reaped
-// or not. WNOWAIT leaves a zombie's status to cmd.Wait.
-func exited(pid int) bool {
-	var info unix.Siginfo
-	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	if errors.Is(err, unix.ECHILD) {
-		return true // reaped already, by cmd.Wait
-	}
-	// With WNOHANG and nothing to report, the kernel leaves info zeroed.
-	return err == nil && info.Signo == int32(unix.SIGCHLD)
-}
-
-// ctxOutcome classifies a done context.
-func ctxOutcome(ctx context.Context) (Outcome, error) {
-	cause := context.Cause(ctx)
-	if errors.Is(cause, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return TimedOut, cause
-	}
-	return Canceled, cause
-}
-
-// setExit fills the exit code and signal once the main process was reaped.
-func setExit(res *Result, cmd *exec.Cmd, waited <-chan struct{}) {
-	select {
-	case <-waited:
-	default:
-		return // it survived SIGKILL; ErrSurvivors is in Err
-	}
-	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	switch {
-	case !ok:
-	case ws.Exited():
-		res.ExitCode = ws.ExitStatus()
-	case ws.Signaled():
-		res.ExitCode = 128 + int(ws.Signal())
-		res.Signal = unix.SignalName(ws.Signal())
-	}
-}
-
-// startFailed reports a run that did not start: 127 when the command or
-// its directory is not there, 126 for every other reason (permissions, a
-// bad format, an environment over the kernel's limit), as the shell does.
-func startFailed(res Result, err error) Result {
-	res.Outcome, res.Err = StartFailed, err
-	res.ExitCode = ExitNotExecutable
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrNoCommand) {
-		res.ExitCode = ExitNotFound
-	}
-	res.Started, res.Ended = time.Now(), time.Now()
-	return res
-}
-
-// devNull is the runs' standard input, opened once: os/exec opens
-// /dev/null for every command without Stdin (six system calls with the
-// poller's attempt to take it). Every child gets its own descriptor of it;
-// os/exec never closes a Stdin it was given. It is process-wide because
-// every run of every supervisor in the process can share the one read-only
-// descriptor, which is never closed.
-var devNull = sync.OnceValues(func() (*os.File, error) {
-	fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: os.DevNull, Err: err}
-	}
-	return os.NewFile(uintptr(fd), os.DevNull), nil
-})
-
-// command builds the exec.Cmd. The run gets its own process group and no
-// parent-death signal: if the supervisor dies, the run keeps its lock until
-// its last process exits, as the contract requires.
-func command(spec Spec) (*exec.Cmd, error) {
-	if len(spec.Argv) == 0 {
-		return nil, ErrNoCommand
-	}
-	if spec.Dir != "" {
-		// Checked first so the message names the directory, not the command.
-		if fi, err := os.Stat(spec.Dir); err != nil {
-			return nil, fmt.Errorf("working directory: %w", err)
-		} else if !fi.IsDir() {
-			return nil, fmt.Errorf("working directory %s: %w", spec.Dir, unix.ENOTDIR)
-		}
-	}
-	env := spec.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	if spec.Tag != "" && !slices.Contains(env, spec.Tag) {
-		env = append(slices.Clip(env), spec.Tag)
-	}
-	path, err := lookPath(spec.Argv[0], spec.Dir, env)
-	if err != nil {
-		return nil, err
-	}
-	stdin, err := devNull()
-	if err != nil {
-		return nil, err
-	}
-	return &exec.Cmd{
-		Path:        path,
-		Args:        spec.Argv,
-		Dir:         spec.Dir,
-		Env:         env,
-		Stdin:       stdin,
-		ExtraFiles:  spec.ExtraFiles,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: spec.Credential},
-	}, nil
 }

@@ -82,42 +82,6 @@ type Scheduler struct {
 	stalls map[string]run.Stall // job -> why it has no next fire
 }
 
-// SchedulerOption configures a Scheduler.
-type SchedulerOption func(*Scheduler)
-
-// WithMaxSleep changes how long the loop sleeps at most between wake-ups
-// (tests that simulate a year use a long one).
-func WithMaxSleep(d time.Duration) SchedulerOption {
-	return func(s *Scheduler) { s.maxSleep = d }
-}
-
-// WithLastSlots enables catch_up and "missed while down" records. It is
-// asked once for all jobs (history's Store.LastSlots): with thousands of
-// jobs, start-up makes one query rather than one per job.
-func WithLastSlots(f LastSlotsFunc) SchedulerOption {
-	return func(s *Scheduler) { s.lastSlots = f }
-}
-
-// WithLedger makes start-up read each job's last slot from l too, the
-// slots claimed under the job's lock by every host sharing the lock
-// backend: the newer of the local and the fleet's last slot is where the
-// slots missed while down begin. Those are recorded only when this
-// supervisor's claim of them in l wins: the first host back records them
-// (and notifies) for the fleet, the others nothing. A ledger that cannot
-// be read at start-up is left out: the local history decides alone.
-func WithLedger(l lock.SlotLedger) SchedulerOption {
-	return func(s *Scheduler) { s.ledger = l }
-}
-
-// WithJitter replaces the draw of jitter delays, by default the hash of
-// the job's name and slot (config.Job.Delay), with f of the job's jitter
-// (tests).
-func WithJitter(f func(max time.Duration) time.Duration) SchedulerOption {
-	return func(s *Scheduler) {
-		s.delay = func(j *config.Job, _ time.Time) time.Duration { return f(j.Jitter) }
-	}
-}
-
 // Firer runs one fire, and records the fires the scheduler does not run
 // (missed, disabled, dropped); *Supervisor is the real one.
 type Firer interface {
@@ -154,32 +118,6 @@ func sleepPrecise(d time.Duration) {
 	ts := unix.NsecToTimespec(int64(d))
 	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
 	}
-}
-
-// entry is one job in the heap. It points into the job list given to Run
-// or Reload rather than copying the job: with thousands of jobs the
-// copies were a large part of the daemon's live heap.
-type entry struct {
-	job   *config.Job
-	slot  time.Time // nominal fire instant
-	due   time.Time // slot plus this fire's jitter
-	index int
-}
-
-type entryHeap []*entry
-
-func (h entryHeap) Len() int           { return len(h) }
-func (h entryHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
-func (h entryHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *entryHeap) Push(x any) { e := x.(*entry); e.index = len(*h); *h = append(*h, e) }
-func (h *entryHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
 }
 
 // Run schedules jobs until ctx is done. It returns without waiting for

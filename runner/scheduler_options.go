@@ -1,0 +1,43 @@
+package runner
+
+import (
+	"cronvisor/config"
+	"cronvisor/lock"
+	"time"
+)
+
+// SchedulerOption configures a Scheduler.
+type SchedulerOption func(*Scheduler)
+
+// WithMaxSleep changes how long the loop sleeps at most between wake-ups
+// (tests that simulate a year use a long one).
+func WithMaxSleep(d time.Duration) SchedulerOption {
+	return func(s *Scheduler) { s.maxSleep = d }
+}
+
+// WithLastSlots enables catch_up and "missed while down" records. It is
+// asked once for all jobs (history's Store.LastSlots): with thousands of
+// jobs, start-up makes one query rather than one per job.
+func WithLastSlots(f LastSlotsFunc) SchedulerOption {
+	return func(s *Scheduler) { s.lastSlots = f }
+}
+
+// WithLedger makes start-up read each job's last slot from l too, the
+// slots claimed under the job's lock by every host sharing the lock
+// backend: the newer of the local and the fleet's last slot is where the
+// slots missed while down begin. Those are recorded only when this
+// supervisor's claim of them in l wins: the first host back records them
+// (and notifies) for the fleet, the others nothing. A ledger that cannot
+// be read at start-up is left out: the local history decides alone.
+func WithLedger(l lock.SlotLedger) SchedulerOption {
+	return func(s *Scheduler) { s.ledger = l }
+}
+
+// WithJitter replaces the draw of jitter delays, by default the hash of
+// the job's name and slot (config.Job.Delay), with f of the job's jitter
+// (tests).
+func WithJitter(f func(max time.Duration) time.Duration) SchedulerOption {
+	return func(s *Scheduler) {
+		s.delay = func(j *config.Job, _ time.Time) time.Duration { return f(j.Jitter) }
+	}
+}
