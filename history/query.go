@@ -27,16 +27,11 @@ type Filter struct {
 // filter by their slot (ScheduledAt), else StartedAt, else EndedAt; ties go
 // newest-inserted first.
 func (s *Store) Query(ctx context.Context, f Filter) ([]run.Record, error) {
-	q, a := buildQuery(f)
-	db, err := s.reader()
-	if err != nil {
+	var out []run.Record
+	if err := s.Each(ctx, f, func(r run.Record) error { out = append(out, r); return nil }); err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, q, a...)
-	if err != nil {
-		return nil, fmt.Errorf("history: query: %w", err)
-	}
-	return collect(rows)
+	return out, nil
 }
 
 // Each calls fn with each record that matches f, in Query's order, as it
@@ -53,21 +48,7 @@ func (s *Store) Each(ctx context.Context, f Filter, fn func(run.Record) error) e
 	if err != nil {
 		return fmt.Errorf("history: query: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		r, err := scanRecord(rows, &id)
-		if err != nil {
-			return fmt.Errorf("history: scan: %w", err)
-		}
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("history: query: %w", err)
-	}
-	return nil
+	return eachRow(rows, fn)
 }
 
 // buildQuery writes f as SQL whose WHERE clause matches one of the indexes:
@@ -150,20 +131,31 @@ func (s *Store) slot(ctx context.Context, q, job string) (time.Time, error) {
 }
 
 func collect(rows *sql.Rows) ([]run.Record, error) {
-	defer rows.Close()
 	var out []run.Record
+	if err := eachRow(rows, func(r run.Record) error { out = append(out, r); return nil }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachRow calls fn with each record of rows, in order, and closes them; an
+// error of fn stops the reading and is returned.
+func eachRow(rows *sql.Rows, fn func(run.Record) error) error {
+	defer rows.Close()
 	for rows.Next() {
 		var id int64
 		r, err := scanRecord(rows, &id)
 		if err != nil {
-			return nil, fmt.Errorf("history: scan: %w", err)
+			return fmt.Errorf("history: scan: %w", err)
 		}
-		out = append(out, r)
+		if err := fn(r); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("history: query: %w", err)
+		return fmt.Errorf("history: query: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 type scanner interface{ Scan(dest ...any) error }
