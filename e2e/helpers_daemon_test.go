@@ -204,7 +204,7 @@ func killCmdline(sub string) {
 func (s *sandbox) killKeepers() int {
 	n := 0
 	for _, p := range processes() {
-		if strings.HasPrefix(p.cmdline, "cronvisor-keeper ") && strings.Contains(p.cmdline, " -end "+s.state+"/") {
+		if strings.HasPrefix(p.cmdline, "cronvisor-keeper ") && strings.Contains(p.cmdline, " -ends "+s.state+"/") {
 			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 			n++
 		}

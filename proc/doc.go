@@ -46,17 +46,20 @@
 // A run's processes inherit its lock file, so a flock outlives a dead
 // supervisor exactly as long as the run does. A lock that nothing of the
 // run holds (a Redis lease) instead expires while the run goes on, unless
-// the run ends first. Spec.Guard does that: before the run, Run starts a
-// guard, this executable again under argv[0] GuardName, in a process
-// group of its own and holding the read end of a pipe (the tether) whose
-// write end only the supervisor has. The supervisor's death, however it
-// comes (SIGKILL, a crash), closes the pipe; the guard reads its end and
-// ends the run as a deadline would, with a grace short enough
+// the run ends first. Spec.Guard (and Spec.Keeper) do that: before the
+// run, Run hands it to a keeper process, this executable again under
+// argv[0] KeeperName in a process group of its own, one per supervisor
+// (Keepers) and started at its first run, over whose control socket each
+// run comes with a tether, a socket pair whose other end only the
+// supervisor has. The supervisor's death, however it comes (SIGKILL, a
+// crash), closes every tether; the keeper reads their ends and ends each
+// guarded run as a deadline would, with a grace short enough
 // (Guard.Within) to finish before the lease can expire. The run itself is
 // started as without a guard: same process, group, environment,
-// descriptors, output and exit status. If the guard dies first, Run ends
+// descriptors, output and exit status. If the keeper dies first, Run ends
 // the run (ErrGuardExited) rather than leave it unguarded; when the run is
-// over, Run kills the guard.
+// over, Run says "stop" on the tether and waits for the keeper to let go
+// of its copies of the run's descriptors (the lock's among them).
 //
 // What the guard covers is what the package finds as the run: its
 // process group and the processes carrying its tag (setsid'd or

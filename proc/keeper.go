@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -126,84 +124,51 @@ func endGrace(killGrace time.Duration, cause error) time.Duration {
 // upgrade in place): it names this process's own executable.
 const keeperExe = "/proc/self/exe"
 
-// keeper is the supervisor's side of a running keeper process.
+// keeper is the supervisor's side of a run's keeper.
 type keeper struct {
-	cmd    *exec.Cmd
-	sock   *os.File      // the tether: only this process holds this end
-	gone   chan struct{} // closed once the keeper has exited and been reaped
-	ending bool          // Within > 0: its exit ends the run
+	proc   *keeperProc // the keeper process that keeps the run
+	sock   *os.File    // the tether: only this process holds this end
+	ending bool        // Within > 0: its exit ends the run
 }
 
-// keeperFiles are the keeper's descriptors from fd 3 on: the tether, then
-// the run's lock (or nothing), then the read ends of the run's pipes.
-const (
-	fdTether = 3 + iota
-	fdLock
-	fdStdout
-	fdStderr
-	fdSession
-)
-
-// startKeeper starts the keeper of a run before the run itself, so that no
-// instant of the run is unguarded. Its tether is a socket pair: the
+// startKeeper hands the run to a keeper before the run starts, so that
+// no instant of the run is unguarded. Its tether is a socket pair: the
 // supervisor sends "pid N" with the run's pidfd once the run started (see
-// watch); end of file means the supervisor died. The keeper holds copies
-// of the pipes' read ends, which it leaves alone while the supervisor
-// lives, and of the lock, which it lets go only once the run's end is
-// written.
+// watch) and "stop" once it is over; end of file without "stop" means
+// the supervisor died. The keeper holds copies of the pipes' read ends,
+// which it leaves alone while the supervisor lives, and of the lock,
+// which it lets go only once the run's end is written (or, at "stop",
+// before it closes its end of the tether).
 func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socketpair", err)
 	}
-	mine, theirs := os.NewFile(uintptr(fds[0]), "tether"), os.NewFile(uintptr(fds[1]), "tether")
-	defer theirs.Close()
-	stdin, err := devNull()
+	mine := os.NewFile(uintptr(fds[0]), "tether")
+	defer unix.Close(fds[1]) // the keeper has its own copy once handed
+	files := []int{fds[1], int(out.stdoutR.Fd()), int(out.stderrR.Fd())}
+	if len(spec.ExtraFiles) > 0 && spec.ExtraFiles[0] != nil {
+		files = append(files, int(spec.ExtraFiles[0].Fd()))
+	}
+	if k.Session != nil {
+		files = append(files, int(k.Session.Fd()))
+	}
+	pool := spec.Keepers
+	if pool == nil {
+		pool = processKeepers
+	}
+	kp, err := pool.hand(endsDir(k.End), keeperArgs(k, spec, leaf), files)
 	if err != nil {
 		mine.Close()
 		return nil, err
 	}
-	lockFile := stdin // fd 4 is /dev/null without a lock
-	if len(spec.ExtraFiles) > 0 && spec.ExtraFiles[0] != nil {
-		lockFile = spec.ExtraFiles[0]
-	}
-	cmd := &exec.Cmd{
-		Path: keeperExe,
-		// Flags, not positional words: a test binary without IsKeeper in
-		// its TestMain refuses them and exits, rather than run its tests.
-		Args:       keeperArgs(k, spec, leaf),
-		Stdin:      stdin,
-		ExtraFiles: keeperFiles(theirs, lockFile, out, k.Session, stdin),
-		// Its own group, outside the run's and the supervisor's: a kill
-		// of the supervisor's group leaves it to do its work. Its
-		// environment is the supervisor's, which never holds the run's
-		// tag, so it is not taken for a process of the run.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}
-	if err := startChild(cmd, false); err != nil {
-		mine.Close()
-		return nil, err
-	}
-	kp := &keeper{cmd: cmd, sock: mine, gone: make(chan struct{}), ending: k.EndAtOnce}
 	if k.Handoff != nil {
 		// Before the run starts: a supervisor dead right after has
 		// handed it over already.
 		msg := "lease " + base64.StdEncoding.EncodeToString(k.Handoff) + "\n"
 		_ = unix.Sendmsg(int(mine.Fd()), []byte(msg), nil, nil, 0)
 	}
-	go func() {
-		_ = cmd.Wait()
-		unregister(cmd.Process.Pid)
-		close(kp.gone)
-	}()
-	return kp, nil
-}
-
-func keeperFiles(tether, lockFile *os.File, out *output, session, null *os.File) []*os.File {
-	if session == nil {
-		session = null
-	}
-	return []*os.File{tether, lockFile, out.stdoutR, out.stderrR, session}
+	return &keeper{proc: kp, sock: mine, ending: k.EndAtOnce}, nil
 }
 
 func keeperArgs(k Keeper, spec Spec, leaf string) []string {
@@ -250,7 +215,7 @@ func (k *keeper) pid() int {
 	if k == nil {
 		return 0
 	}
-	return k.cmd.Process.Pid
+	return k.proc.cmd.Process.Pid
 }
 
 // watch tells the keeper the run's main pid, with a pidfd of it that the
@@ -277,12 +242,12 @@ func (k *keeper) lost() <-chan struct{} {
 	if k == nil || !k.ending {
 		return nil
 	}
-	return k.gone
+	return k.proc.gone
 }
 
 // exitErr says how the keeper ended.
 func (k *keeper) exitErr() error {
-	return fmt.Errorf("%w (%v)", ErrGuardExited, k.cmd.ProcessState)
+	return fmt.Errorf("%w (%w: %v)", ErrGuardExited, errKeeperGone, k.proc.cmd.ProcessState)
 }
 
 // exitedAt is when the keeper saw the run's main process exit, if it has
@@ -304,14 +269,51 @@ func (k *keeper) exitedAt() time.Time {
 // process had died. The keeper stays this process's child until it exits.
 func (k *keeper) detach() { k.sock.Close() }
 
-// stop ends the keeper once the run is over. SIGKILL, not a message: it
-// has nothing to clean up, and is gone at once and for sure, never left
-// to act on the tether's end later.
+// stopWait bounds how long stop waits for a keeper to let go of a run:
+// one that does not answer (frozen, or starved) is killed, as the only
+// sure way to close its copy of the run's lock.
+const stopWait = time.Second
+
+// stop tells the keeper the run is over, and waits until it let go of
+// its copies of the run's descriptors (it closes its end of the tether
+// last): the lock is then free as soon as this process closes its own.
 func (k *keeper) stop() {
 	if k == nil {
 		return
 	}
-	_ = k.cmd.Process.Kill() // not reaped yet, so the pid is still its own
-	<-k.gone
-	k.sock.Close()
+	defer k.sock.Close()
+	fd := int(k.sock.Fd())
+	if _, err := unix.Write(fd, []byte("stop\n")); err != nil {
+		return // the keeper's end is closed: it holds nothing of the run
+	}
+	if !awaitHangUp(fd, stopWait) {
+		k.proc.kill()
+	}
+}
+
+// awaitHangUp reads fd until its end of file, for at most d; false if
+// it did not come.
+func awaitHangUp(fd int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	buf := make([]byte, 256)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(p, int(left.Milliseconds())+1); err != nil && err != unix.EINTR {
+			return false
+		}
+		if p[0].Revents == 0 {
+			continue
+		}
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if n <= 0 {
+			return true
+		}
+	}
 }

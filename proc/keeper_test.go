@@ -53,14 +53,21 @@ func guardedSupervisor(script string) int {
 	return 1
 }
 
-// guards lists the live guard processes of the run tagged tag.
+// guards lists the live keeper processes that keep the run tagged tag,
+// as their sockets tell.
 func guards(tag string) []int {
 	all, _ := procfs.PIDs()
 	var out []int
 	for _, pid := range all {
 		b, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if err == nil && strings.HasPrefix(string(b), KeeperName+"\x00") && strings.Contains(string(b), tag) && !gone(pid) {
-			out = append(out, pid)
+		if err != nil || !strings.HasPrefix(string(b), KeeperName+"\x00") || gone(pid) {
+			continue
+		}
+		runs, _ := KeptRuns(pid)
+		for _, r := range runs {
+			if r.RunID == runIDOf(tag) {
+				out = append(out, pid)
+			}
 		}
 	}
 	return out
@@ -213,6 +220,8 @@ func TestGuardExitEndsTheRun(t *testing.T) {
 	spec := testSpec(t, "sleep 30")
 	spec.Guard = &Guard{Within: time.Second}
 	spec.KillGrace = 100 * time.Millisecond
+	spec.Keepers = NewKeepers() // its own keeper process: the test kills it
+	t.Cleanup(spec.Keepers.Close)
 	onStart := spec.OnStart
 	spec.OnStart = func(pid int) {
 		onStart(pid)
@@ -254,7 +263,7 @@ func TestReadTether(t *testing.T) {
 				_, _ = unix.Write(fds[0], []byte(tt.sent))
 			}
 			unix.Close(fds[0])
-			if pid, pidfd, _, _ := readTether(fds[1]); pid != tt.pid || pidfd != -1 {
+			if pid, pidfd, _, _, _ := readTether(&tether{fd: fds[1]}); pid != tt.pid || pidfd != -1 {
 				t.Errorf("readTether(%q) = %d, %d; want %d, -1", tt.sent, pid, pidfd, tt.pid)
 			}
 		})
@@ -335,19 +344,19 @@ func procUID(t *testing.T, pid int) string {
 	return ""
 }
 
-// TestParseKeeperReadsKeeperArgs: what recovery reads of a keeper's
-// command line is what keeperArgs wrote.
+// TestParseKeeperReadsKeeperArgs: what recovery reads of a keeper
+// process's command line is what startKeeperProc wrote.
 func TestParseKeeperReadsKeeperArgs(t *testing.T) {
 	t.Parallel()
-	k := Keeper{End: "/state/runs/R1.end", Deadline: time.Unix(100, 0), Timeout: time.Minute,
-		Run: KeptRun{Job: "sync", Slot: time.Unix(60, 0), Attempt: 2, Manual: true}}
-	argv := keeperArgs(k, Spec{Tag: "CRONVISOR_RUN_ID=R1", KillGrace: time.Second}, "")
+	argv := []string{KeeperName, "-ends", "/state/runs", "-supervisor", "42"}
 	got, ok := ParseKeeper(argv)
-	want := KeeperInfo{RunID: "R1", Job: "sync", End: "/state/runs/R1.end", SupervisorPID: os.Getpid()}
+	want := KeeperInfo{Ends: "/state/runs", SupervisorPID: 42}
 	if !ok || got != want {
 		t.Errorf("ParseKeeper(%q) = %+v, %v; want %+v", argv, got, ok, want)
 	}
-	if _, ok := ParseKeeper([]string{"sleep", "1"}); ok {
-		t.Error("ParseKeeper took sleep for a keeper")
+	for _, argv := range [][]string{{"sleep", "1"}, {KeeperName, "-tag", "X=1"}, {KeeperName, "-ends", "/x"}} {
+		if _, ok := ParseKeeper(argv); ok {
+			t.Errorf("ParseKeeper took %q for a keeper", argv)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -71,20 +72,34 @@ func parseKeeperFlags(args []string) (keeperFlags, bool) {
 	return f, true
 }
 
-// KeeperInfo is what a keeper's command line says of the run it keeps.
+// KeeperInfo is what a keeper process's command line says of it.
 type KeeperInfo struct {
-	RunID, Job, End string
-	SupervisorPID   int
+	Ends          string // the directory of its runs' Ends: their state dir's
+	SupervisorPID int
 }
 
-// ParseKeeper reads a keeper's command line (its /proc cmdline as argv);
-// false if argv is not a keeper's.
+// ParseKeeper reads a keeper process's command line (its /proc cmdline
+// as argv); false if argv is not a keeper's.
 func ParseKeeper(argv []string) (KeeperInfo, bool) {
 	if !IsKeeper(argv) {
 		return KeeperInfo{}, false
 	}
-	f, ok := parseKeeperFlags(argv[1:])
-	return KeeperInfo{RunID: runIDOf(f.tag), Job: f.run.Job, End: f.end, SupervisorPID: f.run.SupervisorPID}, ok
+	info, ok := parseKeeperProcFlags(argv[1:])
+	return info, ok
+}
+
+// parseKeeperProcFlags reads a keeper process's own arguments (see
+// startKeeperProc).
+func parseKeeperProcFlags(args []string) (KeeperInfo, bool) {
+	var info KeeperInfo
+	fs := flag.NewFlagSet(KeeperName, flag.ContinueOnError)
+	fs.StringVar(&info.Ends, "ends", "", "the directory of the runs' Ends")
+	fs.IntVar(&info.SupervisorPID, "supervisor", 0, "the supervisor's pid")
+	fs.SetOutput(io.Discard) // a keeper has no stderr; the supervisor sees the exit
+	if fs.Parse(args) != nil || fs.NArg() > 0 || info.SupervisorPID <= 0 {
+		return info, false
+	}
+	return info, true
 }
 
 // PidfdExited reports whether the process of pidfd fd has exited.
@@ -94,40 +109,55 @@ func PidfdExited(fd int) bool {
 	return err == nil && n > 0
 }
 
+// fdControl is a keeper process's end of its control socket: one
+// message per run, the run's descriptors attached.
+const fdControl = 3
+
 // KeeperMain is the body of a keeper process, given its arguments after
-// argv[0]; it returns the exit code. While its supervisor lives it only
-// watches: it tells the supervisor when the run's main process exited
-// ("exited UNIXNANO"). When the tether reaches its end, the supervisor's
-// death, it takes the supervisor's place: it reads the run's output into
-// its log, ends the run at once (-within) or at its deadline, on SIGUSR1
-// (killed by operator) or SIGUSR2 (replaced), ends what the main process
-// left behind, writes the run's End and only then lets go of the lock.
+// argv[0]; it returns the exit code. It keeps every run its supervisor
+// hands it (see kept.keep) and exits once the supervisor is gone (the
+// control socket's end) and every run it kept is over. Its lifetime is
+// its runs', told by sockets: signals are not for it (a terminal's or a
+// service manager's are for the supervisor; ending one run is asked on
+// its socket, see keeperServer).
 func KeeperMain(args []string, leases LeaseKeeper) int {
-	f, ok := parseKeeperFlags(args)
-	if !ok {
+	if _, ok := parseKeeperProcFlags(args); !ok {
 		return 2
 	}
-	// Its lifetime is the run's, told by the tether: a terminal's or a
-	// service manager's signals for the supervisor are not for it.
-	signal.Ignore(unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGPIPE)
-	asks := make(chan os.Signal, 1)
-	signal.Notify(asks, unix.SIGUSR1, unix.SIGUSR2)
-	k := newKept(f)
-	k.leases = leases
-	k.followTether(os.NewFile(fdTether, "tether"))
-	if f.lock {
-		defer os.NewFile(fdLock, "lock").Close() // the lock outlives the End's write
+	signal.Ignore(unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2)
+	s := newKeeperServer(leases)
+	closeListener := s.listen()
+	// Ready: the socket above is there before any run is handed over.
+	if _, err := unix.Write(fdControl, []byte("ready")); err != nil {
+		return 1
 	}
-	end := k.guard(asks)
-	if f.end != "" {
-		if err := WriteEnd(f.end, end); err != nil {
-			return 1
+	s.serve(fdControl)
+	s.wg.Wait()
+	closeListener()
+	return 0
+}
+
+// keep keeps one run: it watches while the supervisor lives; when the
+// tether reaches its end without "stop", the supervisor's death, it
+// takes the supervisor's place: it reads the run's output into its log,
+// ends the run at once (-within) or at its deadline, or when asked
+// (killed by operator, or replaced), ends what the main process left
+// behind, writes the run's End and only then lets go of the lock.
+func (k *kept) keep() {
+	defer k.close() // the lock last but for the tether: it outlives the End's write
+	k.followTether()
+	end, orphaned := k.guard()
+	if !orphaned {
+		return
+	}
+	if k.f.end != "" {
+		if err := WriteEnd(k.f.end, end); err != nil {
+			return
 		}
 	}
 	if k.lease != nil {
 		_ = k.lease.Release() // once the end is written: the lock outlives the record's write
 	}
-	return 0
 }
 
 // LeaseKeeper takes over a lease that a supervisor handed its run's keeper
@@ -145,27 +175,78 @@ type KeptLease interface {
 	Release() error
 }
 
+// tether is a keeper's end of a run's tether.
+type tether struct {
+	f  *os.File        // owns fd; nil for a bare descriptor (tests)
+	rc syscall.RawConn // waits for it in the runtime's poller; nil: blocking reads
+	fd int
+}
+
+// newTether takes fd over, non-blocking in the runtime's poller, so that
+// a thousand kept runs wait without a thread each.
+func newTether(fd int) *tether {
+	t := &tether{fd: fd}
+	if unix.SetNonblock(fd, true) != nil {
+		return t
+	}
+	t.f = os.NewFile(uintptr(fd), "tether")
+	if rc, err := t.f.SyscallConn(); err == nil {
+		t.rc = rc
+	}
+	return t
+}
+
+// recv reads a message and its descriptors, waiting for one.
+func (t *tether) recv(buf, oob []byte) (n, oobn int, err error) {
+	if t.rc == nil {
+		for {
+			n, oobn, _, _, err = unix.Recvmsg(t.fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+			if err != unix.EINTR {
+				return n, oobn, err
+			}
+		}
+	}
+	rerr := t.rc.Read(func(fd uintptr) bool {
+		n, oobn, _, _, err = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		return err != unix.EAGAIN && err != unix.EINTR
+	})
+	if err == nil {
+		err = rerr
+	}
+	return n, oobn, err
+}
+
+func (t *tether) write(msg string) { _, _ = unix.Write(t.fd, []byte(msg)) }
+
+func (t *tether) close() {
+	if t.f != nil {
+		t.f.Close()
+		return
+	}
+	unix.Close(t.fd)
+}
+
 // readTether reads the tether until the supervisor's "pid N" (and the
-// pidfd that comes with it) or its end: the run's pid, 0 if never told
-// (the supervisor died before or while starting the run: the tag still
-// finds the run then), and the pidfd, -1 if none came.
-func readTether(fd int) (pid, pidfd int, started time.Time, handoff []byte) {
+// pidfd that comes with it), its "stop", or its end: the run's pid, 0 if
+// never told (the supervisor died before or while starting the run: the
+// tag still finds the run then), and the pidfd, -1 if none came.
+func readTether(t *tether) (pid, pidfd int, started time.Time, handoff []byte, stopped bool) {
 	pidfd = -1
 	buf := make([]byte, 4096)
 	oob := make([]byte, unix.CmsgSpace(4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
-			continue
-		}
+		n, oobn, err := t.recv(buf, oob)
 		if err != nil || n == 0 {
-			return pid, pidfd, started, handoff
+			return pid, pidfd, started, handoff, false
 		}
 		if fds := rightsOf(oob[:oobn]); len(fds) > 0 {
 			pidfd = fds[0]
 		}
 		for _, line := range strings.Split(string(buf[:n]), "\n") {
 			f := strings.Fields(line)
+			if len(f) == 1 && f[0] == "stop" {
+				return pid, pidfd, started, handoff, true
+			}
 			if len(f) == 2 && f[0] == "lease" {
 				handoff, _ = base64.StdEncoding.DecodeString(f[1])
 			}
@@ -182,7 +263,7 @@ func readTether(fd int) (pid, pidfd int, started time.Time, handoff []byte) {
 			}
 		}
 		if pid > 0 {
-			return pid, pidfd, started, handoff
+			return pid, pidfd, started, handoff, false
 		}
 	}
 }
@@ -202,16 +283,17 @@ func rightsOf(oob []byte) []int {
 	return out
 }
 
-// awaitEOF blocks until the tether's end: the supervisor's death.
-func awaitEOF(fd int) {
+// awaitEOF blocks until the supervisor's "stop" (true: the run is over)
+// or the tether's end (false: the supervisor's death).
+func awaitEOF(t *tether) bool {
 	buf := make([]byte, 256)
 	for {
-		n, err := unix.Read(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
+		n, _, err := t.recv(buf, nil)
 		if err != nil || n == 0 {
-			return
+			return false
+		}
+		if strings.Contains(string(buf[:n]), "stop") {
+			return true
 		}
 	}
 }

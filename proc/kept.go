@@ -14,14 +14,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// kept is a keeper's view of the run it keeps.
+// kept is a keeper's view of a run it keeps.
 type kept struct {
 	f     keeperFlags
+	files keptFiles
+	tie   *tether
 	pid   int // the run's main process, 0 if never told
 	pidfd int // of pid, -1 if none came
 	// pidfdFile holds pidfd in the poller once watched; never closed.
 	pidfdFile *os.File
 	orphaned  chan struct{} // closed at the tether's end; pid and pidfd are set by then
+	stopped   bool          // the supervisor said "stop": the run is over, set before orphaned is closed
 	exited    chan struct{} // closed once the main process exited (never without a pidfd)
 	exitedAt  time.Time     // set before exited is closed
 	started   time.Time     // when the main process started, as the supervisor said
@@ -30,37 +33,65 @@ type kept struct {
 	leases    LeaseKeeper   // what keeps it; nil: the run is ended at once
 	lease     KeptLease     // the lease kept, once the supervisor is dead
 	urgent    bool          // the lock was lost: the run must be gone within -within
+	asks      chan os.Signal
 }
 
-func newKept(f keeperFlags) *kept {
-	return &kept{f: f, parent: os.Getppid(), pidfd: -1, orphaned: make(chan struct{}), exited: make(chan struct{})}
+// keptFiles are the descriptors a run's keeper was handed with it; -1
+// for none (or one handed on: readOutput's pipes).
+type keptFiles struct {
+	stdout, stderr, lock, session int
+}
+
+func newKept(f keeperFlags, tie *tether, files keptFiles) *kept {
+	parent := f.run.SupervisorPID
+	if parent == 0 {
+		parent = os.Getppid()
+	}
+	return &kept{f: f, tie: tie, files: files, parent: parent, pidfd: -1,
+		orphaned: make(chan struct{}), exited: make(chan struct{}), asks: make(chan os.Signal, 1)}
+}
+
+// close closes what the keeper still holds of the run, the lock among
+// it, and last its end of the tether: the supervisor's stop waits for it.
+func (k *kept) close() {
+	for _, fd := range []int{k.files.lock, k.files.stdout, k.files.stderr, k.files.session} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+	switch {
+	case k.pidfdFile == nil && k.pidfd >= 0:
+		unix.Close(k.pidfd)
+	case k.pidfdFile != nil && isClosed(k.exited):
+		k.pidfdFile.Close()
+	} // else watchExit still waits on it: the File's finalizer closes it after
+	k.tie.close()
 }
 
 // followTether learns the run's pid from the tether, then watches the
 // main process's exit (telling the supervisor when it happened) and the
 // tether's end.
-func (k *kept) followTether(sock *os.File) {
-	fd := int(sock.Fd())
+func (k *kept) followTether() {
 	go func() {
 		defer close(k.orphaned)
-		k.pid, k.pidfd, k.started, k.handoff = readTether(fd)
-		if k.pid == 0 {
-			return // the supervisor died before the run started, or while starting it
+		k.pid, k.pidfd, k.started, k.handoff, k.stopped = readTether(k.tie)
+		if k.pid == 0 || k.stopped {
+			return // the supervisor died before the run started, or while starting it; or it is over
 		}
 		if k.pidfd >= 0 {
-			go k.watchExit(fd)
+			k.pollPidfd()
+			go k.watchExit()
 		}
-		awaitEOF(fd)
+		k.stopped = awaitEOF(k.tie)
 	}()
 }
 
 // watchExit waits for the main process to exit and tells the supervisor
 // when: the process's own end, even when the supervisor is frozen.
-func (k *kept) watchExit(tether int) {
-	// Non-blocking, the pidfd goes to the runtime's poller: the wait
-	// holds no thread. Where it cannot, poll(2) waits on this thread.
-	if unix.SetNonblock(k.pidfd, true) == nil {
-		k.pidfdFile = os.NewFile(uintptr(k.pidfd), "pidfd") // kept: its finalizer would close the pidfd
+// Non-blocking, the pidfd goes to the runtime's poller: the wait holds no
+// thread. Where it cannot, poll(2) waits on this thread.
+func (k *kept) watchExit() {
+	if k.pidfdFile != nil {
 		if rc, err := k.pidfdFile.SyscallConn(); err == nil {
 			_ = rc.Read(func(uintptr) bool { return PidfdExited(k.pidfd) })
 		}
@@ -71,13 +102,25 @@ func (k *kept) watchExit(tether int) {
 	}
 	k.exitedAt = time.Now()
 	close(k.exited)
-	_, _ = unix.Write(tether, []byte("exited "+strconv.FormatInt(k.exitedAt.UnixNano(), 10)+"\n"))
+	k.tie.write("exited " + strconv.FormatInt(k.exitedAt.UnixNano(), 10) + "\n")
+}
+
+// pollPidfd puts the pidfd in the runtime's poller, if it can be made
+// non-blocking: the File then owns it.
+func (k *kept) pollPidfd() {
+	if unix.SetNonblock(k.pidfd, true) == nil {
+		k.pidfdFile = os.NewFile(uintptr(k.pidfd), "pidfd")
+	}
 }
 
 // guard waits for the supervisor's death, then guards the run in its
-// place until it is over, and returns its End.
-func (k *kept) guard(asks <-chan os.Signal) End {
+// place until it is over, and returns its End; false if the supervisor
+// saw the run to its end (it said "stop").
+func (k *kept) guard() (End, bool) {
 	<-k.orphaned
+	if k.stopped {
+		return End{}, false
+	}
 	out := k.readOutput()
 	t := &tree{self: os.Getpid(), pgid: -1}
 	if k.pid > 0 {
@@ -86,8 +129,8 @@ func (k *kept) guard(asks <-chan os.Signal) End {
 	if k.f.tag != "" {
 		t.tag = []byte(k.f.tag)
 	}
-	if k.f.lock {
-		t.lock, _ = newOpenFile(os.NewFile(fdLock, "lock"))
+	if k.files.lock >= 0 {
+		t.lock = lockOf(k.files.lock)
 	}
 	end := End{RunID: runIDOf(k.f.tag), Outcome: Exited, ExitCode: -1, Keeper: os.Getpid(), Run: k.f.run}
 	end.Run.Started, end.Run.PID = k.started, k.pid
@@ -95,7 +138,7 @@ func (k *kept) guard(asks <-chan os.Signal) End {
 		end.Run.SupervisorPID = k.parent
 	}
 	end.Run.Host, _ = os.Hostname()
-	end.Outcome, end.Reason, end.Replaced = k.wait(asks)
+	end.Outcome, end.Reason, end.Replaced = k.wait(k.asks)
 	gone := k.exited
 	if k.pidfd < 0 {
 		gone = closedChan() // not watched: the members' scan alone tells
@@ -117,7 +160,7 @@ func (k *kept) guard(asks <-chan os.Signal) End {
 	} else if end.Outcome == Exited && end.Signal != "" {
 		end.Reason = "ended by signal " + end.Signal
 	}
-	return end
+	return end, true
 }
 
 // endLeaf ends the run through its leaf (-cgroup), if it has one, and
@@ -211,7 +254,7 @@ func (k *kept) sessionLost() <-chan struct{} {
 	lost := make(chan struct{})
 	go func() {
 		defer close(lost)
-		p := []unix.PollFd{{Fd: fdSession, Events: unix.POLLIN | unix.POLLRDHUP}}
+		p := []unix.PollFd{{Fd: int32(k.files.session), Events: unix.POLLIN | unix.POLLRDHUP}}
 		for {
 			if _, err := unix.Poll(p, -1); err != unix.EINTR {
 				return
@@ -240,7 +283,8 @@ func (k *kept) readOutput() *output {
 			log, _ = os.OpenFile(k.f.log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		}
 	}
-	o := &output{stdoutR: os.NewFile(fdStdout, "stdout"), stderrR: os.NewFile(fdStderr, "stderr")}
+	o := &output{stdoutR: os.NewFile(uintptr(k.files.stdout), "stdout"), stderrR: os.NewFile(uintptr(k.files.stderr), "stderr")}
+	k.files.stdout, k.files.stderr = -1, -1 // the output's now: finish closes them
 	o.onOutput = func(stream, lines string) {
 		if log == nil {
 			return
@@ -255,6 +299,16 @@ func (k *kept) readOutput() *output {
 	go o.read("stdout", o.stdoutR)
 	go o.read("stderr", o.stderrR)
 	return o
+}
+
+// lockOf is the run's lock as the process scan compares it, nil if it
+// cannot be read.
+func lockOf(fd int) *openFile {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return nil
+	}
+	return &openFile{fd: fd, dev: st.Dev, ino: st.Ino}
 }
 
 func closedChan() chan struct{} {

@@ -97,6 +97,9 @@ type Spec struct {
 	// within Guard.Within of this process's death: for locks that
 	// nothing of the run holds, such as a Redis lease.
 	Guard *Guard
+	// Keepers is the pool whose keeper process keeps the run (Keeper or
+	// Guard); nil: the process's own.
+	Keepers *Keepers
 	// Setup, if set, is applied to the run's first process before it
 	// execs Argv (nice, ionice, oom_score_adj, rlimits; see setup.go).
 	Setup *Setup

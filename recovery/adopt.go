@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"cronvisor/proc"
 	"cronvisor/run"
 
 	"golang.org/x/sys/unix"
@@ -48,12 +49,7 @@ func (r *Recoverer) EndAdopted(runID string, replaced bool) bool {
 	if !ok {
 		return false
 	}
-	sig := unix.SIGUSR1
-	if replaced {
-		sig = unix.SIGUSR2
-	}
-	if k := r.keeperOf(runID); k > 0 {
-		_ = unix.Kill(k, sig)
+	if k := r.keeperOf(runID); k > 0 && proc.AskKept(k, runID, replaced) == nil {
 		return true
 	}
 	r.cfg.Log.Warn("the keeper of an adopted run is gone; ending its process group", "job", o.job, "run_id", runID, "pgid", o.pid)

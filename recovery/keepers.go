@@ -12,8 +12,6 @@ import (
 	"cronvisor/procfs"
 	"cronvisor/run"
 	"cronvisor/statedir"
-
-	"golang.org/x/sys/unix"
 )
 
 // liveKeeper is the keeper of a run on this state dir, as /proc shows it.
@@ -23,9 +21,11 @@ type liveKeeper struct {
 	job, runID      string
 }
 
-// keepers lists the live keepers whose End goes to this state dir.
+// keepers lists the runs that live keeper processes of this state dir
+// keep (their Ends go to its keepers' directory), as each one's socket
+// tells.
 func (r *Recoverer) keepers() []liveKeeper {
-	endDir := statedir.Dir(r.cfg.StateDir).Keepers() + "/"
+	endDir := statedir.Dir(r.cfg.StateDir).Keepers()
 	pids, _ := procfs.PIDs()
 	var out []liveKeeper
 	for _, pid := range pids {
@@ -34,22 +34,25 @@ func (r *Recoverer) keepers() []liveKeeper {
 			continue
 		}
 		k, ok := proc.ParseKeeper(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"))
-		if !ok || !strings.HasPrefix(k.End, endDir) || k.RunID == "" {
+		if !ok || k.Ends != endDir {
 			continue
 		}
 		p, err := procfs.Lookup(pid)
 		if err != nil {
 			continue
 		}
-		out = append(out, liveKeeper{pid: pid, supervisor: k.SupervisorPID, started: p.Started, job: k.Job, runID: k.RunID})
+		runs, _ := proc.KeptRuns(pid)
+		for _, run := range runs {
+			out = append(out, liveKeeper{pid: pid, supervisor: run.SupervisorPID, started: p.Started, job: run.Job, runID: run.RunID})
+		}
 	}
 	return out
 }
 
 // adoptKeepers takes on the runs whose supervisor died and whose keeper
 // still runs them: each is shown adopted, can be killed or replaced, and
-// is recorded from its End as soon as its keeper exits (watched through
-// a pidfd, not polled), whatever its lock backend.
+// is recorded from its End as soon as its keeper lets go of it (watched through
+// its socket, not polled), whatever its lock backend.
 func (r *Recoverer) adoptKeepers() {
 	for _, k := range r.keepers() {
 		if k.supervisor == 0 || !r.dead(k.supervisor, k.started, k.runID) {
@@ -60,14 +63,9 @@ func (r *Recoverer) adoptKeepers() {
 }
 
 func (r *Recoverer) watchKeeper(k liveKeeper) {
-	fd, err := unix.PidfdOpen(k.pid, unix.PIDFD_NONBLOCK)
-	if err != nil {
-		return // gone already: its End is swept
-	}
 	r.mu.Lock()
 	if r.closed || r.keeping[k.runID] {
 		r.mu.Unlock()
-		unix.Close(fd)
 		return
 	}
 	r.keeping[k.runID] = true
@@ -78,15 +76,9 @@ func (r *Recoverer) watchKeeper(k liveKeeper) {
 	r.mu.Unlock()
 	go func() {
 		defer r.wg.Done()
-		f := os.NewFile(uintptr(fd), "pidfd")
-		defer f.Close()
 		// Close cancels r.ctx: the wait is cut off then, not left to the
-		// keeper's exit.
-		stop := context.AfterFunc(r.ctx, func() { _ = f.SetReadDeadline(time.Now()) })
-		defer stop()
-		if rc, err := f.SyscallConn(); err == nil {
-			_ = rc.Read(func(uintptr) bool { return r.ctx.Err() != nil || proc.PidfdExited(fd) })
-		}
+		// run's end.
+		_ = proc.WatchKept(r.ctx, k.pid, k.runID)
 		r.mu.Lock()
 		delete(r.keeping, k.runID)
 		if !r.watching[k.runID] {

@@ -48,8 +48,14 @@ func guardsOf(runID string) []int {
 			continue
 		}
 		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if strings.HasPrefix(string(b), proc.KeeperName+"\x00") && strings.Contains(string(b), runID) {
-			out = append(out, pid)
+		if !strings.HasPrefix(string(b), proc.KeeperName+"\x00") {
+			continue
+		}
+		runs, _ := proc.KeptRuns(pid)
+		for _, r := range runs {
+			if r.RunID == runID {
+				out = append(out, pid)
+			}
 		}
 	}
 	return out

@@ -1,0 +1,102 @@
+package proc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// KeptInfo is a run a keeper process keeps, as its socket tells it.
+type KeptInfo struct {
+	RunID, Job    string
+	SupervisorPID int
+}
+
+// ErrNotKept means the keeper process does not keep that run (any more).
+var ErrNotKept = errors.New("run not kept by that keeper")
+
+// askTimeout bounds a question to a keeper process: one that does not
+// answer is taken for gone.
+const askTimeout = 2 * time.Second
+
+func dialKeeper(ctx context.Context, pid int) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", keeperAddress(pid))
+}
+
+// ask sends one request line to keeper process pid and returns its answer
+// (everything up to the keeper's close).
+func ask(pid int, request string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), askTimeout)
+	defer cancel()
+	c, err := dialKeeper(ctx, pid)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(askTimeout))
+	if _, err := c.Write([]byte(request + "\n")); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(c)
+	return string(b), err
+}
+
+// KeptRuns lists the runs keeper process pid keeps.
+func KeptRuns(pid int) ([]KeptInfo, error) {
+	answer, err := ask(pid, "runs")
+	if err != nil {
+		return nil, err
+	}
+	var out []KeptInfo
+	sc := bufio.NewScanner(strings.NewReader(answer))
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), " ", 3)
+		if len(f) != 3 {
+			continue
+		}
+		sup, _ := strconv.Atoi(f[1])
+		out = append(out, KeptInfo{RunID: f[0], SupervisorPID: sup, Job: f[2]})
+	}
+	return out, nil
+}
+
+// AskKept asks keeper process pid to end run runID as its supervisor
+// would have (killed by operator, or replaced by a newer fire).
+func AskKept(pid int, runID string, replaced bool) error {
+	verb := "end"
+	if replaced {
+		verb = "replace"
+	}
+	answer, err := ask(pid, verb+" "+runID)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(answer) != "ok" {
+		return ErrNotKept
+	}
+	return nil
+}
+
+// WatchKept returns once keeper process pid no longer keeps run runID
+// (its End written and its lock let go, or the keeper gone), or ctx is
+// done.
+func WatchKept(ctx context.Context, pid int, runID string) error {
+	c, err := dialKeeper(ctx, pid)
+	if err != nil {
+		return nil // no keeper: nothing keeps it
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { _ = c.SetReadDeadline(time.Now()) })
+	defer stop()
+	if _, err := c.Write([]byte("watch " + runID + "\n")); err != nil {
+		return nil
+	}
+	_, _ = io.Copy(io.Discard, c)
+	return ctx.Err()
+}
