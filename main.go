@@ -11,6 +11,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 	_ "time/tzdata" // zone names work on machines without a zone database
 
 	"cronvisor/cli"
@@ -32,7 +33,27 @@ func main() {
 	if err := proc.CloseInheritedOnExec(); err != nil {
 		fmt.Fprintln(os.Stderr, "cronvisor: warning:", err)
 	}
-	os.Exit(cli.Execute(os.Args[1:], os.Stdout, os.Stderr))
+	stop := profile(os.Getenv("CRONVISOR_CPUPROFILE"))
+	code := cli.Execute(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// profile writes a CPU profile of the whole command to path, for
+// CONTRIBUTING's "Profiling"; "" profiles nothing.
+func profile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cronvisor: warning: CRONVISOR_CPUPROFILE:", err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // keepLease lets a keeper renew the Redis lease of a dead supervisor's run.
