@@ -143,5 +143,6 @@ func (d *Daemon) endRuns(grace time.Duration, cause error) {
 	}
 	d.env.Supervisor.KillAll(cause) // no-op when every run has ended
 	<-allDone
+	d.env.Supervisor.Close()
 	d.log.Debug("stopped", "part", "runs")
 }

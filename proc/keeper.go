@@ -272,7 +272,7 @@ func (k *keeper) detach() { k.sock.Close() }
 // stopWait bounds how long stop waits for a keeper to let go of a run:
 // one that does not answer (frozen, or starved) is killed, as the only
 // sure way to close its copy of the run's lock.
-const stopWait = time.Second
+const stopWait = 5 * time.Second
 
 // stop tells the keeper the run is over, and waits until it let go of
 // its copies of the run's descriptors (it closes its end of the tether
@@ -282,6 +282,7 @@ func (k *keeper) stop() {
 		return
 	}
 	defer k.sock.Close()
+	defer k.proc.kept.Add(-1)
 	fd := int(k.sock.Fd())
 	if _, err := unix.Write(fd, []byte("stop\n")); err != nil {
 		return // the keeper's end is closed: it holds nothing of the run

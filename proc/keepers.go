@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,6 +39,7 @@ type keeperProc struct {
 	cmd  *exec.Cmd
 	ctl  *os.File      // SOCK_SEQPACKET: one message per run, its descriptors attached
 	gone chan struct{} // closed once the process has exited and been reaped
+	kept atomic.Int64  // runs handed and not stopped: running, or left to it
 }
 
 // keeperFor returns the live keeper process for the Ends in dir, started
@@ -81,6 +83,30 @@ func (p *Keepers) Close() {
 	}
 }
 
+// releaseWait bounds Release's wait for an idle keeper's exit.
+const releaseWait = 2 * time.Second
+
+// Release lets go of this pool's keeper processes: each exits once the
+// runs it keeps are over (those handed over to it, ErrDetach), at once
+// if it keeps none, which Release waits for. A run started after it
+// starts a new keeper.
+func (p *Keepers) Release() {
+	p.mu.Lock()
+	procs := p.procs
+	p.procs = nil
+	p.mu.Unlock()
+	for _, kp := range procs {
+		kp.ctl.Close()
+		if kp.kept.Load() > 0 {
+			continue
+		}
+		select {
+		case <-kp.gone:
+		case <-time.After(releaseWait):
+		}
+	}
+}
+
 // hand gives a run to a keeper process: its arguments (keeperArgs) and
 // files (tether, lock, stdout, stderr, session). A keeper found dead is
 // replaced once.
@@ -92,6 +118,7 @@ func (p *Keepers) hand(dir string, args []string, files []int) (*keeperProc, err
 			return nil, err
 		}
 		if err = kp.send(args, files); err == nil {
+			kp.kept.Add(1)
 			return kp, nil
 		}
 		p.forget(dir, kp)

@@ -114,7 +114,7 @@ func (s *Supervisor) spec(f *fire, a *attemptRun) proc.Spec {
 	if f.grant.File != nil {
 		spec.ExtraFiles = []*os.File{f.grant.File}
 	}
-	spec.Keeper = s.keeper(f)
+	spec.Keeper, spec.Keepers = s.keeper(f), s.keepers
 	return spec
 }
 

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"cronvisor/cgroup"
+	"cronvisor/proc"
 	"errors"
 	"log/slog"
 	"os"
@@ -62,7 +63,8 @@ type Supervisor struct {
 	// stateDir, when set, gives every run a keeper that outlives this
 	// supervisor and writes the run's end there (see keeper).
 	stateDir statedir.Dir
-	adopter  Adopter // nil: none
+	keepers  *proc.Keepers // the keeper processes of this supervisor's runs, with stateDir
+	adopter  Adopter       // nil: none
 	// fires is the way every fire takes (fireSteps), made once.
 	fires runFunc
 
@@ -94,7 +96,15 @@ func WithLastOK(f LastOKFunc) Option { return func(s *Supervisor) { s.lastOK = f
 // dies, sees the run to its end or deadline and writes its end under
 // stateDir for the next supervisor to record.
 func WithKeepers(stateDir string) Option {
-	return func(s *Supervisor) { s.stateDir = statedir.Dir(stateDir) }
+	return func(s *Supervisor) { s.stateDir, s.keepers = statedir.Dir(stateDir), proc.NewKeepers() }
+}
+
+// Close lets go of the supervisor's keeper process, once its runs are
+// over or handed over (see proc.Keepers.Release): an idle one exits.
+func (s *Supervisor) Close() {
+	if s.keepers != nil {
+		s.keepers.Release()
+	}
 }
 
 // Adopter answers for the runs that a dead supervisor left running with
