@@ -21,6 +21,7 @@ package config
 import (
 	"time"
 
+	"cronvisor/run"
 	"cronvisor/schedule"
 )
 
@@ -56,7 +57,11 @@ type Config struct {
 	History        HistoryPolicy
 	Metrics        Metrics
 	Console        Console
-	Jobs           []Job
+	// Durability is what the state dir's records survive: a machine
+	// crash (run.DurabilityMachine, the default) or only crashes of
+	// processes (run.DurabilityProcess, no fdatasync).
+	Durability run.Durability
+	Jobs       []Job
 	// SecretEnv names the environment variables that lock_backend's url
 	// or dsn and history_backend's url expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
 	// do not get unless their own env sets them.
