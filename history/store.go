@@ -304,8 +304,13 @@ func dsn(abs, sync string, readOnly bool) string {
 	if readOnly {
 		q.Set("mode", "ro")
 	} else {
-		// journal_mode is set once, by setup; synchronous is per connection.
-		q.Add("_pragma", "synchronous("+sync+")")
+		// journal_mode is set once, by setup; synchronous is per
+		// connection. The driver runs the _pragma list busy_timeout
+		// first, the rest in lexicographic order: the quoted schema name
+		// puts synchronous before auto_vacuum, whose write on a new file
+		// (and its commit's syncs) would otherwise come at the default,
+		// FULL, whatever sync says.
+		q.Add("_pragma", `"main".synchronous(`+sync+")")
 		// A new database keeps its free pages apart so that a prune can
 		// hand them back (Prune's vacuum); on a database created before,
 		// without it, this does nothing (switching needs a VACUUM).
