@@ -12,6 +12,8 @@
 //	  keep_runs: 1000   # per job
 //	  keep_age: 720h
 //	  log_limit: 1MiB   # output kept per run: bytes, or KiB/MiB/GiB, KB/MB/GB
+//	durability: machine # or process: no fdatasync, safe against crashes of
+//	                    # processes only (run.Durability)
 //	x-anything: ...     # ignored top-level keys, to hold YAML anchors
 //
 // and YAML merge keys (<<: *anchor) anywhere a mapping is expected. A job's
