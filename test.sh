@@ -19,6 +19,7 @@ command -v mount >/dev/null || need+=(mount)     # storage-fault tests mount a s
 command -v git >/dev/null || need+=(git)         # the --version test builds a clone
 command -v systemd-analyze >/dev/null || need+=(systemd) # the unit file test runs systemd-analyze verify
 command -v unshare >/dev/null || need+=(util-linux)      # the PID 1 test runs the daemon in a new pid namespace
+command -v strace >/dev/null || need+=(strace)          # the durability test counts the sync calls of a daemon
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "test.sh: missing ${need[*]}; install them (as root: apt-get install -y ${need[*]})" >&2

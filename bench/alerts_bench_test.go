@@ -21,7 +21,7 @@ import (
 func BenchmarkFireToExecAlerts(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
 	defer srv.Close()
-	plain, alerted := newRig(b, true), newRig(b, true)
+	plain, alerted := newRig(b, true, run.DurabilityMachine), newRig(b, true, run.DurabilityMachine)
 	job := trueJob("job")
 	withHook := job
 	withHook.Notify = []config.Target{{On: config.EventStart | config.EventSuccess, URL: srv.URL, AfterSkips: 1}}

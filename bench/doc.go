@@ -36,7 +36,9 @@
 //     -prometheus-listen-address on a free local port, so that both sides
 //     serve metrics; the harness fetches its /metrics once, outside the
 //     window.
-//   - cronvisor keeps its default durability, serves metrics
+//   - cronvisor keeps its default durability (machine: every record
+//     synced; DURABILITY=process in bench/run.sh, -durability process to
+//     cvbench, measures the opt-in that leaves the syncs out), serves metrics
 //     (metrics.listen 127.0.0.1:0; its "serving metrics" record is
 //     checked) and has one webhook target, on a local test server. notify
 //     has no default `on:`, so the target takes the events that report a

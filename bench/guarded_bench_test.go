@@ -21,8 +21,9 @@ import (
 )
 
 // rig is a supervisor wired as the daemon wires it: a FileLocker, the
-// history Writer on a real store (synchronous=FULL) and the last-ok
-// cursor read from it. Only the daemon's slog listener is missing.
+// history Writer on a real store (synchronous=FULL, or OFF for
+// durability: process) and the last-ok cursor read from it. Only the
+// daemon's slog listener is missing.
 type rig struct {
 	sup     *runner.Supervisor
 	fan     *runner.Fanout
@@ -30,10 +31,10 @@ type rig struct {
 	failed  atomic.Int64   // runs that did not end ok
 }
 
-func newRig(b *testing.B, withStarts bool) *rig {
+func newRig(b *testing.B, withStarts bool, d run.Durability) *rig {
 	b.Helper()
 	dir := b.TempDir()
-	store, err := history.Open(filepath.Join(dir, "history.db"))
+	store, err := history.Open(filepath.Join(dir, "history.db"), history.WithDurability(d))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,7 +53,8 @@ func newRig(b *testing.B, withStarts bool) *rig {
 			}
 		})
 	}
-	r.sup = runner.NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun), hist, fan.Emit,
+	locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun, lock.WithDurability(d))
+	r.sup = runner.NewSupervisor(locker, hist, fan.Emit,
 		runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts))
 	return r
 }
@@ -106,21 +108,28 @@ func cpuTime(b *testing.B) time.Duration {
 
 // BenchmarkGuardedRuns is the throughput of short guarded runs (lock,
 // fork/exec, wait, /proc checks, two history commits) against bare
-// exec.Command("/bin/true").Run(), one at a time and two at once. The
-// ratio of their runs/s is the figure BENCHMARKS.md compares.
+// exec.Command("/bin/true").Run(), one at a time and two at once, in
+// both durability modes (guarded: machine, guarded-process: process).
+// The ratio of their runs/s is the figure BENCHMARKS.md compares.
 func BenchmarkGuardedRuns(b *testing.B) {
 	for _, workers := range []int{1, 2} {
 		b.Run("bare/workers="+strconv.Itoa(workers), func(b *testing.B) {
 			measureRuns(b, workers, func(int) func() { return func() { bareTrue(b) } })
 		})
-		b.Run("guarded/workers="+strconv.Itoa(workers), func(b *testing.B) {
-			r := newRig(b, false)
-			measureRuns(b, workers, func(w int) func() {
-				job, slot := trueJob("job"+strconv.Itoa(w)), time.Now()
-				return func() { r.fire(job, &slot) }
+		for _, d := range run.Durabilities() {
+			name := "guarded"
+			if d != run.DurabilityMachine {
+				name += "-" + string(d)
+			}
+			b.Run(name+"/workers="+strconv.Itoa(workers), func(b *testing.B) {
+				r := newRig(b, false, d)
+				measureRuns(b, workers, func(w int) func() {
+					job, slot := trueJob("job"+strconv.Itoa(w)), time.Now()
+					return func() { r.fire(job, &slot) }
+				})
+				r.reportFailed(b)
 			})
-			r.reportFailed(b)
-		})
+		}
 	}
 }
 
@@ -156,9 +165,15 @@ func measureRuns(b *testing.B, workers int, newOp func(worker int) func()) {
 // to the moment the child has exec'd (run.Start: os/exec's Start returns
 // once exec succeeded), against the same span of a bare exec.Command Start.
 // Each iteration does one of each, so both see the same machine; the
-// medians and their ratio are reported.
+// medians and their ratio are reported, for each durability mode.
 func BenchmarkFireToExec(b *testing.B) {
-	r := newRig(b, true)
+	for _, d := range run.Durabilities() {
+		b.Run("durability="+string(d), func(b *testing.B) { fireToExec(b, d) })
+	}
+}
+
+func fireToExec(b *testing.B, d run.Durability) {
+	r := newRig(b, true, d)
 	job, slot := trueJob("job"), time.Now()
 	var bare, guarded []time.Duration
 	for b.Loop() {

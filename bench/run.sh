@@ -16,14 +16,17 @@
 # each scenario, medians reported; default 3), BENCHTIME and COUNT (go
 # test -benchtime/-count; default 2s and 5), CRONVISOR (a prebuilt binary
 # to measure instead of building this checkout), STAMP (raw, libc or go:
-# the job whose clock reading is each start; see build below).
+# the job whose clock reading is each start; see build below),
+# DURABILITY (machine or process: the daemon's jobs.yaml durability key;
+# unset, the key is left out and the default, machine, holds).
 # compare: SUPERCRONIC (required: its binary, built outside this repo:
 # git clone https://github.com/aptible/supercronic ../supercronic &&
 # (cd ../supercronic && go build -o supercronic .)), FIRES (the 1 job/s
 # part's window in fires, default 120, whatever DURATION says; lower it
 # for a smoke run), IDLE_JOBS (default 10000). Every job runs through
-# /bin/sh -c on every side; cronvisor with its default durability, metrics
-# on and one webhook target; bench/doc.go says what is fair and how. A
+# /bin/sh -c on every side; cronvisor with its default durability (or
+# DURABILITY's), metrics on and one webhook target; bench/doc.go says
+# what is fair and how. A
 # smoke run of about 3 minutes, then BENCHMARKS.md's table (about 20):
 #   SUPERCRONIC=../supercronic/supercronic DURATION=10s REPS=1 FIRES=20 bench/run.sh compare
 #   SUPERCRONIC=../supercronic/supercronic DURATION=20s REPS=2 bench/run.sh compare
@@ -36,6 +39,7 @@ DURATION=${DURATION:-60s}
 REPS=${REPS:-3}
 BENCHTIME=${BENCHTIME:-2s}
 COUNT=${COUNT:-5}
+DURABILITY=${DURABILITY:-}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -87,17 +91,17 @@ gobench() {
 
 lateness() {
   "$out/cvbench" lateness -cronvisor "$out/cronvisor" -stamp "$out/stamp" \
-    -jobs "$1" -duration "$DURATION" -reps "$REPS"
+    -jobs "$1" -duration "$DURATION" -reps "$REPS" -durability "$DURABILITY"
 }
 
 attached() {
   "$out/cvbench" attached -cronvisor "$out/cronvisor" -stamp "$out/stamp" \
-    -jobs "$1" -duration "$DURATION" -reps "$REPS"
+    -jobs "$1" -duration "$DURATION" -reps "$REPS" -durability "$DURABILITY"
 }
 
 alerts() {
   "$out/cvbench" alerts -cronvisor "$out/cronvisor" -stamp "$out/stamp" \
-    -jobs "$1" -duration "$DURATION" -reps "$REPS"
+    -jobs "$1" -duration "$DURATION" -reps "$REPS" -durability "$DURABILITY"
 }
 
 compare() {
@@ -107,11 +111,13 @@ compare() {
     exit 2
   fi
   "$out/cvbench" compare -supercronic "$SUPERCRONIC" -cronvisor "$out/cronvisor" -stamp "$out/stamp" -floor "$out/floor" \
-    -duration "$DURATION" -reps "$REPS" -fires "${FIRES:-120}" -idle-jobs "${IDLE_JOBS:-10000}" "$@"
+    -duration "$DURATION" -reps "$REPS" -fires "${FIRES:-120}" -idle-jobs "${IDLE_JOBS:-10000}" \
+    -durability "$DURABILITY" "$@"
 }
 
 idle() {
-  "$out/cvbench" idle -cronvisor "$out/cronvisor" -jobs "$1" -duration "$DURATION" -reps "$REPS"
+  "$out/cvbench" idle -cronvisor "$out/cronvisor" -jobs "$1" -duration "$DURATION" -reps "$REPS" \
+    -durability "$DURABILITY"
 }
 
 case "${1:-all}" in

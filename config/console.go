@@ -1,6 +1,14 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"cronvisor/run"
+)
 
 // Console is the top-level console block: how `cronvisor` and
 // `cronvisor ui` open on this file.
@@ -19,4 +27,26 @@ func (d *decoder) console(c *Console, n *yaml.Node) {
 			c.ReadOnly = v
 		}
 	}
+}
+
+// durability decodes the top-level durability key.
+func (d *decoder) durability(cfg *Config, n *yaml.Node) {
+	s, ok := d.text("durability", n)
+	if !ok {
+		return
+	}
+	all := run.Durabilities()
+	if i := slices.Index(all, run.Durability(s)); i >= 0 {
+		cfg.Durability = all[i]
+		return
+	}
+	names := make([]string, len(all))
+	for i, v := range all {
+		names[i] = string(v)
+	}
+	hint := ""
+	if lower := strings.ToLower(s); slices.Contains(names, lower) {
+		hint = fmt.Sprintf(" (did you mean %q?)", lower)
+	}
+	d.errorf(n, "durability: %q is not one of %s%s", s, strings.Join(names, ", "), hint)
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"cronvisor/run"
 )
 
 // Defaults applied where jobs.yaml is silent.
@@ -228,6 +230,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		ShutdownGrace: DefaultShutdownGrace,
 		LockBackend:   LockBackend{Type: BackendFile, TTL: DefaultLockTTL},
 		History:       HistoryPolicy{KeepRuns: DefaultKeepRuns, KeepAge: DefaultKeepAge, LogLimit: DefaultLogLimit},
+		Durability:    run.DurabilityMachine,
 	}
 	if root == nil || isNull(resolve(root)) {
 		d.problems = append(d.problems, Problem{Path: d.path, Line: 1, Col: 1, Warning: true,
@@ -259,15 +262,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 	if e, ok := lookup(topKeys, top, "history_backend"); ok {
 		d.historyBackendOf(cfg, e)
 	}
-	if e, ok := lookup(topKeys, top, "history"); ok {
-		d.history(&cfg.History, e.val)
-	}
-	if e, ok := lookup(topKeys, top, "metrics"); ok {
-		d.metrics(&cfg.Metrics, e.val)
-	}
-	if e, ok := lookup(topKeys, top, "console"); ok {
-		d.console(&cfg.Console, e.val)
-	}
+	d.supervisorKeys(cfg, top)
 	var defs *jobFields
 	if e, ok := lookup(topKeys, top, "defaults"); ok {
 		defs = d.defaults(e.val)
@@ -278,6 +273,23 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		d.warnf(root, "no jobs key: no jobs will run")
 	}
 	return cfg
+}
+
+// supervisorKeys decodes the top-level keys that set the supervisor's own
+// parts: history retention, metrics, the console, durability.
+func (d *decoder) supervisorKeys(cfg *Config, top []entry) {
+	if e, ok := lookup(topKeys, top, "history"); ok {
+		d.history(&cfg.History, e.val)
+	}
+	if e, ok := lookup(topKeys, top, "metrics"); ok {
+		d.metrics(&cfg.Metrics, e.val)
+	}
+	if e, ok := lookup(topKeys, top, "console"); ok {
+		d.console(&cfg.Console, e.val)
+	}
+	if e, ok := lookup(topKeys, top, "durability"); ok {
+		d.durability(cfg, e.val)
+	}
 }
 
 // topHint lets x- keys through, as Compose does, so a file can hold anchors

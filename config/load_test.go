@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 // TestLoadValid loads the bundled-style file and checks every field,
@@ -28,9 +30,10 @@ func TestLoadValid(t *testing.T) {
 		ShutdownGrace: 45 * time.Second,
 		LockBackend: LockBackend{Type: BackendRedis, URL: "redis://:s3cret@127.0.0.1:6379/2",
 			TTL: 20 * time.Second, Line: 4, Col: 1},
-		History:   HistoryPolicy{KeepRuns: 50, KeepAge: 168 * time.Hour, LogLimit: 512 << 10},
-		SecretEnv: []string{"CRONVISOR_TEST_REDIS_PASSWORD"},
-		Source:    Source{StateDir: Pos{2, 12}},
+		History:    HistoryPolicy{KeepRuns: 50, KeepAge: 168 * time.Hour, LogLimit: 512 << 10},
+		SecretEnv:  []string{"CRONVISOR_TEST_REDIS_PASSWORD"},
+		Source:     Source{StateDir: Pos{2, 12}},
+		Durability: run.DurabilityMachine,
 	}
 	gotTop := *cfg
 	gotTop.Jobs, gotTop.Source.Jobs = nil, nil
@@ -119,6 +122,7 @@ func TestParseDefaults(t *testing.T) {
 		Path: path, StateDir: "/srv/cron/.cronvisor", ShutdownGrace: 30 * time.Second,
 		LockBackend: LockBackend{Type: BackendFile, TTL: 30 * time.Second},
 		History:     HistoryPolicy{KeepRuns: 1000, KeepAge: 720 * time.Hour, LogLimit: 1 << 20},
+		Durability:  run.DurabilityMachine,
 	}
 	gotTop := *cfg
 	gotTop.Jobs, gotTop.Source.Jobs = nil, nil

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"slices"
+
+	"cronvisor/run"
 )
 
 // Key is one key of jobs.yaml as `cronvisor help jobs.yaml` shows it: its
@@ -30,6 +32,7 @@ var (
 		{"history", "", "retention of run records and their output"},
 		{"metrics", "", "{listen: HOST:PORT}: Prometheus /metrics and /healthz (off when absent; daemon --metrics-addr wins)"},
 		{"console", "", "{read_only: true}: every console opens read-only, as with --read-only"},
+		{"durability", string(run.DurabilityMachine), "machine: every record survives a machine crash or power cut (fdatasync); process: any crash of cronvisor or its jobs, not of the machine (no fdatasync)"},
 		{"jobs", "[]", "the list of jobs"},
 	}
 	jobRef = [numJobKeys]Key{

@@ -12,6 +12,8 @@
 //	  keep_runs: 1000   # per job
 //	  keep_age: 720h
 //	  log_limit: 1MiB   # output kept per run: bytes, or KiB/MiB/GiB, KB/MB/GB
+//	durability: machine # or process: no fdatasync, safe against crashes of
+//	                    # processes only (run.Durability)
 //	x-anything: ...     # ignored top-level keys, to hold YAML anchors
 //
 // and YAML merge keys (<<: *anchor) anywhere a mapping is expected. A job's
@@ -21,6 +23,7 @@ package config
 import (
 	"time"
 
+	"cronvisor/run"
 	"cronvisor/schedule"
 )
 
@@ -56,7 +59,11 @@ type Config struct {
 	History        HistoryPolicy
 	Metrics        Metrics
 	Console        Console
-	Jobs           []Job
+	// Durability is what the state dir's records survive: a machine
+	// crash (run.DurabilityMachine, the default) or only crashes of
+	// processes (run.DurabilityProcess, no fdatasync).
+	Durability run.Durability
+	Jobs       []Job
 	// SecretEnv names the environment variables that lock_backend's url
 	// or dsn and history_backend's url expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
 	// do not get unless their own env sets them.

@@ -97,7 +97,8 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	// jobs; hand it back to the system now rather than over minutes of
 	// scavenging, so a resident daemon's RSS is its live heap.
 	debug.FreeOSMemory()
-	d.log.Info("cronvisor started", "config", cfg.Path, "state_dir", cfg.StateDir, "jobs", len(cfg.Jobs), "pid", os.Getpid())
+	d.log.Info("cronvisor started", "config", cfg.Path, "state_dir", cfg.StateDir, "jobs", len(cfg.Jobs), "pid", os.Getpid(),
+		"durability", cfg.Durability.String())
 	d.log.Info("containment: " + e.Supervisor.Containment())
 	o.Notify.Ready()
 	d.stopWatchdog = o.Notify.Watchdog(func() bool { return d.stopping.Load() || d.sched.Awake(o.Clock.Now(), healthSlack) })
@@ -255,6 +256,14 @@ func (d *Daemon) reload() error {
 		cfg.StateDir, cfg.LockBackend = old.StateDir, old.LockBackend
 	}
 	keepHistoryBackend(d.log, cfg, old)
+	if cfg.Durability != old.Durability {
+		// The store, the spool and the locker were opened with the old
+		// one; switching them under running leases would leave a slot
+		// cursor synced or not by whichever mode its lease began in.
+		d.log.Warn("durability changes take effect at restart, not on reload",
+			"running", old.Durability.String(), "file", cfg.Durability.String())
+		cfg.Durability = old.Durability
+	}
 	d.sched.Reload(d.ctx, cfg.Jobs)
 	d.current.Store(cfg)
 	d.env.setConfig(cfg)

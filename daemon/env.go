@@ -14,6 +14,7 @@ import (
 	"cronvisor/notify"
 	"cronvisor/proc"
 	"cronvisor/recovery"
+	"cronvisor/run"
 	"cronvisor/runner"
 	"cronvisor/statedir"
 
@@ -105,7 +106,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	waitReaper := proc.StartReaper(reapCtx)
 	e.onClose("reaper", func() error { stopReaper(); waitReaper(); return nil })
 
-	store, openErr := openHistory(statedir.Dir(cfg.StateDir).History(), o.OpenStore, log)
+	store, openErr := openHistory(statedir.Dir(cfg.StateDir).History(), o.OpenStore, cfg.Durability, log)
 	if store == nil {
 		e.Close()
 		return nil, openErr
@@ -113,7 +114,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	e.Store = store
 	e.onClose("history", store.Close)
 	starts := &runner.Starts{}
-	spool, adopted := openSpools(store, cfg.StateDir, log)
+	spool, adopted := openSpools(store, cfg.StateDir, cfg.Durability, log)
 	hist := history.NewWriter(history.WriterConfig{Store: store, StateDir: cfg.StateDir,
 		LogLimit: cfg.History.LogLimit, Log: log, Pending: starts.Pending, Spool: spool, Adopted: adopted})
 	if openErr != nil {
@@ -144,7 +145,7 @@ func (e *Env) setConfig(cfg *config.Config) { e.cfg.Store(cfg) }
 // those runs as interrupted; should the store fail, they go first in the
 // Writer. A spool that cannot be created leaves held records in memory
 // only, as without spools: the daemon still runs.
-func openSpools(store *history.Store, stateDir string, log *slog.Logger) (*history.Spool, *history.Adopted) {
+func openSpools(store *history.Store, stateDir string, d run.Durability, log *slog.Logger) (*history.Spool, *history.Adopted) {
 	dir := statedir.Dir(stateDir).Spool()
 	adopted, err := history.AdoptSpools(dir)
 	if err != nil {
@@ -158,7 +159,7 @@ func openSpools(store *history.Store, stateDir string, log *slog.Logger) (*histo
 		}
 		cancel()
 	}
-	spool, err := history.CreateSpool(dir, history.SpoolSize)
+	spool, err := history.CreateSpool(dir, history.SpoolSize, history.WithSpoolDurability(d))
 	if err != nil {
 		log.Warn("history: no spool: records held while the store fails are kept in memory only", "err", err)
 		return nil, adopted

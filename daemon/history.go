@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"cronvisor/history"
+	"cronvisor/run"
 )
 
 // openHistory opens the history store at path with open. A file there
@@ -13,8 +14,9 @@ import (
 // and a new one started: what an operator wants at 3 a.m. is jobs
 // recorded again, with the old file kept for a post-mortem. A store that
 // cannot be opened at all (a read-only or full state dir) is returned
-// unopened with the error; its first write that succeeds opens it.
-func openHistory(path string, open func(string, ...history.StoreOption) (*history.Store, error), log *slog.Logger) (*history.Store, error) {
+// unopened with the error; its first write that succeeds opens it. Every
+// connection it opens, then or later, syncs as d says.
+func openHistory(path string, open func(string, ...history.StoreOption) (*history.Store, error), d run.Durability, log *slog.Logger) (*history.Store, error) {
 	reopened := history.WithReopened(func(path, setAside string) {
 		if setAside != "" {
 			log.Warn("history: the database file was replaced by one that is no database; moved it aside and started a new one", "path", path, "moved_to", setAside)
@@ -22,21 +24,22 @@ func openHistory(path string, open func(string, ...history.StoreOption) (*histor
 		}
 		log.Warn("history: the database file was deleted or replaced; writing to the one now at its path", "path", path)
 	})
-	store, err := open(path, reopened)
+	durable := history.WithDurability(d)
+	store, err := open(path, reopened, durable)
 	if errors.Is(err, history.ErrNotDatabase) {
 		to, aerr := history.SetAside(path, time.Now())
 		if aerr != nil {
 			log.Error("history: the database is unusable and cannot be moved aside", "path", path, "err", err, "move_err", aerr)
 		} else {
 			log.Warn("history: the database was unusable; moved it aside and started a new one", "path", path, "moved_to", to, "err", err)
-			store, err = open(path, reopened)
+			store, err = open(path, reopened, durable)
 		}
 	}
 	if err == nil {
 		return store, nil
 	}
 	log.Error("history degraded: cannot open the database; jobs keep running and their records wait in memory", "path", path, "err", err)
-	store, uerr := history.Unopened(path, reopened)
+	store, uerr := history.Unopened(path, reopened, durable)
 	if uerr != nil {
 		return nil, uerr
 	}

@@ -72,7 +72,8 @@ func (o Options) withDefaults() Options {
 func NewLocker(cfg *config.Config) (lock.Locker, error) {
 	switch cfg.LockBackend.Type {
 	case "", "file":
-		return lock.NewFileLocker(statedir.Dir(cfg.StateDir).Locks(), runner.InRun), nil
+		return lock.NewFileLocker(statedir.Dir(cfg.StateDir).Locks(), runner.InRun,
+			lock.WithDurability(cfg.Durability)), nil
 	case "redis":
 		var opts []lock.RedisOption
 		if p := cfg.LockBackend.Prefix; p != "" {

@@ -85,6 +85,31 @@ func TestReloadKeepsStateDir(t *testing.T) {
 	}
 }
 
+// TestReloadKeepsDurability (issue 29): the store, the spool and the
+// locker are opened with the durability the daemon started with; a reload
+// that changes it warns and keeps it until a restart.
+func TestReloadKeepsDurability(t *testing.T) {
+	h := newHarness(t, "durability: process\n"+oneJob)
+	d := h.start()
+	h.run(d, nil)
+	if got := d.env.Store.Durability(); got != run.DurabilityProcess {
+		t.Fatalf("store opened with durability %s, want process", got)
+	}
+	h.write(twoJobs) // durability: machine, the default
+	if err := d.Reload(context.Background()); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	if got := d.current.Load().Durability; got != run.DurabilityProcess {
+		t.Errorf("durability after reload: %s, want process kept until a restart", got)
+	}
+	if got := jobNames(t, d); got != "nap,tick" {
+		t.Errorf("jobs after reload: %s, want the rest of the file applied", got)
+	}
+	if got := h.tr.logged("durability changes take effect at restart, not on reload"); len(got) == 0 {
+		t.Error("no warning that the durability change waits for a restart")
+	}
+}
+
 func TestRunSIGHUP(t *testing.T) {
 	t.Run("daemon: reload", func(t *testing.T) {
 		h := newHarness(t, oneJob)

@@ -15,14 +15,19 @@ import (
 // instant it logs a run's start, 20 times over, each time starting the
 // next daemon on the state dir: every one of those runs ends up with
 // exactly one record, closed (interrupted: its supervisor died, or
-// finished), none left `running` and none missing.
+// finished), none left `running` and none missing. In both durability
+// modes.
 func TestE2ESIGKILLAtRunStartedLeavesOneRecordPerRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak test: runs in the full suite")
 	}
 	t.Parallel()
+	eachDurability(t, sigkillAtRunStarted)
+}
+
+func sigkillAtRunStarted(t *testing.T, durability string) {
 	const repeats = 20
-	s := newSandbox(t, `jobs:
+	s := newSandbox(t, durability+`jobs:
   - {name: quick, schedule: "* * * * * *", command: "sleep 0.2", timeout: 10s}
 `)
 	start := time.Now()
@@ -83,9 +88,15 @@ func TestE2ESIGKILLAtRunStartedLeavesOneRecordPerRun(t *testing.T) {
 // run goes on: the run stays `running` while its orphaned process holds
 // the lock, and is recorded `interrupted` within 3 s of that process's
 // exit, by a supervisor started after the kill as well as by one that
-// was already running beside the dead one (a `cronvisor run`).
+// was already running beside the dead one (a `cronvisor run`). In both
+// durability modes: the lock record the next supervisor reads was never
+// synced under process.
 func TestE2EOrphanInterruptedWithinSecondsOfItsExit(t *testing.T) {
 	t.Parallel()
+	eachDurability(t, orphanInterruptedWithinSeconds)
+}
+
+func orphanInterruptedWithinSeconds(t *testing.T, durability string) {
 	for _, tc := range []struct {
 		name        string
 		nextIsFirst bool // the next supervisor runs before the kill
@@ -99,7 +110,7 @@ func TestE2EOrphanInterruptedWithinSecondsOfItsExit(t *testing.T) {
 			// A short shutdown_grace: once the orphan is gone, the next
 			// fire may start a run of its own before the SIGTERM below,
 			// and the stop must not wait the default 30 s for it.
-			s := newSandbox(t, `shutdown_grace: 2s
+			s := newSandbox(t, durability+`shutdown_grace: 2s
 jobs:
   - {name: slow, schedule: "* * * * * *", command: "sleep `+arg+`", timeout: 60s}
 `)

@@ -275,14 +275,19 @@ jobs:
 
 // TestE2ESIGKILLLosesNoFinishedRun kills a daemon mid-runs: every run it
 // logged as finished is in the history, and its run in flight is closed as
-// interrupted once its surviving process lets go of the lock.
+// interrupted once its surviving process lets go of the lock. In both
+// durability modes.
 func TestE2ESIGKILLLosesNoFinishedRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
 	}
 	t.Parallel()
+	eachDurability(t, sigkillLosesNoFinishedRun)
+}
+
+func sigkillLosesNoFinishedRun(t *testing.T, durability string) {
 	arg := sleepArg("43.3")
-	s := newSandbox(t, `jobs:
+	s := newSandbox(t, durability+`jobs:
   - {name: quick, schedule: "* * * * * *", command: "echo q", timeout: 5s}
   - {name: slow, schedule: "@every 1s", command: "sleep `+arg+`", timeout: 60s}
 `)

@@ -376,14 +376,20 @@ jobs:
 // keeper of its run SIGKILLed together, again and again, a new daemon each
 // time: every run still has exactly one record, and no two runs overlap
 // (the run's own processes hold its flock; without its keeper it is
-// recovered as interrupted once they exit).
+// recovered as interrupted once they exit). In both durability modes:
+// the slot cursors and lock records every next daemon reads were never
+// synced under process.
 func TestE2ESupervisorAndKeeperKilledRecordEachRunOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak test: runs in the full suite")
 	}
 	t.Parallel()
+	eachDurability(t, supervisorAndKeeperKilled)
+}
+
+func supervisorAndKeeperKilled(t *testing.T, durability string) {
 	spans := filepath.Join(t.TempDir(), "spans.txt")
-	s := newSandbox(t, fmt.Sprintf(`shutdown_grace: 1s
+	s := newSandbox(t, durability+fmt.Sprintf(`shutdown_grace: 1s
 jobs:
   - name: work
     schedule: "* * * * * *"

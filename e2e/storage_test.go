@@ -113,7 +113,7 @@ func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
 	}
 	t.Parallel()
 	// Too small for a spool: the records wait in memory only.
-	s, d, fires, filler, _ := fullDiskDaemon(t, "2m")
+	s, d, fires, filler, _ := fullDiskDaemon(t, "2m", "")
 	n := historyLogLines(t, d)
 	t.Logf("%d history log lines while the disk was full", n)
 	if n > 10 {
@@ -140,10 +140,10 @@ func TestE2EDiskFullLosesNoRecordOnceSpaceReturns(t *testing.T) {
 // disk and waits for five fires on it and for status to say history is
 // degraded. It returns the filler to remove, and how many fires came
 // before the disk was full.
-func fullDiskDaemon(t *testing.T, size string) (s *sandbox, d *proc, fires, filler string, before int) {
+func fullDiskDaemon(t *testing.T, size, durability string) (s *sandbox, d *proc, fires, filler string, before int) {
 	t.Helper()
 	fires = filepath.Join(t.TempDir(), "fires")
-	s = newSandbox(t, firingJob(fires))
+	s = newSandbox(t, durability+firingJob(fires))
 	if err := os.MkdirAll(s.state, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +184,7 @@ func fillDisk(t *testing.T, path string) {
 // have their records held, their lock released, and the supervisor is
 // SIGKILLed before space returns. The next supervisor still records each
 // run once, and each run that ended before the kill with its outcome.
+// In both durability modes: under process the spool is never synced.
 func TestE2EDiskFullSupervisorKilledLosesNoRecord(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
@@ -192,8 +193,12 @@ func TestE2EDiskFullSupervisorKilledLosesNoRecord(t *testing.T) {
 		t.Fatal("mounting a tmpfs needs root: run the tests as root, as CI does")
 	}
 	t.Parallel()
+	eachDurability(t, diskFullSupervisorKilled)
+}
+
+func diskFullSupervisorKilled(t *testing.T, durability string) {
 	// Room for the history and two processes' spool reservations.
-	s, d, fires, filler, before := fullDiskDaemon(t, "16m")
+	s, d, fires, filler, before := fullDiskDaemon(t, "16m", durability)
 
 	_ = syscall.Kill(-d.pid(), syscall.SIGKILL)
 	d.wait(10 * time.Second)

@@ -60,7 +60,7 @@ func BenchmarkInsert(b *testing.B) {
 	for _, tc := range []struct {
 		sync string
 		ship bool
-	}{{synchronousMode, false}, {"NORMAL", false}, {synchronousMode, true}} {
+	}{{synchronousMode, false}, {"NORMAL", false}, {synchronousNoSync, false}, {synchronousMode, true}} {
 		name := "synchronous=" + tc.sync
 		if tc.ship {
 			name += "/shipping"
@@ -168,7 +168,13 @@ func BenchmarkSkipsLast24h(b *testing.B) {
 // commit as at a low fire rate: the start's insert, then the end's update
 // of the same row, in a store already holding a few thousand rows.
 func BenchmarkStartFinish(b *testing.B) {
-	s := openSync(b, synchronousMode)
+	for _, d := range run.Durabilities() {
+		b.Run("durability="+string(d), func(b *testing.B) { startFinish(b, synchronousFor(d)) })
+	}
+}
+
+func startFinish(b *testing.B, sync string) {
+	s := openSync(b, sync)
 	buildBig(b, s, 5000, minute(0))
 	ctx := context.Background()
 	i := 0

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"modernc.org/sqlite"
+
+	"cronvisor/run"
 )
 
 // Errors of a store that cannot serve, returned (wrapped) by this package.
@@ -131,12 +133,12 @@ func (s *Store) reopen() (*handle, error) {
 		_ = os.Remove(s.path + "-wal")
 		_ = os.Remove(s.path + "-shm")
 	}
-	h, err := openWritable(s.path)
+	h, err := openWritable(s.path, s.synchronous)
 	var to string
 	if errors.Is(err, ErrNotDatabase) {
 		// Put there while we ran: set it aside as at start-up.
 		if to, err = SetAside(s.path, time.Now()); err == nil {
-			h, err = openWritable(s.path)
+			h, err = openWritable(s.path, s.synchronous)
 		}
 	}
 	if want := s.shipping.Load(); err == nil && want != shipUnset {
@@ -184,4 +186,20 @@ type StoreOption func(*Store)
 // there that was no database went ("" if none).
 func WithReopened(f func(path, setAside string)) StoreOption {
 	return func(s *Store) { s.onReopen = f }
+}
+
+// WithDurability opens the store's connections for d: synchronous=FULL
+// for run.DurabilityMachine (the default), OFF for run.DurabilityProcess
+// (see synchronousNoSync).
+func WithDurability(d run.Durability) StoreOption {
+	return func(s *Store) { s.synchronous = synchronousFor(d) }
+}
+
+// Durability is what the store's commits survive, as WithDurability set
+// it.
+func (s *Store) Durability() run.Durability {
+	if s.synchronous == synchronousNoSync {
+		return run.DurabilityProcess
+	}
+	return run.DurabilityMachine
 }

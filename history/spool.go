@@ -37,6 +37,19 @@ type Spool struct {
 	gen  uint64
 	used int64 // end of the last entry
 	size int64 // space reserved
+	// noSync leaves the entries in the page cache (durability: process):
+	// the spool's promise is to the next process on the state dir, which
+	// the page cache keeps; only a machine crash loses them then.
+	noSync bool
+}
+
+// SpoolOption gives a Spool an optional part, at CreateSpool.
+type SpoolOption func(*Spool)
+
+// WithSpoolDurability syncs the spool's writes to disk unless d is
+// run.DurabilityProcess.
+func WithSpoolDurability(d run.Durability) SpoolOption {
+	return func(s *Spool) { s.noSync = !d.Syncs() }
 }
 
 const (
@@ -55,7 +68,7 @@ var spoolCRC = crc32.MakeTable(crc32.Castagnoli)
 var errSpoolFull = errors.New("history spool full")
 
 // CreateSpool creates this process's spool in dir, reserving size bytes.
-func CreateSpool(dir string, size int64) (*Spool, error) {
+func CreateSpool(dir string, size int64, opts ...SpoolOption) (*Spool, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("history spool: %w", err)
 	}
@@ -65,6 +78,9 @@ func CreateSpool(dir string, size int64) (*Spool, error) {
 		return nil, fmt.Errorf("history spool: %w", err)
 	}
 	s := &Spool{f: f, size: size}
+	for _, o := range opts {
+		o(s)
+	}
 	fail := func(err error) (*Spool, error) {
 		_ = f.Close()
 		_ = os.Remove(name)
@@ -82,7 +98,9 @@ func CreateSpool(dir string, size int64) (*Spool, error) {
 		return fail(err)
 	}
 	if d, err := os.Open(dir); err == nil { // the new name survives a crash
-		_ = d.Sync()
+		if !s.noSync {
+			_ = d.Sync()
+		}
 		_ = d.Close()
 	}
 	return s, nil
@@ -96,6 +114,14 @@ func (s *Spool) writeHeader() error {
 		return err
 	}
 	s.used = spoolHeaderLen
+	return s.sync()
+}
+
+// sync makes the spool's writes durable, unless noSync.
+func (s *Spool) sync() error {
+	if s.noSync {
+		return nil
+	}
 	return unix.Fdatasync(int(s.f.Fd()))
 }
 
@@ -118,7 +144,7 @@ func (s *Spool) Append(ws []Write) error {
 	if _, err := s.f.WriteAt(buf, s.used); err != nil {
 		return fmt.Errorf("history spool: %w", err)
 	}
-	if err := unix.Fdatasync(int(s.f.Fd())); err != nil {
+	if err := s.sync(); err != nil {
 		return fmt.Errorf("history spool: %w", err)
 	}
 	s.used += int64(len(buf))

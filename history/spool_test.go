@@ -51,9 +51,9 @@ func TestSpoolKeepsUsage(t *testing.T) {
 }
 
 // newSpool is CreateSpool, failing the test on an error.
-func newSpool(t *testing.T, dir string, size int64) *Spool {
+func newSpool(t *testing.T, dir string, size int64, opts ...SpoolOption) *Spool {
 	t.Helper()
-	s, err := CreateSpool(dir, size)
+	s, err := CreateSpool(dir, size, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,9 +82,21 @@ func adoptIDs(t *testing.T, dir string) (*Adopted, []string) {
 	return a, ids
 }
 
+// TestSpoolKeptAtCloseIsAdoptedWhole, in both durability modes (issue
+// 29): without fdatasync the entries are still in the page cache for the
+// next process.
 func TestSpoolKeptAtCloseIsAdoptedWhole(t *testing.T) {
+	for _, d := range run.Durabilities() {
+		t.Run(string(d), func(t *testing.T) { spoolKeptAtCloseIsAdoptedWhole(t, d) })
+	}
+}
+
+func spoolKeptAtCloseIsAdoptedWhole(t *testing.T, d run.Durability) {
 	dir := t.TempDir()
-	s := newSpool(t, dir, 1<<16)
+	s := newSpool(t, dir, 1<<16, WithSpoolDurability(d))
+	if s.noSync == d.Syncs() {
+		t.Errorf("durability %s: noSync = %v", d, s.noSync)
+	}
 	if err := s.Append([]Write{spoolWrite("a"), spoolWrite("b")}); err != nil {
 		t.Fatal(err)
 	}

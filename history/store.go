@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"modernc.org/sqlite" // also registers the "sqlite" driver
+
+	"cronvisor/run"
 )
 
 // busyTimeoutMS is how long a write waits for another supervisor's write to
@@ -28,6 +30,25 @@ const busyTimeoutMS = 10000
 // fsync of the WAL per commit, which a job supervisor's write rate
 // affords (see BenchmarkInsert).
 const synchronousMode = "FULL"
+
+// synchronousNoSync is the mode of durability: process (WithDurability).
+// SQLite documents that with synchronous=OFF "if the application running
+// SQLite crashes, the data will be safe, but the database might become
+// corrupted if the operating system crashes or the computer loses power"
+// (https://www.sqlite.org/pragma.html#pragma_synchronous): a commit is
+// handed to the kernel whole before COMMIT returns, and the page cache
+// outlives the process. That is exactly the promise of that mode, whose
+// state dir is typically on tmpfs, where a sync writes nothing anyway.
+// journal_mode stays WAL, so readers still never block the writer.
+const synchronousNoSync = "OFF"
+
+// synchronousFor is the synchronous pragma that d asks for.
+func synchronousFor(d run.Durability) string {
+	if d.Syncs() {
+		return synchronousMode
+	}
+	return synchronousNoSync
+}
 
 // migrations are applied in order; PRAGMA user_version holds how many have
 // run. Append only: never edit a migration that has shipped.
@@ -100,6 +121,9 @@ type Store struct {
 	// shipOff), applied again to a file opened later: an unopened store
 	// that opens, or a file deleted or replaced.
 	shipping atomic.Int32
+	// synchronous is the pragma each connection opens with (see
+	// WithDurability); every reopen keeps it.
+	synchronous string
 }
 
 // handle is one open database file.
@@ -119,7 +143,7 @@ func Open(path string, opts ...StoreOption) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := openWritable(s.path)
+	h, err := openWritable(s.path, s.synchronous)
 	if err != nil {
 		return nil, err
 	}
@@ -136,15 +160,16 @@ func Unopened(path string, opts ...StoreOption) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %s: %w", path, err)
 	}
-	s := &Store{path: abs}
+	s := &Store{path: abs, synchronous: synchronousMode}
 	for _, o := range opts {
 		o(s)
 	}
 	return s, nil
 }
 
-// openWritable opens (creating and migrating) the database at abs.
-func openWritable(abs string) (*handle, error) {
+// openWritable opens (creating and migrating) the database at abs, its
+// connections with the synchronous pragma sync.
+func openWritable(abs, sync string) (*handle, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
@@ -159,7 +184,7 @@ func openWritable(abs string) (*handle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	h, err := openDSN(dsn(abs, synchronousMode, false))
+	h, err := openDSN(dsn(abs, sync, false))
 	if err != nil {
 		return nil, fmt.Errorf("history: open %s: %w", abs, classify(err))
 	}
@@ -279,8 +304,13 @@ func dsn(abs, sync string, readOnly bool) string {
 	if readOnly {
 		q.Set("mode", "ro")
 	} else {
-		// journal_mode is set once, by setup; synchronous is per connection.
-		q.Add("_pragma", "synchronous("+sync+")")
+		// journal_mode is set once, by setup; synchronous is per
+		// connection. The driver runs the _pragma list busy_timeout
+		// first, the rest in lexicographic order: the quoted schema name
+		// puts synchronous before auto_vacuum, whose write on a new file
+		// (and its commit's syncs) would otherwise come at the default,
+		// FULL, whatever sync says.
+		q.Add("_pragma", `"main".synchronous(`+sync+")")
 		// A new database keeps its free pages apart so that a prune can
 		// hand them back (Prune's vacuum); on a database created before,
 		// without it, this does nothing (switching needs a VACUUM).

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cronvisor/procfs"
+	"cronvisor/run"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,6 +42,9 @@ type FileLocker struct {
 	// pause waits between Acquire's retries (see probeRetries); tests
 	// replace it to act at that moment.
 	pause func(ctx context.Context) error
+	// noSync leaves slot cursors in the page cache (durability: process):
+	// see WithDurability.
+	noSync bool
 
 	mu   sync.Mutex
 	live map[string]int // leases not yet released, by lock name, under mu
@@ -53,9 +57,26 @@ var _ Locker = (*FileLocker)(nil)
 // created, mode 0700, by the first Acquire that needs it. inRun tells the
 // processes of a run that hold its lock after its supervisor died (nil:
 // only the record's pids are known as the run's).
-func NewFileLocker(dir string, inRun InRun) *FileLocker {
-	return &FileLocker{dir: dir, host: localHost(), inRun: inRun, pause: pauseMillisecond, live: make(map[string]int),
+func NewFileLocker(dir string, inRun InRun, opts ...FileOption) *FileLocker {
+	l := &FileLocker{dir: dir, host: localHost(), inRun: inRun, pause: pauseMillisecond, live: make(map[string]int),
 		held: newOwnLeases[*fileLease]()}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+// FileOption configures a FileLocker.
+type FileOption func(*FileLocker)
+
+// WithDurability syncs a record with a new slot cursor (see Acquire)
+// unless d is run.DurabilityProcess. Without the sync the record is still
+// written before the exec, into the page cache, which every process that
+// opens the file reads and which outlives the supervisor: a cursor is
+// lost only by a crash of the machine, which that mode does not promise
+// to survive.
+func WithDurability(d run.Durability) FileOption {
+	return func(l *FileLocker) { l.noSync = !d.Syncs() }
 }
 
 func pauseMillisecond(ctx context.Context) error {
@@ -92,7 +113,8 @@ func checkLockName(name string) error {
 // millisecond after the exec is the only way to lose a cursor, as it is to
 // lose the history's start record.
 // Records without a cursor change (manual runs) are not synced: after a
-// crash their pids mean nothing. A supervisor that dies loses nothing:
+// crash their pids mean nothing. With durability: process no record is
+// synced (WithDurability). A supervisor that dies loses nothing:
 // the written record is in the page cache.
 func (l *FileLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 	if err := ctx.Err(); err != nil {
@@ -253,7 +275,7 @@ func (l *FileLocker) claim(f *lockedFile, req Request) (*fileLease, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %q: %w", req.Name, err)
 	}
-	le := l.newLease(req.Name, f, h, size, req.CheckSlot)
+	le := l.newLease(req.Name, f, h, size, req.CheckSlot && !l.noSync)
 	if hadPrev {
 		le.previous = &prev
 	}

@@ -79,7 +79,7 @@ func runIdle(o options, rep int) (idleRun, error) {
 	minute := idleMinutes(time.Now())
 	config := filepath.Join(dir, "jobs.yaml")
 	if err := writeJobs(config, o.jobs, func(i int) string { return fmt.Sprintf("%d * * * *", minute(i)) },
-		jobCommand(o, []string{"/bin/true"}), o.alerts); err != nil {
+		jobCommand(o, []string{"/bin/true"}), o); err != nil {
 		return r, err
 	}
 	if o.rowsPerJob > 0 {

@@ -158,7 +158,7 @@ func runCronvisor(o options, rep int, attach func(o options, config, dir string)
 	stamps := filepath.Join(dir, "stamps")
 	config := filepath.Join(dir, "jobs.yaml")
 	everySecond := func(int) string { return "* * * * * *" }
-	if err := writeJobs(config, o.jobs, everySecond, jobCommand(o, []string{o.stamp, stamps}), o.alerts); err != nil {
+	if err := writeJobs(config, o.jobs, everySecond, jobCommand(o, []string{o.stamp, stamps}), o); err != nil {
 		return r, err
 	}
 	d, err := startDaemon(o.cronvisor, config, dir)
@@ -327,11 +327,15 @@ func calibrate(o options) (spawn, start time.Duration, err error) {
 func jobName(i int) string { return fmt.Sprintf("job-%05d", i) }
 
 // writeJobs writes a jobs.yaml of n jobs running command(i) (a YAML
-// value, see jobCommand) on schedule(i). extra is added at the end of
-// defaults and may close it with top-level keys.
-func writeJobs(path string, n int, schedule, command func(i int) string, extra string) error {
+// value, see jobCommand) on schedule(i), with o's durability. o.alerts
+// is added at the end of defaults and may close it with top-level keys.
+func writeJobs(path string, n int, schedule, command func(i int) string, o options) error {
 	var b strings.Builder
 	b.WriteString("state_dir: state\nshutdown_grace: 10s\n")
+	if o.durability != "" {
+		b.WriteString("durability: " + o.durability + "\n")
+	}
+	extra := o.alerts
 	b.WriteString("defaults:\n  timeout: 30s\n  overlap: skip\n  kill_grace: 1s\n" + extra + "jobs:\n")
 	for i := range n {
 		fmt.Fprintf(&b, "  - name: %s\n    schedule: %q\n    command: %s\n", jobName(i), schedule(i), command(i))

@@ -86,6 +86,7 @@ func flags(scenario string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.fires, "fires", 120, "compare: fires of the 1 job/s part (its window, whatever -duration says)")
 	fs.IntVar(&o.idleJobs, "idle-jobs", 10000, "compare: hourly jobs of the idle part")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temporary one, removed at the end)")
+	fs.StringVar(&o.durability, "durability", "", "the daemon's durability: machine or process (default: the key left out, machine)")
 	return fs, o
 }
 
@@ -113,6 +114,8 @@ type options struct {
 	// alerts, when set, is added to the daemon's jobs.yaml defaults (see
 	// writeJobs): a notify target and metrics on (alerts, compare).
 	alerts string
+	// durability, when set, is the daemon's jobs.yaml durability key.
+	durability string
 	// viaShell runs every job through /bin/sh -c with its name as the last
 	// argument (shellLine), on every side (compare: supercronic has no
 	// other way).
