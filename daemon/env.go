@@ -130,7 +130,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	e.listenNotifier(log, o.deliveries)
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
 		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock),
-		runner.WithKeepers(cfg.StateDir), runner.WithAdopter(e.Recovery)}
+		runner.WithKeepers(cfg.StateDir), runner.WithDurability(cfg.Durability), runner.WithAdopter(e.Recovery)}
 	opts = append(opts, runner.WithCgroup(hier, noCgroup))
 	e.Supervisor = runner.NewSupervisor(e.Locker, hist, e.Emit, opts...)
 	return e, nil

@@ -28,7 +28,7 @@ func TestEndKeepsUsage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".end")
 			if tc.file == "" {
-				if err := WriteEnd(path, End{RunID: "r1", Outcome: Exited, Ended: ended, Usage: tc.want}); err != nil {
+				if err := WriteEnd(path, End{RunID: "r1", Outcome: Exited, Ended: ended, Usage: tc.want}, true); err != nil {
 					t.Fatal(err)
 				}
 			} else if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {

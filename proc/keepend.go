@@ -37,10 +37,10 @@ type End struct {
 	Usage run.Usage `json:"usage,omitzero"`
 }
 
-// WriteEnd writes e to path durably: a temporary file, synced, renamed
-// over path, and the directory synced, so a reader finds the whole End
-// or none, also after a power cut.
-func WriteEnd(path string, e End) error {
+// WriteEnd writes e to path: a temporary file, renamed over path, so a
+// reader finds the whole End or none; with sync, the file and then the
+// directory are synced too, so that this holds after a power cut.
+func WriteEnd(path string, e End, sync bool) error {
 	data, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -55,7 +55,7 @@ func WriteEnd(path string, e End) error {
 		return err
 	}
 	_, err = f.Write(append(data, '\n'))
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -67,6 +67,9 @@ func WriteEnd(path string, e End) error {
 	if err != nil {
 		os.Remove(tmp)
 		return err
+	}
+	if !sync {
+		return nil
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()

@@ -53,6 +53,8 @@ type Keeper struct {
 	// End is where the keeper writes the run's End once the run is over,
 	// if its supervisor died first (WriteEnd); empty: nowhere.
 	End string
+	// NoSync writes the End without syncing it (durability: process).
+	NoSync bool
 	// Log is the run's output file: once the supervisor is dead the
 	// keeper reads the run's pipes and appends their lines to it
 	// ("STREAM | TEXT"), so that the run never writes to a closed pipe.
@@ -191,6 +193,9 @@ func keeperArgs(k Keeper, spec Spec, leaf string) []string {
 	}
 	if k.End != "" {
 		args = append(args, "-end", k.End)
+	}
+	if k.NoSync {
+		args = append(args, "-no-sync")
 	}
 	if r := k.Run; r.Job != "" {
 		args = append(args, "-job", r.Job, "-slot", r.Slot.Format(time.RFC3339Nano), "-attempt", strconv.Itoa(r.Attempt))

@@ -18,6 +18,7 @@ import (
 // keeperFlags are a keeper's arguments (see keeperArgs).
 type keeperFlags struct {
 	tag, end, log    string
+	noSync           bool
 	cgroup           string
 	grace            time.Duration
 	atOnce, session  bool
@@ -43,6 +44,7 @@ func parseKeeperFlags(args []string) (keeperFlags, bool) {
 	fs.StringVar(&f.deadlineArgument, "deadline", "", "RFC 3339 time at which the run is ended")
 	fs.DurationVar(&f.timeout, "timeout", 0, "the run's timeout, for the end's reason")
 	fs.StringVar(&f.end, "end", "", "where to write the run's end")
+	fs.BoolVar(&f.noSync, "no-sync", false, "write the end without syncing it")
 	fs.StringVar(&f.log, "log", "", "the run's output file, appended to once the supervisor is dead")
 	fs.BoolVar(&f.lock, "lock", false, "fd 4 is the run's lock")
 	fs.StringVar(&f.cgroup, "cgroup", "", "the run's cgroup leaf")
@@ -151,7 +153,7 @@ func (k *kept) keep() {
 		return
 	}
 	if k.f.end != "" {
-		if err := WriteEnd(k.f.end, end); err != nil {
+		if err := WriteEnd(k.f.end, end, !k.f.noSync); err != nil {
 			return
 		}
 	}

@@ -221,7 +221,7 @@ func (s *Supervisor) keeper(f *fire) *proc.Keeper {
 			// The wall clock's: the keeper's deadline is real time.
 			k.Deadline, k.Timeout = time.Now().Add(job.Timeout), job.Timeout
 		}
-		k.End = s.stateDir.RunEnd(f.runID)
+		k.End, k.NoSync = s.stateDir.RunEnd(f.runID), s.noSync
 		k.Log = s.stateDir.RunLog(job.Name, f.runID)
 	}
 	return &k

@@ -64,6 +64,7 @@ type Supervisor struct {
 	// supervisor and writes the run's end there (see keeper).
 	stateDir statedir.Dir
 	keepers  *proc.Keepers // the keeper processes of this supervisor's runs, with stateDir
+	noSync   bool          // durability: process (WithDurability)
 	adopter  Adopter       // nil: none
 	// fires is the way every fire takes (fireSteps), made once.
 	fires runFunc
@@ -97,6 +98,12 @@ func WithLastOK(f LastOKFunc) Option { return func(s *Supervisor) { s.lastOK = f
 // stateDir for the next supervisor to record.
 func WithKeepers(stateDir string) Option {
 	return func(s *Supervisor) { s.stateDir, s.keepers = statedir.Dir(stateDir), proc.NewKeepers() }
+}
+
+// WithDurability says whether what the run's keeper writes is synced
+// (run.DurabilityMachine, the default) or not.
+func WithDurability(d run.Durability) Option {
+	return func(s *Supervisor) { s.noSync = !d.Syncs() }
 }
 
 // Close lets go of the supervisor's keeper process, once its runs are
