@@ -206,7 +206,14 @@ func launch(spec Spec, res *Result) (*running, error) {
 	if r.leaf != nil {
 		r.leaf.SysProcAttr(cmd.SysProcAttr)
 	}
-	if err := setup.started(cmd, startRegistered(cmd)); err != nil {
+	start := func() error { return startRegistered(cmd) }
+	var startErr error
+	if spec.Setup.onThread() {
+		startErr = startOnThread(spec.Setup, start)
+	} else {
+		startErr = start()
+	}
+	if err := setup.started(cmd, startErr); err != nil {
 		r.abort()
 		return nil, err
 	}

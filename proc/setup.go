@@ -7,9 +7,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // SetupName is argv[0] of a run's exec shim: this executable re-executed
@@ -23,9 +26,10 @@ func IsSetup(args []string) bool { return len(args) > 0 && args[0] == SetupName 
 
 // Setup is what a run's first process gets before it execs the job, and
 // everything the job forks inherits: its nice value, I/O priority,
-// oom_score_adj and resource limits. Go's os/exec runs no code between
-// fork and exec, so a run with a Setup is started as the exec shim (see
-// SetupName), which applies it and execs the job's argv with the job's
+// oom_score_adj and resource limits. A nice value and an I/O priority
+// alone are given to the thread that forks the run (startOnThread). Go's
+// os/exec runs no code between fork and exec, so a run with any other
+// Setup is started as the exec shim (see SetupName), which applies it and execs the job's argv with the job's
 // environment, unchanged, in the same process: the pid, process group,
 // pidfd and the keeper's view are the run's from the start. A run without
 // a Setup is started directly, as before, and pays nothing.
@@ -53,6 +57,61 @@ const (
 type Rlimit struct {
 	Resource int
 	Value    uint64
+}
+
+// onThread reports whether all of s is what a forked process inherits
+// from the thread that forks it: a nice value and an I/O priority,
+// which Linux keeps per thread. Such a run needs no shim (startOnThread),
+// whose start costs this whole executable's.
+func (s *Setup) onThread() bool {
+	return s != nil && s.OOMScoreAdj == nil && len(s.Rlimits) == 0
+}
+
+// startOnThread calls start on a thread locked to it that s's nice value
+// and I/O priority were given first, so that the process start forks
+// has them from its first instruction, before its exec and any change of
+// user, then gives the thread its own back. While it is locked, the
+// runtime starts no thread from it (they would inherit them). A thread
+// whose priorities cannot be given back (raising a priority again takes
+// CAP_SYS_NICE) is not handed back to the runtime: its goroutine ends
+// locked to it, which ends the thread.
+func startOnThread(s *Setup, start func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		tid := unix.Gettid()
+		saved, err := threadPriorities(tid)
+		if err == nil {
+			err = applyPriorities(s, tid)
+		}
+		if err != nil {
+			errc <- err
+			return // locked: the thread may be half changed
+		}
+		errc <- start()
+		if applyPriorities(saved, tid) == nil {
+			runtime.UnlockOSThread()
+		}
+	}()
+	return <-errc
+}
+
+// threadPriorities reads thread tid's nice value and I/O priority.
+func threadPriorities(tid int) (*Setup, error) {
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	if err != nil {
+		return nil, fmt.Errorf("getpriority: %w", err)
+	}
+	io, _, e := unix.RawSyscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, uintptr(tid), 0)
+	if e != 0 {
+		return nil, fmt.Errorf("ioprio_get: %w", e)
+	}
+	nice := 20 - prio // the raw system call's value
+	class, level := int(io)>>ioprioClassShift, int(io)&(1<<ioprioClassShift-1)
+	if class == 0 { // none: best-effort at a level derived from nice, which ioprio_set takes back as 0
+		return &Setup{Nice: &nice, IOPrio: &IOPrio{0, 0}}, nil
+	}
+	return &Setup{Nice: &nice, IOPrio: &IOPrio{class, level}}, nil
 }
 
 // shimArgs is the shim's command line: its settings as flags (a test
@@ -103,7 +162,7 @@ type setupStart struct {
 // applies them after Setup: a run as another user still gets a nice
 // value or oom_score_adj only root may set. nil when s is nil.
 func shim(cmd *exec.Cmd, s *Setup) (*setupStart, error) {
-	if s == nil {
+	if s == nil || s.onThread() {
 		return nil, nil
 	}
 	r, w, err := os.Pipe()

@@ -249,15 +249,19 @@ func TestSetupArgs(t *testing.T) {
 // job's exec (OnStart: for the shim, once its exec of the job closed the
 // status pipe), and the CPU of this process and of its children per run.
 func BenchmarkRunSetup(b *testing.B) {
-	for _, withSetup := range []bool{false, true} {
-		b.Run(map[bool]string{false: "plain", true: "nice10"}[withSetup], func(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		setup *Setup
+	}{
+		{"plain", nil},
+		{"nice10", &Setup{Nice: intp(10)}},         // on the forking thread
+		{"oom500", &Setup{OOMScoreAdj: intp(500)}}, // through the exec shim
+	} {
+		b.Run(tc.name, func(b *testing.B) {
 			var begun time.Time
 			var start time.Duration
 			spec := Spec{Argv: []string{"/bin/true"}, Tag: "CRONVISOR_RUN_ID=bench-" + strconv.Itoa(os.Getpid()),
-				OnStart: func(int) { start += time.Since(begun) }}
-			if withSetup {
-				spec.Setup = &Setup{Nice: intp(10)}
-			}
+				OnStart: func(int) { start += time.Since(begun) }, Setup: tc.setup}
 			self0, kids0 := cpuTimes(b)
 			for b.Loop() {
 				begun = time.Now()
@@ -285,4 +289,63 @@ func cpuTimes(b *testing.B) (self, children time.Duration) {
 		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 	}
 	return tv(s), tv(c)
+}
+
+// TestPrioritiesOnAThreadStayThere: a run's nice value and I/O priority,
+// given to the thread that forks it (no shim), reach the run as another
+// user too, and never the supervisor: after such runs every thread of
+// this process has its own priorities still.
+func TestPrioritiesOnAThreadStayThere(t *testing.T) {
+	t.Parallel()
+	setup := &Setup{Nice: intp(7), IOPrio: &IOPrio{IOPrioBestEffort, 6}}
+	if !setup.onThread() {
+		t.Fatal("a nice value and an I/O priority alone want no shim")
+	}
+	for i := range 20 {
+		var rec recorder
+		spec := testSpec(t, "cut -d' ' -f19 /proc/self/stat; ionice -p $$")
+		spec.Setup, spec.OnOutput = setup, rec.onOutput
+		if i%2 == 1 && os.Geteuid() == 0 {
+			spec.Credential = &syscall.Credential{Uid: nobodyID, Gid: nobodyID}
+		}
+		res := Run(within(t, 10*time.Second), spec)
+		if want := []string{"7", "best-effort: prio 6"}; res.ExitCode != 0 || !slices.Equal(rec.get("stdout"), want) {
+			t.Fatalf("run %d: %+v, stdout %q, want %q (stderr %q)", i, res, rec.get("stdout"), want, rec.get("stderr"))
+		}
+	}
+	// A thread ends a moment after its goroutine: wait for that, no more.
+	var niced []string
+	waitFor(2*time.Second, func() bool { niced = nicedThreads(t); return len(niced) == 0 })
+	if len(niced) > 0 {
+		t.Errorf("threads of the supervisor with a nice value not 0: %v", niced)
+	}
+}
+
+// nicedThreads lists this process's threads whose nice value is not 0,
+// as "TID:NICE".
+func nicedThreads(t *testing.T) []string {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, task := range tasks {
+		prio, err := unix.Getpriority(unix.PRIO_PROCESS, atoi(t, task.Name()))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		if nice := 20 - prio; nice != 0 { // the raw system call's value is 20 - nice
+			out = append(out, task.Name()+":"+strconv.Itoa(nice))
+		}
+	}
+	return out
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

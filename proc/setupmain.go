@@ -60,18 +60,27 @@ func SetupMain(args []string) int {
 	return ExitNotExecutable
 }
 
-// applySetup applies s to this process (and thread).
-func applySetup(s *Setup) error {
+// applyPriorities gives thread tid (0: this one) s's nice value and I/O
+// priority.
+func applyPriorities(s *Setup, tid int) error {
 	if s.Nice != nil {
-		if err := unix.Setpriority(unix.PRIO_PROCESS, 0, *s.Nice); err != nil {
+		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, *s.Nice); err != nil {
 			return fmt.Errorf("nice %d: %w", *s.Nice, err)
 		}
 	}
 	if p := s.IOPrio; p != nil {
 		prio := uintptr(p.Class<<ioprioClassShift | p.Level)
-		if _, _, e := unix.RawSyscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, 0, prio); e != 0 {
+		if _, _, e := unix.RawSyscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, uintptr(tid), prio); e != 0 {
 			return fmt.Errorf("ionice %d:%d: %w", p.Class, p.Level, e)
 		}
+	}
+	return nil
+}
+
+// applySetup applies s to this process (and thread).
+func applySetup(s *Setup) error {
+	if err := applyPriorities(s, 0); err != nil {
+		return err
 	}
 	if s.OOMScoreAdj != nil {
 		v := strconv.Itoa(*s.OOMScoreAdj)
