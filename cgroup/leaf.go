@@ -1,12 +1,12 @@
 package cgroup
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -162,20 +162,58 @@ func (l *Leaf) Remove() error {
 // keyed reads the value of key in a flat-keyed file ("key value" lines:
 // cgroup.events, cpu.stat, memory.events).
 func keyed(path, key string) (int64, error) {
-	f, err := os.Open(path)
+	v, err := keyedValues(path, key)
+	return v[0], err
+}
+
+// keyedValues reads the values of keys from a flat keyed file ("key
+// value" lines) in one read: a cgroup file is small, and a run's end
+// reads several, so without os.File's runtime poller set-up.
+func keyedValues(path string, keys ...string) ([]int64, error) {
+	out := make([]int64, len(keys))
+	b, err := readSmall(path)
 	if err != nil {
-		return 0, err
+		return out, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), " ")
-		if ok && k == key {
-			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	found := 0
+	for line := range strings.Lines(string(b)) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if i := slices.Index(keys, k); ok && i >= 0 {
+			if out[i], err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
+				return out, fmt.Errorf("%s: %s: %w", path, k, err)
+			}
+			found++
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return 0, err
+	if found < len(keys) {
+		return out, fmt.Errorf("%s: no %s", path, strings.Join(keys, " or "))
 	}
-	return 0, fmt.Errorf("%s: no %s", path, key)
+	return out, nil
+}
+
+// readSmall reads a file of at most a page or so (a cgroup interface
+// file) with plain system calls.
+func readSmall(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 0, 4096)
+	for {
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, len(buf))
+		}
+	}
 }

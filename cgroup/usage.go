@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,17 +22,12 @@ type Usage struct {
 // the memory controller gives them.
 func (l *Leaf) Usage() (Usage, error) {
 	var u Usage
-	stat := filepath.Join(l.Path, "cpu.stat")
-	usr, err := keyed(stat, "user_usec")
+	cpu, err := keyedValues(filepath.Join(l.Path, "cpu.stat"), "user_usec", "system_usec")
 	if err != nil {
 		return u, err
 	}
-	sys, err := keyed(stat, "system_usec")
-	if err != nil {
-		return u, err
-	}
-	u.CPUUser, u.CPUSystem = time.Duration(usr)*time.Microsecond, time.Duration(sys)*time.Microsecond
-	if b, err := os.ReadFile(filepath.Join(l.Path, "memory.peak")); err == nil {
+	u.CPUUser, u.CPUSystem = time.Duration(cpu[0])*time.Microsecond, time.Duration(cpu[1])*time.Microsecond
+	if b, err := readSmall(filepath.Join(l.Path, "memory.peak")); err == nil {
 		u.MemoryPeak, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	}
 	if n, err := keyed(filepath.Join(l.Path, "memory.events"), "oom_kill"); err == nil {
