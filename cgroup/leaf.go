@@ -152,11 +152,13 @@ func (l *Leaf) WaitEmpty(ctx context.Context) error {
 // no error.
 func (l *Leaf) Remove() error {
 	l.Close()
-	err := os.Remove(l.Path)
-	if errors.Is(err, os.ErrNotExist) {
+	// rmdir(2) alone: os.Remove tries unlink(2) first, which a directory
+	// always refuses.
+	err := unix.Rmdir(l.Path)
+	if err == nil || err == unix.ENOENT {
 		return nil
 	}
-	return err
+	return &os.PathError{Op: "rmdir", Path: l.Path, Err: err}
 }
 
 // keyed reads the value of key in a flat-keyed file ("key value" lines:
