@@ -106,8 +106,17 @@ func (l *Log) addLines(stream, lines string) error {
 	n := entriesSize(stream, lines)
 	l.total += int64(n)
 	l.pending.add(rawLines{stream: stream, lines: lines, size: n}, l.ring.size+1)
+	if len(l.pending.calls) > maxPending {
+		// Calls of a line or two (a slow job past its limit) cost more
+		// kept as calls than as bytes in the ring.
+		l.ring.add(l.pending.entries())
+		l.pending = rawTail{}
+	}
 	return nil
 }
+
+// maxPending is the most calls a log keeps unformatted.
+const maxPending = 64
 
 // format formats lines as entries into the scratch buffer, up to
 // maxScratch bytes (at least one entry), and returns what is left.

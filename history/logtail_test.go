@@ -16,8 +16,9 @@ import (
 // entries at once: everything if it fits; otherwise the whole lines that
 // fit in half the limit, the marker with the count of bytes cut, and the
 // tail that TestRingKeepsWholeLastLines pins. Calls far over the
-// scratch buffer and logs long over their limit take the paths that
-// write in pieces and that format only the tail, on Close.
+// scratch buffer, logs long over their limit and hundreds of small calls
+// past it take the paths that write in pieces, that format only the
+// tail, on Close, and that fold kept calls into the ring.
 func TestLogMatchesReference(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(3, 4))
 	limits := []int64{0, 1, 2, 17, 100, 1000, 4096, 100_000, 1 << 20}
@@ -29,8 +30,12 @@ func TestLogMatchesReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			var full []byte
-			for range rnd.IntN(40) {
-				stream, lines := randomCall(rnd)
+			calls, small := rnd.IntN(40), i%3 == 0
+			if small { // many calls of a few short lines: past maxPending
+				calls = 100 + rnd.IntN(400)
+			}
+			for range calls {
+				stream, lines := randomCall(rnd, small)
 				if err := l.WriteLines(stream, lines); err != nil {
 					t.Fatal(err)
 				}
@@ -51,10 +56,14 @@ func TestLogMatchesReference(t *testing.T) {
 }
 
 // randomCall is one WriteLines call's arguments: mostly a few lines,
-// sometimes thousands (over the scratch buffer) or one long line.
-func randomCall(rnd *rand.Rand) (stream, lines string) {
+// unless small sometimes thousands (over the scratch buffer) or one long
+// line.
+func randomCall(rnd *rand.Rand, small bool) (stream, lines string) {
 	stream = []string{"stdout", "stderr"}[rnd.IntN(2)]
 	n, width := 1+rnd.IntN(5), 20
+	if small {
+		return stream, strings.Repeat("s\n", n-1) + "s"
+	}
 	switch rnd.IntN(10) {
 	case 0:
 		n, width = 1000+rnd.IntN(10_000), 3
@@ -131,7 +140,8 @@ func TestLogWriteAfterCloseOverLimit(t *testing.T) {
 }
 
 // TestLogOverLimitKeepsLittle: past its limit, a log holds only the
-// calls whose entries cover its tail, however much more arrives.
+// calls whose entries cover its tail, and at most maxPending of them,
+// however much more arrives.
 func TestLogOverLimitKeepsLittle(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -140,6 +150,7 @@ func TestLogOverLimitKeepsLittle(t *testing.T) {
 	}{
 		{"short lines", 1000, strings.Repeat("y\n", 100) + "y"},
 		{"one line a call", 1000, "y"},
+		{"one line a call, a tail of thousands of lines", 64 << 10, "y"},
 		{"calls longer than the tail", 100, strings.Repeat("x", 500)},
 	}
 	for _, tc := range tests {
@@ -150,7 +161,7 @@ func TestLogOverLimitKeepsLittle(t *testing.T) {
 			}
 			defer l.Close()
 			size := entriesSize("stdout", tc.call)
-			most := int(tc.limit)/size + 2 // enough to cover the tail, and one over
+			most := min(int(tc.limit)/size+2, maxPending) // enough to cover the tail, and one over
 			for i := range 10_000 {
 				if err := l.WriteLines("stdout", tc.call); err != nil {
 					t.Fatal(err)
