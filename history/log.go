@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
@@ -33,10 +32,11 @@ type Log struct {
 	headLen int64 // bytes of the head on disk
 	headEnd bool  // the head is complete; later bytes are tail
 	onDisk  int64 // bytes on disk (head and, before overflow, the tail too)
-	over    bool  // the limit was exceeded: the tail lives only in ring
+	over    bool  // the limit was exceeded: the tail lives only in ring and pending
 	ring    ring
-	total   int64 // bytes offered after the head
-	err     error // first write error, returned by every later call
+	pending rawTail // once over: the last lines, not yet formatted into ring
+	total   int64   // bytes offered after the head
+	err     error   // first write error, returned by every later call
 	closed  bool
 	scratch []byte // the entry being written
 }
@@ -74,7 +74,6 @@ func (l *Log) Write(stream, line string) error {
 // WriteLines appends lines joined by "\n" (a run.Output's Line),
 // each tagged with stream; a last empty line is one too.
 func (l *Log) WriteLines(stream, lines string) error {
-	line := lines
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -83,25 +82,73 @@ func (l *Log) WriteLines(stream, lines string) error {
 	if l.err != nil {
 		return l.err
 	}
-	// One scratch buffer for every entry: a chatty job writes millions of
-	// lines, and an allocation per line was most of the cost of one.
-	b := l.scratch[:0]
-	for {
-		part, rest, more := strings.Cut(line, "\n")
-		b = append(append(append(append(b, stream...), " | "...), part...), '\n')
-		if !more {
-			break
-		}
-		line = rest
-	}
-	if cap(b) <= maxScratch {
-		l.scratch = b
-	}
-	l.err = l.add(b)
+	l.err = l.addLines(stream, lines)
 	return l.err
 }
 
-// maxScratch is the largest scratch buffer a Log keeps between writes.
+// addLines formats the lines as entries, a scratch buffer at a time (one
+// write each), and adds them. Once the output is over the limit only
+// its last bytes can still reach the file: the lines are then kept as
+// they came, and only those the tail needs are formatted, on Close. A
+// chatty job writes a hundred million short lines, and a cost per line
+// was most of the cost of one.
+func (l *Log) addLines(stream, lines string) error {
+	for !l.over {
+		b, rest, more := l.format(stream, lines)
+		if err := l.add(b); err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		lines = rest
+	}
+	n := entriesSize(stream, lines)
+	l.total += int64(n)
+	l.pending.add(rawLines{stream: stream, lines: lines, size: n}, l.ring.size+1)
+	if len(l.pending.calls) > maxPending {
+		// Calls of a line or two (a slow job past its limit) cost more
+		// kept as calls than as bytes in the ring.
+		l.ring.add(l.pending.entries())
+		l.pending = rawTail{}
+	}
+	return nil
+}
+
+// maxPending is the most calls a log keeps unformatted.
+const maxPending = 64
+
+// format formats lines as entries into the scratch buffer, up to
+// maxScratch bytes (at least one entry), and returns what is left.
+func (l *Log) format(stream, lines string) (b []byte, rest string, more bool) {
+	b = l.scratch[:0]
+	defer func() {
+		if cap(b) <= maxScratch {
+			l.scratch = b
+		}
+	}()
+	for {
+		i := strings.IndexByte(lines, '\n')
+		line := lines
+		if i >= 0 {
+			line = lines[:i]
+		}
+		if len(b) > 0 && len(b)+len(stream)+len(entrySep)+len(line)+1 > maxScratch {
+			return b, lines, true
+		}
+		b = append(append(append(append(b, stream...), entrySep...), line...), '\n')
+		if i < 0 {
+			return b, "", false
+		}
+		lines = lines[i+1:]
+	}
+}
+
+// entrySep is what separates an entry's stream from its line.
+const entrySep = " | "
+
+// maxScratch is the largest scratch buffer a Log keeps between writes,
+// and the most bytes of entries written at once (but for a longer line).
 const maxScratch = 64 << 10
 
 // add places one entry in the head, on disk after it, or in the ring.
@@ -166,6 +213,7 @@ func (l *Log) Close() error {
 	l.closed = true
 	err := l.err
 	if l.over && err == nil {
+		l.ring.add(l.pending.entries())
 		tail := l.ring.bytes()
 		cut := l.total - int64(len(tail))
 		marker := fmt.Sprintf("... [cronvisor: %d bytes cut] ...\n", cut)
@@ -177,54 +225,4 @@ func (l *Log) Close() error {
 		err = fmt.Errorf("history: log: %w", cerr)
 	}
 	return err
-}
-
-// ring keeps the last bytes of the tail: size of them, and the one before,
-// which tells whether they start at a line start. bytes trims them to
-// whole lines, unless they lie in a single line longer than size, whose
-// last bytes are kept. It grows as bytes arrive, so a run with little
-// output never allocates the whole tail, and copies bytes rather than
-// keeping a slice per line, so a job printing millions of short lines
-// costs no allocation per line.
-type ring struct {
-	buf  []byte // up to size+1 bytes; once full, the oldest is at pos
-	pos  int
-	size int
-}
-
-func newRing(size int) ring { return ring{size: size} }
-
-func (r *ring) add(p []byte) {
-	keep := r.size + 1
-	if len(p) >= keep {
-		r.buf = append(r.buf[:0], p[len(p)-keep:]...)
-		r.pos = 0
-		return
-	}
-	if room := keep - len(r.buf); room > 0 {
-		n := min(room, len(p))
-		r.buf = append(r.buf, p[:n]...)
-		p = p[n:]
-	}
-	for len(p) > 0 {
-		n := copy(r.buf[r.pos:], p)
-		p = p[n:]
-		r.pos = (r.pos + n) % keep
-	}
-}
-
-// bytes returns the kept bytes, oldest first, from a line start.
-func (r *ring) bytes() []byte {
-	all := append(slices.Clone(r.buf[r.pos:]), r.buf[:r.pos]...)
-	if len(all) <= r.size {
-		return all // all of the tail: it starts with an entry
-	}
-	before, win := all[0], all[1:]
-	if before == '\n' {
-		return win
-	}
-	if i := bytes.IndexByte(win, '\n'); i >= 0 && i < len(win)-1 {
-		return win[i+1:]
-	}
-	return win // within one line longer than the tail
 }

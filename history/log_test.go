@@ -251,6 +251,8 @@ func TestLogWriteLines(t *testing.T) {
 		want  string
 	}{
 		{"cut", 100, strings.Join(text, "\n"), numbered(0, 1) + "... [cronvisor: 1615 bytes cut] ...\n" + numbered(97, 98, 99)},
+		{"exactly the cap in one call", 17 * 6, strings.Join(text[:6], "\n"), numbered(seq(0, 6)...)},
+		{"one line over in one call", 17 * 6, strings.Join(text[:7], "\n"), numbered(0, 1, 2) + "... [cronvisor: 17 bytes cut] ...\n" + numbered(4, 5, 6)},
 		{"empty last line", 0, "a\n", "stdout | a\nstdout | \n"},
 		{"one empty line", 0, "", "stdout | \n"},
 	}

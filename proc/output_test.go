@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -9,6 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// TestOutputLines reads each case from a non-blocking pipe (the
+// supervisor's, read through the runtime's poller) and from a blocking
+// one (as a keeper could be handed).
 func TestOutputLines(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("x", 2*maxLine+5)
@@ -25,27 +29,41 @@ func TestOutputLines(t *testing.T) {
 		{"nothing", "", nil},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			var rec recorder
-			o := &output{onOutput: rec.onOutput}
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			o.wg.Add(1)
-			go o.read("stdout", r)
-			if _, err := w.WriteString(tt.write); err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
-			o.wg.Wait()
-			if got := rec.get("stdout"); !slices.Equal(got, tt.want) {
-				t.Errorf("got %q, want %q", abbrev(got), abbrev(tt.want))
-			}
-		})
+		for _, blocking := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/blocking=%v", tt.name, blocking), func(t *testing.T) {
+				t.Parallel()
+				var rec recorder
+				o := &output{onOutput: rec.onOutput}
+				r, w := testPipe(t, blocking)
+				o.wg.Add(1)
+				go o.read("stdout", r)
+				if _, err := w.WriteString(tt.write); err != nil {
+					t.Fatal(err)
+				}
+				w.Close()
+				o.wg.Wait()
+				if got := rec.get("stdout"); !slices.Equal(got, tt.want) {
+					t.Errorf("got %q, want %q", abbrev(got), abbrev(tt.want))
+				}
+			})
+		}
 	}
+}
+
+// testPipe is a pipe whose read end is non-blocking (as newOutput makes
+// it) or blocking; the test closes the read end.
+func testPipe(t *testing.T, blocking bool) (r, w *os.File) {
+	t.Helper()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.SetNonblock(p[0], !blocking); err != nil {
+		t.Fatal(err)
+	}
+	r, w = os.NewFile(uintptr(p[0]), "r"), os.NewFile(uintptr(p[1]), "w")
+	t.Cleanup(func() { r.Close() })
+	return r, w
 }
 
 // TestOutputChunks checks that lines read at once are handed over in one
