@@ -30,7 +30,7 @@ var chattyCommands = []struct{ name, command string }{
 func BenchmarkChattyJob(b *testing.B) {
 	for _, c := range chattyCommands {
 		b.Run(c.name, func(b *testing.B) {
-			r := newRig(b, false)
+			r := newRig(b, false, run.DurabilityMachine)
 			out := outlog.New(slog.NewJSONHandler(io.Discard, nil)) // enabled, as the daemon's: its rate cap applies
 			b.Cleanup(func() { out.Close() })
 			r.fan.Listen(out.Handle)
