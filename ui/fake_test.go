@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,6 +76,21 @@ func (f *fakeSource) called() []string {
 
 func (f *fakeSource) Jobs(context.Context) ([]ctl.JobStatus, error) {
 	return f.jobs, f.record("jobs")
+}
+
+func (f *fakeSource) JobsNamed(_ context.Context, names []string) ([]ctl.JobStatus, error) {
+	if err := f.record("jobs " + strings.Join(names, ",")); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []ctl.JobStatus
+	for _, j := range f.jobs {
+		if slices.Contains(names, j.Name) {
+			out = append(out, j)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeSource) Locks(context.Context) ([]ctl.LockStatus, error) {

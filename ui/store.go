@@ -51,6 +51,7 @@ type store struct {
 	records []run.Record     // newest first
 	tails   map[string]*ring // job -> live output
 	host    string           // this supervisor's host, learnt from holders
+	note    string           // the daemon's history note, as last read
 }
 
 func newStore() *store {
@@ -59,6 +60,10 @@ func newStore() *store {
 
 func (s *store) setJobs(jobs []ctl.JobStatus) {
 	s.jobs = jobs
+	s.note = ""
+	if len(jobs) > 0 {
+		s.note = jobs[0].History
+	}
 	clear(s.index)
 	for i, j := range jobs {
 		s.index[j.Name] = i
@@ -69,12 +74,7 @@ func (s *store) setJobs(jobs []ctl.JobStatus) {
 }
 
 // historyNote is the daemon's "history degraded since ..." line, or "".
-func (s *store) historyNote() string {
-	if len(s.jobs) == 0 {
-		return ""
-	}
-	return s.jobs[0].History
-}
+func (s *store) historyNote() string { return s.note }
 
 func (s *store) setLocks(locks []ctl.LockStatus) {
 	s.locks = locks
@@ -138,6 +138,8 @@ func (s *store) apply(ev ctl.WireEvent) {
 		s.finished(ev)
 	case ctl.EventRunSkipped:
 		s.skipped(ev)
+	case ctl.EventJobPaused, ctl.EventJobResumed:
+		s.paused(ev)
 	case ctl.EventRunSlow:
 		if i, ok := s.index[ev.Job]; ok && s.jobs[i].RunID == ev.RunID {
 			s.jobs[i].Slow = true

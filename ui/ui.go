@@ -26,6 +26,9 @@ import (
 // the method set of *ctl.Client, so a client satisfies it as is.
 type Source interface {
 	Jobs(ctx context.Context) ([]ctl.JobStatus, error)
+	// JobsNamed reads the named jobs only; ctl.ErrUnsupported from a
+	// daemon that cannot, which the console then reads whole.
+	JobsNamed(ctx context.Context, names []string) ([]ctl.JobStatus, error)
 	Locks(ctx context.Context) ([]ctl.LockStatus, error)
 	History(ctx context.Context, q ctl.HistoryQuery) ([]run.Record, error)
 	// Log is the end of a run's saved log, read by the daemon: the console
