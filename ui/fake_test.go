@@ -74,8 +74,13 @@ func (f *fakeSource) called() []string {
 	return append([]string(nil), f.calls...)
 }
 
+// Jobs returns a copy, as a real source does: a test that changes f.jobs
+// changes what the next read brings, not what the console holds.
 func (f *fakeSource) Jobs(context.Context) ([]ctl.JobStatus, error) {
-	return f.jobs, f.record("jobs")
+	err := f.record("jobs")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.jobs), err
 }
 
 func (f *fakeSource) JobsNamed(_ context.Context, names []string) ([]ctl.JobStatus, error) {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"time"
 
@@ -87,10 +88,8 @@ func (m Model) shownJobs() []string {
 func (m Model) rowsDue(now time.Time) (Model, []string, bool) {
 	due := m.stale
 	m.stale = map[string]bool{}
-	for _, j := range m.c.data.jobs {
-		if !j.NextRun.IsZero() && j.NextRun.After(m.lastCheck) && !j.NextRun.After(now) {
-			due[j.Name] = true
-		}
+	for _, n := range m.c.data.passed(m.lastCheck, now) {
+		due[n] = true
 	}
 	m.lastCheck = now
 	shown := m.shownJobs()
@@ -146,10 +145,14 @@ func (m Model) onRows(msg rowsMsg) (Model, tea.Cmd) {
 	}
 	m.dirty = len(m.stale) > 0
 	hadNote := m.c.data.historyNote() != ""
-	m.c.data.updateJobs(msg.jobs)
+	changed := m.c.data.updateJobs(msg.jobs)
 	if msg.withLocks {
 		m.c.data.setLocks(msg.locks)
 		m.lastLocks = m.wall()
+		changed = true
+	}
+	if !changed {
+		return m, nil
 	}
 	if hadNote != (m.c.data.historyNote() != "") {
 		m = m.layout()
@@ -176,14 +179,24 @@ func (s *store) paused(ev ctl.WireEvent) {
 
 // updateJobs replaces the jobs read by name; one the store does not know
 // (added by a reload whose event is on its way) waits for the whole
-// table's read that the event brings.
-func (s *store) updateJobs(jobs []ctl.JobStatus) {
+// table's read that the event brings. It reports whether any row changed:
+// the rows on screen are read every refreshEvery, and an unchanged read
+// need not re-sort the table.
+func (s *store) updateJobs(jobs []ctl.JobStatus) bool {
+	changed := false
 	for _, j := range jobs {
 		if i, ok := s.index[j.Name]; ok {
-			s.jobs[i] = j
+			if !reflect.DeepEqual(s.jobs[i], j) {
+				s.movedFire(s.jobs[i], j)
+				s.jobs[i], changed = j, true
+			}
 		}
 	}
-	if len(jobs) > 0 {
-		s.note = jobs[0].History
+	if len(jobs) > 0 && s.note != jobs[0].History {
+		s.note, changed = jobs[0].History, true
 	}
+	if changed {
+		s.gen++
+	}
+	return changed
 }

@@ -125,6 +125,41 @@ func TestAFirePassedIsRead(t *testing.T) {
 	}
 }
 
+// TestAMovedFireIsReadWhenItPasses: a read that moves a job's next fire
+// is where the console looks next; where the fire was before, it no
+// longer looks.
+func TestAMovedFireIsReadWhenItPasses(t *testing.T) {
+	tests := []struct {
+		name  string
+		first time.Duration // job_7000's next fire at the load
+		moved time.Duration // and as the read an event started brings it
+		want  []string      // the reads of the three seconds after the event's
+	}{
+		{"moved sooner", time.Hour, 2500 * time.Millisecond, []string{"jobs job_7000"}},
+		{"moved later", 2500 * time.Millisecond, time.Hour, nil},
+		{"unmoved", 2500 * time.Millisecond, 2500 * time.Millisecond, []string{"jobs job_7000"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			now := ref
+			f := newFake()
+			f.jobs = idleJobs(10000)
+			f.jobs[7000].NextRun = ref.Add(tc.first)
+			m := loaded(t, f, Options{Clock: func() time.Time { return now }}, 120, 40)
+			f.mu.Lock()
+			f.jobs[7000].NextRun = ref.Add(tc.moved)
+			f.mu.Unlock()
+			m = feed(t, m, f, ctl.WireEvent{Type: ctl.EventJobResumed, Job: "job_7000"})
+			m = tickFor(t, m, &now, 1) // reads job_7000, for the event
+			before := len(f.called())
+			tickFor(t, m, &now, 3)
+			if got := reads(f, before); !slices.Equal(got, tc.want) {
+				t.Errorf("reads %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestRowsComingOnScreenAreRead: a row scrolled into view (G) is read at
 // the next tick, so that an outside lock holder shows within a second.
 func TestRowsComingOnScreenAreRead(t *testing.T) {
