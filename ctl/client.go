@@ -121,6 +121,29 @@ func (c *Client) Jobs(ctx context.Context) ([]JobStatus, error) {
 	return jobs, c.call(ctx, http.MethodGet, "/v1/jobs", nil, &jobs)
 }
 
+// JobsNamed returns the named jobs' status; a job the daemon does not
+// know is left out. A daemon that predates the query answers with every
+// job: that is ErrUnsupported, not an answer.
+func (c *Client) JobsNamed(ctx context.Context, names []string) ([]JobStatus, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	var jobs []JobStatus
+	if err := c.call(ctx, http.MethodGet, "/v1/jobs", url.Values{"name": names}, &jobs); err != nil {
+		return nil, err
+	}
+	asked := make(map[string]bool, len(names))
+	for _, n := range names {
+		asked[n] = true
+	}
+	for _, j := range jobs {
+		if !asked[j.Name] {
+			return nil, fmt.Errorf("cronvisor daemon at %s: GET /v1/jobs?name= answered with job %q, not asked for: %w", c.path, j.Name, ErrUnsupported)
+		}
+	}
+	return jobs, nil
+}
+
 // Locks lists the locks the daemon knows.
 func (c *Client) Locks(ctx context.Context) ([]LockStatus, error) {
 	var locks []LockStatus

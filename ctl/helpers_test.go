@@ -164,7 +164,16 @@ func (f *fakeBackend) known(verb, job string) error {
 	return nil
 }
 
-func (f *fakeBackend) Jobs(context.Context) ([]JobStatus, error)   { return f.jobs, f.failAll }
+func (f *fakeBackend) Jobs(context.Context) ([]JobStatus, error) { return f.jobs, f.failAll }
+func (f *fakeBackend) JobsNamed(_ context.Context, names []string) ([]JobStatus, error) {
+	var out []JobStatus
+	for _, j := range f.jobs {
+		if slices.Contains(names, j.Name) {
+			out = append(out, j)
+		}
+	}
+	return out, f.failAll
+}
 func (f *fakeBackend) Locks(context.Context) ([]LockStatus, error) { return f.locks, f.failAll }
 
 // zero is an exit code of 0.

@@ -100,8 +100,24 @@ func (s *server) routes() http.Handler {
 	return mux
 }
 
+// jobs answers GET /v1/jobs, all of them or, with name parameters, only
+// those; any other parameter is refused, so that a query a later client
+// adds is not answered as if it were absent.
 func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
-	jobs, err := s.b.Jobs(r.Context())
+	q := r.URL.Query()
+	for k := range q {
+		if k != "name" {
+			s.fail(w, r, fmt.Errorf("%w: unknown parameter %q (want name)", ErrBadRequest, k))
+			return
+		}
+	}
+	var jobs []JobStatus
+	var err error
+	if names, ok := q["name"]; ok {
+		jobs, err = s.b.JobsNamed(r.Context(), names)
+	} else {
+		jobs, err = s.b.Jobs(r.Context())
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -25,6 +25,8 @@ func TestRoutesRoundTrip(t *testing.T) {
 		wantCall string // the backend's last call afterwards, "" for reads
 	}{
 		{"jobs", func(ctx context.Context) (any, error) { return c.Jobs(ctx) }, f.jobs, ""},
+		{"jobs named", func(ctx context.Context) (any, error) { return c.JobsNamed(ctx, []string{"..", "sync", "gone"}) },
+			[]JobStatus{f.jobs[0], f.jobs[3]}, ""},
 		{"locks", func(ctx context.Context) (any, error) { return c.Locks(ctx) }, f.locks, ""},
 		{"history", func(ctx context.Context) (any, error) { return c.History(ctx, HistoryQuery{Job: "sync"}) }, f.history, ""},
 		{"log", func(ctx context.Context) (any, error) { return c.Log(ctx, "sync", "r0") },
@@ -137,6 +139,9 @@ func TestErrors(t *testing.T) {
 		{"a log query with more", func(ctx context.Context) error {
 			return c.call(ctx, http.MethodGet, "/v1/logs", map[string][]string{"job": {"sync"}, "run": {"r0"}, "path": {"/etc/passwd"}}, nil)
 		}, ErrBadRequest, 400, `unknown parameter "path"`},
+		{"a jobs query with more", func(ctx context.Context) error {
+			return c.call(ctx, http.MethodGet, "/v1/jobs", map[string][]string{"name": {"sync"}, "range": {"0-40"}}, nil)
+		}, ErrBadRequest, 400, `unknown parameter "range"`},
 		{"unknown route is not an unknown job", func(ctx context.Context) error {
 			return c.call(ctx, http.MethodGet, "/v1/nope", nil, nil)
 		}, nil, 404, "no route GET /v1/nope"},
@@ -189,5 +194,21 @@ func checkRemote(t *testing.T, err error, wantIs error, wantStatus int, wantMsg 
 	}
 	if !strings.Contains(err.Error(), wantMsg) {
 		t.Errorf("message %q does not contain %q", err, wantMsg)
+	}
+}
+
+// oldDaemon answers every jobs query with every job, as a daemon that
+// predates GET /v1/jobs?name= does.
+type oldDaemon struct{ *fakeBackend }
+
+func (o oldDaemon) JobsNamed(ctx context.Context, _ []string) ([]JobStatus, error) {
+	return o.Jobs(ctx)
+}
+
+func TestJobsNamedOfAnOldDaemonIsUnsupported(t *testing.T) {
+	s := startServer(t, oldDaemon{newFakeBackend()}, nil)
+	jobs, err := s.client.JobsNamed(within(t, 5*time.Second), []string{"sync"})
+	if !errors.Is(err, ErrUnsupported) || jobs != nil {
+		t.Fatalf("JobsNamed = %v, %v; want ErrUnsupported and no jobs", jobs, err)
 	}
 }

@@ -6,6 +6,7 @@
 // an unknown job, 400 for a bad query, 500 for the rest:
 //
 //	GET  /v1/jobs                   []JobStatus
+//	GET  /v1/jobs?name=A&name=B     []JobStatus of the named jobs only (unknown names left out)
 //	GET  /v1/locks                  []LockStatus
 //	GET  /v1/history?job=&outcome=&outcome=&since=RFC3339&limit=
 //	                                []run.Record, the contract's form
@@ -17,6 +18,16 @@
 //	POST /v1/jobs/{name}/kill       200 {"killed": N}
 //	POST /v1/reload                 204
 //	GET  /v1/events                 newline-delimited WireEvents, one per line
+//
+// A client that keeps a copy of the jobs (the console) reads the whole
+// table once, then follows the event stream and re-reads by name only
+// the jobs an event or a passed fire time names, and the rows it shows.
+// The stream says every change the daemon makes: besides the runs'
+// events, job_paused and job_resumed for a pause from any client, and
+// resync when events were dropped for a subscriber that lagged (it then
+// reads the whole table again). A daemon older than the name query
+// answers it with every job; Client.JobsNamed notices and returns
+// ErrUnsupported rather than a silently different answer.
 //
 // The wire types below are the socket's JSON. Their field names are
 // snake_case like the contract's history records; a time that does not
@@ -57,6 +68,10 @@ var ErrUntrusted = errors.New("control socket served by another user")
 // started, or a log already pruned). The server answers it with 404.
 var ErrNoLog = errors.New("no saved log")
 
+// ErrUnsupported means the daemon is older than the request: it does not
+// know the query or answered it in its old form.
+var ErrUnsupported = errors.New("not supported by this daemon")
+
 // ErrNoDaemon means nothing listens on the socket: no file, or a stale file
 // left by a daemon that died.
 var ErrNoDaemon = errors.New("no daemon listening")
@@ -65,6 +80,9 @@ var ErrNoDaemon = errors.New("no daemon listening")
 // called concurrently, one goroutine per request.
 type Backend interface {
 	Jobs(ctx context.Context) ([]JobStatus, error)
+	// JobsNamed is Jobs for the named jobs only, in the daemon's order;
+	// a name it does not know is left out.
+	JobsNamed(ctx context.Context, names []string) ([]JobStatus, error)
 	Locks(ctx context.Context) ([]LockStatus, error)
 	// History returns the records that match q, newest first.
 	History(ctx context.Context, q HistoryQuery) ([]run.Record, error)
@@ -241,7 +259,8 @@ type RunLog struct {
 // EventType names a WireEvent's kind.
 type EventType string
 
-// Event types, one per runner event.
+// Event types: one per runner event, and the service's own (pauses,
+// resync).
 const (
 	EventRunStarted     EventType = "run_started"
 	EventRunOutput      EventType = "run_output"
@@ -253,6 +272,12 @@ const (
 	// EventShuttingDown: the daemon stopped firing and waits for Jobs runs
 	// to finish; the stream ends when they have.
 	EventShuttingDown EventType = "shutting_down"
+	// EventJobPaused and EventJobResumed: a client paused or resumed Job.
+	EventJobPaused  EventType = "job_paused"
+	EventJobResumed EventType = "job_resumed"
+	// EventResync: events were dropped for this subscriber, which lagged;
+	// what it kept of the daemon's state is to be read again.
+	EventResync EventType = "resync"
 )
 
 // WireEvent is one runner event on the events stream. Which fields are set

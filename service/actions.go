@@ -93,6 +93,7 @@ func (s *Service) Pause(ctx context.Context, name string) error {
 		info = old // paused already: the first pause says since when
 	}
 	s.pauses[name] = info
+	s.broadcast(ctl.WireEvent{Type: ctl.EventJobPaused, Job: name, Time: s.sup.Clock().Now()})
 	s.mu.Unlock()
 	err := s.savePauses(func(m map[string]ctl.PauseInfo) {
 		if _, ok := m[name]; !ok {
@@ -113,6 +114,7 @@ func (s *Service) Resume(ctx context.Context, name string) error {
 	s.sup.Resume(name)
 	s.mu.Lock()
 	delete(s.pauses, name)
+	s.broadcast(ctl.WireEvent{Type: ctl.EventJobResumed, Job: name, Time: s.sup.Clock().Now()})
 	s.mu.Unlock()
 	if err := s.savePauses(func(m map[string]ctl.PauseInfo) { delete(m, name) }); err != nil {
 		return fmt.Errorf("resumed, but not saved (a restart will pause it again): %w", err)

@@ -26,8 +26,8 @@ import (
 )
 
 // subscriberBuffer is how many events a slow subscriber may lag behind
-// before events are dropped for it (never blocking the runner). Clients
-// re-fetch Jobs periodically, so a dropped state change heals itself.
+// before events are dropped for it (never blocking the runner); it is
+// told with a resync event (see broadcast).
 const subscriberBuffer = 4096
 
 // Service implements ctl.Backend.
@@ -160,12 +160,21 @@ func (s *Service) Handle(ev run.Event) {
 	s.broadcast(w)
 }
 
-// broadcast hands w to every subscriber without blocking; s.mu held.
+// broadcast hands w to every subscriber without blocking; s.mu held. A
+// subscriber that lags gets resync in its buffer's last place instead of
+// w, and nothing more until it has read some: the events it misses after
+// it happened before it reads resync, so the state it then reads again
+// has them. Clients keep the table from events alone, so a drop must be
+// said.
 func (s *Service) broadcast(w ctl.WireEvent) {
 	for ch := range s.subs {
-		select {
-		case ch <- w:
-		default: // this subscriber lags; it re-fetches state to catch up
+		switch n := len(ch); {
+		case n == cap(ch):
+			// full, and resync is its last event
+		case n == cap(ch)-1:
+			ch <- ctl.WireEvent{Type: ctl.EventResync, Time: w.Time}
+		default:
+			ch <- w
 		}
 	}
 }
@@ -201,13 +210,35 @@ func (s *Service) Events(ctx context.Context) (<-chan ctl.WireEvent, error) {
 
 // Jobs implements ctl.Backend.
 func (s *Service) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
+	return s.statuses(ctx, s.cfg.Load().Jobs), nil
+}
+
+// JobsNamed implements ctl.Backend: the console re-reads the rows it
+// shows and the jobs events name, not the whole table.
+func (s *Service) JobsNamed(ctx context.Context, names []string) ([]ctl.JobStatus, error) {
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	var jobs []config.Job
+	for _, j := range s.cfg.Load().Jobs {
+		if want[j.Name] {
+			jobs = append(jobs, j)
+		}
+	}
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	return s.statuses(ctx, jobs), nil
+}
+
+func (s *Service) statuses(ctx context.Context, jobs []config.Job) []ctl.JobStatus {
 	v := daemonView{s}
 	b := Statuses{Locks: s.locker, History: v, Pauses: v, Live: v, Health: s.health, Alerts: s.alerts, Adopted: s.adopted, Guard: &s.mu}
-	jobs := s.cfg.Load().Jobs
 	if s.shared != nil {
 		b.History, b.Health = s.withShared(ctx, v, jobs)
 	}
-	return b.Build(ctx, jobs), nil
+	return b.Build(ctx, jobs)
 }
 
 // withShared is the status builder's history and health with the fleet's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -121,8 +122,57 @@ func TestSlowSubscriberNeverBlocks(t *testing.T) {
 	if n := len(ch); n != subscriberBuffer {
 		t.Errorf("buffered %d events, want the buffer full (%d)", n, subscriberBuffer)
 	}
+	// The drop is said: the buffer's last event asks for a resync, and
+	// once the subscriber reads, events flow again after it.
+	var last ctl.WireEvent
+	for range subscriberBuffer {
+		last = <-ch
+	}
+	if last.Type != ctl.EventResync {
+		t.Errorf("the full buffer's last event is %s, want %s", last.Type, ctl.EventResync)
+	}
+	fan.Emit(run.Output{Job: "a", RunID: "r", Line: "after"})
+	if ev := <-ch; ev.Line != "after" {
+		t.Errorf("after the resync got %+v, want the next event", ev)
+	}
 	cancel()
 	for range ch { // drains, then ends: cancel closed the channel
+	}
+}
+
+// TestPausesAreEvents: a client keeping its table from the stream learns
+// of a pause from any other client.
+func TestPausesAreEvents(t *testing.T) {
+	s, _ := newTestService(t, job(t, "a", true))
+	s.SetConfig(&config.Config{StateDir: t.TempDir(), Jobs: []config.Job{job(t, "a", true)}})
+	ch, cancel := s.Subscribe(context.Background())
+	defer cancel()
+	ctx := context.Background()
+	if err := s.Pause(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Resume(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []ctl.EventType{ctl.EventJobPaused, ctl.EventJobResumed} {
+		if ev := <-ch; ev.Type != want || ev.Job != "a" {
+			t.Errorf("event %+v, want %s of a", ev, want)
+		}
+	}
+}
+
+func TestJobsNamedIsTheJobsOfThoseNames(t *testing.T) {
+	s, _ := newTestService(t, job(t, "a", true), job(t, "b", false), job(t, "c", true))
+	all, err := s.Jobs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.JobsNamed(context.Background(), []string{"c", "nope", "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []ctl.JobStatus{all[0], all[2]}; !reflect.DeepEqual(got, want) {
+		t.Errorf("JobsNamed = %+v\nwant %+v", got, want)
 	}
 }
 

@@ -86,13 +86,7 @@ type Live interface {
 // cannot be read leave the jobs' holders out rather than failing: the
 // rest of the status is still true.
 func (b Statuses) Build(ctx context.Context, jobs []config.Job) []ctl.JobStatus {
-	held := map[string]lock.Record{}
-	all, _ := b.Locks.List(ctx) // what it could read, beside an error
-	for _, l := range all {
-		if l.Held {
-			held[l.Name] = l.Record
-		}
-	}
+	held := b.held(ctx, jobs)
 	var next map[string]time.Time
 	var stalls map[string]run.Stall
 	if b.Live != nil {
@@ -130,6 +124,39 @@ func (b Statuses) Build(ctx context.Context, jobs []config.Job) []ctl.JobStatus 
 		out = append(out, js)
 	}
 	return out
+}
+
+// inspectUpTo is the most jobs whose locks Build inspects one by one
+// rather than listing every lock: a console's rows on screen, not a whole
+// table.
+const inspectUpTo = 256
+
+// held is the holders of the locks of jobs, by lock name: each lock
+// inspected for a few jobs when the lister can, else every lock listed.
+// Locks that cannot be read are left out.
+func (b Statuses) held(ctx context.Context, jobs []config.Job) map[string]lock.Record {
+	held := map[string]lock.Record{}
+	in, ok := b.Locks.(interface {
+		Inspect(ctx context.Context, name string) (lock.Status, error)
+	})
+	if ok && len(jobs) <= inspectUpTo {
+		for _, j := range jobs {
+			if _, seen := held[j.Lock]; seen || j.Overlap == config.OverlapAllow {
+				continue
+			}
+			if st, err := in.Inspect(ctx, j.Lock); err == nil && st.Held {
+				held[j.Lock] = st.Record
+			}
+		}
+		return held
+	}
+	all, _ := b.Locks.List(ctx) // what it could read, beside an error
+	for _, l := range all {
+		if l.Held {
+			held[l.Name] = l.Record
+		}
+	}
+	return held
 }
 
 // state picks the job's state and fills in its current run: the

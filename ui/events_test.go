@@ -234,11 +234,12 @@ func TestTickRefetches(t *testing.T) {
 		wantFetch bool          // a read is in flight after the tick
 	}{
 		{"nothing changed", func(m Model) Model { return m }, 0, false},
-		{"an event changed state", func(m Model) Model { m.dirty = true; return m }, 0, true},
-		{"a read is in flight", func(m Model) Model { m.dirty, m.fetching = true, true; return m }, 0, true},
+		{"an event changed state", func(m Model) Model { m.stale["backup_db"] = true; return m }, 0, true},
+		{"a read is in flight", func(m Model) Model { m.stale["backup_db"], m.fetching = true, true; return m }, 0, true},
+		{"a reload or resync", func(m Model) Model { m.needFull = true; return m }, 0, true},
 		{"a while passed", func(m Model) Model { return m }, refreshEvery, true},
 		{"a fire came due", func(m Model) Model { return m }, 5 * time.Second, true},
-		{"the source is lost", func(m Model) Model { m.dirty, m.conn.lost = true, true; return m }, 0, false},
+		{"the source is lost", func(m Model) Model { m.stale["backup_db"], m.conn.lost = true, true; return m }, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -72,8 +74,28 @@ func (f *fakeSource) called() []string {
 	return append([]string(nil), f.calls...)
 }
 
+// Jobs returns a copy, as a real source does: a test that changes f.jobs
+// changes what the next read brings, not what the console holds.
 func (f *fakeSource) Jobs(context.Context) ([]ctl.JobStatus, error) {
-	return f.jobs, f.record("jobs")
+	err := f.record("jobs")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.jobs), err
+}
+
+func (f *fakeSource) JobsNamed(_ context.Context, names []string) ([]ctl.JobStatus, error) {
+	if err := f.record("jobs " + strings.Join(names, ",")); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []ctl.JobStatus
+	for _, j := range f.jobs {
+		if slices.Contains(names, j.Name) {
+			out = append(out, j)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeSource) Locks(context.Context) ([]ctl.LockStatus, error) {

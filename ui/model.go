@@ -12,9 +12,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 )
 
-// refreshEvery is how often the console re-reads jobs and locks when no
-// event says something changed: lock holders outside cronvisor and next
-// fires after a reload only show up this way.
+// refreshEvery is how often the console re-reads the rows on screen and,
+// while shown, the locks: lock holders outside cronvisor are no event and
+// only show up this way.
 const refreshEvery = 5 * time.Second
 
 // Model is the console's root model. It owns the store, routes messages
@@ -49,9 +49,18 @@ type Model struct {
 
 	loaded    bool // a first snapshot arrived
 	fetching  bool
-	dirty     bool // an event changed state since the last snapshot
+	dirty     bool // an event changed state since the last read
 	lastFetch time.Time
 	lastLocks time.Time // when locks were last read
+	// stale names the jobs events changed since the last read by name,
+	// needFull asks for the whole table (a reload, a resync), and
+	// fullReads says the daemon cannot read by name (see rows.go).
+	stale     map[string]bool
+	needFull  bool
+	fullReads bool
+	lastCheck time.Time // the last tick's: next fires up to it are read
+	lastShown []string  // the rows on screen at their last read
+	lastRows  time.Time // when they were read
 	status    string
 	statusErr bool
 	statusAt  time.Time
@@ -93,7 +102,7 @@ func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Rendere
 		live: c.st, grey: newStyles(r, greyTheme(defaultTheme())),
 		screens: newPaneSet(),
 		jobs:    newJobsView(c), detail: newDetailView(c), locks: newLocksView(c), hist: newHistoryView(c),
-		fetching: true} // Init's first read; no tick starts another meanwhile
+		stale: map[string]bool{}, fetching: true} // Init's first read; no tick starts another meanwhile
 }
 
 // Init subscribes to events, reads the first snapshot and starts the
@@ -133,6 +142,8 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.onSubscribed(msg)
 	case snapshotMsg:
 		return m.onSnapshot(msg)
+	case rowsMsg:
+		return m.onRows(msg)
 	case historyMsg:
 		return m.onHistory(msg)
 	case reconnectMsg:

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -75,13 +76,19 @@ func (m Model) onEvents(msg eventsMsg) (Model, tea.Cmd) {
 		m.c.data.apply(ev)
 		if ev.Type != ctl.EventRunOutput {
 			changed = true
+			if ev.Job != "" {
+				m.stale[ev.Job] = true
+			}
 			if ev.Job == m.detail.job && (ev.Type == ctl.EventRunFinished || ev.Type == ctl.EventRunSkipped) {
 				detailDone = true
 			}
 		}
 		switch ev.Type {
 		case ctl.EventConfigReloaded:
+			m.needFull = true // jobs came and went
 			m = m.reloaded(ev)
+		case ctl.EventResync:
+			m.needFull = true
 		case ctl.EventShuttingDown:
 			m.daemon.ShuttingDown, m.daemon.Finishing = true, ev.Jobs
 			m = m.layout()
@@ -139,6 +146,8 @@ func (m Model) onSnapshot(msg snapshotMsg) (Model, tea.Cmd) {
 		m = m.setRefused(d.Refused, d.RefusedAt)
 	}
 	m.c.data.setJobs(msg.jobs)
+	clear(m.stale)
+	m.lastCheck, m.lastRows = m.lastFetch, m.lastFetch
 	if msg.withLocks {
 		m.c.data.setLocks(msg.locks)
 		m.lastLocks = m.lastFetch
@@ -146,7 +155,19 @@ func (m Model) onSnapshot(msg snapshotMsg) (Model, tea.Cmd) {
 	if hadNote != (m.c.data.historyNote() != "") {
 		m = m.layout() // the history banner takes a line, or gives it back
 	}
-	return m.refreshViews(), nil
+	m = m.refreshViews()
+	m.lastShown = m.shownJobs()
+	return m, giveBack
+}
+
+// giveBack returns the heap a whole read left behind to the system. A
+// read of 10,000 jobs decodes several times what it keeps, and the
+// runtime gives freed pages back only slowly: an idle console would hold
+// them for minutes. Whole reads are rare (start, reconnect, reload,
+// resync), and this runs beside the model, not in Update.
+func giveBack() tea.Msg {
+	debug.FreeOSMemory()
+	return nil
 }
 
 func (m Model) onHistory(msg historyMsg) (Model, tea.Cmd) {
@@ -168,8 +189,8 @@ func (m Model) onHistory(msg historyMsg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-// onTick redraws the countdowns and, when something changed or a while
-// passed, re-reads jobs and locks. At most one read is in flight.
+// onTick redraws the countdowns and re-reads what is due (rows.go). At
+// most one read is in flight.
 func (m Model) onTick() (Model, tea.Cmd) {
 	now := m.wall()
 	if m.status != "" && now.Sub(m.statusAt) > statusFor {
@@ -179,11 +200,11 @@ func (m Model) onTick() (Model, tea.Cmd) {
 		mm, cmd := m.offlineDue()
 		return mm, tea.Batch(tick(), cmd)
 	}
-	if m.fetching || !(m.dirty || now.Sub(m.lastFetch) >= refreshEvery || m.firePassed(now)) {
+	if m.fetching {
 		return m, tick()
 	}
-	m.fetching = true
-	return m, tea.Batch(tick(), m.fetchSnapshot(m.locksDue(now)))
+	m, cmd := m.readDue(now)
+	return m, tea.Batch(tick(), cmd)
 }
 
 // locksDue reports whether a refresh should read locks too: when they are
@@ -218,12 +239,16 @@ func (m Model) onAction(msg actionMsg) (Model, tea.Cmd) {
 		return m.say(msg.err.Error(), true), nil
 	}
 	m = m.say(msg.done, msg.warn)
+	m.dirty = true
+	if msg.job != "" {
+		m.stale[msg.job] = true
+	} else {
+		m.needFull = true
+	}
 	if m.fetching {
-		m.dirty = true
 		return m, nil
 	}
-	m.fetching = true
-	return m, m.fetchSnapshot(true)
+	return m.readDue(m.wall())
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

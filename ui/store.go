@@ -47,10 +47,44 @@ func (r *ring) all() []string {
 type store struct {
 	jobs    []ctl.JobStatus
 	index   map[string]int // job name -> position in jobs
+	fires   fires          // the jobs' next fires, soonest first
 	locks   []ctl.LockStatus
 	records []run.Record     // newest first
 	tails   map[string]*ring // job -> live output
 	host    string           // this supervisor's host, learnt from holders
+	note    string           // the daemon's history note, as last read
+	// gen counts the changes of jobs and locks; counted is the status
+	// line's tally of them at a gen: a frame a second must not walk
+	// 10,000 rows to say how many run.
+	gen     int
+	counted tally
+}
+
+// tally is what the status line counts.
+type tally struct {
+	gen, running, held int
+	ok                 bool
+}
+
+// count returns the running jobs and the held locks, counting them
+// again only after a change.
+func (s *store) count() tally {
+	if s.counted.ok && s.counted.gen == s.gen {
+		return s.counted
+	}
+	t := tally{gen: s.gen, ok: true}
+	for i := range s.jobs {
+		if s.jobs[i].State == ctl.StateRunning {
+			t.running++
+		}
+	}
+	for i := range s.locks {
+		if s.locks[i].Held {
+			t.held++
+		}
+	}
+	s.counted = t
+	return t
 }
 
 func newStore() *store {
@@ -59,6 +93,11 @@ func newStore() *store {
 
 func (s *store) setJobs(jobs []ctl.JobStatus) {
 	s.jobs = jobs
+	s.gen++
+	s.note = ""
+	if len(jobs) > 0 {
+		s.note = jobs[0].History
+	}
 	clear(s.index)
 	for i, j := range jobs {
 		s.index[j.Name] = i
@@ -66,18 +105,15 @@ func (s *store) setJobs(jobs []ctl.JobStatus) {
 			s.host = h.Host
 		}
 	}
+	s.indexFires()
 }
 
 // historyNote is the daemon's "history degraded since ..." line, or "".
-func (s *store) historyNote() string {
-	if len(s.jobs) == 0 {
-		return ""
-	}
-	return s.jobs[0].History
-}
+func (s *store) historyNote() string { return s.note }
 
 func (s *store) setLocks(locks []ctl.LockStatus) {
 	s.locks = locks
+	s.gen++
 }
 
 // setRecords takes a fetched page, newest first, merged by identity with
@@ -108,15 +144,7 @@ func (s *store) tail(job string) []string {
 }
 
 // running counts the jobs with a run in flight.
-func (s *store) running() int {
-	n := 0
-	for _, j := range s.jobs {
-		if j.State == ctl.StateRunning {
-			n++
-		}
-	}
-	return n
-}
+func (s *store) running() int { return s.count().running }
 
 // apply folds one event into the store, so that the screen changes at
 // once; the next snapshot from the source corrects any guess made here.
@@ -132,12 +160,17 @@ func (s *store) apply(ev ctl.WireEvent) {
 			r.add(ev.Stream + " | " + line)
 		}
 		return
+	}
+	s.gen++
+	switch ev.Type {
 	case ctl.EventRunStarted:
 		s.started(ev)
 	case ctl.EventRunFinished:
 		s.finished(ev)
 	case ctl.EventRunSkipped:
 		s.skipped(ev)
+	case ctl.EventJobPaused, ctl.EventJobResumed:
+		s.paused(ev)
 	case ctl.EventRunSlow:
 		if i, ok := s.index[ev.Job]; ok && s.jobs[i].RunID == ev.RunID {
 			s.jobs[i].Slow = true

@@ -26,6 +26,9 @@ import (
 // the method set of *ctl.Client, so a client satisfies it as is.
 type Source interface {
 	Jobs(ctx context.Context) ([]ctl.JobStatus, error)
+	// JobsNamed reads the named jobs only; ctl.ErrUnsupported from a
+	// daemon that cannot, which the console then reads whole.
+	JobsNamed(ctx context.Context, names []string) ([]ctl.JobStatus, error)
 	Locks(ctx context.Context) ([]ctl.LockStatus, error)
 	History(ctx context.Context, q ctl.HistoryQuery) ([]run.Record, error)
 	// Log is the end of a run's saved log, read by the daemon: the console
@@ -77,11 +80,9 @@ type Options struct {
 	Output io.Writer
 }
 
-// consoleFPS caps the console's frame rate. bubbletea's renderer wakes at
-// this rate whether or not anything changed (60 by default); the screen
-// changes a few times a second (countdowns, event batches), and every
-// wake-up is CPU taken from the machine whose job starts it shows.
-const consoleFPS = 10
+// rendererFPS is bubbletea's renderer's rate, the lowest it takes: the
+// console draws its own frames (screen.go) and gives it nothing to draw.
+const rendererFPS = 1
 
 // Run shows the console on the terminal (alternate screen, mouse wheel)
 // and returns when the user quits or ctx ends.
@@ -99,9 +100,9 @@ func Run(ctx context.Context, src Source, opts Options) error {
 	r.ColorProfile()
 	r.HasDarkBackground()
 
-	m := newModel(ctx, src, opts, r)
+	m := framed{m: newModel(ctx, src, opts, r), scr: &screen{out: out}, clock: time.Now}
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen(),
-		tea.WithMouseCellMotion(), tea.WithOutput(out), tea.WithFPS(consoleFPS)}
+		tea.WithMouseCellMotion(), tea.WithOutput(out), tea.WithFPS(rendererFPS)}
 	if opts.Input != nil {
 		popts = append(popts, tea.WithInput(opts.Input))
 	}

@@ -98,14 +98,9 @@ func (m Model) statusLine() string {
 		return st.status.Render(fit(" "+m.status, m.width))
 	}
 	d := m.c.data
-	held := 0
-	for _, l := range d.locks {
-		if l.Held {
-			held++
-		}
-	}
-	s := " " + plural(len(d.jobs), "job") + " · " + itoa(d.running()) + " running · " +
-		plural(held, "lock") + " held"
+	n := d.count()
+	s := " " + plural(len(d.jobs), "job") + " · " + itoa(n.running) + " running · " +
+		plural(n.held, "lock") + " held"
 	if m.opts.Embedded {
 		s += " · scheduler in this process"
 	}
