@@ -60,8 +60,9 @@ func printAccount(w io.Writer, r latencyRun, c fireCheck) {
 	if c.passed() {
 		verdict = "PASS"
 	}
-	fmt.Fprintf(w, "%s: %s: %d started + %d with a skip or failure record = %d of %d fires; %d lost, %d doubled\n",
-		r.label, verdict, c.started, c.recorded, c.started+c.recorded, c.expected, c.missing, c.doubled)
+	fmt.Fprintf(w, "%s: %s: %d started + %d with a skip or failure record = %d of %d fires; %d lost, %d doubled; "+
+		"stopped %.1f s after SIGTERM\n", r.label, verdict, c.started, c.recorded, c.started+c.recorded, c.expected,
+		c.missing, c.doubled, r.stopped.Seconds())
 }
 
 // printSummary prints the rows as a markdown table with the ratios of

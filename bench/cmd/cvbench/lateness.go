@@ -29,6 +29,7 @@ type latencyRun struct {
 	stamps   string          // the stamp file
 	log      string          // the daemon's log; "" for the bare floor
 	window   [2]time.Time    // the measured slots: [start, end)
+	stopped  time.Duration   // from SIGTERM to the daemon's exit
 }
 
 func (r latencyRun) cpuPerFire() time.Duration {
@@ -213,7 +214,10 @@ func (r *latencyRun) measure(o options, d *daemon, ready time.Time, stamps strin
 	r.cpu, err = measureCPU(d.pid(), start, end)
 	time.Sleep(time.Until(end.Add(2 * time.Second))) // let the last fires finish
 	detach()
-	if serr := d.stop(30 * time.Second); err == nil {
+	t0 := time.Now()
+	serr := d.stop(2 * time.Minute) // 1,000 jobs: a stop may take long, which is a figure, not a failed run
+	r.stopped = time.Since(t0)
+	if err == nil {
 		err = serr
 	}
 	if err != nil {
