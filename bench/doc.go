@@ -11,7 +11,7 @@
 //
 // # cronvisor beside supercronic
 //
-// `SUPERCRONIC=BIN bench/run.sh compare [1|100|1000|idle ...]` measures
+// `SUPERCRONIC=BIN bench/run.sh compare [1|100|1000|burst|idle|rss ...]` measures
 // cronvisor against supercronic and a bare floor in one run, on the same
 // generated schedules: 1 job every second over FIRES fires (default 120,
 // whatever DURATION says), 100 and 1,000 jobs every second over DURATION,
@@ -66,4 +66,31 @@
 //     one timer, nothing run) write no ready line, so start-up is measured
 //     from exec until the CPU use settles (under 3 ms in a quarter of a
 //     second) on every side; RSS and HWM after the idle span.
+//   - burst: BURST_JOBS (default 1,000) jobs on `* * * * *` (five fields
+//     on every side), all due at each minute boundary, for BURST_MINUTES
+//     boundaries (default 3) and 20 s after the last. Each side starts
+//     12 s before a boundary, so the window begins at it without a
+//     minute's wait. cronvisor's jobs also have retries configured
+//     (retries: 2, retry_backoff: 5s), which a job that never fails never
+//     uses. supercronic's slotless stamps take the start's minute,
+//     floored (a start up to 59 s late reads right). Per burst the last
+//     start is kept; its p50 over the bursts is the figure to compare.
+//   - rss: a daemon with 3 hourly jobs (none due), read 5 s after it is
+//     ready: VmRSS, RssAnon and RssFile apart (/proc/PID/status), and
+//     the daemon's keeper processes (argv[0] cronvisor-keeper, its
+//     children or in its process group) if one runs: with nothing fired,
+//     none does.
+//   - The compare header prints both binaries' sizes: supercronic as
+//     given and strip(1) of a copy; cronvisor as built, strip(1) of a
+//     copy and built with -ldflags '-s -w' (the summary's figure).
+//
+// # The memory budget
+//
+// `bench/run.sh budget` (cvbench budget) prints, per group of
+// dependencies of the unstripped binary: its bytes (go tool nm -size,
+// symbols by package, packages by module from go version -m; symbols in
+// NOBITS sections are BSS), the bytes of its symbols on pages resident
+// in a 3-job daemon 5 s after it is ready (/proc/PID/pagemap's present
+// bit), and its init clock and allocations (GODEBUG=inittrace=1
+// cronvisor --version, median of BUDGET_REPS runs).
 package bench

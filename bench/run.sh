@@ -10,7 +10,9 @@
 #   bench/run.sh alerts N         # N jobs every second: plain daemon vs metrics and a webhook target
 #   bench/run.sh idle N           # N hourly jobs: start-up and idle cost of the daemon
 #   bench/run.sh compare [PART..] # cronvisor beside supercronic and a bare floor, interleaved per rep
-#                                 # (PART: 1, 100, 1000 jobs every second, idle: 10,000 hourly; default all)
+#                                 # (PART: 1, 100, 1000 jobs every second, burst: 1,000 jobs on
+#                                 # `* * * * *`, idle: 10,000 hourly, rss: a 3-job daemon's memory; default all)
+#   bench/run.sh budget           # the memory budget: each dependency's bytes, resident pages, init time
 #
 # Environment: DURATION (window of each run, default 60s), REPS (runs of
 # each scenario, medians reported; default 3), BENCHTIME and COUNT (go
@@ -23,10 +25,12 @@
 # git clone https://github.com/aptible/supercronic ../supercronic &&
 # (cd ../supercronic && go build -o supercronic .)), FIRES (the 1 job/s
 # part's window in fires, default 120, whatever DURATION says; lower it
-# for a smoke run), IDLE_JOBS (default 10000). Every job runs through
-# /bin/sh -c on every side; cronvisor with its default durability (or
-# DURABILITY's), metrics on and one webhook target; bench/doc.go says
-# what is fair and how. A
+# for a smoke run), IDLE_JOBS (default 10000), BURST_JOBS (default 1000)
+# and BURST_MINUTES (the burst's window in minute boundaries, default 3;
+# each side waits for a boundary: about 3 minutes a side per rep at 3).
+# Every job runs through /bin/sh -c on every side; cronvisor with its
+# default durability (or DURABILITY's), metrics on and one webhook
+# target; bench/doc.go says what is fair and how. A
 # smoke run of about 3 minutes, then BENCHMARKS.md's table (about 20):
 #   SUPERCRONIC=../supercronic/supercronic DURATION=10s REPS=1 FIRES=20 bench/run.sh compare
 #   SUPERCRONIC=../supercronic/supercronic DURATION=20s REPS=2 bench/run.sh compare
@@ -73,6 +77,9 @@ build() {
     *) echo "bench/run.sh: STAMP is raw, libc or go" >&2; exit 2 ;;
   esac
   echo "stamp: $stamp"
+  # The stripped size compare prints: this checkout built without its
+  # symbol table and DWARF (with CRONVISOR set, that binary's strip(1)).
+  if [ -z "${CRONVISOR:-}" ]; then go build -ldflags='-s -w' -o "$out/cronvisor-stripped" .; fi
   go build -o "$out/cvbench" ./bench/cmd/cvbench
   go build -o "$out/floor" ./bench/cmd/floor
 }
@@ -110,9 +117,17 @@ compare() {
     echo "  git clone https://github.com/aptible/supercronic ../supercronic && (cd ../supercronic && go build -o supercronic .)" >&2
     exit 2
   fi
+  local stripped=""
+  if [ -z "${CRONVISOR:-}" ]; then stripped="$out/cronvisor-stripped"; fi
   "$out/cvbench" compare -supercronic "$SUPERCRONIC" -cronvisor "$out/cronvisor" -stamp "$out/stamp" -floor "$out/floor" \
     -duration "$DURATION" -reps "$REPS" -fires "${FIRES:-120}" -idle-jobs "${IDLE_JOBS:-10000}" \
-    -durability "$DURABILITY" "$@"
+    -durability "$DURABILITY" -burst-jobs "${BURST_JOBS:-1000}" -burst-minutes "${BURST_MINUTES:-3}" \
+    -cronvisor-stripped "$stripped" "$@"
+}
+
+budget() {
+  # The unstripped binary: go tool nm needs its symbols.
+  "$out/cvbench" budget -cronvisor "$out/cronvisor" -reps "${BUDGET_REPS:-10}"
 }
 
 idle() {
@@ -127,6 +142,7 @@ case "${1:-all}" in
   idle) build; idle "${2:?jobs}" ;;
   attached) build; attached "${2:?jobs}" ;;
   alerts) build; alerts "${2:?jobs}" ;;
+  budget) machine; build; budget ;;
   compare) shift; [ -n "${SUPERCRONIC:-}" ] || compare; machine; build; compare "$@" ;;
   all)
     machine; echo
@@ -135,5 +151,5 @@ case "${1:-all}" in
     for n in 1 100 1000; do lateness "$n"; echo; done
     for n in 1000 10000; do idle "$n"; echo; done
     ;;
-  *) sed -n '2,28p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,34p' "$0" >&2; exit 2 ;;
 esac

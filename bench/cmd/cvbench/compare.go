@@ -20,8 +20,9 @@ import (
 )
 
 // compareParts are compare's parts in the order they run: N jobs every
-// second, and idle hourly jobs.
-func compareParts() []string { return []string{"1", "100", "1000", "idle"} }
+// second, a burst of minute jobs, idle hourly jobs, and a 3-job daemon's
+// memory.
+func compareParts() []string { return []string{"1", "100", "1000", "burst", "idle", "rss"} }
 
 // compareEvents are the notify target's events: cronvisor has no default
 // `on:`, so the target takes every event that reports a problem. A stamp
@@ -45,11 +46,8 @@ func compare(o options, parts []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if slices.Contains(parts, "1") && o.fires < 1 {
-		return fmt.Errorf("compare 1: -fires %d: want at least 1", o.fires)
-	}
-	if slices.Contains(parts, "idle") && o.duration > 8*time.Minute {
-		return fmt.Errorf("compare idle: -duration %v: at most 8m (the jobs' minutes must stay outside the window)", o.duration)
+	if err := checkPartOptions(o, parts); err != nil {
+		return err
 	}
 	hooks := &webhook{events: map[string]int{}}
 	srv := httptest.NewServer(hooks)
@@ -57,7 +55,7 @@ func compare(o options, parts []string, w io.Writer) error {
 	fmt.Fprintf(w, "compare: supercronic %s; cronvisor %s\n", describeBinary(o.supercronic), describeBinary(o.cronvisor))
 	fmt.Fprintf(w, "every job runs `/bin/sh -c 'STAMP FILE JOB'` on every side; cronvisor: default durability, metrics on, "+
 		"one webhook target on [%s]; supercronic: its defaults and -prometheus-listen-address\n", compareEvents)
-	var rows []summaryRow
+	rows := printSizes(o, w)
 	for _, p := range parts {
 		po := o
 		po.dir, po.viaShell = filepath.Join(o.dir, "compare-"+p), true
@@ -67,10 +65,15 @@ func compare(o options, parts []string, w io.Writer) error {
 			return err
 		}
 		var r []summaryRow
-		if p == "idle" {
+		switch p {
+		case "idle":
 			po.jobs = o.idleJobs
 			r, err = compareIdle(po, w)
-		} else {
+		case "rss":
+			r, err = compareRSS(po, w)
+		case "burst":
+			r, err = compareLateness(burstOptions(po), w)
+		default:
 			po.jobs, _ = strconv.Atoi(p)
 			if po.jobs == 1 {
 				po.duration = time.Duration(o.fires) * time.Second
@@ -85,6 +88,20 @@ func compare(o options, parts []string, w io.Writer) error {
 			hooks.String())
 	}
 	printSummary(w, rows)
+	return nil
+}
+
+// checkPartOptions checks the options the parts asked for need.
+func checkPartOptions(o options, parts []string) error {
+	if slices.Contains(parts, "1") && o.fires < 1 {
+		return fmt.Errorf("compare 1: -fires %d: want at least 1", o.fires)
+	}
+	if slices.Contains(parts, "idle") && o.duration > 8*time.Minute {
+		return fmt.Errorf("compare idle: -duration %v: at most 8m (the jobs' minutes must stay outside the window)", o.duration)
+	}
+	if slices.Contains(parts, "burst") && (o.burstJobs < 1 || o.burstMinutes < 1) {
+		return fmt.Errorf("compare burst: -burst-jobs %d, -burst-minutes %d: want at least 1 each", o.burstJobs, o.burstMinutes)
+	}
 	return nil
 }
 
@@ -153,29 +170,17 @@ const (
 )
 
 // compareLateness runs the three sides o.reps times with o.jobs jobs
-// every second and prints them.
+// every second (or, with o.period a minute, every minute: the burst) and
+// prints them.
 func compareLateness(o options, w io.Writer) ([]summaryRow, error) {
-	var runs [3][]latencyRun
-	var checks [3][]fireCheck
-	for rep := range o.reps {
-		for side, run := range [3]func(options, int) (latencyRun, error){
-			runBare, runSupercronic, func(o options, rep int) (latencyRun, error) { return runCronvisor(o, rep, nil) },
-		} {
-			r, err := run(o, rep)
-			if err != nil {
-				return nil, err
-			}
-			c, err := r.checkFires(o.jobs)
-			if err != nil {
-				return nil, err
-			}
-			runs[side], checks[side] = append(runs[side], r), append(checks[side], c)
-		}
+	runs, checks, err := runLatenessSides(o)
+	if err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(w, "compare %d: %d job(s) every second, window %v after %v warm-up, %d rep(s); times in ms\n",
-		o.jobs, o.jobs, o.duration, o.warmup, o.reps)
-	fmt.Fprintln(w, "supercronic gives a stamp no slot: its slot is the start's second, floored; a start later than 1 s "+
-		"would be misread as an early one of the next slot, and shows as missing or doubled")
+	name := latenessPart(o)
+	fmt.Fprintf(w, "compare %s, window %v after %v warm-up, %d rep(s); times in ms\n", name.title, o.duration, o.warmup, o.reps)
+	fmt.Fprintf(w, "supercronic gives a stamp no slot: its slot is the start's %s, floored; a start later than that "+
+		"would be misread as an early one of the next slot, and shows as missing or doubled\n", name.unit)
 	fmt.Fprintf(w, "%-15s %13s %8s %8s %8s %10s %10s %9s %9s %8s %8s\n", "run", "starts/expect", "p50", "p99", "max",
 		"last p50", "last p99", "cpu/fire", "skip/fail", "missing", "doubled")
 	for rep := range o.reps {
@@ -196,13 +201,58 @@ func compareLateness(o options, w io.Writer) ([]summaryRow, error) {
 		printAccount(w, runs[supercronicSide][rep], checks[supercronicSide][rep])
 		printAccount(w, runs[cronvisorSide][rep], checks[cronvisorSide][rep])
 	}
-	return latenessRows(o.jobs, m, checks), nil
+	return latenessRows(name, m, runs, checks), nil
+}
+
+// runLatenessSides runs the floor, supercronic and cronvisor in turn,
+// o.reps times, each after awaitSlot, and accounts for their fires.
+func runLatenessSides(o options) (runs [3][]latencyRun, checks [3][]fireCheck, err error) {
+	for rep := range o.reps {
+		for side, run := range [3]func(options, int) (latencyRun, error){
+			runBare, runSupercronic, func(o options, rep int) (latencyRun, error) { return runCronvisor(o, rep, nil) },
+		} {
+			awaitSlot(o.slotPeriod(), time.Now())
+			r, err := run(o, rep)
+			if err != nil {
+				return runs, checks, err
+			}
+			c, err := r.checkFires(o.jobs)
+			if err != nil {
+				return runs, checks, err
+			}
+			runs[side], checks[side] = append(runs[side], r), append(checks[side], c)
+		}
+	}
+	return runs, checks, nil
+}
+
+// burstLead is how long before a minute boundary a burst run starts its
+// scheduler: time to start and warm up, without a minute's wait.
+const burstLead = 12 * time.Second
+
+// awaitSlot, for slots of a minute or more, sleeps until burstLead before
+// the next boundary at least burstLead away, so that the run's window
+// begins at that boundary; every-second runs start at once.
+func awaitSlot(period time.Duration, now time.Time) {
+	time.Sleep(untilLead(period, now))
+}
+
+// untilLead is the wait awaitSlot makes from now.
+func untilLead(period time.Duration, now time.Time) time.Duration {
+	if period < time.Minute {
+		return 0
+	}
+	next := now.Truncate(period).Add(period)
+	if next.Sub(now) < burstLead {
+		next = next.Add(period)
+	}
+	return next.Add(-burstLead).Sub(now)
 }
 
 // checkFires accounts for the run's fires from its stamp file and, for
 // cronvisor, its log's skip and failure records.
 func (r latencyRun) checkFires(jobs int) (fireCheck, error) {
-	lines, err := readStampLines(r.stamps)
+	lines, err := readStampLines(r.stamps, r.period)
 	if err != nil {
 		return fireCheck{}, err
 	}
@@ -215,7 +265,7 @@ func (r latencyRun) checkFires(jobs int) (fireCheck, error) {
 			return fireCheck{}, err
 		}
 	}
-	return checkFires(lines, jobs, r.window[0], r.window[1], records), nil
+	return checkFires(lines, jobs, r.window[0], r.window[1], r.period, records), nil
 }
 
 // recordedFires reads cronvisor's JSON log: the fires in [start, end)

@@ -38,7 +38,7 @@ func ratio(a, b float64) string {
 
 // printRatio prints a/b for each median figure.
 func printRatio(w io.Writer, name string, a, b [6]float64) {
-	fmt.Fprintf(w, "ratio %s: start p50 %s, p99 %s, max %s; last-of-second p50 %s, p99 %s; cpu/fire %s\n", name,
+	fmt.Fprintf(w, "ratio %s: start p50 %s, p99 %s, max %s; last-of-slot p50 %s, p99 %s; cpu/fire %s\n", name,
 		ratio(a[0], b[0]), ratio(a[1], b[1]), ratio(a[2], b[2]), ratio(a[3], b[3]), ratio(a[4], b[4]), ratio(a[5], b[5]))
 }
 
@@ -52,7 +52,7 @@ func (c fireCheck) passed() bool {
 // supercronic, which records no skip, the starts against the expected.
 func printAccount(w io.Writer, r latencyRun, c fireCheck) {
 	if !strings.HasPrefix(r.label, "cronvisor") {
-		fmt.Fprintf(w, "%s: %d/%d fires started; %d missing (late over 1 s or skipped: it records neither), %d doubled\n",
+		fmt.Fprintf(w, "%s: %d/%d fires started; %d missing (late over a slot or skipped: it records neither), %d doubled\n",
 			r.label, c.started, c.expected, c.missing, c.doubled)
 		return
 	}
@@ -60,45 +60,9 @@ func printAccount(w io.Writer, r latencyRun, c fireCheck) {
 	if c.passed() {
 		verdict = "PASS"
 	}
-	fmt.Fprintf(w, "%s: %s: %d started + %d with a skip or failure record = %d of %d fires; %d lost, %d doubled\n",
-		r.label, verdict, c.started, c.recorded, c.started+c.recorded, c.expected, c.missing, c.doubled)
-}
-
-// latenessRows are a lateness part's lines of the summary.
-func latenessRows(jobs int, m [3][6]float64, checks [3][]fireCheck) []summaryRow {
-	part := fmt.Sprintf("%d job/s", jobs)
-	if jobs > 1 {
-		part = fmt.Sprintf("%d jobs/s", jobs)
-	}
-	names := []string{"start lateness p50 (ms)", "start lateness p99 (ms)", "start lateness max (ms)",
-		"last start of each second p50 (ms)", "last start of each second p99 (ms)", "CPU per fire (ms)"}
-	var rows []summaryRow
-	for i, name := range names {
-		if jobs == 1 && (i == 3 || i == 4) {
-			continue // one start per second: the same as the start's
-		}
-		row := summaryRow{figure: part + ": " + name, unit: "%.2f", has: [3]bool{true, true, true}}
-		if i == 5 {
-			row.unit = "%.3f"
-		}
-		for side := range m {
-			row.vals[side] = m[side][i]
-		}
-		rows = append(rows, row)
-	}
-	fires := summaryRow{figure: part + ": fires started / expected (cronvisor: and every fire started or recorded)"}
-	for side, cs := range checks {
-		var each []string
-		for _, c := range cs {
-			s := fmt.Sprintf("%d/%d", c.started, c.expected)
-			if side == cronvisorSide {
-				s += map[bool]string{true: " PASS", false: " FAIL"}[c.passed()]
-			}
-			each = append(each, s)
-		}
-		fires.text[side] = strings.Join(each, ", ")
-	}
-	return append(rows, fires)
+	fmt.Fprintf(w, "%s: %s: %d started + %d with a skip or failure record = %d of %d fires; %d lost, %d doubled; "+
+		"stopped %.1f s after SIGTERM\n", r.label, verdict, c.started, c.recorded, c.started+c.recorded, c.expected,
+		c.missing, c.doubled, r.stopped.Seconds())
 }
 
 // printSummary prints the rows as a markdown table with the ratios of

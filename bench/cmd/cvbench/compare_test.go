@@ -52,7 +52,7 @@ func TestReadStampLinesNamesTheBadLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte("- 1796126405003000000 job-00000\nnonsense\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := readStampLines(path)
+	_, err := readStampLines(path, time.Second)
 	if err == nil || !strings.Contains(err.Error(), path+":2:") {
 		t.Fatalf("readStampLines: %v, want an error naming %s:2", err, path)
 	}
@@ -103,7 +103,7 @@ func TestCheckFires(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := checkFires(tt.lines, tt.jobs, start, end, tt.records)
+			got := checkFires(tt.lines, tt.jobs, start, end, time.Second, tt.records)
 			if got != tt.want {
 				t.Fatalf("checkFires = %+v, want %+v", got, tt.want)
 			}

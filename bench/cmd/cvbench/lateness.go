@@ -18,7 +18,8 @@ import (
 // latencyRun is one measured run, of cronvisor or of the bare scheduler.
 type latencyRun struct {
 	label    string
-	expected int             // fires the window should hold: jobs x seconds
+	expected int             // fires the window should hold: jobs x slots
+	period   time.Duration   // between slots: a second, or a minute (compare burst)
 	starts   []time.Duration // each start's lateness: child's clock minus slot
 	last     []time.Duration // per slot, the lateness of its last start
 	cpu      time.Duration   // the scheduler's own CPU over the window
@@ -28,6 +29,7 @@ type latencyRun struct {
 	stamps   string          // the stamp file
 	log      string          // the daemon's log; "" for the bare floor
 	window   [2]time.Time    // the measured slots: [start, end)
+	stopped  time.Duration   // from SIGTERM to the daemon's exit
 }
 
 func (r latencyRun) cpuPerFire() time.Duration {
@@ -120,11 +122,29 @@ func printMedians(w io.Writer, label string, m [6]float64) {
 	fmt.Fprintf(w, "%-14s %13s %8.2f %8.2f %8.2f %10.2f %10.2f %9.3f\n", label, "", m[0], m[1], m[2], m[3], m[4], m[5])
 }
 
-// window is the measured span: whole seconds from the first slot after
-// the warm-up, for duration.
+// window is the measured span: from the first slot (of o.slotPeriod())
+// after the warm-up, for duration in whole seconds.
 func window(ready time.Time, o options) (start, end time.Time) {
-	start = ready.Add(o.warmup).Truncate(time.Second).Add(time.Second)
+	p := o.slotPeriod()
+	start = ready.Add(o.warmup).Truncate(p).Add(p)
 	return start, start.Add(o.duration.Truncate(time.Second))
+}
+
+// slotPeriod is the time between the jobs' slots: o.period, or a second.
+func (o options) slotPeriod() time.Duration {
+	if o.period > 0 {
+		return o.period
+	}
+	return time.Second
+}
+
+// cronvisorSchedule is the jobs' schedule for o.slotPeriod(): every
+// second, or every minute (five fields).
+func (o options) cronvisorSchedule() string {
+	if o.slotPeriod() == time.Minute {
+		return "* * * * *"
+	}
+	return "* * * * * *"
 }
 
 // measureCPU samples pid's CPU half a second before the window's first and
@@ -157,8 +177,8 @@ func runCronvisor(o options, rep int, attach func(o options, config, dir string)
 	}
 	stamps := filepath.Join(dir, "stamps")
 	config := filepath.Join(dir, "jobs.yaml")
-	everySecond := func(int) string { return "* * * * * *" }
-	if err := writeJobs(config, o.jobs, everySecond, jobCommand(o, []string{o.stamp, stamps}), o); err != nil {
+	sched := o.cronvisorSchedule()
+	if err := writeJobs(config, o.jobs, func(int) string { return sched }, jobCommand(o, []string{o.stamp, stamps}), o); err != nil {
 		return r, err
 	}
 	d, err := startDaemon(o.cronvisor, config, dir)
@@ -194,7 +214,10 @@ func (r *latencyRun) measure(o options, d *daemon, ready time.Time, stamps strin
 	r.cpu, err = measureCPU(d.pid(), start, end)
 	time.Sleep(time.Until(end.Add(2 * time.Second))) // let the last fires finish
 	detach()
-	if serr := d.stop(30 * time.Second); err == nil {
+	t0 := time.Now()
+	serr := d.stop(2 * time.Minute) // 1,000 jobs: a stop may take long, which is a figure, not a failed run
+	r.stopped = time.Since(t0)
+	if err == nil {
 		err = serr
 	}
 	if err != nil {
@@ -203,10 +226,11 @@ func (r *latencyRun) measure(o options, d *daemon, ready time.Time, stamps strin
 	if err := count(start, end); err != nil {
 		return err
 	}
-	r.expected = o.jobs * int(end.Sub(start)/time.Second)
+	r.period = o.slotPeriod()
+	r.expected = o.jobs * slots(start, end, r.period)
 	r.window = [2]time.Time{start, end}
 	r.stamps, r.log = stamps, d.logPath
-	r.starts, r.last, err = readStamps(stamps, start, end)
+	r.starts, r.last, err = readStamps(stamps, start, end, r.period)
 	return err
 }
 
@@ -253,7 +277,7 @@ func reasonKind(reason string) string {
 }
 
 // runBare is the floor: this process fires the same program from a Go
-// timer at each whole second, one goroutine and os/exec per command, with
+// timer at each slot (whole second or minute), one goroutine and os/exec per command, with
 // the slot in the same variable; no lock, no history, no log.
 func runBare(o options, rep int) (latencyRun, error) {
 	r := latencyRun{label: fmt.Sprintf("bare #%d", rep+1)}
@@ -265,7 +289,8 @@ func runBare(o options, rep int) (latencyRun, error) {
 	go func() {
 		defer close(loop)
 		env := os.Environ()
-		for slot := time.Now().Truncate(time.Second).Add(time.Second); slot.Before(end); slot = slot.Add(time.Second) {
+		p := o.slotPeriod()
+		for slot := time.Now().Truncate(p).Add(p); slot.Before(end); slot = slot.Add(p) {
 			t := time.NewTimer(time.Until(slot))
 			<-t.C
 			e := append(env[:len(env):len(env)], "CRONVISOR_SCHEDULED_AT="+slot.Format(time.RFC3339Nano))
@@ -293,10 +318,11 @@ func runBare(o options, rep int) (latencyRun, error) {
 	if n := failed.Load(); n > 0 {
 		return r, fmt.Errorf("bare: %d runs of %s failed", n, o.stamp)
 	}
-	r.expected = o.jobs * int(end.Sub(start)/time.Second)
+	r.period = o.slotPeriod()
+	r.expected = o.jobs * slots(start, end, r.period)
 	r.window = [2]time.Time{start, end}
 	r.stamps = stamps
-	r.starts, r.last, err = readStamps(stamps, start, end)
+	r.starts, r.last, err = readStamps(stamps, start, end, r.period)
 	return r, err
 }
 
@@ -320,7 +346,7 @@ func calibrate(o options) (spawn, start time.Duration, err error) {
 			return 0, 0, err
 		}
 	}
-	starts, _, err := readStamps(file, time.Unix(0, 0), time.Now())
+	starts, _, err := readStamps(file, time.Unix(0, 0), time.Now(), time.Second)
 	return quantile(spawns, .5), quantile(starts, .5), err
 }
 

@@ -9,7 +9,8 @@
 //	cvbench attached -cronvisor BIN -stamp BIN -jobs 20 -duration 60s -reps 3
 //	cvbench alerts -cronvisor BIN -stamp BIN -jobs 100 -duration 60s -reps 3
 //	cvbench idle -cronvisor BIN -jobs 10000 -duration 60s -reps 3
-//	cvbench compare -supercronic BIN -cronvisor BIN -stamp BIN -duration 60s -reps 3 [1|100|1000|idle ...]
+//	cvbench compare -supercronic BIN -cronvisor BIN -stamp BIN -duration 60s -reps 3 [1|100|1000|burst|idle|rss ...]
+//	cvbench budget -cronvisor BIN -reps 10
 package main
 
 import (
@@ -28,14 +29,14 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: cvbench lateness|attached|alerts|idle|compare [flags]  (-h for the flags)")
+		fmt.Fprintln(stderr, "usage: cvbench lateness|attached|alerts|idle|compare|budget [flags]  (-h for the flags)")
 		return 2
 	}
 	fs, o := flags(args[0], stderr)
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	for _, bin := range []*string{&o.cronvisor, &o.stamp, &o.supercronic, &o.floor} {
+	for _, bin := range []*string{&o.cronvisor, &o.stamp, &o.supercronic, &o.floor, &o.cronvisorStripped} {
 		// Absolute: the daemon runs in its own directory, and so do its jobs.
 		if p, err := exec.LookPath(*bin); *bin != "" && err == nil {
 			*bin, _ = filepath.Abs(p)
@@ -58,8 +59,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = alerts(*o, stdout)
 	case "compare":
 		err = compare(*o, fs.Args(), stdout)
+	case "budget":
+		err = budget(*o, stdout)
 	default:
-		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness, attached, alerts, idle or compare\n", args[0])
+		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness, attached, alerts, idle, compare or budget\n", args[0])
 		return 2
 	}
 	if err != nil {
@@ -85,6 +88,9 @@ func flags(scenario string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.floor, "floor", "", "compare idle: bench/cmd/floor binary, the idle floor (none: n/a)")
 	fs.IntVar(&o.fires, "fires", 120, "compare: fires of the 1 job/s part (its window, whatever -duration says)")
 	fs.IntVar(&o.idleJobs, "idle-jobs", 10000, "compare: hourly jobs of the idle part")
+	fs.IntVar(&o.burstJobs, "burst-jobs", 1000, "compare burst: jobs on * * * * *, all due at each minute")
+	fs.IntVar(&o.burstMinutes, "burst-minutes", 3, "compare burst: minute boundaries (bursts) in the window")
+	fs.StringVar(&o.cronvisorStripped, "cronvisor-stripped", "", "compare: cronvisor built with -ldflags '-s -w' (its size is printed)")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temporary one, removed at the end)")
 	fs.StringVar(&o.durability, "durability", "", "the daemon's durability: machine or process (default: the key left out, machine)")
 	return fs, o
@@ -125,4 +131,11 @@ type options struct {
 	// (compare).
 	supercronic, floor string
 	fires, idleJobs    int
+	// period is the jobs' slot period (0: a second); burstJobs and
+	// burstMinutes size compare's burst part (minute jobs).
+	period                  time.Duration
+	burstJobs, burstMinutes int
+	// cronvisorStripped is the same cronvisor built with -ldflags "-s -w"
+	// (compare: its size is printed; "": not built).
+	cronvisorStripped string
 }

@@ -45,6 +45,23 @@ func parseStampLine(text string) (stampLine, error) {
 	return l, nil
 }
 
+// floored is l with an inferred slot floored to period instead of the
+// second: a scheduler that gives no slot, firing every period.
+func (l stampLine) floored(period time.Duration) stampLine {
+	if l.inferred && period > 0 {
+		l.slot = l.now - l.now%int64(period)
+	}
+	return l
+}
+
+// slots is how many slots of period, from start, fall in [start, end).
+func slots(start, end time.Time, period time.Duration) int {
+	if !end.After(start) {
+		return 0
+	}
+	return int((end.Sub(start)-1)/period) + 1
+}
+
 // parseSlot reads a stamp line's slot: Unix nanoseconds (the Go stamp)
 // or $CRONVISOR_SCHEDULED_AT as given, RFC 3339 (the C stamps).
 func parseSlot(field string) (int64, error) {
@@ -55,8 +72,10 @@ func parseSlot(field string) (int64, error) {
 	return t.UnixNano(), err
 }
 
-// readStampLines reads every line of a stamp file.
-func readStampLines(path string) ([]stampLine, error) {
+// readStampLines reads every line of a stamp file; an inferred slot is
+// floored to period (a second, or a minute for the burst's jobs), which
+// reads right every start less than period late.
+func readStampLines(path string, period time.Duration) ([]stampLine, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -69,15 +88,16 @@ func readStampLines(path string) ([]stampLine, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
-		lines = append(lines, l)
+		lines = append(lines, l.floored(period))
 	}
 	return lines, sc.Err()
 }
 
 // readStamps reads the lines of a stamp file whose slot is in [start,
-// end): every start's lateness and, per slot, the latest.
-func readStamps(path string, start, end time.Time) (starts, last []time.Duration, err error) {
-	lines, err := readStampLines(path)
+// end), slots every period: every start's lateness and, per slot, the
+// latest.
+func readStamps(path string, start, end time.Time, period time.Duration) (starts, last []time.Duration, err error) {
+	lines, err := readStampLines(path, period)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,7 +129,7 @@ type fire struct {
 	slot int64 // Unix nanoseconds
 }
 
-// fireCheck is what became of the fires of jobs 0..n-1 every second in a
+// fireCheck is what became of the fires of jobs 0..n-1 every period in a
 // window.
 type fireCheck struct {
 	expected int
@@ -119,20 +139,20 @@ type fireCheck struct {
 	doubled  int // starts beyond a fire's first
 }
 
-// checkFires accounts for every fire of jobName(0..jobs-1) at each whole
-// second of [start, end): started (a stamp line), else recorded (in
+// checkFires accounts for every fire of jobName(0..jobs-1) at each slot
+// of period from start in [start, end): started (a stamp line), else recorded (in
 // records, the daemon's skips and failures; nil for none), else missing.
-// With inferred slots a start later than a second lands in the next slot:
+// With inferred slots a start later than a period lands in the next slot:
 // it shows as a missing fire followed by a doubled one, or, when the
 // scheduler then skips the next slot, as a missing one; so both counts
 // bound how many starts were misread.
-func checkFires(lines []stampLine, jobs int, start, end time.Time, records map[fire]bool) fireCheck {
+func checkFires(lines []stampLine, jobs int, start, end time.Time, period time.Duration, records map[fire]bool) fireCheck {
 	starts := map[fire]int{}
 	for _, l := range lines {
 		starts[fire{l.job, l.slot}]++
 	}
 	var c fireCheck
-	for s := start; s.Before(end); s = s.Add(time.Second) {
+	for s := start; s.Before(end); s = s.Add(period) {
 		for i := range jobs {
 			f := fire{jobName(i), s.UnixNano()}
 			c.expected++

@@ -82,6 +82,23 @@ func checkMetrics(addr string) error {
 	return nil
 }
 
+// waitMetrics waits until the daemon serves /metrics at addr.
+func (d *daemon) waitMetrics(addr string, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if checkMetrics(addr) == nil {
+			return time.Now(), nil
+		}
+		select {
+		case <-d.exited:
+			b, _ := os.ReadFile(d.logPath)
+			return time.Time{}, fmt.Errorf("%s exited before serving metrics; log:\n%s", d.cmd.Path, b)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return time.Time{}, errors.New("no metrics in time")
+}
+
 // waitFile waits for path to exist (a job's first start: supercronic
 // writes no "ready" line).
 func (d *daemon) waitFile(path string, timeout time.Duration) (time.Time, error) {
@@ -110,16 +127,25 @@ func runSupercronic(o options, rep int) (latencyRun, error) {
 	}
 	stamps := filepath.Join(dir, "stamps")
 	crontab := filepath.Join(dir, "crontab")
-	if err := writeCrontab(crontab, o.jobs, func(int) string { return everySecondCron }, []string{o.stamp, stamps}); err != nil {
+	sched := everySecondCron
+	if o.slotPeriod() == time.Minute {
+		sched = "* * * * *"
+	}
+	if err := writeCrontab(crontab, o.jobs, func(int) string { return sched }, []string{o.stamp, stamps}); err != nil {
 		return r, err
 	}
 	d, addr, err := startSupercronic(o.supercronic, crontab, dir)
 	if err != nil {
 		return r, err
 	}
-	ready, err := d.waitFile(stamps, time.Minute)
-	if err == nil {
-		err = checkMetrics(addr)
+	var ready time.Time
+	if sched == everySecondCron {
+		ready, err = d.waitFile(stamps, time.Minute)
+		if err == nil {
+			err = checkMetrics(addr)
+		}
+	} else { // no start before the first minute: ready once it serves metrics
+		ready, err = d.waitMetrics(addr, time.Minute)
 	}
 	if err != nil {
 		_ = d.stop(time.Second)
