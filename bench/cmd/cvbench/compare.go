@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"debug/buildinfo"
 	"encoding/json"
 	"errors"
@@ -250,7 +249,7 @@ func untilLead(period time.Duration, now time.Time) time.Duration {
 }
 
 // checkFires accounts for the run's fires from its stamp file and, for
-// cronvisor, its log's skip and failure records.
+// cronvisor, its history's skip and failure records.
 func (r latencyRun) checkFires(jobs int) (fireCheck, error) {
 	lines, err := readStampLines(r.stamps, r.period)
 	if err != nil {
@@ -261,35 +260,24 @@ func (r latencyRun) checkFires(jobs int) (fireCheck, error) {
 		if b, err := os.ReadFile(r.log); err != nil || !strings.Contains(string(b), `"msg":"serving metrics"`) {
 			return fireCheck{}, fmt.Errorf("%s: cronvisor did not log \"serving metrics\" (%v): metrics are meant to be on", r.log, err)
 		}
-		if records, err = recordedFires(r.log, r.window[0], r.window[1]); err != nil {
+		recs, err := r.history()
+		if err != nil {
 			return fireCheck{}, err
 		}
+		records = recordedFires(recs, r.window[0], r.window[1])
 	}
 	return checkFires(lines, jobs, r.window[0], r.window[1], r.period, records), nil
 }
 
-// recordedFires reads cronvisor's JSON log: the fires in [start, end)
-// with a "run skipped" record or a "run finished" one that did not end ok.
-func recordedFires(path string, start, end time.Time) (map[fire]bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+// recordedFires are the fires in [start, end) whose history record is
+// a skip or a run that did not end ok.
+func recordedFires(recs []historyRecord, start, end time.Time) map[fire]bool {
 	out := map[fire]bool{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var rec struct {
-			Msg, Job, Outcome string
-			Slot              time.Time
-		}
-		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Slot.Before(start) || !rec.Slot.Before(end) {
+	for _, rec := range recs {
+		if rec.Slot.Before(start) || !rec.Slot.Before(end) || rec.Outcome == "ok" {
 			continue
 		}
-		if rec.Msg == "run skipped" || rec.Msg == "run finished" && rec.Outcome != "ok" {
-			out[fire{rec.Job, rec.Slot.UnixNano()}] = true
-		}
+		out[fire{rec.Job, rec.Slot.UnixNano()}] = true
 	}
-	return out, sc.Err()
+	return out
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -190,20 +191,26 @@ func TestCountSupercronicLog(t *testing.T) {
 }
 
 func TestRecordedFires(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "daemon.log")
-	log := `{"time":"2026-12-01T12:00:11.1Z","level":"WARN","msg":"run skipped","job":"job-00001","run_id":"a","slot":"2026-12-01T12:00:11Z","reason":"lock held"}
-{"time":"2026-12-01T12:00:12.1Z","level":"WARN","msg":"run finished","job":"job-00002","run_id":"b","outcome":"failed","slot":"2026-12-01T12:00:12Z"}
-{"time":"2026-12-01T12:00:12.1Z","level":"INFO","msg":"run finished","job":"job-00003","run_id":"c","outcome":"ok","slot":"2026-12-01T12:00:12Z"}
-{"time":"2026-12-01T12:00:13.1Z","level":"WARN","msg":"run skipped","job":"job-00004","run_id":"d","slot":"2026-12-01T12:00:13Z","reason":"lock held"}
-not json
-`
-	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
-		t.Fatal(err)
+	recs := []historyRecord{
+		{Job: "job-00001", Outcome: "skipped", Reason: "lock held", Slot: at(11, 0)},
+		{Job: "job-00002", Outcome: "failed", Slot: at(12, 0)},
+		{Job: "job-00003", Outcome: "ok", Slot: at(12, 0)},
+		{Job: "job-00004", Outcome: "skipped", Reason: "lock held", Slot: at(13, 0)}, // after the window
 	}
-	got, err := recordedFires(path, at(10, 0), at(13, 0))
+	got := recordedFires(recs, at(10, 0), at(13, 0))
 	want := map[fire]bool{{"job-00001", at(11, 0).UnixNano()}: true, {"job-00002", at(12, 0).UnixNano()}: true}
-	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Fatalf("recordedFires = %v, %v; want %v", got, err, want)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("recordedFires = %v; want %v", got, want)
+	}
+}
+
+// TestHistoryRecordReadsTheContract: the accounting reads a history
+// record's slot from scheduled_at, as `history --json` writes it.
+func TestHistoryRecordReadsTheContract(t *testing.T) {
+	var rec historyRecord
+	line := `{"job":"j","run_id":"r","outcome":"skipped","scheduled_at":"2026-12-01T12:00:11Z","reason":"lock held"}`
+	if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Slot != at(11, 0) || rec.Outcome != "skipped" {
+		t.Fatalf("%+v, %v", rec, err)
 	}
 }
 

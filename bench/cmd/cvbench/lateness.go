@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,8 +27,11 @@ type latencyRun struct {
 	reasons  map[string]int  // why they were skipped or failed
 	stamps   string          // the stamp file
 	log      string          // the daemon's log; "" for the bare floor
-	window   [2]time.Time    // the measured slots: [start, end)
-	stopped  time.Duration   // from SIGTERM to the daemon's exit
+	// history reads cronvisor's records once it stopped; nil for the
+	// others. Its log says less: it rate-limits repeated skips.
+	history func() ([]historyRecord, error)
+	window  [2]time.Time  // the measured slots: [start, end)
+	stopped time.Duration // from SIGTERM to the daemon's exit
 }
 
 func (r latencyRun) cpuPerFire() time.Duration {
@@ -198,8 +200,9 @@ func runCronvisor(o options, rep int, attach func(o options, config, dir string)
 		}
 		ready = time.Now()
 	}
+	r.history = func() ([]historyRecord, error) { return readHistory(o.cronvisor, config) }
 	err = r.measure(o, d, ready, stamps, detach, func(start, end time.Time) error {
-		return r.countRecords(d.logPath, start, end)
+		return r.countRecords(start, end)
 	})
 	return r, err
 }
@@ -234,37 +237,54 @@ func (r *latencyRun) measure(o options, d *daemon, ready time.Time, stamps strin
 	return err
 }
 
-// countRecords counts, in the daemon's JSON log, the skips and the runs
+// countRecords counts, in cronvisor's history, the skips and the runs
 // that did not end ok (a stamp never fails by itself) among the window's
 // slots, and why.
-func (r *latencyRun) countRecords(path string, start, end time.Time) error {
-	f, err := os.Open(path)
+func (r *latencyRun) countRecords(start, end time.Time) error {
+	recs, err := r.history()
 	if err != nil {
 		return err
 	}
-	defer f.Close()
 	r.reasons = map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var rec struct {
-			Msg, Outcome, Reason string
-			Slot                 time.Time
-		}
-		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Slot.Before(start) || !rec.Slot.Before(end) {
+	for _, rec := range recs {
+		if rec.Slot.Before(start) || !rec.Slot.Before(end) {
 			continue
 		}
-		switch {
-		case rec.Msg == "run skipped":
+		switch rec.Outcome {
+		case "ok":
+			continue
+		case "skipped":
 			r.skipped++
-		case rec.Msg == "run finished" && rec.Outcome != "ok":
-			r.failed++
 		default:
-			continue
+			r.failed++
 		}
 		r.reasons[reasonKind(rec.Reason)]++
 	}
-	return sc.Err()
+	return nil
+}
+
+// historyRecord is what the accounting reads of a history record.
+type historyRecord struct {
+	Job, Outcome, Reason string
+	Slot                 time.Time `json:"scheduled_at"`
+}
+
+// readHistory reads every record of the daemon of config, stopped, with
+// `cronvisor history --limit 0 --json`.
+func readHistory(cronvisor, config string) ([]historyRecord, error) {
+	cmd := exec.Command(cronvisor, "--config", config, "history", "--limit", "0", "--json")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s history: %w", cronvisor, err)
+	}
+	var recs []historyRecord
+	for line := range strings.Lines(string(out)) {
+		var rec historyRecord
+		if json.Unmarshal([]byte(line), &rec) == nil && !rec.Slot.IsZero() {
+			recs = append(recs, rec)
+		}
+	}
+	return recs, nil
 }
 
 // reasonKind shortens a reason to what tells reasons apart, without the
