@@ -27,9 +27,11 @@ func (l *Leaf) Usage() (Usage, error) {
 		return u, err
 	}
 	u.CPUUser, u.CPUSystem = time.Duration(cpu[0])*time.Microsecond, time.Duration(cpu[1])*time.Microsecond
-	if b, err := readSmall(filepath.Join(l.Path, "memory.peak")); err == nil {
-		u.MemoryPeak, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	b, err := readSmall(filepath.Join(l.Path, "memory.peak"))
+	if err != nil {
+		return u, nil // no memory controller here: no memory.events either
 	}
+	u.MemoryPeak, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	if n, err := keyed(filepath.Join(l.Path, "memory.events"), "oom_kill"); err == nil {
 		u.OOMKilled = n > 0
 	}

@@ -32,7 +32,7 @@ func newRecord(req Record, host string) Record {
 		h.Since = time.Now()
 	}
 	if h.SupervisorPID == 0 {
-		h.SupervisorPID = os.Getpid()
+		h.SupervisorPID = selfPID
 	}
 	if h.PID == 0 {
 		h.PID = h.SupervisorPID

@@ -178,7 +178,7 @@ func keeperArgs(k Keeper, spec Spec, leaf string) []string {
 	if k.EndAtOnce {
 		grace = guardGrace(grace, k.Within)
 	}
-	args := []string{KeeperName, "-tag", spec.Tag, "-grace", grace.String(), "-supervisor", strconv.Itoa(os.Getpid())}
+	args := []string{KeeperName, "-tag", spec.Tag, "-grace", grace.String(), "-supervisor", strconv.Itoa(selfPID)}
 	if k.EndAtOnce {
 		args = append(args, "-at-once")
 	}

@@ -145,7 +145,7 @@ func startKeeperProc(dir string) (*keeperProc, error) {
 	}
 	cmd := &exec.Cmd{
 		Path:        keeperExe,
-		Args:        []string{KeeperName, "-ends", dir, "-supervisor", strconv.Itoa(os.Getpid())},
+		Args:        []string{KeeperName, "-ends", dir, "-supervisor", strconv.Itoa(selfPID)},
 		Stdin:       stdin,
 		ExtraFiles:  []*os.File{theirs},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},

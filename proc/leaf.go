@@ -3,7 +3,6 @@ package proc
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
@@ -41,7 +40,7 @@ func leafName(tag string) string {
 	if id := runIDOf(tag); id != "" {
 		return "run-" + id
 	}
-	return "run-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	return "run-" + strconv.Itoa(selfPID) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 }
 
 // endLeaf ends what is left in the run's leaf, KillMode=control-group

@@ -3,7 +3,6 @@ package proc
 import (
 	"errors"
 	"fmt"
-	"os"
 	"syscall"
 	"time"
 
@@ -28,7 +27,7 @@ type tree struct {
 }
 
 func newTree(spec Spec) (*tree, error) {
-	t := &tree{self: os.Getpid()}
+	t := &tree{self: selfPID}
 	if spec.Tag != "" {
 		t.tag = []byte(spec.Tag)
 	}
