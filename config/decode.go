@@ -40,6 +40,7 @@ type decoder struct {
 	reading       bool                    // for a command that only looks: see ParseForReading
 	unsetEnv      []string                // reading: variables lock_backend needs that are not set
 	self          *ownLimits              // the supervisor's nice, oom_score_adj, rlimits: see own
+	split         *jobsSplit              // the jobs list cut from the text, see split.go
 	args          []string                // scratch of command and sameVars
 	key           []byte                  // scratch of argv and sameVars
 }

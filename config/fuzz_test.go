@@ -8,7 +8,8 @@ import (
 
 // FuzzParse checks that no file makes Parse or Lint panic, and that what
 // they return keeps its promises: positioned problems, a config exactly when
-// there is no error, and complete jobs in it.
+// there is no error, and complete jobs in it; and that cutting the jobs
+// list into batches of one item (split.go) changes nothing.
 func FuzzParse(f *testing.F) {
 	for _, name := range []string{"valid.yaml"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
@@ -28,10 +29,13 @@ func FuzzParse(f *testing.F) {
 		y("jobs:", "  - name: a", "\tschedule: x"),
 		y("jobs:", "  - {name: a, schedule: 'CRON_TZ=Europe/Berlin 30 2 * * *', command: x, timeout: 90}"),
 		y("---", "jobs: []", "---", "jobs: []"),
+		y("x-a: &a 1m", "jobs:", "- {name: a, schedule: '@hourly', command: x, timeout: *a}", "# c", "- name: b", "  schedule: &s '@daily'", "  command: *s", "history: {keep_runs: 3}"),
+		y("jobs:", "  - name: a", "    command: \"x", "  - b\"", "  - name: c"),
 	} {
 		f.Add([]byte(src))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		parseBoth(t, data, 1, false)
 		cfg, ps := Parse("/fuzz/jobs.yaml", data)
 		for _, p := range ps {
 			if p.Line < 1 || p.Col < 1 || p.Message == "" {

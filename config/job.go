@@ -105,22 +105,17 @@ func (d *decoder) defaults(n *yaml.Node) *jobFields {
 // when the file has no defaults. The sources are where each job was
 // written, by the same index.
 func (d *decoder) jobs(e entry, defs *jobFields) ([]Job, []JobSource) {
-	n := resolve(e.val)
-	switch {
-	case isNull(n) || (n.Kind == yaml.SequenceNode && len(n.Content) == 0):
-		d.warnf(e.key, "jobs is empty: no jobs will run")
-		return nil, nil
-	case n.Kind != yaml.SequenceNode:
-		d.errorf(e.val, "jobs: expected a list of jobs (- name: ...), found %s", describe(e.val))
+	count, items := d.jobItems(e)
+	if items == nil {
 		return nil, nil
 	}
 	if defs == nil {
 		defs = new(jobFields)
 	}
-	out := make([]Job, 0, len(n.Content)) // no growth slack: jobs stay resident
-	srcs := make([]JobSource, 0, len(n.Content))
-	first := make(map[string]Pos, len(n.Content))
-	for _, item := range n.Content {
+	out := make([]Job, 0, count) // no growth slack: jobs stay resident
+	srcs := make([]JobSource, 0, count)
+	first := make(map[string]Pos, count)
+	for item := range items {
 		j, src, ok := d.job(item, defs)
 		if !ok || j.Name == "" {
 			continue

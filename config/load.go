@@ -68,11 +68,7 @@ func Parse(path string, data []byte) (*Config, []Problem) {
 // checking a file meant for another user (ParseAs(path, data, 0, 0): for
 // root) without being that user.
 func ParseAs(path string, data []byte, euid, egid int) (*Config, []Problem) {
-	d := newDecoder(path, euid, egid)
-	var cfg *Config
-	if root, ok := d.document(data); ok {
-		cfg = d.config(root)
-	}
+	d, cfg := parse(data, batchBytes, func() *decoder { return newDecoder(path, euid, egid) })
 	ps := tidy(d.problems)
 	if HasErrors(ps) {
 		return nil, ps
@@ -83,14 +79,23 @@ func ParseAs(path string, data []byte, euid, egid int) (*Config, []Problem) {
 // document parses the YAML into a node tree. ok is false on a syntax error;
 // a file with no document at all yields a nil root and ok.
 func (d *decoder) document(data []byte) (root *yaml.Node, ok bool) {
+	root, err := d.parseDocument(data)
+	if err != nil {
+		d.syntax(data, err)
+		return nil, false
+	}
+	return root, true
+}
+
+// parseDocument is document with a syntax error returned, not reported.
+func (d *decoder) parseDocument(data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := safeDecode(dec, &doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, true
+			return nil, nil
 		}
-		d.syntax(data, err)
-		return nil, false
+		return nil, err
 	}
 	var extra yaml.Node
 	switch err := safeDecode(dec, &extra); {
@@ -99,13 +104,12 @@ func (d *decoder) document(data []byte) (root *yaml.Node, ok bool) {
 			d.errorf(extra.Content[0], "a second YAML document; jobs.yaml holds one (remove the ---)")
 		}
 	case !errors.Is(err, io.EOF):
-		d.syntax(data, err)
-		return nil, false
+		return nil, err
 	}
 	if len(doc.Content) == 0 {
-		return nil, true
+		return nil, nil
 	}
-	return doc.Content[0], true
+	return doc.Content[0], nil
 }
 
 // safeDecode turns a panic inside the YAML library into an error: a daemon

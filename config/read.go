@@ -31,12 +31,11 @@ func LoadForReading(path string) (*Config, []Problem) {
 // environment size: a reader's account and environment are not the
 // daemon's.
 func ParseForReading(path string, data []byte) (*Config, []Problem) {
-	d := newDecoder(path, 0, 0)
-	d.reading = true
-	var cfg *Config
-	if root, ok := d.document(data); ok {
-		cfg = d.config(root)
-	}
+	d, cfg := parse(data, batchBytes, func() *decoder {
+		d := newDecoder(path, 0, 0)
+		d.reading = true
+		return d
+	})
 	if cfg == nil {
 		cfg = d.bare(data)
 	}
