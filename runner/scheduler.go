@@ -124,8 +124,14 @@ func sleepPrecise(d time.Duration) {
 // runs in flight; Wait does that. jobs, like Reload's, is read while the
 // scheduler runs and must not be changed.
 func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
-	h := &entryHeap{}
-	byName := map[string]*entry{}
+	// Sized for every job at once: grown one job at a time, the maps
+	// rehash and the heap copies its way to a million jobs.
+	entries := make(entryHeap, 0, len(jobs))
+	h := &entries
+	byName := make(map[string]*entry, len(jobs))
+	s.mu.Lock()
+	s.next = make(map[string]time.Time, len(jobs))
+	s.mu.Unlock()
 	now := s.clock.Now()
 	last := s.startSlots(ctx, jobs)
 	for i := range jobs {
