@@ -135,7 +135,7 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 // attach shows the console of a running daemon; while the daemon is away,
 // it shows what the state dir says.
 func attach(client *ctl.Client, cfg *config.Config, g *globals) error {
-	offline, err := newStateDirSource(cfg)
+	offline, err := newStateDirSource(g.configPath, cfg)
 	if err != nil {
 		return exitCode(1, err)
 	}
