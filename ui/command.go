@@ -3,6 +3,7 @@ package ui
 import (
 	"slices"
 	"strings"
+	"time"
 
 	textcursor "github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/key"
@@ -178,8 +179,8 @@ func (m Model) complete(line string) (done, hint string) {
 		}
 		head = f[0] + " "
 		for _, j := range m.c.data.jobs {
-			if strings.HasPrefix(j.Name, word) {
-				cands = append(cands, j.Name)
+			if strings.HasPrefix(j.name, word) {
+				cands = append(cands, j.name)
 			}
 		}
 	default:
@@ -229,7 +230,26 @@ func (m Model) cmdlineView() string {
 // showTab shows tab t, closing the detail.
 func (m Model) showTab(t tab) (Model, tea.Cmd) {
 	m.tab, m.inDetail = t, false
-	return m.layout(), m.tabCmd()
+	if !m.readsLocks() {
+		m.c.data.dropFreeLocks()
+		m.locks = m.locks.Refresh()
+		return m.layout(), m.tabCmd()
+	}
+	if m.c.data.allLocks {
+		return m.layout(), m.tabCmd()
+	}
+	// The free locks were not kept: read them all now, not at the next tick.
+	m.lastLocks, m.offline.tried = time.Time{}, time.Time{}
+	m.dirty = m.dirty || m.fullReads
+	m = m.layout()
+	var cmd tea.Cmd
+	switch {
+	case m.conn.lost:
+		m, cmd = m.offlineDue()
+	case !m.fetching:
+		m, cmd = m.readDue(m.wall())
+	}
+	return m, tea.Batch(cmd, m.tabCmd())
 }
 
 // readOnlyRefusal says why a read-only console does not do what.

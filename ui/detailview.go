@@ -141,13 +141,13 @@ func (v detailView) runs(j ctl.JobStatus) []string {
 	for i := v.off; i < len(v.recs)+1 && i < v.off+v.runsHeight(); i++ {
 		var cells []cell
 		if i == 0 {
-			live := cell{text: "▶ live", style: st.run}
+			live := cell{text: "▶ live", id: runID}
 			what := fmt.Sprintf("output of run %s, pid %d", j.RunID, j.PID)
 			if j.State != ctl.StateRunning {
-				live = cell{text: "· live", style: st.muted}
+				live = cell{text: "· live", id: mutedID}
 				what = "not running; the last " + strconv.Itoa(tailLines) + " lines seen are kept"
 			}
-			cells = []cell{live, {text: clock(now, j.StartedAt), style: st.muted}, {}, {text: what, style: st.muted}}
+			cells = []cell{live, {text: clock(now, j.StartedAt), id: mutedID}, {}, {text: what, id: mutedID}}
 		} else {
 			cells = recordCells(st, now, v.recs[i-1])
 		}
@@ -159,11 +159,12 @@ func (v detailView) runs(j ctl.JobStatus) []string {
 // recordCells are one history record as list cells: outcome, time,
 // duration, and why.
 func recordCells(st styles, now time.Time, r run.Record) []cell {
+	why := st.outcome(r.Outcome).UnsetBold()
 	return []cell{
-		{text: glyph(r.Outcome) + " " + string(r.Outcome), style: st.outcome(r.Outcome)},
-		{text: clock(now, startTime(r)), style: st.muted},
-		{text: runTime(r), style: st.muted},
-		{text: localTimes(now, recordDetail(r)), style: st.outcome(r.Outcome).UnsetBold()},
+		{text: glyph(r.Outcome) + " " + string(r.Outcome), id: outcomeID(r.Outcome)},
+		{text: clock(now, startTime(r)), id: mutedID},
+		{text: runTime(r), id: mutedID},
+		{text: localTimes(now, recordDetail(r)), style: &why},
 	}
 }
 

@@ -28,7 +28,7 @@ func TestEventsUpdateTheStore(t *testing.T) {
 			if j.State != ctl.StateRunning || j.PID != 5555 || j.Holder == nil || j.Holder.PID != 5555 || j.Holder.Host != host {
 				t.Errorf("job %+v, want running pid 5555 holding its lock on %s", j, host)
 			}
-			if l := m.c.data.locks[0]; !l.Held || l.PID != 5555 || l.RunID != "r-b2" {
+			if l := lockNamed(m, "backup_db"); !l.Held || l.PID != 5555 || l.RunID != "r-b2" {
 				t.Errorf("lock %+v, want held by run r-b2", l)
 			}
 		}},
@@ -42,7 +42,7 @@ func TestEventsUpdateTheStore(t *testing.T) {
 				if r := m.c.data.records[0]; r.RunID != "r-b2" || r.Outcome != "failed" || *r.ExitCode != 3 {
 					t.Errorf("newest record %+v, want the failed run", r)
 				}
-				if m.c.data.locks[0].Held {
+				if lockNamed(m, "backup_db").Held {
 					t.Error("lock still held after its run finished")
 				}
 			}},
@@ -314,8 +314,19 @@ func TestRefreshReadsLocksWhenNeeded(t *testing.T) {
 	now := ref
 	f := newFake()
 	m := loaded(t, f, Options{Clock: func() time.Time { return now }}, 80, 24)
-	if got := len(m.c.data.locks); got != len(f.locks) {
-		t.Fatalf("start-up read %d locks, want %d", got, len(f.locks))
+	// Off the locks tab only the held locks are kept (the status line
+	// counts them); showing the tab reads them all at once, and leaving it
+	// lets the free ones go.
+	held := len(heldLocks(f.locks))
+	if got := len(m.c.data.locks); got != held || held == 0 || held == len(f.locks) {
+		t.Fatalf("start-up kept %d locks, want the %d held of %d", got, held, len(f.locks))
+	}
+	shown := pressRead(t, m, "2")
+	if got := len(shown.c.data.locks); got != len(f.locks) {
+		t.Errorf("locks tab shows %d locks, want %d", got, len(f.locks))
+	}
+	if shown = pressRead(t, shown, "1"); len(shown.c.data.locks) != held {
+		t.Errorf("back on the jobs tab %d locks kept, want %d", len(shown.c.data.locks), held)
 	}
 	tests := []struct {
 		name  string
@@ -342,7 +353,17 @@ func TestRefreshReadsLocksWhenNeeded(t *testing.T) {
 		t.Errorf("calls %v, want [jobs]", calls)
 	}
 	m, _ = m.update(msg)
-	if got := len(m.c.data.locks); got != len(f.locks) {
-		t.Errorf("after a jobs-only refresh %d locks, want %d kept", got, len(f.locks))
+	if got := len(m.c.data.locks); got != held {
+		t.Errorf("after a jobs-only refresh %d locks, want %d kept", got, held)
 	}
+}
+
+// lockNamed is the store's lock of that name; zero if it keeps none.
+func lockNamed(m Model, name string) ctl.LockStatus {
+	for _, l := range m.c.data.locks {
+		if l.Lock == name {
+			return l
+		}
+	}
+	return ctl.LockStatus{}
 }

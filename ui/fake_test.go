@@ -199,6 +199,23 @@ func press(m Model, keys ...string) (Model, tea.Cmd) {
 	return m, cmd
 }
 
+// pressRead is press, and the reads a key starts are answered: showing
+// the locks tab reads them.
+func pressRead(t *testing.T, m Model, keys ...string) Model {
+	t.Helper()
+	for _, k := range keys {
+		var cmd tea.Cmd
+		m, cmd = m.update(keyMsg(k))
+		if cmd == nil {
+			continue
+		}
+		if msg, ok := cmd().(rowsMsg); ok {
+			m, _ = m.update(msg)
+		}
+	}
+	return m
+}
+
 func keyMsg(k string) tea.KeyMsg {
 	types := map[string]tea.KeyType{"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab,
 		"shift+tab": tea.KeyShiftTab, "ctrl+c": tea.KeyCtrlC, "up": tea.KeyUp, "down": tea.KeyDown,

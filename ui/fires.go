@@ -2,15 +2,14 @@ package ui
 
 import (
 	"container/heap"
+	"math"
 	"time"
-
-	"cronvisor/ctl"
 )
 
 // fire is a job's next fire as the store learnt it.
 type fire struct {
-	at  time.Time
-	job string
+	at  int64 // Unix nanoseconds
+	row int32 // the job's position in the store's rows
 }
 
 // fires orders the jobs' next fires, soonest first, so that a tick finds
@@ -20,7 +19,7 @@ type fire struct {
 type fires []fire
 
 func (h fires) Len() int           { return len(h) }
-func (h fires) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h fires) Less(i, j int) bool { return h[i].at < h[j].at }
 func (h fires) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *fires) Push(x any)        { *h = append(*h, x.(fire)) }
 func (h *fires) Pop() any {
@@ -32,19 +31,19 @@ func (h *fires) Pop() any {
 
 // indexFires rebuilds the order from all jobs.
 func (s *store) indexFires() {
-	s.fires = s.fires[:0]
-	for _, j := range s.jobs {
-		if !j.NextRun.IsZero() {
-			s.fires = append(s.fires, fire{at: j.NextRun, job: j.Name})
+	s.fires = make(fires, 0, len(s.jobs))
+	for i, j := range s.jobs {
+		if j.nextRun != 0 {
+			s.fires = append(s.fires, fire{at: j.nextRun, row: int32(i)})
 		}
 	}
 	heap.Init(&s.fires)
 }
 
 // movedFire notes that a job's next fire is now j's.
-func (s *store) movedFire(old, j ctl.JobStatus) {
-	if !j.NextRun.IsZero() && !j.NextRun.Equal(old.NextRun) {
-		heap.Push(&s.fires, fire{at: j.NextRun, job: j.Name})
+func (s *store) movedFire(i int, old, j jobRow) {
+	if j.nextRun != 0 && j.nextRun != old.nextRun {
+		heap.Push(&s.fires, fire{at: j.nextRun, row: int32(i)})
 	}
 }
 
@@ -53,12 +52,21 @@ func (s *store) movedFire(old, j ctl.JobStatus) {
 // fires, which the read this starts will bring.
 func (s *store) passed(after, upTo time.Time) []string {
 	var names []string
-	for len(s.fires) > 0 && !s.fires[0].at.After(upTo) {
+	from, to := sinceNanos(after), upTo.UnixNano()
+	for len(s.fires) > 0 && s.fires[0].at <= to {
 		f := heap.Pop(&s.fires).(fire)
-		j, ok := s.job(f.job)
-		if ok && j.NextRun.Equal(f.at) && f.at.After(after) {
-			names = append(names, f.job)
+		if j := s.jobs[f.row]; j.nextRun == f.at && f.at > from {
+			names = append(names, j.name)
 		}
 	}
 	return names
+}
+
+// sinceNanos is t in Unix nanoseconds for a comparison with later
+// times; the zero time (nothing checked yet) is before every time.
+func sinceNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return math.MinInt64
+	}
+	return t.UnixNano()
 }

@@ -91,11 +91,11 @@ var screens = []struct {
 		return m
 	}},
 	{name: "locks", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
-		m, _ = press(m, "tab", "G") // tmp, held by flock(1)
+		m = pressRead(t, m, "tab", "G") // tmp, held by flock(1)
 		return m
 	}},
 	{name: "locks_wide", w: 120, h: 30, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
-		m, _ = press(m, "tab", "down")
+		m = pressRead(t, m, "tab", "down")
 		return m
 	}},
 	{name: "history", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {

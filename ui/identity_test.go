@@ -117,7 +117,7 @@ func TestHistorySelectionHoldsTheRecord(t *testing.T) {
 func TestJobsAndLocksSelectionHoldsTheName(t *testing.T) {
 	f := newFake()
 	m := selectJob(t, loaded(t, f, Options{}, 80, 24), "refund_orders")
-	m, _ = press(m, "tab", "down", "down") // the locks: report_weekly
+	m = pressRead(t, m, "tab", "down", "down") // the locks: report_weekly
 	jobs, locks := slices.Clone(f.jobs), slices.Clone(f.locks)
 	slices.Reverse(jobs)
 	slices.Reverse(locks)

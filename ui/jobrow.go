@@ -30,10 +30,10 @@ func stateText(j ctl.JobStatus, now time.Time) string {
 
 // holderCell is a job's lock holder: pid@host, whose it is, and for how
 // long it has held the lock.
-func holderCell(st styles, j ctl.JobStatus, now time.Time) cell {
+func holderCell(j ctl.JobStatus, now time.Time) cell {
 	h := j.Holder
 	if h == nil {
-		return cell{text: "—", style: st.muted}
+		return cell{text: "—", id: mutedID}
 	}
 	kind := holderKind(j, h)
 	text := pidHost(h.PID, shortHost(h.Host)) + " " + kind
@@ -42,11 +42,11 @@ func holderCell(st styles, j ctl.JobStatus, now time.Time) cell {
 	}
 	switch kind {
 	case "own":
-		return cell{text: text, style: st.run.UnsetBold()}
+		return cell{text: text, id: runPlainID}
 	case "foreign":
-		return cell{text: text, style: st.foreign}
+		return cell{text: text, id: foreignID}
 	}
-	return cell{text: text, style: st.warn}
+	return cell{text: text, id: warnID}
 }
 
 // shortHost is a host's first DNS label, like `hostname -s`; addresses
@@ -69,7 +69,7 @@ func (v jobsView) summary() string {
 		return "\n"
 	}
 	st, now := v.c.st, v.c.now()
-	j := v.c.data.jobs[v.rows[v.cur.pos]]
+	j := v.c.data.at(v.rows[v.cur.pos])
 	name := fit(" "+j.Name, min(v.nameW+1, v.width/3))
 	indent := strings.Repeat(" ", ansi.StringWidth(name)+2)
 	first := st.section.Render(name) + "  " + st.state(j.State).Render(nowText(j, now))

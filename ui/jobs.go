@@ -71,7 +71,7 @@ type jobsView struct {
 func newJobsView(c *common) jobsView {
 	// The table's chrome: its header, and the selected job's two lines
 	// under a blank one.
-	return jobsView{list: newList(c, 4, func(r int) string { return c.data.jobs[r].Name }), keys: newJobsKeys()}
+	return jobsView{list: newList(c, 4, func(r int) string { return c.data.jobs[r].name }), keys: newJobsKeys()}
 }
 
 // SetSize sets the area the view draws in.
@@ -126,8 +126,8 @@ func (v jobsView) Refresh() jobsView {
 	rows := make([]int, 0, len(jobs))
 	v.nameW = len("NAME")
 	for i, j := range jobs {
-		v.nameW = max(v.nameW, len(j.Name))
-		if v.filter.match(j.Name, j.Schedule, string(j.State), string(j.LastOutcome), j.Lock) {
+		v.nameW = max(v.nameW, len(j.name))
+		if v.filter.match(j.name, j.schedule, string(j.state), string(j.last), j.lock) {
 			rows = append(rows, i)
 		}
 	}
@@ -137,25 +137,25 @@ func (v jobsView) Refresh() jobsView {
 	return v
 }
 
-func compareJobs(a, b ctl.JobStatus, by sortKey) int {
+func compareJobs(a, b jobRow, by sortKey) int {
 	var c int
 	switch by {
 	case byNext: // soonest first; none last
 		switch {
-		case a.NextRun.IsZero() && !b.NextRun.IsZero():
+		case a.nextRun == 0 && b.nextRun != 0:
 			c = 1
-		case !a.NextRun.IsZero() && b.NextRun.IsZero():
+		case a.nextRun != 0 && b.nextRun == 0:
 			c = -1
 		default:
-			c = a.NextRun.Compare(b.NextRun)
+			c = cmp.Compare(a.nextRun, b.nextRun)
 		}
 	case byState:
-		c = cmp.Compare(stateRank(a.State), stateRank(b.State))
+		c = cmp.Compare(stateRank(a.state), stateRank(b.state))
 	case byLast: // latest activity first
-		c = b.LastEndedAt.Compare(a.LastEndedAt)
+		c = cmp.Compare(b.lastEndedAt, a.lastEndedAt)
 	}
 	if c == 0 {
-		c = strings.Compare(a.Name, b.Name)
+		c = strings.Compare(a.name, b.name)
 	}
 	return c
 }
@@ -171,7 +171,7 @@ func (v jobsView) ref() *jobRef {
 		return nil
 	}
 	j := v.c.data.jobs[r]
-	return &jobRef{name: j.Name, running: j.State == ctl.StateRunning, paused: j.Paused}
+	return &jobRef{name: j.name, running: j.state == ctl.StateRunning, paused: j.paused}
 }
 
 func (v jobsView) columns() []column {
@@ -206,37 +206,37 @@ func (v jobsView) View() string {
 	}
 	from, to := v.shown()
 	for i := from; i < to; i++ {
-		j := v.c.data.jobs[v.rows[i]]
-		lines = append(lines, row(v.c.st, v.cells(j), widths, i == v.cur.pos, v.width))
+		j := v.c.data.at(v.rows[i])
+		lines = append(lines, cachedRow(v.c.st, &v.c.cells, v.c.lost, v.cells(j), widths, i == v.cur.pos, v.width))
 	}
 	return pad(lines, v.height-3) + "\n\n" + v.summary()
 }
 
 // cells are one job's table cells.
 func (v jobsView) cells(j ctl.JobStatus) []cell {
-	st, now := v.c.st, v.c.now()
-	next := cell{text: countdown(now, j.NextRun), style: st.muted}
+	now := v.c.now()
+	next := cell{text: countdown(now, j.NextRun), id: mutedID}
 	if j.State == ctl.StatePaused || j.State == ctl.StateDisabled || j.Paused {
 		next.text = "—"
 	} else if !j.NextRun.IsZero() {
-		next.style = st.run.UnsetBold()
+		next.id = runPlainID
 	}
-	last := cell{text: "—", style: st.muted}
+	last := cell{text: "—", id: mutedID}
 	if j.LastOutcome != "" {
 		last = cell{text: glyph(j.LastOutcome) + " " + string(j.LastOutcome) + " " + dur(now.Sub(j.LastEndedAt)),
-			style: st.outcome(j.LastOutcome)}
+			id: outcomeID(j.LastOutcome)}
 		if j.LastEndedAt.IsZero() {
 			last.text = glyph(j.LastOutcome) + " " + string(j.LastOutcome)
 		}
 	}
 	return []cell{
-		{text: j.Name},
-		{text: j.Schedule, style: st.muted},
-		{text: stateText(j, now), style: st.state(j.State)},
+		{text: j.Name, id: plainID},
+		{text: j.Schedule, id: mutedID},
+		{text: stateText(j, now), id: stateID(j.State)},
 		last,
 		next,
-		holderCell(st, j, now),
-		{text: countsCell(j.Counts), style: st.muted},
+		holderCell(j, now),
+		{text: countsCell(j.Counts), id: mutedID},
 	}
 }
 

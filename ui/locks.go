@@ -58,6 +58,15 @@ func (v locksView) Update(msg tea.Msg) (locksView, tea.Cmd) {
 
 // Refresh rebuilds the rows from the store.
 func (v locksView) Refresh() locksView {
+	if !v.c.data.allLocks {
+		// Only the held locks are kept while the tab is not shown; the
+		// read that showing it starts brings them all, and the selection
+		// waits for it.
+		sel := v.selected
+		v.list = v.setRows(nil)
+		v.selected = sel
+		return v
+	}
 	rows := make([]int, 0, len(v.c.data.locks))
 	v.nameW = len("LOCK")
 	for i, l := range v.c.data.locks {
@@ -93,7 +102,10 @@ func (v locksView) View() string {
 	cols := v.columns()
 	widths := layout(cols, v.width-2)
 	lines := append(v.head(), headerRow(v.c.st, cols, widths, v.width))
-	if len(v.rows) == 0 {
+	switch {
+	case !v.c.data.allLocks:
+		lines = append(lines, v.c.st.muted.Render("  reading locks…"))
+	case len(v.rows) == 0:
 		lines = append(lines, v.c.st.muted.Render("  no locks"))
 	}
 	from, to := v.shown()
@@ -104,26 +116,26 @@ func (v locksView) View() string {
 }
 
 func (v locksView) cells(l ctl.LockStatus) []cell {
-	st, now := v.c.st, v.c.now()
+	now := v.c.now()
 	if !l.Held {
 		last := ""
 		if l.Job != "" {
 			last = "last: " + l.Job
 		}
-		return []cell{{text: l.Lock}, {text: "○ free", style: st.muted}, {text: "—", style: st.muted},
-			{}, {text: last, style: st.muted}, {}}
+		return []cell{{text: l.Lock}, {text: "○ free", id: mutedID}, {text: "—", id: mutedID},
+			{}, {text: last, id: mutedID}, {}}
 	}
-	who := cell{text: l.Job, style: st.run.UnsetBold()}
+	who := cell{text: l.Job, id: runPlainID}
 	if l.Foreign {
-		who = cell{text: "foreign: " + l.Cmdline, style: st.foreign}
+		who = cell{text: "foreign: " + l.Cmdline, id: foreignID}
 	}
 	return []cell{
 		{text: l.Lock},
-		{text: "● held", style: st.warn},
+		{text: "● held", id: warnID},
 		{text: pidHost(l.PID, l.Host)},
-		{text: dur(now.Sub(l.Since)), style: st.muted},
+		{text: dur(now.Sub(l.Since)), id: mutedID},
 		who,
-		{text: l.RunID, style: st.muted},
+		{text: l.RunID, id: mutedID},
 	}
 }
 

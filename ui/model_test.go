@@ -214,7 +214,7 @@ func TestFilterAndSort(t *testing.T) {
 			m, _ = press(m, tc.keys...)
 			var got []string
 			for _, r := range m.jobs.rows {
-				got = append(got, m.c.data.jobs[r].Name)
+				got = append(got, m.c.data.jobs[r].name)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("rows %v, want %v", got, tc.want)

@@ -76,7 +76,7 @@ func (m Model) onOffline(msg offlineMsg) (Model, tea.Cmd) {
 	}
 	m.c.asOf, m.loaded, m.offline.read = msg.at, true, true
 	m.c.data.setJobs(keepCounts(msg.jobs, m.c.data))
-	m.c.data.setLocks(msg.locks)
+	m.c.data.setLocks(msg.locks, m.readsLocks())
 	m.c.data.setRecords(msg.recs)
 	return m.refreshViews(), nil
 }

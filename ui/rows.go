@@ -2,7 +2,6 @@ package ui
 
 import (
 	"errors"
-	"reflect"
 	"slices"
 	"time"
 
@@ -77,7 +76,7 @@ func (m Model) shownJobs() []string {
 	from, to := m.jobs.shown()
 	names := make([]string, 0, to-from)
 	for _, r := range m.jobs.rows[from:to] {
-		names = append(names, m.c.data.jobs[r].Name)
+		names = append(names, m.c.data.jobs[r].name)
 	}
 	return names
 }
@@ -147,7 +146,7 @@ func (m Model) onRows(msg rowsMsg) (Model, tea.Cmd) {
 	hadNote := m.c.data.historyNote() != ""
 	changed := m.c.data.updateJobs(msg.jobs)
 	if msg.withLocks {
-		m.c.data.setLocks(msg.locks)
+		m.c.data.setLocks(msg.locks, m.readsLocks())
 		m.lastLocks = m.wall()
 		changed = true
 	}
@@ -163,18 +162,15 @@ func (m Model) onRows(msg rowsMsg) (Model, tea.Cmd) {
 // paused folds a job_paused or job_resumed event into the store; the
 // read of the job it triggers brings who paused it.
 func (s *store) paused(ev ctl.WireEvent) {
-	i, ok := s.index[ev.Job]
-	if !ok {
-		return
-	}
-	j := &s.jobs[i]
-	j.Paused = ev.Type == ctl.EventJobPaused
-	switch {
-	case j.Paused && j.State == ctl.StateIdle:
-		j.State = ctl.StatePaused
-	case !j.Paused && j.State == ctl.StatePaused:
-		j.State, j.PausedBy = ctl.StateIdle, nil
-	}
+	s.edit(ev.Job, func(j *ctl.JobStatus) {
+		j.Paused = ev.Type == ctl.EventJobPaused
+		switch {
+		case j.Paused && j.State == ctl.StateIdle:
+			j.State = ctl.StatePaused
+		case !j.Paused && j.State == ctl.StatePaused:
+			j.State, j.PausedBy = ctl.StateIdle, nil
+		}
+	})
 }
 
 // updateJobs replaces the jobs read by name; one the store does not know
@@ -185,10 +181,10 @@ func (s *store) paused(ev ctl.WireEvent) {
 func (s *store) updateJobs(jobs []ctl.JobStatus) bool {
 	changed := false
 	for _, j := range jobs {
-		if i, ok := s.index[j.Name]; ok {
-			if !reflect.DeepEqual(s.jobs[i], j) {
-				s.movedFire(s.jobs[i], j)
-				s.jobs[i], changed = j, true
+		if i, ok := s.find(j.Name); ok {
+			if r := s.strs.compact(j); !r.same(s.jobs[i]) {
+				s.movedFire(i, s.jobs[i], r)
+				s.jobs[i], changed = r, true
 			}
 		}
 	}

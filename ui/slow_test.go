@@ -15,7 +15,7 @@ func TestSlowRunIsMarked(t *testing.T) {
 	s := newStore()
 	s.setJobs([]ctl.JobStatus{{Name: "a", State: ctl.StateIdle}})
 	s.apply(ctl.WireEvent{Type: ctl.EventRunStarted, Job: "a", RunID: "r2", Time: at, StartedAt: at, PID: 7, Attempt: 2})
-	row := func() string { return nowText(s.jobs[0], at.Add(time.Minute)) }
+	row := func() string { return nowText(s.at(0), at.Add(time.Minute)) }
 	if got := row(); !strings.Contains(got, "attempt 2") || strings.Contains(got, "SLOW") {
 		t.Errorf("before warn_after: %q", got)
 	}
@@ -28,7 +28,7 @@ func TestSlowRunIsMarked(t *testing.T) {
 		t.Errorf("after run_slow: %q", got)
 	}
 	s.apply(ctl.WireEvent{Type: ctl.EventRunFinished, Job: "a", RunID: "r2", Time: at.Add(time.Minute), StartedAt: at, Outcome: "ok"})
-	if s.jobs[0].Slow || s.jobs[0].Attempt != 0 {
-		t.Errorf("after the run: %+v", s.jobs[0])
+	if j := s.at(0); j.Slow || j.Attempt != 0 {
+		t.Errorf("after the run: %+v", j)
 	}
 }

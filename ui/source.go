@@ -149,7 +149,7 @@ func (m Model) onSnapshot(msg snapshotMsg) (Model, tea.Cmd) {
 	clear(m.stale)
 	m.lastCheck, m.lastRows = m.lastFetch, m.lastFetch
 	if msg.withLocks {
-		m.c.data.setLocks(msg.locks)
+		m.c.data.setLocks(msg.locks, m.readsLocks())
 		m.lastLocks = m.lastFetch
 	}
 	if hadNote != (m.c.data.historyNote() != "") {
@@ -219,8 +219,9 @@ const statusFor = 6 * time.Second
 // firePassed reports whether a job's next fire came due since the last
 // snapshot, which moved its next fire.
 func (m Model) firePassed(now time.Time) bool {
+	after, upTo := sinceNanos(m.lastFetch), now.UnixNano()
 	for _, j := range m.c.data.jobs {
-		if !j.NextRun.IsZero() && j.NextRun.After(m.lastFetch) && !j.NextRun.After(now) {
+		if j.nextRun != 0 && j.nextRun > after && j.nextRun <= upTo {
 			return true
 		}
 	}

@@ -45,14 +45,18 @@ func (r *ring) all() []string {
 // with live events applied on top, recent history, and output tails. Only
 // the root model's Update changes it; views read it.
 type store struct {
-	jobs    []ctl.JobStatus
-	index   map[string]int // job name -> position in jobs
-	fires   fires          // the jobs' next fires, soonest first
-	locks   []ctl.LockStatus
-	records []run.Record     // newest first
-	tails   map[string]*ring // job -> live output
-	host    string           // this supervisor's host, learnt from holders
-	note    string           // the daemon's history note, as last read
+	jobs   []jobRow
+	strs   interner         // the rows' shared strings
+	byName []int32          // positions in jobs, in the order of their names
+	fires  fires            // the jobs' next fires, soonest first
+	locks  []ctl.LockStatus // all with allLocks, else the held ones
+	// allLocks: the locks tab is shown and locks holds the free ones too;
+	// otherwise only the held locks are kept, which the status line counts.
+	allLocks bool
+	records  []run.Record     // newest first
+	tails    map[string]*ring // job -> live output
+	host     string           // this supervisor's host, learnt from holders
+	note     string           // the daemon's history note, as last read
 	// gen counts the changes of jobs and locks; counted is the status
 	// line's tally of them at a gen: a frame a second must not walk
 	// 10,000 rows to say how many run.
@@ -74,7 +78,7 @@ func (s *store) count() tally {
 	}
 	t := tally{gen: s.gen, ok: true}
 	for i := range s.jobs {
-		if s.jobs[i].State == ctl.StateRunning {
+		if s.jobs[i].state == ctl.StateRunning {
 			t.running++
 		}
 	}
@@ -88,32 +92,72 @@ func (s *store) count() tally {
 }
 
 func newStore() *store {
-	return &store{index: map[string]int{}, tails: map[string]*ring{}}
+	return &store{tails: map[string]*ring{}}
 }
 
+// setJobs replaces the table with a whole read. The rows are compact
+// copies: the decoded statuses are garbage once this returns.
 func (s *store) setJobs(jobs []ctl.JobStatus) {
-	s.jobs = jobs
+	s.strs = interner{} // a reload's gone schedules go with the old one
+	s.jobs = make([]jobRow, len(jobs))
 	s.gen++
 	s.note = ""
 	if len(jobs) > 0 {
 		s.note = jobs[0].History
 	}
-	clear(s.index)
+	s.byName = make([]int32, len(jobs))
 	for i, j := range jobs {
-		s.index[j.Name] = i
+		s.jobs[i] = s.strs.compact(j)
+		s.byName[i] = int32(i)
 		if h := j.Holder; h != nil && !h.Foreign && h.Job == j.Name && s.host == "" {
 			s.host = h.Host
 		}
 	}
+	slices.SortStableFunc(s.byName, func(a, b int32) int { return strings.Compare(s.jobs[a].name, s.jobs[b].name) })
 	s.indexFires()
+}
+
+// find is the named job's position in jobs; false if unknown. A sorted
+// index of positions is a tenth of a map's size for 10,000 jobs, and
+// events, the only lookups, come a few a second.
+func (s *store) find(name string) (int, bool) {
+	k, ok := slices.BinarySearchFunc(s.byName, name, func(i int32, name string) int { return strings.Compare(s.jobs[i].name, name) })
+	if !ok {
+		return 0, false
+	}
+	return int(s.byName[k]), true
 }
 
 // historyNote is the daemon's "history degraded since ..." line, or "".
 func (s *store) historyNote() string { return s.note }
 
-func (s *store) setLocks(locks []ctl.LockStatus) {
-	s.locks = locks
+// setLocks takes a read of the locks: all of them with all (the locks
+// tab shows them), else the held ones only. 10,000 free locks are a
+// screen's worth of memory nobody looks at.
+func (s *store) setLocks(locks []ctl.LockStatus, all bool) {
+	s.locks, s.allLocks = locks, all
+	if !all {
+		s.locks = heldLocks(locks)
+	}
 	s.gen++
+}
+
+// dropFreeLocks keeps only the held locks, once the locks tab is left.
+func (s *store) dropFreeLocks() {
+	if s.allLocks {
+		s.setLocks(s.locks, false)
+	}
+}
+
+// heldLocks is a copy of the held ones among locks.
+func heldLocks(locks []ctl.LockStatus) []ctl.LockStatus {
+	var held []ctl.LockStatus
+	for _, l := range locks {
+		if l.Held {
+			held = append(held, l)
+		}
+	}
+	return held
 }
 
 // setRecords takes a fetched page, newest first, merged by identity with
@@ -128,11 +172,11 @@ func (s *store) setRecords(recs []run.Record) {
 
 // job returns the named job, false if unknown.
 func (s *store) job(name string) (ctl.JobStatus, bool) {
-	i, ok := s.index[name]
+	i, ok := s.find(name)
 	if !ok {
 		return ctl.JobStatus{}, false
 	}
-	return s.jobs[i], true
+	return s.at(i), true
 }
 
 // tail returns the job's live output, oldest first.
@@ -172,9 +216,11 @@ func (s *store) apply(ev ctl.WireEvent) {
 	case ctl.EventJobPaused, ctl.EventJobResumed:
 		s.paused(ev)
 	case ctl.EventRunSlow:
-		if i, ok := s.index[ev.Job]; ok && s.jobs[i].RunID == ev.RunID {
-			s.jobs[i].Slow = true
-		}
+		s.edit(ev.Job, func(j *ctl.JobStatus) {
+			if j.RunID == ev.RunID {
+				j.Slow = true
+			}
+		})
 	}
 }
 
@@ -199,20 +245,25 @@ func (s *store) started(ev ctl.WireEvent) {
 	}
 	r.add("── run " + ev.RunID + " started, pid " + strconv.Itoa(ev.PID) + " ──")
 	h := &run.Holder{PID: ev.PID, Host: s.host, Job: ev.Job, RunID: ev.RunID, Since: ev.StartedAt}
-	if i, ok := s.index[ev.Job]; ok {
-		j := &s.jobs[i]
+	s.edit(ev.Job, func(j *ctl.JobStatus) {
 		j.State, j.RunID, j.PID = ctl.StateRunning, ev.RunID, ev.PID
-		j.StartedAt, j.Deadline, j.LastStartedAt = ev.StartedAt, ev.Deadline, ev.StartedAt
+		j.StartedAt, j.Deadline = ev.StartedAt, ev.Deadline
 		j.Attempt, j.Slow = ev.Attempt, false
 		if ev.Lock != "" {
 			j.Holder = h
 		}
-	}
+	})
+	found := false
 	for i := range s.locks {
 		if l := &s.locks[i]; l.Lock == ev.Lock {
 			*l = ctl.LockStatus{Lock: l.Lock, Held: true, PID: ev.PID, Host: s.host, Job: ev.Job,
 				RunID: ev.RunID, Slot: ev.Slot, Since: ev.StartedAt, SupervisorPID: l.SupervisorPID}
+			found = true
 		}
+	}
+	if !found && !s.allLocks && ev.Lock != "" { // a free lock, not kept
+		s.locks = append(s.locks, ctl.LockStatus{Lock: ev.Lock, Held: true, PID: ev.PID, Host: s.host,
+			Job: ev.Job, RunID: ev.RunID, Slot: ev.Slot, Since: ev.StartedAt})
 	}
 }
 
@@ -224,11 +275,19 @@ func (s *store) finished(ev ctl.WireEvent) {
 	if r := s.tails[ev.Job]; r != nil && !ev.StartedAt.IsZero() {
 		r.add("── run " + ev.RunID + " ended: " + string(ev.Outcome) + " ──")
 	}
-	i, ok := s.index[ev.Job]
-	if !ok {
-		return
+	s.edit(ev.Job, func(j *ctl.JobStatus) { endRun(j, ev) })
+	for k := range s.locks {
+		if l := &s.locks[k]; l.Held && l.RunID == ev.RunID {
+			l.Held = false
+		}
 	}
-	j := &s.jobs[i]
+	if !s.allLocks {
+		s.locks = heldLocks(s.locks)
+	}
+}
+
+// endRun is a run_finished event's change to its job.
+func endRun(j *ctl.JobStatus, ev ctl.WireEvent) {
 	if j.RunID == ev.RunID {
 		j.State, j.RunID, j.PID = ctl.StateIdle, "", 0
 		j.StartedAt, j.Deadline = time.Time{}, time.Time{}
@@ -244,11 +303,6 @@ func (s *store) finished(ev ctl.WireEvent) {
 	j.Counts.Runs++
 	if failedSlot(ev) {
 		j.Counts.Failures++
-	}
-	for k := range s.locks {
-		if l := &s.locks[k]; l.Held && l.RunID == ev.RunID {
-			l.Held = false
-		}
 	}
 }
 
@@ -274,11 +328,10 @@ func (s *store) skipped(ev ctl.WireEvent) {
 		r.Holder = &run.Holder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID, Since: h.Since}
 	}
 	s.addRecord(r)
-	if i, ok := s.index[ev.Job]; ok {
-		j := &s.jobs[i]
+	s.edit(ev.Job, func(j *ctl.JobStatus) {
 		j.LastOutcome, j.LastEndedAt = run.Skipped, ev.Time
 		j.Counts.Skips++
-	}
+	})
 }
 
 // addRecord puts a live record in its place among the kept ones, newest

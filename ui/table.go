@@ -21,6 +21,8 @@ type common struct {
 	lost bool             // the source is lost: logs come from the state dir, if there is one
 	// readOnly: no key that changes anything is on (Options.ReadOnly).
 	readOnly bool
+	// cells are the jobs table's styled cells, kept between frames.
+	cells cellCache
 	// readLog is the command that reads a run's saved log.
 	readLog func(job, runID string) tea.Cmd
 }
@@ -40,7 +42,8 @@ type column struct {
 // cut to width before styling.
 type cell struct {
 	text  string
-	style lipgloss.Style
+	id    styleID         // the style, by name; a table of many rows caches these
+	style *lipgloss.Style // else this one, if any
 }
 
 // colGap separates the columns of a table.
@@ -94,6 +97,12 @@ func layout(cols []column, width int) []int {
 // colours for the selection style, whose background would otherwise be
 // broken by each cell's reset.
 func row(st styles, cells []cell, widths []int, selected bool, width int) string {
+	return cachedRow(st, nil, false, cells, widths, selected, width)
+}
+
+// cachedRow is row, with the styled cells that name their style by ID
+// taken from cache (grey: the styles are the lost source's).
+func cachedRow(st styles, cache *cellCache, grey bool, cells []cell, widths []int, selected bool, width int) string {
 	var b strings.Builder
 	if selected {
 		b.WriteString("› ")
@@ -109,11 +118,16 @@ func row(st styles, cells []cell, widths []int, selected bool, width int) string
 			b.WriteString(strings.Repeat(" ", colGap))
 		}
 		first = false
-		text := fit(c.text, widths[i])
-		if !selected {
-			text = c.style.Render(text)
+		switch {
+		case selected:
+			b.WriteString(fit(c.text, widths[i]))
+		case c.id != noStyleID && cache != nil:
+			b.WriteString(cache.render(st, grey, c.text, widths[i], c.id))
+		case c.style != nil:
+			b.WriteString(c.style.Render(fit(c.text, widths[i])))
+		default:
+			b.WriteString(st.byID(c.id).Render(fit(c.text, widths[i])))
 		}
-		b.WriteString(text)
 	}
 	line := fit(b.String(), width)
 	if selected {
@@ -126,7 +140,7 @@ func row(st styles, cells []cell, widths []int, selected bool, width int) string
 func headerRow(st styles, cols []column, widths []int, width int) string {
 	cells := make([]cell, len(cols))
 	for i, c := range cols {
-		cells[i] = cell{text: c.title, style: st.header}
+		cells[i] = cell{text: c.title, id: headerID}
 	}
 	return row(st, cells, widths, false, width)
 }

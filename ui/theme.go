@@ -115,30 +115,10 @@ func resolve(r *lipgloss.Renderer, c lipgloss.AdaptiveColor) lipgloss.TerminalCo
 }
 
 // outcome is the style of a history outcome.
-func (s styles) outcome(o run.Outcome) lipgloss.Style {
-	switch o {
-	case run.OK:
-		return s.ok
-	case run.Failed, run.Timeout, run.Error:
-		return s.fail
-	case run.Skipped, run.Replaced, run.Interrupted:
-		return s.warn
-	case run.Running:
-		return s.run
-	}
-	return s.muted
-}
+func (s styles) outcome(o run.Outcome) lipgloss.Style { return s.byID(outcomeID(o)) }
 
 // state is the style of a job state.
-func (s styles) state(st ctl.JobState) lipgloss.Style {
-	switch st {
-	case ctl.StateRunning:
-		return s.run
-	case ctl.StateQueued, ctl.StatePaused:
-		return s.warn
-	}
-	return s.muted
-}
+func (s styles) state(st ctl.JobState) lipgloss.Style { return s.byID(stateID(st)) }
 
 // glyph is the one-cell mark of an outcome, distinct for each so that the
 // timeline strip reads without colour.
