@@ -73,14 +73,15 @@ func (in interner) str(s string) string {
 	return s
 }
 
-// compact is j as the store keeps it.
-func (in interner) compact(j ctl.JobStatus) jobRow {
-	r := jobRow{name: j.Name, schedule: in.str(j.Schedule), timezone: in.str(j.Timezone),
+// compact is j as the store keeps it, named by name (j.Name's bytes
+// where the store already has them).
+func (in interner) compact(j ctl.JobStatus, name string) jobRow {
+	r := jobRow{name: name, schedule: in.str(j.Schedule), timezone: in.str(j.Timezone),
 		lock: j.Lock, state: ctl.JobState(in.str(string(j.State))), last: run.Outcome(in.str(string(j.LastOutcome))),
 		nextRun: nanos(j.NextRun), lastEndedAt: nanos(j.LastEndedAt), since: nanos(j.Counts.Since),
 		runs: j.Counts.Runs, skips: j.Counts.Skips, failures: j.Counts.Failures, paused: j.Paused, enabled: j.Enabled}
 	if r.lock == r.name {
-		r.lock = r.name // the decoder's copy is dropped
+		r.lock = r.name // the decoder's copy goes
 	} else {
 		r.lock = in.str(r.lock)
 	}
@@ -152,6 +153,6 @@ func (s *store) edit(name string, f func(j *ctl.JobStatus)) bool {
 	}
 	j := s.jobs[i].status()
 	f(&j)
-	s.jobs[i] = s.strs.compact(j)
+	s.jobs[i] = s.strs.compact(j, s.jobs[i].name)
 	return true
 }

@@ -182,7 +182,7 @@ func (s *store) updateJobs(jobs []ctl.JobStatus) bool {
 	changed := false
 	for _, j := range jobs {
 		if i, ok := s.find(j.Name); ok {
-			if r := s.strs.compact(j); !r.same(s.jobs[i]) {
+			if r := s.strs.compact(j, s.jobs[i].name); !r.same(s.jobs[i]) {
 				s.movedFire(i, s.jobs[i], r)
 				s.jobs[i], changed = r, true
 			}
