@@ -72,9 +72,10 @@ func TestE2EContainmentInForce(t *testing.T) {
 			} else {
 				d = s.startDaemon()
 			}
-			if !strings.Contains(d.stderr(), tc.want) {
-				t.Fatalf("the daemon's log does not say %q:\n%s", tc.want, tail(d.stderr(), 5))
-			}
+			// Said just after "cronvisor started", which is what the start waits for.
+			waitFor(t, 5*time.Second, fmt.Sprintf("the daemon's log to say %q", tc.want), func() bool {
+				return strings.Contains(d.stderr(), tc.want)
+			})
 			waitFor(t, 10*time.Second, "a run of tick", func() bool {
 				recs := s.historyJSON("--job", "tick")
 				return len(recs) > 0 && recs[0].Outcome == run.OK
