@@ -241,28 +241,6 @@ func (h *handle) setup(ctx context.Context) error {
 	return nil
 }
 
-// retryBusy calls f until it returns anything but SQLITE_BUSY or ctx ends.
-func retryBusy(ctx context.Context, f func() error) error {
-	wait := 5 * time.Millisecond
-	for {
-		err := f()
-		var se *sqlite.Error
-		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqliteBusy {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 200*time.Millisecond)
-	}
-}
-
-// sqliteBusy is SQLITE_BUSY, the primary result code (the low byte of an
-// extended one).
-const sqliteBusy = 5
-
 // OpenReadOnly opens an existing database for queries only, for `cronvisor
 // history` and `status` without a daemon. It never writes, migrates or
 // creates anything; a missing file is ErrNoHistory, which the caller may
