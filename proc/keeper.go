@@ -303,23 +303,12 @@ func awaitHangUp(fd int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	buf := make([]byte, 256)
 	for {
-		left := time.Until(deadline)
-		if left <= 0 {
+		n, err, ok := readBefore(fd, deadline, buf)
+		if !ok {
 			return false
 		}
-		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		if _, err := unix.Poll(p, int(left.Milliseconds())+1); err != nil && err != unix.EINTR {
-			return false
-		}
-		if p[0].Revents == 0 {
-			continue
-		}
-		n, err := unix.Read(fd, buf)
-		if err == unix.EINTR || err == unix.EAGAIN {
-			continue
-		}
-		if n <= 0 {
-			return true
+		if err != unix.EINTR && err != unix.EAGAIN && n <= 0 {
+			return true // end of file, or the socket's error: the keeper let go
 		}
 	}
 }

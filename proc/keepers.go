@@ -173,22 +173,28 @@ const readyWait = 10 * time.Second
 
 // awaitReady waits for a new keeper's "ready" on its control socket.
 func awaitReady(fd int, d time.Duration) bool {
+	buf := make([]byte, 16)
+	n, err, ok := readBefore(fd, time.Now().Add(d), buf)
+	return ok && err == nil && string(buf[:n]) == "ready"
+}
+
+// readBefore waits until fd (a blocking descriptor) is readable, then
+// reads it once into buf; ok is false if the deadline passed first or
+// the wait failed.
+func readBefore(fd int, deadline time.Time, buf []byte) (n int, err error, ok bool) {
 	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	deadline := time.Now().Add(d)
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return false
+			return 0, nil, false
 		}
 		if _, err := unix.Poll(p, int(left.Milliseconds())+1); err != nil && err != unix.EINTR {
-			return false
+			return 0, nil, false
 		}
-		if p[0].Revents == 0 {
-			continue
+		if p[0].Revents != 0 {
+			n, err := unix.Read(fd, buf)
+			return n, err, true
 		}
-		buf := make([]byte, 16)
-		n, err := unix.Read(fd, buf)
-		return err == nil && string(buf[:n]) == "ready"
 	}
 }
 
