@@ -8,6 +8,7 @@ package daemon
 
 import (
 	"context"
+	"cronvisor/exepages"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -97,12 +98,25 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	// jobs; hand it back to the system now rather than over minutes of
 	// scavenging, so a resident daemon's RSS is its live heap.
 	debug.FreeOSMemory()
+	d.releaseStartupPages()
 	d.log.Info("cronvisor started", "config", cfg.Path, "state_dir", cfg.StateDir, "jobs", len(cfg.Jobs), "pid", os.Getpid(),
 		"durability", cfg.Durability.String())
 	d.log.Info("containment: " + e.Supervisor.Containment())
 	o.Notify.Ready()
 	d.stopWatchdog = o.Notify.Watchdog(func() bool { return d.stopping.Load() || d.sched.Awake(o.Clock.Now(), healthSlack) })
 	return d, nil
+}
+
+// releaseStartupPages hands back the mappings of the executable's pages
+// that start-up touched (the initialisers, jobs.yaml's decoding): most of
+// the binary, which an idle daemon would otherwise hold resident; what
+// runs again faults its pages back in. See exepages.
+func (d *Daemon) releaseStartupPages() {
+	if n, err := exepages.Release(); err != nil {
+		d.log.Warn("the executable's start-up pages stay mapped", "err", err)
+	} else {
+		d.log.Debug("released the executable's start-up pages", "mapped_bytes", n)
+	}
 }
 
 // startParts starts what runs for the daemon's life, each owned by it:

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"cronvisor/exepages"
 	"encoding/base64"
 	"flag"
 	"io"
@@ -133,6 +134,10 @@ func KeeperMain(args []string, leases LeaseKeeper) int {
 	if _, err := unix.Write(fdControl, []byte("ready")); err != nil {
 		return 1
 	}
+	// Start-up's code will not run again here: hand its pages back,
+	// beside the first runs rather than before them. An error costs RSS
+	// only, never a run.
+	s.wg.Go(func() { _, _ = exepages.Release() })
 	s.serve(fdControl)
 	s.wg.Wait()
 	closeListener()

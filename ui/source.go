@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cronvisor/exepages"
 	"errors"
 	"runtime/debug"
 	"strconv"
@@ -164,9 +165,12 @@ func (m Model) onSnapshot(msg snapshotMsg) (Model, tea.Cmd) {
 // read of 10,000 jobs decodes several times what it keeps, and the
 // runtime gives freed pages back only slowly: an idle console would hold
 // them for minutes. Whole reads are rare (start, reconnect, reload,
-// resync), and this runs beside the model, not in Update.
+// resync), and this runs beside the model, not in Update. The
+// executable's pages that start-up and the read touched go back too (see
+// exepages); what draws the screen faults its own back in.
 func giveBack() tea.Msg {
 	debug.FreeOSMemory()
+	_, _ = exepages.Release() // an error costs RSS only
 	return nil
 }
 

@@ -34,7 +34,7 @@ var floors = [][]string{
 	{"schedule"},
 	{"lock"},
 	{"proc"},
-	{"run", "procfs", "cgroup", "clock", "statedir", "systemd", "internal/ratelog"},
+	{"run", "procfs", "cgroup", "clock", "statedir", "systemd", "exepages", "internal/ratelog"},
 }
 
 // outsideTheMap are packages that are harnesses, not parts: benchmarks'

@@ -280,6 +280,7 @@ func runBare(o options, rep int) (latencyRun, error) {
 	start, end := window(time.Now(), o)
 	var runs sync.WaitGroup
 	var failed atomic.Int64
+	var firstErr atomic.Value // the first failed run's error, for the report
 	loop := make(chan struct{})
 	go func() {
 		defer close(loop)
@@ -296,8 +297,9 @@ func runBare(o options, rep int) (latencyRun, error) {
 						cmd = exec.Command("/bin/sh", "-c", shellLine([]string{o.stamp, stamps}, i))
 					}
 					cmd.Env = append(e[:len(e):len(e)], "CRONVISOR_JOB="+jobName(i))
-					if cmd.Run() != nil {
+					if out, err := cmd.CombinedOutput(); err != nil {
 						failed.Add(1)
+						firstErr.CompareAndSwap(nil, fmt.Sprintf("%v: %q", err, out))
 					}
 				})
 			}
@@ -311,7 +313,7 @@ func runBare(o options, rep int) (latencyRun, error) {
 		return r, err
 	}
 	if n := failed.Load(); n > 0 {
-		return r, fmt.Errorf("bare: %d runs of %s failed", n, o.stamp)
+		return r, fmt.Errorf("bare: %d runs of %s failed, the first: %v", n, o.stamp, firstErr.Load())
 	}
 	r.period = o.slotPeriod()
 	r.expected = o.jobs * slots(start, end, r.period)

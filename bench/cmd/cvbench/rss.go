@@ -15,10 +15,13 @@ import (
 )
 
 // rssJobs and rssSettle: the rss part's daemons hold 3 hourly jobs, and
-// are read this long after they are ready.
+// are read this long after they are ready. Busy, the same 3 jobs run
+// every second and the daemons are read after rssBusy of it: the memory
+// of a daemon that has run its jobs, not only started.
 const (
 	rssJobs   = 3
 	rssSettle = 5 * time.Second
+	rssBusy   = 15 * time.Second
 )
 
 // nMem is how many /proc/PID/status lines memFields names.
@@ -89,10 +92,10 @@ func keepersOf(pid int) ([]int, error) {
 	return out, nil
 }
 
-// measureRSS waits rssSettle, then reads pid's memory and its keepers'.
-func measureRSS(pid int) (rssRun, error) {
+// measureRSS waits settle, then reads pid's memory and its keepers'.
+func measureRSS(pid int, settle time.Duration) (rssRun, error) {
 	var r rssRun
-	time.Sleep(rssSettle)
+	time.Sleep(settle)
 	var err error
 	if r.mem, err = memStatus(filepath.Join("/proc", strconv.Itoa(pid), "status")); err != nil {
 		return r, err
@@ -114,15 +117,23 @@ func measureRSS(pid int) (rssRun, error) {
 	return r, nil
 }
 
-// runRSSSide starts one side with rssJobs hourly jobs in dir, waits for it
-// to be ready, measures it and stops it.
-func runRSSSide(o options, side, rep int) (rssRun, error) {
-	dir := filepath.Join(o.dir, fmt.Sprintf("rss-%d-%d", side, rep+1))
+// runRSSSide starts one side with rssJobs hourly jobs in dir (busy: every
+// second), waits for it to be ready, measures it and stops it.
+func runRSSSide(o options, side, rep int, busy bool) (rssRun, error) {
+	dir := filepath.Join(o.dir, fmt.Sprintf("rss-%d-%d-%v", side, rep+1, busy))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return rssRun{}, err
 	}
 	minute := idleMinutes(time.Now())
 	hourly := func(i int) string { return fmt.Sprintf("%d * * * *", minute(i)) }
+	settle := rssSettle
+	if busy {
+		settle = rssBusy
+		hourly = func(int) string { return everySecondCron }
+		if side == cronvisorSide {
+			hourly = func(int) string { return "* * * * * *" }
+		}
+	}
 	var d *daemon
 	var err error
 	switch side {
@@ -154,7 +165,7 @@ func runRSSSide(o options, side, rep int) (rssRun, error) {
 		}
 		return rssRun{}, err
 	}
-	r, err := measureRSS(d.pid())
+	r, err := measureRSS(d.pid(), settle)
 	if serr := d.stop(30 * time.Second); err == nil {
 		err = serr
 	}
@@ -162,30 +173,43 @@ func runRSSSide(o options, side, rep int) (rssRun, error) {
 }
 
 // compareRSS measures a daemon holding 3 hourly jobs on each side, o.reps
-// times in turn (the floor when o.floor is set), and prints its memory.
+// times in turn (the floor when o.floor is set), and prints its memory;
+// then supercronic and cronvisor running the 3 jobs every second.
 func compareRSS(o options, w io.Writer) ([]summaryRow, error) {
-	var runs [3][]rssRun
+	var idle, busy [3][]rssRun
 	for rep := range o.reps {
-		for side := range runs {
+		for side := range idle {
 			if side == floorSide && o.floor == "" {
 				continue
 			}
-			r, err := runRSSSide(o, side, rep)
+			r, err := runRSSSide(o, side, rep, false)
 			if err != nil {
 				return nil, err
 			}
-			runs[side] = append(runs[side], r)
+			idle[side] = append(idle[side], r)
+		}
+		for _, side := range []int{supercronicSide, cronvisorSide} {
+			r, err := runRSSSide(o, side, rep, true)
+			if err != nil {
+				return nil, err
+			}
+			busy[side] = append(busy[side], r)
 		}
 	}
-	return printRSS(o, w, runs), nil
+	rows := printRSS(o, w, idle, false)
+	return append(rows, printRSS(o, w, busy, true)...), nil
 }
 
 // printRSS prints every rss run and the medians, and returns the
 // summary's rows.
-func printRSS(o options, w io.Writer, runs [3][]rssRun) []summaryRow {
-	fmt.Fprintf(w, "compare rss: a daemon with %d hourly jobs (none due), read %v after it is ready "+
+func printRSS(o options, w io.Writer, runs [3][]rssRun, busy bool) []summaryRow {
+	what, label := fmt.Sprintf("%d hourly jobs (none due), read %v", rssJobs, rssSettle), fmt.Sprintf("%d-job daemon", rssJobs)
+	if busy {
+		what, label = fmt.Sprintf("%d jobs every second, read %v", rssJobs, rssBusy), fmt.Sprintf("%d-job daemon, busy", rssJobs)
+	}
+	fmt.Fprintf(w, "compare rss: a daemon with %s after it is ready "+
 		"(cronvisor: its ready record; supercronic: its metrics served; the floor: exec), %d rep(s); MiB from /proc/PID/status\n",
-		rssJobs, rssSettle, o.reps)
+		what, o.reps)
 	fmt.Fprintf(w, "%-16s %8s %8s %8s %8s %8s %8s %12s %12s\n", "run", "VmRSS", "RssAnon", "RssFile", "RssShmem",
 		"VmHWM", "keepers", "keeper RSS", "keeper anon")
 	mib := func(k int64) float64 { return float64(k) / 1024 }
@@ -211,11 +235,11 @@ func printRSS(o options, w io.Writer, runs [3][]rssRun) []summaryRow {
 	}
 	var rows []summaryRow
 	for k, f := range []string{"RSS (MiB)", "RssAnon (MiB)", "RssFile (MiB)"} {
-		rows = append(rows, summaryRow{figure: fmt.Sprintf("%d-job daemon: %s", rssJobs, f), unit: "%.1f",
+		rows = append(rows, summaryRow{figure: fmt.Sprintf("%s: %s", label, f), unit: "%.1f",
 			has:  [3]bool{len(runs[floorSide]) > 0, true, true},
 			vals: [3]float64{m[floorSide][k], m[supercronicSide][k], m[cronvisorSide][k]}})
 	}
-	keeper := summaryRow{figure: fmt.Sprintf("%d-job daemon: its keeper process, RSS / anon (MiB)", rssJobs),
+	keeper := summaryRow{figure: label + ": its keeper process, RSS / anon (MiB)",
 		text: [3]string{"n/a", "n/a", "none running (no run yet)"}}
 	if k := m[cronvisorSide]; k[nMem] > 0 {
 		keeper.text[cronvisorSide] = fmt.Sprintf("%.1f / %.1f", k[nMem], k[nMem+1])
