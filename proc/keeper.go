@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -148,13 +149,19 @@ func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error)
 	}
 	mine := os.NewFile(uintptr(fds[0]), "tether")
 	defer unix.Close(fds[1]) // the keeper has its own copy once handed
-	files := []int{fds[1], int(out.stdoutR.Fd()), int(out.stderrR.Fd())}
+	handed := []*os.File{out.stdoutR, out.stderrR}
 	if len(spec.ExtraFiles) > 0 && spec.ExtraFiles[0] != nil {
-		files = append(files, int(spec.ExtraFiles[0].Fd()))
+		handed = append(handed, spec.ExtraFiles[0])
 	}
 	if k.Session != nil {
-		files = append(files, int(k.Session.Fd()))
+		handed = append(handed, k.Session)
 	}
+	files, err := descriptors(fds[1], handed)
+	if err != nil {
+		mine.Close()
+		return nil, err
+	}
+	defer runtime.KeepAlive(handed) // open until handed over
 	pool := spec.Keepers
 	if pool == nil {
 		pool = processKeepers
@@ -171,6 +178,25 @@ func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error)
 		_ = unix.Sendmsg(int(mine.Fd()), []byte(msg), nil, nil, 0)
 	}
 	return &keeper{proc: kp, sock: mine, ending: k.EndAtOnce}, nil
+}
+
+// descriptors is first and the descriptors of files, read without
+// (*os.File).Fd, which takes a file out of the runtime's poller for good:
+// every read of the run's output would then hold a thread, and its
+// deadlines (the drain after a run's end) would no longer work. The
+// numbers are valid while the files are open.
+func descriptors(first int, files []*os.File) ([]int, error) {
+	out := append(make([]int, 0, len(files)+1), first)
+	for _, f := range files {
+		rc, err := f.SyscallConn()
+		if err != nil {
+			return nil, err
+		}
+		if err := rc.Control(func(fd uintptr) { out = append(out, int(fd)) }); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func keeperArgs(k Keeper, spec Spec, leaf string) []string {
