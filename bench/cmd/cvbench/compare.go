@@ -264,20 +264,25 @@ func (r latencyRun) checkFires(jobs int) (fireCheck, error) {
 		if err != nil {
 			return fireCheck{}, err
 		}
-		records = recordedFires(recs, r.window[0], r.window[1])
+		records = recordedFires(recs, r.window[0], r.window[1], r.period)
 	}
 	return checkFires(lines, jobs, r.window[0], r.window[1], r.period, records), nil
 }
 
 // recordedFires are the fires in [start, end) whose history record is
-// a skip or a run that did not end ok.
-func recordedFires(recs []historyRecord, start, end time.Time) map[fire]bool {
+// a skip or a run that did not end ok; a missed record stands for its
+// run of slots, period apart (firesOf).
+func recordedFires(recs []historyRecord, start, end time.Time, period time.Duration) map[fire]bool {
 	out := map[fire]bool{}
 	for _, rec := range recs {
-		if rec.Slot.Before(start) || !rec.Slot.Before(end) || rec.Outcome == "ok" {
+		if rec.Outcome == "ok" {
 			continue
 		}
-		out[fire{rec.Job, rec.Slot.UnixNano()}] = true
+		for i := range firesOf(rec.Reason) {
+			if t := rec.Slot.Add(time.Duration(i) * period); !t.Before(start) && t.Before(end) {
+				out[fire{rec.Job, t.UnixNano()}] = true
+			}
+		}
 	}
 	return out
 }

@@ -196,9 +196,13 @@ func TestRecordedFires(t *testing.T) {
 		{Job: "job-00002", Outcome: "failed", Slot: at(12, 0)},
 		{Job: "job-00003", Outcome: "ok", Slot: at(12, 0)},
 		{Job: "job-00004", Outcome: "skipped", Reason: "lock held", Slot: at(13, 0)}, // after the window
+		// One missed record for 3 slots, 12, 13 and 14: 12 is in the window.
+		{Job: "job-00005", Outcome: "skipped", Reason: "missed: supervisor woke late (suspend or clock step); only the newest fire runs (3 fires from 2026-12-01T12:00:12Z)", Slot: at(12, 0)},
+		{Job: "job-00006", Outcome: "skipped", Reason: "missed: supervisor woke late (suspend or clock step); only the newest fire runs (2 fires from 2026-12-01T12:00:09Z)", Slot: at(9, 0)},
 	}
-	got := recordedFires(recs, at(10, 0), at(13, 0))
-	want := map[fire]bool{{"job-00001", at(11, 0).UnixNano()}: true, {"job-00002", at(12, 0).UnixNano()}: true}
+	got := recordedFires(recs, at(10, 0), at(13, 0), time.Second)
+	want := map[fire]bool{{"job-00001", at(11, 0).UnixNano()}: true, {"job-00002", at(12, 0).UnixNano()}: true,
+		{"job-00005", at(12, 0).UnixNano()}: true, {"job-00006", at(10, 0).UnixNano()}: true}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("recordedFires = %v; want %v", got, want)
 	}
@@ -261,5 +265,20 @@ func TestWebhookCountsEvents(t *testing.T) {
 	}
 	if got, want := h.String(), "(not JSON) 1, failure 1, skip 2"; got != want {
 		t.Fatalf("webhook = %q, want %q", got, want)
+	}
+}
+
+// A missed record stands for its run of slots, "N fires from T"; any
+// other record for its own.
+func TestFiresOfReadsAMissedRecordsCount(t *testing.T) {
+	for reason, want := range map[string]int{
+		"missed: supervisor woke late (suspend or clock step); only the newest fire runs (7 fires from 2026-12-02T09:00:00Z)": 7,
+		"missed: supervisor woke late (suspend or clock step); only the newest fire runs":                                     1,
+		"lock held by pid 123 (job-00001, run 01J)":                                                                           1,
+		"": 1,
+	} {
+		if got := firesOf(reason); got != want {
+			t.Errorf("firesOf(%q) = %d, want %d", reason, got, want)
+		}
 	}
 }
