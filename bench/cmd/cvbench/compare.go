@@ -52,8 +52,12 @@ func compare(o options, parts []string, w io.Writer) error {
 	srv := httptest.NewServer(hooks)
 	defer srv.Close()
 	fmt.Fprintf(w, "compare: supercronic %s; cronvisor %s\n", describeBinary(o.supercronic), describeBinary(o.cronvisor))
-	fmt.Fprintf(w, "every job runs `/bin/sh -c 'STAMP FILE JOB'` on every side; cronvisor: default durability, metrics on, "+
-		"one webhook target on [%s]; supercronic: its defaults and -prometheus-listen-address\n", compareEvents)
+	durability := "default durability"
+	if o.durability != "" {
+		durability = "durability: " + o.durability
+	}
+	fmt.Fprintf(w, "every job runs `/bin/sh -c 'STAMP FILE JOB'` on every side; cronvisor: %s, metrics on, "+
+		"one webhook target on [%s]; supercronic: its defaults and -prometheus-listen-address\n", durability, compareEvents)
 	rows := printSizes(o, w)
 	for _, p := range parts {
 		po := o
