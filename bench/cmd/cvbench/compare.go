@@ -51,13 +51,7 @@ func compare(o options, parts []string, w io.Writer) error {
 	hooks := &webhook{events: map[string]int{}}
 	srv := httptest.NewServer(hooks)
 	defer srv.Close()
-	fmt.Fprintf(w, "compare: supercronic %s; cronvisor %s\n", describeBinary(o.supercronic), describeBinary(o.cronvisor))
-	durability := "default durability"
-	if o.durability != "" {
-		durability = "durability: " + o.durability
-	}
-	fmt.Fprintf(w, "every job runs `/bin/sh -c 'STAMP FILE JOB'` on every side; cronvisor: %s, metrics on, "+
-		"one webhook target on [%s]; supercronic: its defaults and -prometheus-listen-address\n", durability, compareEvents)
+	printCompareHeader(o, w)
 	rows := printSizes(o, w)
 	for _, p := range parts {
 		po := o
@@ -289,4 +283,15 @@ func recordedFires(recs []historyRecord, start, end time.Time, period time.Durat
 		}
 	}
 	return out
+}
+
+// printCompareHeader says what is compared, and how each side runs.
+func printCompareHeader(o options, w io.Writer) {
+	fmt.Fprintf(w, "compare: supercronic %s; cronvisor %s\n", describeBinary(o.supercronic), describeBinary(o.cronvisor))
+	durability := "default durability"
+	if o.durability != "" {
+		durability = "durability: " + o.durability
+	}
+	fmt.Fprintf(w, "every job runs `/bin/sh -c 'STAMP FILE JOB'` on every side; cronvisor: %s, metrics on, "+
+		"one webhook target on [%s]; supercronic: its defaults and -prometheus-listen-address\n", durability, compareEvents)
 }
