@@ -267,24 +267,6 @@ func (r latencyRun) checkFires(jobs int) (fireCheck, error) {
 	return checkFires(lines, jobs, r.window[0], r.window[1], r.period, records), nil
 }
 
-// recordedFires are the fires in [start, end) whose history record is
-// a skip or a run that did not end ok; a missed record stands for its
-// run of slots, period apart (firesOf).
-func recordedFires(recs []historyRecord, start, end time.Time, period time.Duration) map[fire]bool {
-	out := map[fire]bool{}
-	for _, rec := range recs {
-		if rec.Outcome == "ok" {
-			continue
-		}
-		for i := range firesOf(rec.Reason) {
-			if t := rec.Slot.Add(time.Duration(i) * period); !t.Before(start) && t.Before(end) {
-				out[fire{rec.Job, t.UnixNano()}] = true
-			}
-		}
-	}
-	return out
-}
-
 // printCompareHeader says what is compared, and how each side runs.
 func printCompareHeader(o options, w io.Writer) {
 	fmt.Fprintf(w, "compare: supercronic %s; cronvisor %s\n", describeBinary(o.supercronic), describeBinary(o.cronvisor))

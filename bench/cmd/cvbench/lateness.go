@@ -236,54 +236,6 @@ func (r *latencyRun) measure(o options, d *daemon, ready time.Time, stamps strin
 	return err
 }
 
-// countRecords counts, in cronvisor's history, the skips and the runs
-// that did not end ok (a stamp never fails by itself) among the window's
-// slots, and why.
-func (r *latencyRun) countRecords(start, end time.Time) error {
-	recs, err := r.history()
-	if err != nil {
-		return err
-	}
-	r.reasons = map[string]int{}
-	for _, rec := range recs {
-		if rec.Outcome == "ok" {
-			continue
-		}
-		// One missed record stands for its run of consecutive slots
-		// ("N fires from T"): count those in the window.
-		n := 0
-		for i := range firesOf(rec.Reason) {
-			if t := rec.Slot.Add(time.Duration(i) * r.period); !t.Before(start) && t.Before(end) {
-				n++
-			}
-		}
-		if rec.Outcome == "skipped" {
-			r.skipped += n
-		} else {
-			r.failed += n
-		}
-		if n > 0 {
-			r.reasons[reasonKind(rec.Reason)] += n
-		}
-	}
-	return nil
-}
-
-// firesOf is how many slots a record stands for: "N fires from T" in a
-// missed record's reason, 1 otherwise.
-func firesOf(reason string) int {
-	i := strings.LastIndex(reason, "(")
-	if i < 0 || !strings.Contains(reason[i:], " fires from ") {
-		return 1
-	}
-	count, _, _ := strings.Cut(reason[i+1:], " ")
-	n, err := strconv.Atoi(count)
-	if err != nil || n < 1 {
-		return 1
-	}
-	return n
-}
-
 // reasonKind shortens a reason to what tells reasons apart, without the
 // pids and run ids that make each one unique.
 func reasonKind(reason string) string {
