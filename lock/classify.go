@@ -43,7 +43,7 @@ func (l *FileLocker) ofRecord(pid int, rec Record) bool {
 //     the first such process is a foreign holder;
 //   - nothing visible (another pid namespace): trust the record if any.
 func (l *FileLocker) classify(rec Record, haveRec bool, lockers []procfs.Lock, id procfs.FileID) Record {
-	self := selfPID
+	self := procfs.Self()
 	for _, lk := range lockers {
 		if lk.PID == self && !haveRec {
 			return Record{Holder: run.Holder{PID: self, Host: l.host}, SupervisorPID: self}

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"cronvisor/procfs"
 	"os"
 	"sync"
 	"time"
@@ -32,7 +33,7 @@ func newRecord(req Record, host string) Record {
 		h.Since = time.Now()
 	}
 	if h.SupervisorPID == 0 {
-		h.SupervisorPID = selfPID
+		h.SupervisorPID = procfs.Self()
 	}
 	if h.PID == 0 {
 		h.PID = h.SupervisorPID

@@ -222,7 +222,7 @@ func (l *FileLocker) transientHolders(name, path string) bool {
 	if err != nil {
 		return false
 	}
-	self := selfPID
+	self := procfs.Self()
 	for _, lk := range locksOn(procfs.Locks(), procfs.IDOf(fi)) {
 		if lk.Write && (lk.PID != self || l.hasLive(name)) {
 			return false

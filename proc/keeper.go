@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"cronvisor/procfs"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -204,7 +205,7 @@ func keeperArgs(k Keeper, spec Spec, leaf string) []string {
 	if k.EndAtOnce {
 		grace = guardGrace(grace, k.Within)
 	}
-	args := []string{KeeperName, "-tag", spec.Tag, "-grace", grace.String(), "-supervisor", strconv.Itoa(selfPID)}
+	args := []string{KeeperName, "-tag", spec.Tag, "-grace", grace.String(), "-supervisor", strconv.Itoa(procfs.Self())}
 	if k.EndAtOnce {
 		args = append(args, "-at-once")
 	}

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"cronvisor/procfs"
 	"errors"
 	"fmt"
 	"os"
@@ -145,7 +146,7 @@ func startKeeperProc(dir string) (*keeperProc, error) {
 	}
 	cmd := &exec.Cmd{
 		Path:        keeperExe,
-		Args:        []string{KeeperName, "-ends", dir, "-supervisor", strconv.Itoa(selfPID)},
+		Args:        []string{KeeperName, "-ends", dir, "-supervisor", strconv.Itoa(procfs.Self())},
 		Stdin:       stdin,
 		ExtraFiles:  []*os.File{theirs},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},

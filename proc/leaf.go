@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cronvisor/cgroup"
+	"cronvisor/procfs"
 	"cronvisor/run"
 
 	"golang.org/x/sys/unix"
@@ -40,7 +41,7 @@ func leafName(tag string) string {
 	if id := runIDOf(tag); id != "" {
 		return "run-" + id
 	}
-	return "run-" + strconv.Itoa(selfPID) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	return "run-" + strconv.Itoa(procfs.Self()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 }
 
 // endLeaf ends what is left in the run's leaf, KillMode=control-group

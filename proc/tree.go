@@ -27,7 +27,7 @@ type tree struct {
 }
 
 func newTree(spec Spec) (*tree, error) {
-	t := &tree{self: selfPID}
+	t := &tree{self: procfs.Self()}
 	if spec.Tag != "" {
 		t.tag = []byte(spec.Tag)
 	}
