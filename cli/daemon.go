@@ -83,17 +83,14 @@ func runDaemon(g *globals, logFormat, note string) error {
 	if note != "" {
 		log.Warn(note)
 	}
-	resumeGC := daemon.PauseGC()
 	cfg, err := loadConfig(g)
 	if err != nil {
-		resumeGC()
 		return err
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, daemon.HandOverSignal)
 	defer signal.Stop(sigs)
-	d, err := daemon.New(cfg, daemon.Options{ConfigPath: g.configPath, Log: log, MetricsAddr: g.metricsAddr, Notify: systemd.New(log)}) // its FreeOSMemory is the start-up's one collection
-	resumeGC()
+	d, err := daemon.New(cfg, daemon.Options{ConfigPath: g.configPath, Log: log, MetricsAddr: g.metricsAddr, Notify: systemd.New(log)})
 	if err != nil {
 		return exitCode(1, err)
 	}
