@@ -34,6 +34,10 @@ type kept struct {
 	lease     KeptLease     // the lease kept, once the supervisor is dead
 	urgent    bool          // the lock was lost: the run must be gone within -within
 	asks      chan os.Signal
+	// letGo, if set, is called once the run's descriptors are closed and
+	// before the tether is: whoever lists the kept runs no longer sees
+	// this one by the time its supervisor learns it was let go.
+	letGo func()
 }
 
 // keptFiles are the descriptors a run's keeper was handed with it; -1
@@ -65,6 +69,9 @@ func (k *kept) close() {
 	case k.pidfdFile != nil && isClosed(k.exited):
 		k.pidfdFile.Close()
 	} // else watchExit still waits on it: the File's finalizer closes it after
+	if k.letGo != nil {
+		k.letGo()
+	}
 	k.tie.close()
 }
 

@@ -95,6 +95,13 @@ func (s *keeperServer) keep(args []string, fds []int) {
 	k.leases = s.leases
 	e := &keptEntry{k: k, done: make(chan struct{})}
 	id := runIDOf(f.tag)
+	k.letGo = func() {
+		s.mu.Lock()
+		if s.runs[id] == e {
+			delete(s.runs, id)
+		}
+		s.mu.Unlock()
+	}
 	s.mu.Lock()
 	s.runs[id] = e
 	s.mu.Unlock()
@@ -102,11 +109,6 @@ func (s *keeperServer) keep(args []string, fds []int) {
 	go func() {
 		defer s.wg.Done()
 		k.keep()
-		s.mu.Lock()
-		if s.runs[id] == e {
-			delete(s.runs, id)
-		}
-		s.mu.Unlock()
 		close(e.done)
 	}()
 }
