@@ -148,8 +148,15 @@ func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error)
 	if err != nil {
 		return nil, os.NewSyscallError("socketpair", err)
 	}
-	mine := os.NewFile(uintptr(fds[0]), "tether")
 	defer unix.Close(fds[1]) // the keeper has its own copy once handed
+	// This end is read through the runtime's poller, so that waiting for
+	// the keeper to let go (stop) holds no thread; the keeper's end
+	// stays blocking.
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		return nil, os.NewSyscallError("fcntl", err)
+	}
+	mine := os.NewFile(uintptr(fds[0]), "tether")
 	handed := []*os.File{out.stdoutR, out.stderrR}
 	if len(spec.ExtraFiles) > 0 && spec.ExtraFiles[0] != nil {
 		handed = append(handed, spec.ExtraFiles[0])
@@ -176,7 +183,7 @@ func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error)
 		// Before the run starts: a supervisor dead right after has
 		// handed it over already.
 		msg := "lease " + base64.StdEncoding.EncodeToString(k.Handoff) + "\n"
-		_ = unix.Sendmsg(int(mine.Fd()), []byte(msg), nil, nil, 0)
+		_, _ = mine.Write([]byte(msg))
 	}
 	return &keeper{proc: kp, sock: mine, ending: k.EndAtOnce}, nil
 }
@@ -265,7 +272,16 @@ func (k *keeper) watch(pid int, started time.Time) {
 		rights = unix.UnixRights(fd)
 	}
 	msg := "pid " + strconv.Itoa(pid) + " " + strconv.FormatInt(started.UnixNano(), 10) + "\n"
-	_ = unix.Sendmsg(int(k.sock.Fd()), []byte(msg), rights, nil, 0)
+	_ = k.onSocket(func(fd int) { _ = unix.Sendmsg(fd, []byte(msg), rights, nil, 0) })
+}
+
+// onSocket calls f with the tether's descriptor, left in the poller.
+func (k *keeper) onSocket(f func(fd int)) error {
+	rc, err := k.sock.SyscallConn()
+	if err != nil {
+		return err
+	}
+	return rc.Control(func(fd uintptr) { f(int(fd)) })
 }
 
 // lost is closed if a keeper whose exit ends the run exits while the run
@@ -290,7 +306,11 @@ func (k *keeper) exitedAt() time.Time {
 		return time.Time{}
 	}
 	buf := make([]byte, 128)
-	n, _, _, _, err := unix.Recvmsg(int(k.sock.Fd()), buf, nil, unix.MSG_DONTWAIT)
+	var n int
+	var err error
+	if cerr := k.onSocket(func(fd int) { n, _, _, _, err = unix.Recvmsg(fd, buf, nil, unix.MSG_DONTWAIT) }); cerr != nil {
+		return time.Time{}
+	}
 	if err != nil || n <= 0 {
 		return time.Time{}
 	}
@@ -315,27 +335,25 @@ func (k *keeper) stop() {
 	}
 	defer k.sock.Close()
 	defer k.proc.kept.Add(-1)
-	fd := int(k.sock.Fd())
-	if _, err := unix.Write(fd, []byte("stop\n")); err != nil {
+	if _, err := k.sock.Write([]byte("stop\n")); err != nil {
 		return // the keeper's end is closed: it holds nothing of the run
 	}
-	if !awaitHangUp(fd, stopWait) {
+	if !awaitHangUp(k.sock, stopWait) {
 		k.proc.kill()
 	}
 }
 
-// awaitHangUp reads fd until its end of file, for at most d; false if
+// awaitHangUp reads f until its end of file, for at most d; false if
 // it did not come.
-func awaitHangUp(fd int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
+func awaitHangUp(f *os.File, d time.Duration) bool {
+	if f.SetReadDeadline(time.Now().Add(d)) != nil {
+		return false
+	}
 	buf := make([]byte, 256)
 	for {
-		n, err, ok := readBefore(fd, deadline, buf)
-		if !ok {
-			return false
-		}
-		if err != unix.EINTR && err != unix.EAGAIN && n <= 0 {
-			return true // end of file, or the socket's error: the keeper let go
+		if _, err := f.Read(buf); err != nil {
+			// End of file, or the socket's error: the keeper let go.
+			return !errors.Is(err, os.ErrDeadlineExceeded)
 		}
 	}
 }
