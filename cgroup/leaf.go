@@ -111,8 +111,8 @@ func (l *Leaf) Kill() error {
 
 // Populated reads cgroup.events: whether a live process is in the leaf.
 func (l *Leaf) Populated() (bool, error) {
-	v, err := keyed(filepath.Join(l.Path, "cgroup.events"), "populated")
-	return v != 0, err
+	v, err := l.keyed("cgroup.events", "populated")
+	return v[0] != 0, err
 }
 
 // WaitEmpty returns once the leaf holds no process (cgroup.events says
@@ -161,19 +161,11 @@ func (l *Leaf) Remove() error {
 	return &os.PathError{Op: "rmdir", Path: l.Path, Err: err}
 }
 
-// keyed reads the value of key in a flat-keyed file ("key value" lines:
-// cgroup.events, cpu.stat, memory.events).
-func keyed(path, key string) (int64, error) {
-	v, err := keyedValues(path, key)
-	return v[0], err
-}
-
-// keyedValues reads the values of keys from a flat keyed file ("key
-// value" lines) in one read: a cgroup file is small, and a run's end
-// reads several, so without os.File's runtime poller set-up.
-func keyedValues(path string, keys ...string) ([]int64, error) {
+// keyed reads the values of keys from the leaf's flat keyed file name
+// ("key value" lines: cgroup.events, cpu.stat, memory.events).
+func (l *Leaf) keyed(name string, keys ...string) ([]int64, error) {
 	out := make([]int64, len(keys))
-	b, err := readSmall(path)
+	b, err := l.read(name)
 	if err != nil {
 		return out, err
 	}
@@ -182,23 +174,29 @@ func keyedValues(path string, keys ...string) ([]int64, error) {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
 		if i := slices.Index(keys, k); ok && i >= 0 {
 			if out[i], err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
-				return out, fmt.Errorf("%s: %s: %w", path, k, err)
+				return out, fmt.Errorf("%s: %s: %w", filepath.Join(l.Path, name), k, err)
 			}
 			found++
 		}
 	}
 	if found < len(keys) {
-		return out, fmt.Errorf("%s: no %s", path, strings.Join(keys, " or "))
+		return out, fmt.Errorf("%s: no %s", filepath.Join(l.Path, name), strings.Join(keys, " or "))
 	}
 	return out, nil
 }
 
-// readSmall reads a file of at most a page or so (a cgroup interface
-// file) with plain system calls.
-func readSmall(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// read reads the leaf's interface file name with plain system calls (a
+// run's end reads several: no runtime poller set-up), relative to the
+// leaf's directory while it is open, so that the kernel does not walk
+// the whole path for each.
+func (l *Leaf) read(name string) ([]byte, error) {
+	dir, path := unix.AT_FDCWD, filepath.Join(l.Path, name)
+	if l.dir != nil {
+		dir, path = int(l.dir.Fd()), name
+	}
+	fd, err := unix.Openat(dir, path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, &os.PathError{Op: "open", Path: filepath.Join(l.Path, name), Err: err}
 	}
 	defer unix.Close(fd)
 	buf := make([]byte, 0, 4096)
@@ -208,14 +206,15 @@ func readSmall(path string) ([]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		if n == 0 {
-			return buf, nil
+			return nil, &os.PathError{Op: "read", Path: filepath.Join(l.Path, name), Err: err}
 		}
 		buf = buf[:len(buf)+n]
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, len(buf))
+		// The files read here are seq_files of one record under a page:
+		// a read returns all of it when it fits, so one that did not
+		// fill the buffer was the last (no read for the end of file).
+		if n == 0 || len(buf) < cap(buf) {
+			return buf, nil
 		}
+		buf = slices.Grow(buf, len(buf))
 	}
 }

@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -22,18 +21,18 @@ type Usage struct {
 // the memory controller gives them.
 func (l *Leaf) Usage() (Usage, error) {
 	var u Usage
-	cpu, err := keyedValues(filepath.Join(l.Path, "cpu.stat"), "user_usec", "system_usec")
+	cpu, err := l.keyed("cpu.stat", "user_usec", "system_usec")
 	if err != nil {
 		return u, err
 	}
 	u.CPUUser, u.CPUSystem = time.Duration(cpu[0])*time.Microsecond, time.Duration(cpu[1])*time.Microsecond
-	b, err := readSmall(filepath.Join(l.Path, "memory.peak"))
+	b, err := l.read("memory.peak")
 	if err != nil {
 		return u, nil // no memory controller here: no memory.events either
 	}
 	u.MemoryPeak, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if n, err := keyed(filepath.Join(l.Path, "memory.events"), "oom_kill"); err == nil {
-		u.OOMKilled = n > 0
+	if n, err := l.keyed("memory.events", "oom_kill"); err == nil {
+		u.OOMKilled = n[0] > 0
 	}
 	return u, nil
 }
