@@ -272,16 +272,16 @@ func (k *keeper) watch(pid int, started time.Time) {
 		rights = unix.UnixRights(fd)
 	}
 	msg := "pid " + strconv.Itoa(pid) + " " + strconv.FormatInt(started.UnixNano(), 10) + "\n"
-	_ = k.onSocket(func(fd int) { _ = unix.Sendmsg(fd, []byte(msg), rights, nil, 0) })
-}
-
-// onSocket calls f with the tether's descriptor, left in the poller.
-func (k *keeper) onSocket(f func(fd int)) error {
 	rc, err := k.sock.SyscallConn()
 	if err != nil {
-		return err
+		return
 	}
-	return rc.Control(func(fd uintptr) { f(int(fd)) })
+	// A full socket (a keeper slow to read) waits in the poller: the
+	// message is never dropped.
+	_ = rc.Write(func(fd uintptr) bool {
+		err := unix.Sendmsg(int(fd), []byte(msg), rights, nil, 0)
+		return err != unix.EAGAIN && err != unix.EINTR
+	})
 }
 
 // lost is closed if a keeper whose exit ends the run exits while the run
@@ -306,11 +306,12 @@ func (k *keeper) exitedAt() time.Time {
 		return time.Time{}
 	}
 	buf := make([]byte, 128)
-	var n int
-	var err error
-	if cerr := k.onSocket(func(fd int) { n, _, _, _, err = unix.Recvmsg(fd, buf, nil, unix.MSG_DONTWAIT) }); cerr != nil {
+	rc, err := k.sock.SyscallConn()
+	if err != nil {
 		return time.Time{}
 	}
+	var n int
+	_ = rc.Control(func(fd uintptr) { n, _, _, _, err = unix.Recvmsg(int(fd), buf, nil, unix.MSG_DONTWAIT) })
 	if err != nil || n <= 0 {
 		return time.Time{}
 	}
