@@ -21,6 +21,10 @@ type Leaf struct {
 	// Path is the leaf's directory.
 	Path string
 	dir  *os.File // the directory, for clone3's CLONE_INTO_CGROUP
+	// dirFD is dir's descriptor, taken once: (*os.File).Fd makes a
+	// system call at each call, and a run's end reads several files
+	// relative to it.
+	dirFD int
 }
 
 // Create makes the leaf name under h.Root, writes lim into it (refused,
@@ -54,7 +58,7 @@ func (h *Hierarchy) Create(name string, lim Limits) (*Leaf, error) {
 		_ = os.Remove(path)
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	l.dir = os.NewFile(uintptr(fd), path)
+	l.dir, l.dirFD = os.NewFile(uintptr(fd), path), fd
 	return l, nil
 }
 
@@ -74,7 +78,7 @@ func (l *Leaf) FD() int {
 	if l.dir == nil {
 		return -1
 	}
-	return int(l.dir.Fd())
+	return l.dirFD
 }
 
 // SysProcAttr sets a's fields that start the child into the leaf.
@@ -190,9 +194,9 @@ func (l *Leaf) keyed(name string, keys ...string) ([]int64, error) {
 // leaf's directory while it is open, so that the kernel does not walk
 // the whole path for each.
 func (l *Leaf) read(name string) ([]byte, error) {
-	dir, path := unix.AT_FDCWD, filepath.Join(l.Path, name)
-	if l.dir != nil {
-		dir, path = int(l.dir.Fd()), name
+	dir, path := l.dirFD, name
+	if l.dir == nil {
+		dir, path = unix.AT_FDCWD, filepath.Join(l.Path, name)
 	}
 	fd, err := unix.Openat(dir, path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
