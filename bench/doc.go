@@ -54,7 +54,9 @@
 //     fire (and a doubled one when the next slot also started), counted
 //     per job and second in the missing and doubled columns.
 //   - CPU per fire is the daemon's own threads' CPU (schedstat; its
-//     children excluded) over the window, divided by the window's starts.
+//     jobs excluded) and its keeper processes' (cronvisor-keeper, which
+//     is handed every run and lets go of it) over the window, divided by
+//     the window's starts.
 //     The floor's is this harness process's.
 //   - cronvisor's account of every fire (1,000 jobs a second above all):
 //     each job's slot in the window has a start, or a skip or failure

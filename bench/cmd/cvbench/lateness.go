@@ -148,17 +148,40 @@ func (o options) cronvisorSchedule() string {
 	return "* * * * * *"
 }
 
-// measureCPU samples pid's CPU half a second before the window's first and
-// after its last slot, so that exactly the window's fires fall in between.
+// measureCPU samples the CPU of pid and of its keeper processes half a
+// second before the window's first and after its last slot, so that
+// exactly the window's fires fall in between. A keeper does a share of
+// every run's work (it is handed each run and lets go of it), so it
+// counts; one started inside the window counts from its start.
 func measureCPU(pid int, start, end time.Time) (time.Duration, error) {
 	time.Sleep(time.Until(start.Add(-500 * time.Millisecond)))
-	u0, err := readUsage(pid)
+	u0, err := cpuWithKeepers(pid)
 	if err != nil {
 		return 0, err
 	}
 	time.Sleep(time.Until(end.Add(-500 * time.Millisecond)))
-	u1, err := readUsage(pid)
-	return u1.cpu - u0.cpu, err
+	u1, err := cpuWithKeepers(pid)
+	var d time.Duration
+	for p, c := range u1 {
+		d += c - u0[p]
+	}
+	return d, err
+}
+
+// cpuWithKeepers reads the CPU of pid and of each of its keepers, by pid.
+func cpuWithKeepers(pid int) (map[int]time.Duration, error) {
+	u, err := readUsage(pid)
+	if err != nil {
+		return nil, err
+	}
+	cpu := map[int]time.Duration{pid: u.cpu}
+	keepers, err := keepersOf(pid)
+	for _, k := range keepers {
+		if ku, kerr := readUsage(k); kerr == nil { // else it just exited
+			cpu[k] = ku.cpu
+		}
+	}
+	return cpu, err
 }
 
 // runCronvisor measures a real daemon whose jobs all run `stamp FILE`
