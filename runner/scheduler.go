@@ -163,6 +163,7 @@ func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
+			s.recordOverdue(h, s.clock.Now())
 			return
 		case <-timer.C():
 		case jobs := <-s.reload:
