@@ -69,8 +69,9 @@ type sandbox struct {
 }
 
 // newSandbox writes jobs.yaml with `state_dir: state` followed by body, and
-// registers the final check that no process of the test survives. That
-// check is registered first so that it runs last, after the cleanups that
+// registers the final check that no process of the test survives (and
+// then the removal of its runs' leftover cgroup leaves). That check is
+// registered first so that it runs last, after the cleanups that
 // kill the cronvisor processes' groups.
 func newSandbox(t *testing.T, body string) *sandbox {
 	t.Helper()
@@ -80,7 +81,10 @@ func newSandbox(t *testing.T, body string) *sandbox {
 	if err := os.WriteFile(s.config, []byte("state_dir: state\n"+body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.checkNoSurvivors() })
+	t.Cleanup(func() {
+		s.checkNoSurvivors()
+		s.removeRunLeaves()
+	})
 	return s
 }
 
