@@ -248,10 +248,10 @@ func (r *latencyRun) measure(o options, d *daemon, ready time.Time, stamps strin
 	if err != nil {
 		return err
 	}
+	r.period = o.slotPeriod() // count reads it: a missed record's slots are period apart
 	if err := count(start, end); err != nil {
 		return err
 	}
-	r.period = o.slotPeriod()
 	r.expected = o.jobs * slots(start, end, r.period)
 	r.window = [2]time.Time{start, end}
 	r.stamps, r.log = stamps, d.logPath
