@@ -41,16 +41,16 @@ func writeAuditHistory(t *testing.T, stateDir string) {
 	w := history.NewWriter(history.WriterConfig{Store: store, StateDir: stateDir})
 	ran := func(id string, slot time.Time, attempt int, o run.Outcome, manual bool) {
 		w.Started(run.Start{Job: "a", RunID: id, Slot: slot, Started: slot.Add(time.Second), PID: 10, Attempt: attempt, Manual: manual})
-		if err := w.Finished(run.End{Job: "a", RunID: id, Slot: slot, Started: slot.Add(time.Second), Ended: slot.Add(2 * time.Second),
+		if _, err := w.WriteEnd(context.Background(), run.End{Job: "a", RunID: id, Slot: slot, Started: slot.Add(time.Second), Ended: slot.Add(2 * time.Second),
 			Outcome: o, Attempt: attempt, Manual: manual}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	w.Skipped(run.Skip{Job: "b", RunID: "b0", Slot: hm(9, 0), Time: hm(9, 0), Reason: "disabled", Class: run.ClassDisabled})
+	w.WriteSkip(run.Skip{Job: "b", RunID: "b0", Slot: hm(9, 0), Time: hm(9, 0), Reason: "disabled", Class: run.ClassDisabled})
 	ran("a1", hm(9, 40), 1, run.Failed, false)
 	ran("a1r", hm(9, 40), 2, run.OK, false)
-	w.Skipped(run.Skip{Job: "a", RunID: "a2", Slot: hm(9, 50), Time: hm(9, 50), Reason: "lock held by pid 7@elsewhere (job a, run x)", Class: run.ClassLockHeld})
-	w.Skipped(run.Skip{Job: "a", RunID: "a3", Slot: hm(10, 0), Time: hm(10, 11),
+	w.WriteSkip(run.Skip{Job: "a", RunID: "a2", Slot: hm(9, 50), Time: hm(9, 50), Reason: "lock held by pid 7@elsewhere (job a, run x)", Class: run.ClassLockHeld})
+	w.WriteSkip(run.Skip{Job: "a", RunID: "a3", Slot: hm(10, 0), Time: hm(10, 11),
 		Reason: "missed while down (beyond catch_up 0s) (2 fires from 2026-06-01T10:00:00Z)", Class: run.ClassMissed})
 	ran("a4", hm(10, 20), 1, run.OK, false)
 	ran("m1", hm(10, 30), 1, run.OK, true) // manual: no slot's run

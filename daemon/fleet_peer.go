@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cronvisor/clock"
+	"cronvisor/ending"
 	"cronvisor/fleet"
 	"cronvisor/internal/ratelog"
 	"cronvisor/run"
@@ -35,7 +36,7 @@ const peerCallTimeout = 2 * time.Second
 // beats, and closes the runs of hosts that stopped beating.
 type fleetPeer struct {
 	store    peerStore
-	emit     func(run.Event)
+	path     ending.Path
 	log      *slog.Logger
 	clk      clock.Clock
 	version  string
@@ -45,11 +46,11 @@ type fleetPeer struct {
 }
 
 // startFleetPeer starts the peer's one goroutine: every fleet.BeatEvery
-// a heartbeat, then the closing of lost hosts' runs, each run it closed
-// emitted as a run.HostLost. stop ends the goroutine, waits for it and
+// a heartbeat, then the closing of lost hosts' runs through path, which
+// tells each run it closed as a run.HostLost. stop ends the goroutine, waits for it and
 // marks this host stopped (a clean shutdown, not a lost host).
-func startFleetPeer(store peerStore, emit func(run.Event), log *slog.Logger, clk clock.Clock, version string) (stop func()) {
-	p := &fleetPeer{store: store, emit: emit, log: log, clk: clk, version: version, started: clk.Now(),
+func startFleetPeer(store peerStore, path ending.Path, log *slog.Logger, clk clock.Clock, version string) (stop func()) {
+	p := &fleetPeer{store: store, path: path, log: log, clk: clk, version: version, started: clk.Now(),
 		failures: ratelog.New(log, ratelog.Every)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -94,15 +95,10 @@ func (p *fleetPeer) round(ctx context.Context) {
 	}
 	p.checkClock(offset)
 	cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
-	closed, err := p.store.CloseLostRuns(cctx)
+	_, err = p.path.CloseLost(cctx, p.store, p.clk.Now())
 	cancel()
 	if err != nil && ctx.Err() == nil {
 		p.failures.Log("close", slog.LevelWarn, "fleet: closing lost hosts' runs failed", "err", err.Error())
-	}
-	now := p.clk.Now()
-	for _, r := range closed {
-		p.emit(run.HostLost{Job: r.Job, RunID: r.RunID, Host: r.Host, Slot: r.ScheduledAt, Started: r.StartedAt,
-			Ended: r.EndedAt, Time: now, Reason: r.Reason, Attempt: max(r.Attempt, 1), Manual: r.Manual})
 	}
 }
 
@@ -126,7 +122,7 @@ func (p *fleetPeer) checkClock(offset time.Duration) {
 // lost hosts' runs, on the fleet's shared store; Close stops it before the
 // notifier, which gets its host_lost events, and before the store.
 func (e *Env) startFleetPeer(shared *fleet.Store, clk clock.Clock) {
-	stop := startFleetPeer(shared, e.Emit, e.log, clk, buildVersion())
+	stop := startFleetPeer(shared, ending.New(e.Emit), e.log, clk, buildVersion())
 	e.onClose("fleet peer", func() error { stop(); return nil })
 }
 

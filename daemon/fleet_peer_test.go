@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"cronvisor/ending"
 	"errors"
 	"log/slog"
 	"strings"
@@ -86,7 +87,7 @@ func TestFleetPeerBeatsClosesAndStops(t *testing.T) {
 		var mu sync.Mutex
 		var events []run.Event
 		emit := func(ev run.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() }
-		stop := startFleetPeer(store, emit, slog.New(slog.NewTextHandler(logs, nil)), clock.Real{}, "v1")
+		stop := startFleetPeer(store, ending.New(emit), slog.New(slog.NewTextHandler(logs, nil)), clock.Real{}, "v1")
 		synctest.Wait()
 		if b, c, _ := store.counts(); b != 1 || c != 1 {
 			t.Fatalf("at start: %d beats, %d closes; want one of each at once", b, c)

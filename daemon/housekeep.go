@@ -11,9 +11,9 @@ import (
 
 	"cronvisor/clock"
 	"cronvisor/config"
+	"cronvisor/ending"
 	"cronvisor/history"
 	"cronvisor/recovery"
-	"cronvisor/run"
 )
 
 // newRecovery returns the recoverer of dead supervisors' runs, judging
@@ -33,17 +33,24 @@ func (e *Env) newRecovery(store *history.Store, mine func(runID string) bool, st
 		Cgroup:   hier,
 		KeepAge:  func() time.Duration { return e.cfg.Load().History.KeepAge },
 		Log:      log,
-		// The slot's end is reported as it is when its supervisor stops
-		// in the backoff: notifications, metrics and the log see it.
-		RetriesEnded: func(r run.Record) { e.Emit(amendedEnd(r)) },
+		Path:     ending.New(e.Emit),
+		Resume:   e.resumeRetries,
 	})
 }
 
-// amendedEnd is the run.End that restates a recorded attempt as its
-// slot's end (run.End.Amends).
-func amendedEnd(r run.Record) run.End {
-	return run.End{Job: r.Job, RunID: r.RunID, Slot: r.ScheduledAt, Started: r.StartedAt, Ended: r.EndedAt,
-		PID: r.PID, Outcome: r.Outcome, ExitCode: r.ExitCode, Reason: r.Reason, Manual: r.Manual, Attempt: r.Attempt, Amends: true}
+// resumeRetries runs the remaining attempts of a slot that a stopped or
+// dead supervisor left waiting for a retry, with the job as the current
+// config has it (see runner.Supervisor.ResumeRetries).
+func (e *Env) resumeRetries(ctx context.Context, r recovery.Resumption) error {
+	cfg := e.cfg.Load()
+	i := slices.IndexFunc(cfg.Jobs, func(j config.Job) bool { return j.Name == r.Job })
+	switch {
+	case i < 0:
+		return errors.New("the job is no longer in " + cfg.Path)
+	case !cfg.Jobs[i].Enabled:
+		return errors.New("the job is disabled")
+	}
+	return e.Supervisor.ResumeRetries(ctx, cfg.Jobs[i], r.Slot, r.Attempt, r.At, r.Manual)
 }
 
 // RecoverRuns records the runs that dead supervisors left behind: those

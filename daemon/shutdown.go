@@ -100,6 +100,7 @@ func (d *Daemon) Shutdown(cause error) {
 	grace := d.current.Load().ShutdownGrace
 	if errors.Is(cause, proc.ErrDetach) {
 		grace = 0 // HandOver: no run is ended, every run is left to its keeper
+		d.env.Supervisor.HandingOver()
 	} else if cause != nil {
 		d.log.Info("stopping: ending running jobs now", "cause", cause.Error())
 		grace = 0

@@ -3,20 +3,24 @@ package history
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"cronvisor/run"
 )
 
-// The two writes of recovering a dead supervisor's run. Each is one
-// statement that is a no-op when the row is already as wanted, so that
-// several supervisors recovering the same run at once (they share the
-// database) leave it recorded once, and a run its supervisor closed
-// before dying is never reopened or overwritten.
+// The writes of recovering a dead supervisor's run. Each is one statement
+// that is a no-op when the row is already as wanted, so that several
+// supervisors recovering the same run at once (they share the database)
+// leave it recorded once, and a run its supervisor closed before dying is
+// never reopened or overwritten.
 const (
-	adoptSQL     = `INSERT OR IGNORE INTO runs (` + columns + `) ` + values
-	interruptSQL = `UPDATE runs SET outcome = 'interrupted', ended_at = ?,
-	exit_code = NULL, reason = ?, log_path = ? WHERE run_id = ? AND outcome = 'running'`
+	adoptSQL = `INSERT OR IGNORE INTO runs (` + columns + `) ` + values
+	// concludeSQL closes an open run with the end its keeper saw, or as
+	// interrupted when nobody saw it.
+	concludeSQL = `UPDATE runs SET outcome = ?, ended_at = ?, exit_code = ?, reason = ?,
+	log_path = ?, cpu_user_us = ?, cpu_system_us = ?, memory_peak_bytes = ?, oom_killed = ?
+	WHERE run_id = ? AND outcome = 'running'`
+	// amendSQL restates a final row's reason, once.
+	amendSQL = `UPDATE runs SET reason = ? WHERE run_id = ? AND outcome <> 'running' AND reason <> ?`
 )
 
 // Adopt records r as an open run (outcome "running") unless its run id is
@@ -31,11 +35,33 @@ func (s *Store) Adopt(ctx context.Context, r run.Record) (bool, error) {
 	return s.exec(ctx, "adopt "+r.Job+"/"+r.RunID, adoptSQL, args(r)...)
 }
 
-// Interrupt closes the run runID as interrupted, exit status unknown, if it
-// is still open, and reports whether it did. logPath is the run's output
-// log, "" if none.
-func (s *Store) Interrupt(ctx context.Context, runID string, ended time.Time, reason, logPath string) (bool, error) {
-	return s.exec(ctx, "interrupt "+runID, interruptSQL, Nanos(ended), reason, logPath, runID)
+// WriteEnd records the end of a run that its supervisor left open when it
+// died: what its keeper saw (outcome, exit code, nil if unknown, end time,
+// reason, log and what the run cost), or interrupted when nobody saw it.
+// An Amends end restates the reason of a final row (a slot whose retries
+// were cut short). closed reports that this call changed the row: false
+// when it is recorded so already, by its supervisor or another recoverer.
+// It is an ending.Writer: call it through ending.Path.
+func (s *Store) WriteEnd(ctx context.Context, e run.End) (closed bool, err error) {
+	if e.Amends {
+		return s.exec(ctx, "amend "+e.RunID, amendSQL, e.Reason, e.RunID, e.Reason)
+	}
+	var code any
+	if e.ExitCode != nil {
+		code = *e.ExitCode
+	}
+	a := append([]any{string(e.Outcome), Nanos(e.Ended), code, e.Reason, e.LogPath}, UsageArgs(e.Usage)...)
+	return s.exec(ctx, "conclude "+e.RunID, concludeSQL, append(a, e.RunID)...)
+}
+
+// Record returns the row of runID, if history has it.
+func (s *Store) Record(ctx context.Context, runID string) (run.Record, bool, error) {
+	recs, err := s.byRunID(ctx, []string{runID})
+	if err != nil {
+		return run.Record{}, false, err
+	}
+	r, ok := recs[runID]
+	return r, ok, nil
 }
 
 // exec runs one write statement on the writable database (opening or
@@ -51,21 +77,4 @@ func (s *Store) exec(ctx context.Context, what, query string, a ...any) (bool, e
 	}
 	n, err := res.RowsAffected()
 	return n > 0, err
-}
-
-// concludeSQL closes an open run with the end its keeper saw.
-const concludeSQL = `UPDATE runs SET outcome = ?, ended_at = ?, exit_code = ?, reason = ?,
-	log_path = ?, cpu_user_us = ?, cpu_system_us = ?, memory_peak_bytes = ?, oom_killed = ?
-	WHERE run_id = ? AND outcome = 'running'`
-
-// Conclude closes the run runID with what its keeper saw after its
-// supervisor died (outcome, exit code, nil if unknown, end time, reason
-// and what the run cost), if it is still open, and reports whether it did.
-func (s *Store) Conclude(ctx context.Context, runID string, outcome run.Outcome, exitCode *int, ended time.Time, reason, logPath string, usage run.Usage) (bool, error) {
-	var code any
-	if exitCode != nil {
-		code = *exitCode
-	}
-	a := append([]any{string(outcome), Nanos(ended), code, reason, logPath}, UsageArgs(usage)...)
-	return s.exec(ctx, "conclude "+runID, concludeSQL, append(a, runID)...)
 }

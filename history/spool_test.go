@@ -205,7 +205,7 @@ func TestHeldRecordsOutliveTheirWriter(t *testing.T) {
 		}
 		start, end := runEvents(id, slot.Add(time.Duration(i)*time.Minute))
 		j.Started(start)
-		if err := j.Finished(end); !errors.Is(err, ErrHeld) {
+		if err := j.finished(end); !errors.Is(err, ErrHeld) {
 			t.Fatalf("Finished(%s) = %v, want ErrHeld", id, err)
 		}
 	}
@@ -253,7 +253,7 @@ func TestRecoveredWriterEmptiesItsSpool(t *testing.T) {
 	}
 	start, end := runEvents("r1", slot)
 	j.Started(start)
-	_ = j.Finished(end)
+	_ = j.finished(end)
 	j.qmu.Lock()
 	used := s.used
 	j.qmu.Unlock()

@@ -69,8 +69,8 @@ func TestUsageOfAConcludedRun(t *testing.T) {
 			if err := s.Start(ctx, run.Record{Job: "a", RunID: "r1", StartedAt: minute(1)}); err != nil {
 				t.Fatal(err)
 			}
-			if ok, err := s.Conclude(ctx, "r1", run.OK, intp(0), minute(2), "", "", tc.usage); !ok || err != nil {
-				t.Fatalf("Conclude = %v, %v", ok, err)
+			if ok, err := s.WriteEnd(ctx, run.End{RunID: "r1", Outcome: run.OK, ExitCode: intp(0), Ended: minute(2), Usage: tc.usage}); !ok || err != nil {
+				t.Fatalf("WriteEnd = %v, %v", ok, err)
 			}
 			got, err := s.Query(ctx, Filter{Job: "a"})
 			if err != nil || len(got) != 1 {
@@ -97,7 +97,7 @@ func TestWriterRecordsUsage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j, store, _ := newTestWriter(t)
 			j.Started(run.Start{Job: "job", RunID: "r1", Slot: slot, Started: slot, PID: 42})
-			if err := j.Finished(run.End{Job: "job", RunID: "r1", Slot: slot, Started: slot, Ended: slot.Add(time.Second),
+			if err := j.finished(run.End{Job: "job", RunID: "r1", Slot: slot, Started: slot, Ended: slot.Add(time.Second),
 				PID: 42, Outcome: run.OK, ExitCode: intp(0), Usage: tc.usage}); err != nil {
 				t.Fatal(err)
 			}

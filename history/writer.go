@@ -205,11 +205,13 @@ func (w *Writer) Output(e run.Output) {
 	}
 }
 
-// Finished closes the run's log and writes its end, returning once the
+// WriteEnd closes the run's log and writes its end, returning once the
 // end is committed; an error says it is not durable: held in memory
 // until the store takes writes (ErrHeld), still queued after
-// writeTimeout, or lost to a full backlog.
-func (w *Writer) Finished(e run.End) error {
+// writeTimeout, or lost to a full backlog. The run is this writer's
+// supervisor's own, which nobody else closes: closed is always true.
+// It is an ending.Writer: call it through ending.Path.
+func (w *Writer) WriteEnd(_ context.Context, e run.End) (closed bool, err error) {
 	w.mu.Lock()
 	l := w.logs[e.RunID]
 	delete(w.logs, e.RunID)
@@ -222,15 +224,16 @@ func (w *Writer) Finished(e run.End) error {
 	if l != nil {
 		r.LogPath = w.closeLog(l)
 	}
-	return w.write("record run end", Write{Kind: WriteFinish, Record: r})
+	return true, w.write("record run end", Write{Kind: WriteFinish, Record: r})
 }
 
 // WriteFailures is how many history writes (records and run logs) have
 // failed since NewWriter, for the metrics.
 func (w *Writer) WriteFailures() int64 { return w.rep.failures.Load() }
 
-// Skipped writes a skip, returning once it is committed or held.
-func (w *Writer) Skipped(e run.Skip) {
+// WriteSkip writes a skip, returning once it is committed or held. It
+// is an ending.SkipWriter: call it through ending.Path.
+func (w *Writer) WriteSkip(e run.Skip) {
 	r := run.Record{Job: e.Job, RunID: e.RunID, Outcome: run.Skipped,
 		ScheduledAt: e.Slot, Reason: e.Reason, Holder: e.Holder,
 		Host: w.host, SupervisorPID: w.pid, Manual: e.Manual}

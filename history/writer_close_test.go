@@ -19,7 +19,7 @@ func TestFinishedSaysWhetherTheEndIsDurable(t *testing.T) {
 		j, store, _ := newTestWriter(t)
 		start, end := runEvents("ok-run", slot)
 		j.Started(start)
-		if err := j.Finished(end); err != nil {
+		if err := j.finished(end); err != nil {
 			t.Fatalf("Finished = %v, want nil", err)
 		}
 		if r := record(t, store, "ok-run"); r.Outcome != run.OK {
@@ -35,7 +35,7 @@ func TestFinishedSaysWhetherTheEndIsDurable(t *testing.T) {
 			t.Fatal(err)
 		}
 		j.Started(start)
-		if err := j.Finished(end); !errors.Is(err, ErrHeld) {
+		if err := j.finished(end); !errors.Is(err, ErrHeld) {
 			t.Fatalf("Finished = %v, want ErrHeld", err)
 		}
 		if h := j.Health(); !h.Degraded || h.Waiting != 2 {
@@ -66,7 +66,7 @@ func TestCloseDrains(t *testing.T) {
 	}
 	_, end := runEvents("a", slot)
 	done := make(chan error, 1)
-	go func() { done <- j.Finished(end) }()
+	go func() { done <- j.finished(end) }()
 	select {
 	case err := <-done:
 		if err == nil {
@@ -88,8 +88,8 @@ func TestCloseDrains(t *testing.T) {
 func TestSkippedAndRefusedFiresAreRecorded(t *testing.T) {
 	j, store, _ := newTestWriter(t)
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	j.Skipped(run.Skip{Job: "job", RunID: "skip", Slot: slot, Time: slot, Reason: "paused"})
-	if err := j.Finished(run.End{Job: "job", RunID: "refused", Slot: slot, Ended: slot,
+	j.WriteSkip(run.Skip{Job: "job", RunID: "skip", Slot: slot, Time: slot, Reason: "paused"})
+	if err := j.finished(run.End{Job: "job", RunID: "refused", Slot: slot, Ended: slot,
 		Outcome: run.Error, Reason: "cannot take lock"}); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestInFlightFromAdmitToEnd(t *testing.T) {
 	if !j.InFlight("r") {
 		t.Fatal("a started run is not in flight")
 	}
-	if err := j.Finished(end); err != nil {
+	if err := j.finished(end); err != nil {
 		t.Fatal(err)
 	}
 	if j.InFlight("r") {

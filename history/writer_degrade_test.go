@@ -55,9 +55,9 @@ func TestFailingStoreHoldsRecordsUntilItRecovers(t *testing.T) {
 		}
 		start, end := runEvents(id, slot.Add(time.Duration(i)*time.Minute))
 		j.Started(start)
-		_ = j.Finished(end)
+		_ = j.finished(end)
 	}
-	j.Skipped(run.Skip{Job: "job", RunID: "skip-1", Slot: slot, Time: slot, Reason: "paused"})
+	j.WriteSkip(run.Skip{Job: "job", RunID: "skip-1", Slot: slot, Time: slot, Reason: "paused"})
 	h := j.Health()
 	if !h.Degraded || h.Waiting != 2*runs+1 || h.Reason == "" || h.Since.IsZero() {
 		t.Fatalf("health while failing = %+v, want degraded with %d waiting", h, 2*runs+1)
@@ -102,9 +102,9 @@ func TestFullBacklogRefusesRunsAndCountsLostRecords(t *testing.T) {
 	for _, id := range []string{"a", "b"} {
 		start, end := runEvents(id, slot)
 		j.Started(start)
-		_ = j.Finished(end)
+		_ = j.finished(end)
 	}
-	j.Skipped(run.Skip{Job: "job", RunID: "s", Slot: slot, Time: slot, Reason: "paused"})
+	j.WriteSkip(run.Skip{Job: "job", RunID: "s", Slot: slot, Time: slot, Reason: "paused"})
 	h := j.Health()
 	if h.Waiting != 4 || h.Lost != 1 {
 		t.Errorf("health = %+v, want 4 waiting and 1 lost", h)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+
+	"cronvisor/run"
 )
 
 // failOnError is a logger that fails the test at every Error record.
@@ -22,3 +24,10 @@ func (h tbHandler) Handle(_ context.Context, r slog.Record) error {
 }
 func (h tbHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h tbHandler) WithGroup(string) slog.Handler      { return h }
+
+// finished writes e's end as a supervisor does (through ending.Path, in
+// the product) and returns whether it is durable.
+func (w *Writer) finished(e run.End) error {
+	_, err := w.WriteEnd(context.Background(), e)
+	return err
+}

@@ -15,7 +15,7 @@ func TestCoveredStartFoldsIntoItsEnd(t *testing.T) {
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	w.Started(run.Start{Job: "a", RunID: "r1", Slot: slot, Started: slot, PID: 41, Attempt: 1, InFlightRecorded: true})
 	code := 0
-	if err := w.Finished(run.End{Job: "a", RunID: "r1", Slot: slot, Started: slot, Ended: slot.Add(time.Second),
+	if err := w.finished(run.End{Job: "a", RunID: "r1", Slot: slot, Started: slot, Ended: slot.Add(time.Second),
 		Outcome: run.OK, ExitCode: &code, PID: 41, Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -91,14 +91,14 @@ func TestCoveredStartWaitsOutOtherRunsCommits(t *testing.T) {
 	code := 0
 	w.Started(run.Start{Job: "a", RunID: "waits", Slot: slot, Started: slot, PID: 7, InFlightRecorded: true})
 	w.Started(run.Start{Job: "b", RunID: "other", Slot: slot, Started: slot, PID: 8})
-	if err := w.Finished(run.End{Job: "b", RunID: "other", Slot: slot, Started: slot, Ended: slot.Add(time.Second),
+	if err := w.finished(run.End{Job: "b", RunID: "other", Slot: slot, Started: slot, Ended: slot.Add(time.Second),
 		Outcome: run.OK, ExitCode: &code, PID: 8}); err != nil {
 		t.Fatal(err)
 	}
 	if recs, err := store.Query(t.Context(), Filter{Job: "a"}); err != nil || len(recs) != 0 {
 		t.Fatalf("job a rows after another run's end committed: %+v, %v; want none yet", recs, err)
 	}
-	if err := w.Finished(run.End{Job: "a", RunID: "waits", Slot: slot, Started: slot, Ended: slot.Add(2 * time.Second),
+	if err := w.finished(run.End{Job: "a", RunID: "waits", Slot: slot, Started: slot, Ended: slot.Add(2 * time.Second),
 		Outcome: run.OK, ExitCode: &code, PID: 7}); err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func TestRunLogs(t *testing.T) {
 				j.Output(run.Output{Job: "job", RunID: id, Time: slot, Stream: "stdout", Line: l})
 			}
 			code := 0
-			_ = j.Finished(run.End{Job: "job", RunID: id, Slot: slot, Started: slot,
+			_ = j.finished(run.End{Job: "job", RunID: id, Slot: slot, Started: slot,
 				Ended: slot.Add(time.Second), PID: 42, Outcome: run.OK, ExitCode: &code})
 			r := record(t, store, id)
 			path := statedir.Dir(dir).RunLog("job", id)
@@ -103,7 +103,7 @@ func TestConcurrentRunsAllRecorded(t *testing.T) {
 			id, job := "run-"+strconv.Itoa(i), "job-"+strconv.Itoa(i)
 			j.Started(run.Start{Job: job, RunID: id, Slot: slot, Started: slot})
 			j.Output(run.Output{Job: job, RunID: id, Time: slot, Stream: "stderr", Line: "hi"})
-			_ = j.Finished(run.End{Job: job, RunID: id, Slot: slot, Started: slot, Ended: slot,
+			_ = j.finished(run.End{Job: job, RunID: id, Slot: slot, Started: slot, Ended: slot,
 				Outcome: run.Failed})
 		})
 	}

@@ -143,7 +143,9 @@ func (m *Metrics) Handle(ev run.Event) {
 		if !e.Amends { // an amended end is the same attempt, counted already
 			m.runs.WithLabelValues(e.Job, string(e.Outcome)).Inc()
 			if !e.Started.IsZero() {
-				m.running.WithLabelValues(e.Job).Dec()
+				if !e.Recovered { // counted running by its dead supervisor, not here
+					m.running.WithLabelValues(e.Job).Dec()
+				}
 				m.duration.WithLabelValues(e.Job).Observe(e.Ended.Sub(e.Started).Seconds())
 			}
 			m.ranCost(e)
@@ -152,6 +154,8 @@ func (m *Metrics) Handle(ev run.Event) {
 		if e.Class == run.ClassBackendUnreachable {
 			m.lockErrors.Inc()
 		}
+	case run.HostLost: // a lost host's run, closed here: counted once across the fleet
+		m.runs.WithLabelValues(e.Job, string(run.Interrupted)).Inc()
 	case run.Reload:
 		if len(e.Problems) > 0 {
 			m.reloadOK.Set(0)

@@ -38,8 +38,9 @@ func TestCountsFromEvents(t *testing.T) {
 		run.Skip{Job: "b", RunID: "s3", Reason: "missed: woke late", Class: run.ClassMissed},
 		run.Skip{Job: "b", RunID: "s4", Reason: "lock backend unreachable", Class: run.ClassBackendUnreachable},
 		run.Start{Job: "b", RunID: "r4", Slot: t0, Started: t0, Attempt: 1},
-		// Another host's run, closed here: counted nowhere in this
-		// host's metrics (its runs, running and streaks are its own).
+		// Another host's run, closed here: counted once across the
+		// fleet, by the peer that closed it, as an interrupted run;
+		// running and the streaks are left to their own host.
 		run.HostLost{Job: "b", RunID: "r9", Host: "h2", Started: t0, Ended: t0, Time: t0, Reason: "host lost: x"},
 		run.End{Job: "c", RunID: "r5", Slot: t0, Ended: t0, Outcome: run.Error, Reason: "cannot take lock: x", Class: run.ClassBackendUnreachable},
 	)
@@ -54,6 +55,7 @@ func TestCountsFromEvents(t *testing.T) {
 cronvisor_runs_total{job="a",outcome="failed"} 1
 cronvisor_runs_total{job="a",outcome="ok"} 1
 cronvisor_runs_total{job="a",outcome="timeout"} 1
+cronvisor_runs_total{job="b",outcome="interrupted"} 1
 cronvisor_runs_total{job="c",outcome="error"} 1
 # HELP cronvisor_skips_total Fires that did not run, by job and reason class (lock_held, slot_already_run, paused, missed, backend_unreachable, queued, dropped, disabled).
 # TYPE cronvisor_skips_total counter

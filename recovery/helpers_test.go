@@ -50,10 +50,10 @@ type notifying struct {
 	closed chan<- string
 }
 
-func (n notifying) Interrupt(ctx context.Context, runID string, ended time.Time, reason, logPath string) (bool, error) {
-	ok, err := n.Store.Interrupt(ctx, runID, ended, reason, logPath)
-	if ok {
-		n.closed <- runID
+func (n notifying) WriteEnd(ctx context.Context, e run.End) (bool, error) {
+	ok, err := n.Store.WriteEnd(ctx, e)
+	if ok && e.Outcome == run.Interrupted {
+		n.closed <- e.RunID
 	}
 	return ok, err
 }

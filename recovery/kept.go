@@ -1,47 +1,36 @@
 package recovery
 
 import (
-	"time"
-
 	"cronvisor/proc"
 	"cronvisor/run"
 )
 
-// keptEnd is a keeper's End as the history records it.
-type keptEnd struct {
-	outcome  run.Outcome
-	exitCode *int
-	ended    time.Time
-	reason   string
-	usage    run.Usage
-}
-
 // readEnd reads the End the keeper of a dead supervisor's run wrote, if
-// it did: the run's real end, recorded instead of "interrupted".
-func readEnd(path string) (keptEnd, bool) {
-	e, err := proc.ReadEnd(path)
-	if err != nil || e.Ended.IsZero() {
-		return keptEnd{}, false
+// it did, into e: the run's real end, recorded instead of "interrupted".
+func readEnd(path string, e *run.End) bool {
+	k, err := proc.ReadEnd(path)
+	if err != nil || k.Ended.IsZero() {
+		return false
 	}
-	k := keptEnd{ended: e.Ended, reason: e.Reason, usage: e.Usage}
-	if e.ExitCode >= 0 {
-		code := e.ExitCode
-		k.exitCode = &code
+	e.Ended, e.Reason, e.Usage = k.Ended, k.Reason, k.Usage
+	if k.ExitCode >= 0 {
+		code := k.ExitCode
+		e.ExitCode = &code
 	}
 	switch {
-	case e.Outcome == proc.TimedOut:
-		k.outcome = run.Timeout
-	case e.Outcome == proc.Canceled && e.Replaced:
-		k.outcome = run.Replaced
-	case e.Outcome == proc.Canceled:
-		k.outcome = run.Interrupted
-	case e.ExitCode == 0:
-		k.outcome = run.OK
+	case k.Outcome == proc.TimedOut:
+		e.Outcome = run.Timeout
+	case k.Outcome == proc.Canceled && k.Replaced:
+		e.Outcome, e.Class = run.Replaced, run.ClassReplaced
+	case k.Outcome == proc.Canceled:
+		e.Outcome, e.Class = run.Interrupted, run.ClassKilled
+	case k.ExitCode == 0:
+		e.Outcome = run.OK
 	default:
-		k.outcome = run.Failed
+		e.Outcome = run.Failed
 	}
-	if k.outcome != run.OK {
-		k.reason = e.Usage.WithOOM(k.reason) // as the supervisor would have said
+	if e.Outcome != run.OK {
+		e.Reason = k.Usage.WithOOM(e.Reason) // as the supervisor would have said
 	}
-	return k, true
+	return true
 }

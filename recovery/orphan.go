@@ -47,7 +47,7 @@ func (r *Recoverer) recoverRecord(ctx context.Context, lockName string, h lock.R
 		return 0, nil
 	}
 	if !h.RetryAt.IsZero() {
-		if n, ok, err := r.endBackoff(ctx, h); ok || err != nil {
+		if n, ok, err := r.inBackoff(ctx, h); ok || err != nil {
 			return n, err
 		}
 	}
@@ -139,28 +139,32 @@ func (r *Recoverer) recoverRun(ctx context.Context, o orphan) (int, error) {
 	return r.finish(ctx, o)
 }
 
-// finish records o as interrupted, ended now, once what is left of it
-// in its cgroup leaf is ended.
+// finish records o's end once what is left of it in its cgroup leaf is
+// ended: what its keeper saw, else what an operator or a replacing fire
+// asked, else interrupted, ended now. The end takes the one path of every
+// end (package ending), so the job's state, metrics, notifications and
+// consoles hear of it exactly when this call recorded it.
 func (r *Recoverer) finish(ctx context.Context, o orphan) (int, error) {
 	if err := r.adopt(ctx, &o); err != nil {
 		return 0, err
 	}
 	r.endLeftovers(ctx, o)
-	logPath := statedir.Dir(r.cfg.StateDir).RunLog(o.job, o.runID)
-	if _, err := os.Stat(logPath); err != nil {
-		logPath = "" // the run printed nothing, or its log is gone
+	e, err := r.endOf(ctx, o)
+	if err != nil {
+		return 0, err
 	}
 	endPath := statedir.Dir(r.cfg.StateDir).RunEnd(o.runID)
-	end, kept := readEnd(endPath)
-	var closed bool
-	var err error
-	if kept {
-		closed, err = r.cfg.Store.Conclude(ctx, o.runID, end.outcome, end.exitCode, end.ended, end.reason, logPath, end.usage)
-	} else if reason, outcome := r.askedReason(o.runID); reason != "" {
-		closed, err = r.cfg.Store.Conclude(ctx, o.runID, outcome, nil, r.cfg.Now(), reason, logPath, run.Usage{})
-	} else {
-		closed, err = r.cfg.Store.Interrupt(ctx, o.runID, r.cfg.Now(), o.reason(), logPath)
+	kept := readEnd(endPath, &e)
+	if !kept {
+		e.Ended, e.Outcome, e.Reason = r.cfg.Now(), run.Interrupted, o.reason()
+		if reason, outcome := r.askedReason(o.runID); reason != "" {
+			e.Outcome, e.Reason, e.Class = outcome, reason, run.ClassKilled
+			if outcome == run.Replaced {
+				e.Class = run.ClassReplaced
+			}
+		}
 	}
+	closed, err := r.cfg.Path.End(ctx, r.cfg.Store, e)
 	if err != nil {
 		return 0, err
 	}
@@ -173,11 +177,30 @@ func (r *Recoverer) finish(ctx context.Context, o orphan) (int, error) {
 	}
 	if kept {
 		r.cfg.Log.Info("recorded the end of a dead supervisor's run that its keeper saw", "job", o.job, "run_id", o.runID,
-			"outcome", end.outcome, "reason", end.reason)
+			"outcome", e.Outcome, "reason", e.Reason)
 		return 1, nil
 	}
-	r.cfg.Log.Warn("recorded a dead supervisor's run as interrupted", "job", o.job, "run_id", o.runID, "reason", o.reason())
+	r.cfg.Log.Warn("recorded a dead supervisor's run", "job", o.job, "run_id", o.runID, "outcome", e.Outcome, "reason", e.Reason)
 	return 1, nil
+}
+
+// endOf is o's end as far as its start row tells (slot, start, pid,
+// attempt), with its log; the caller fills in how it ended.
+func (r *Recoverer) endOf(ctx context.Context, o orphan) (run.End, error) {
+	row, _, err := r.cfg.Store.Record(ctx, o.runID)
+	if err != nil {
+		return run.End{}, err
+	}
+	e := run.End{Job: o.job, RunID: o.runID, Slot: row.ScheduledAt, Started: row.StartedAt, PID: row.PID,
+		Manual: row.Manual, Attempt: max(row.Attempt, 1), Recovered: true}
+	if e.PID == 0 {
+		e.PID = o.pid
+	}
+	e.LogPath = statedir.Dir(r.cfg.StateDir).RunLog(o.job, o.runID)
+	if _, err := os.Stat(e.LogPath); err != nil {
+		e.LogPath = "" // the run printed nothing, or its log is gone
+	}
+	return e, nil
 }
 
 // leftoverWait bounds the wait for a killed leaf to empty: cgroup.kill

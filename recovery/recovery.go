@@ -27,17 +27,19 @@ import (
 	"sync"
 	"time"
 
+	"cronvisor/ending"
 	"cronvisor/history"
 	"cronvisor/lock"
 	"cronvisor/run"
 )
 
-// Store is the history the Recoverer writes: *history.Store.
+// Store is the history the Recoverer writes: *history.Store. Its ends
+// go through Config.Path.
 type Store interface {
 	OpenRuns(ctx context.Context) ([]run.Record, error)
 	Adopt(ctx context.Context, r run.Record) (bool, error)
-	Interrupt(ctx context.Context, runID string, ended time.Time, reason, logPath string) (bool, error)
-	Conclude(ctx context.Context, runID string, outcome run.Outcome, exitCode *int, ended time.Time, reason, logPath string, usage run.Usage) (bool, error)
+	Record(ctx context.Context, runID string) (run.Record, bool, error)
+	ending.Writer
 }
 
 // Awaiter is a lock backend whose release can be waited for
@@ -50,6 +52,7 @@ type Awaiter interface {
 // Config is what a Recoverer needs.
 type Config struct {
 	Store  Store
+	Path   ending.Path // the one way every end is written and told
 	Locker lock.Locker // the backend itself; Recoverer.Locker wraps it
 	Alive  Alive       // which other supervisors are alive
 	// Self, Started and Mine judge this process's pid: a run of Self is
@@ -75,11 +78,12 @@ type Config struct {
 	KeepAge func() time.Duration
 	Now     func() time.Time // default time.Now
 	Log     *slog.Logger
-
-	// RetriesEnded is told of each slot recorded as cut short because its
-	// supervisor died during a retry's backoff (see endBackoff), with the
-	// slot's last attempt as recorded now; nil: nobody.
-	RetriesEnded func(run.Record)
+	// Resume runs the remaining attempts of a slot that a stopped or dead
+	// supervisor left waiting for a retry, blocking until the slot ends or
+	// ctx does (then it leaves the slot as it was, to the next
+	// supervisor); its error says why it did not take the slot on, which
+	// is then recorded as ended. Nil: such a slot ends (DiedInBackoff).
+	Resume func(ctx context.Context, r Resumption) error
 }
 
 // Recoverer recovers the runs of dead supervisors on this host. It owns

@@ -75,6 +75,13 @@ type End struct {
 	// Usage is what the run cost (Usage.Measured false when it ran
 	// outside a cgroup).
 	Usage Usage
+	// Recovered: a supervisor other than the one that started the run
+	// records its end (its supervisor died; see package recovery): no
+	// run of this supervisor's ended.
+	Recovered bool
+	// LogPath is the run's output log, for a writer that does not keep
+	// it itself (a dead supervisor's run); "" otherwise.
+	LogPath string
 	// Amends: this restates the end of an attempt reported before with
 	// Retrying, whose retries were cut short in the backoff (shutdown,
 	// kill, a dead supervisor's recovered slot): Reason says why, and the

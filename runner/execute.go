@@ -136,8 +136,7 @@ func (s *Supervisor) conclude(ctx context.Context, f *fire, a *attemptRun, res p
 	}
 	s.memo.Remember(f.job.Name, f.runID, lastOK, a.knownLastOK, f.grant)
 	s.planRetry(ctx, f.job, &end)
-	recorded = s.recordEnd(end, f.grant.Lease != nil)
-	s.emit(end)
+	recorded = s.endFire(end, f.grant.Lease != nil)
 	return end, recorded
 }
 

@@ -18,7 +18,10 @@ type fire struct {
 	slot    time.Time
 	runID   string
 	manual  bool
-	attempt int        // 1 for the first; 0 until attempts begin
+	attempt int // 1 for the first; 0 until attempts begin (a resumed slot's next)
+	// resumed: the slot's earlier attempts were run by a supervisor that
+	// stopped or died in their backoff (see ResumeRetries).
+	resumed bool
 	grant   lock.Grant // zero for overlap allow, and until the lock is taken
 	// starting says the fire still counts among the Starts: until its
 	// child's exec, or its end without one (see execed).

@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"context"
 	"errors"
 
+	"cronvisor/ending"
 	"cronvisor/lock"
 	"cronvisor/run"
 )
@@ -23,13 +25,13 @@ type Recorder interface {
 	Started(run.Start)
 	// Output records what the run printed, in order (its log).
 	Output(run.Output)
-	// Finished records a fire's end, also of a run that could not start.
-	// It returns nil once the record is durable; an error says it is not
+	// WriteEnd records a fire's end, also of a run that could not start,
+	// through ending.Path. Its error says the record is not durable yet
 	// (held in memory for a retry, or lost), and the supervisor then
 	// logs it and releases the run's lock with its record left in flight.
-	Finished(run.End) error
-	// Skipped records a fire that did not run.
-	Skipped(run.Skip)
+	ending.Writer
+	// WriteSkip records a fire that did not run, through ending.Path.
+	ending.SkipWriter
 }
 
 // NopRecorder records nothing, durably: for a Supervisor whose fires need
@@ -45,19 +47,20 @@ func (NopRecorder) Started(run.Start) {}
 // Output does nothing.
 func (NopRecorder) Output(run.Output) {}
 
-// Finished does nothing and reports the end durable.
-func (NopRecorder) Finished(run.End) error { return nil }
+// WriteEnd does nothing and reports the end durable.
+func (NopRecorder) WriteEnd(context.Context, run.End) (bool, error) { return true, nil }
 
-// Skipped does nothing.
-func (NopRecorder) Skipped(run.Skip) {}
+// WriteSkip does nothing.
+func (NopRecorder) WriteSkip(run.Skip) {}
 
-// recordEnd records f and reports whether its record is durable; one that
-// is not is logged here, with the run, and left for the recorder to retry
-// (the recorder's own log says why the store fails, rate-limited).
-// locked says the fire holds a lock, whose record release leaves in
-// flight.
-func (s *Supervisor) recordEnd(f run.End, locked bool) bool {
-	err := s.rec.Finished(f)
+// endFire records f and tells the observers, through the one path every
+// end takes (package ending), and reports whether its record is durable;
+// one that is not is logged here, with the run, and left for the
+// recorder to retry (the recorder's own log says why the store fails,
+// rate-limited). locked says the fire holds a lock, whose record release
+// leaves in flight.
+func (s *Supervisor) endFire(f run.End, locked bool) bool {
+	_, err := s.path.End(context.Background(), s.rec, f)
 	if err == nil {
 		return true
 	}
@@ -87,8 +90,7 @@ func (s *Supervisor) release(lease lock.Lease, end run.End, recorded bool) {
 // Skip records and reports a fire the scheduler does not hand to Fire
 // (missed while the supervisor slept, disabled, dropped by a reload).
 func (s *Supervisor) Skip(ev run.Skip) {
-	s.rec.Skipped(ev)
-	s.emit(ev)
+	s.path.Skip(s.rec, ev)
 }
 
 // setOutcome gives end's outcome to a lease whose backend keeps each

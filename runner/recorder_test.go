@@ -38,17 +38,17 @@ func (r *fakeRecorder) add(ev run.Event) {
 	r.events = append(r.events, ev)
 }
 
-func (r *fakeRecorder) Started(ev run.Start) { r.add(ev) }
-func (r *fakeRecorder) Output(ev run.Output) { r.add(ev) }
-func (r *fakeRecorder) Skipped(ev run.Skip)  { r.add(ev) }
+func (r *fakeRecorder) Started(ev run.Start)  { r.add(ev) }
+func (r *fakeRecorder) Output(ev run.Output)  { r.add(ev) }
+func (r *fakeRecorder) WriteSkip(ev run.Skip) { r.add(ev) }
 
-func (r *fakeRecorder) Finished(ev run.End) error {
+func (r *fakeRecorder) WriteEnd(_ context.Context, ev run.End) (bool, error) {
 	var err error
 	if r.finished != nil {
 		err = r.finished(ev)
 	}
 	r.add(ev)
-	return err
+	return true, err
 }
 
 func (r *fakeRecorder) ends() []run.End {

@@ -19,12 +19,15 @@ import (
 // and its own record.
 func (s *Supervisor) withRetries(next runFunc) runFunc {
 	return func(ctx context.Context, f *fire) run.End {
-		for f.attempt = 1; ; f.attempt++ {
+		for f.attempt = max(f.attempt, 1); ; f.attempt++ {
 			end := next(ctx, f)
 			if !end.Retrying {
 				return end
 			}
-			if cut := s.backoff(ctx, f, retryDelay(f.job, f.attempt)); cut != nil {
+			switch cut := s.backoff(ctx, f, retryDelay(f.job, f.attempt)); {
+			case errors.Is(cut, errHandingOver):
+				return s.leaveRetries(f, end)
+			case cut != nil:
 				return s.endRetries(f, end, cut)
 			}
 			f.runID = run.NewID(s.clock.Now())
@@ -64,6 +67,9 @@ func (s *Supervisor) backoff(ctx context.Context, f *fire, d time.Duration) erro
 	case <-t.C():
 		return nil
 	case <-wctx.Done():
+		if ctx.Err() != nil && s.handingOver.Load() {
+			return errHandingOver
+		}
 		if ctx.Err() != nil {
 			return errStopping
 		}
@@ -86,11 +92,10 @@ func (s *Supervisor) endRetries(f *fire, end run.End, cause error) run.End {
 	}
 	end.Reason = strings.TrimPrefix(end.Reason+"; "+note, "; ")
 	end.Retrying, end.Amends = false, true
-	recorded := s.recordEnd(end, f.grant.Lease != nil)
+	recorded := s.endFire(end, f.grant.Lease != nil)
 	if f.grant.Lease != nil {
 		s.release(f.grant.Lease, end, recorded)
 	}
-	s.emit(end)
 	return end
 }
 

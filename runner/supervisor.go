@@ -13,6 +13,7 @@ import (
 
 	"cronvisor/clock"
 	"cronvisor/config"
+	"cronvisor/ending"
 	"cronvisor/lastok"
 	"cronvisor/lock"
 	"cronvisor/run"
@@ -46,6 +47,7 @@ type Supervisor struct {
 	clock  clock.Clock
 	rec    Recorder
 	emit   func(run.Event)
+	path   ending.Path // every fire's end and skip: rec, then emit
 	log    *slog.Logger
 	lastOK LastOKFunc // the memo's source, until NewSupervisor made the memo
 	memo   *lastok.Memo
@@ -66,8 +68,12 @@ type Supervisor struct {
 	keepers  *proc.Keepers // the keeper processes of this supervisor's runs, with stateDir
 	noSync   bool          // durability: process (WithDurability)
 	adopter  Adopter       // nil: none
-	// fires is the way every fire takes (fireSteps), made once.
-	fires runFunc
+	// fires is the way every fire takes (fireSteps), made once; resumes
+	// a resumed slot's (resumeSteps).
+	fires, resumes runFunc
+	// handingOver: slots waiting for a retry are left to the next
+	// supervisor (HandingOver).
+	handingOver atomic.Bool
 
 	mu     sync.Mutex
 	active map[string]*activeRun // by run id
@@ -166,6 +172,7 @@ func NewSupervisor(locker lock.Locker, rec Recorder, emit func(run.Event), opts 
 		clock:  clock.Real{},
 		rec:    rec,
 		emit:   emit,
+		path:   ending.New(emit),
 		log:    slog.New(slog.DiscardHandler),
 		starts: &Starts{},
 		host:   host,
@@ -181,7 +188,7 @@ func NewSupervisor(locker lock.Locker, rec Recorder, emit func(run.Event), opts 
 		o(s)
 	}
 	s.memo = lastok.New(lastok.Source(s.lastOK), s.host, s.pid)
-	s.fires = s.fireSteps()
+	s.fires, s.resumes = s.fireSteps(), s.resumeSteps()
 	return s
 }
 
@@ -215,8 +222,7 @@ func (s *Supervisor) notAdmitted(f *fire, err error) run.End {
 		s.setOutcome(f.grant.Lease, end)
 		_ = f.grant.Release()
 	}
-	s.recordEnd(end, false)
-	s.emit(end)
+	s.endFire(end, false)
 	return end
 }
 
@@ -230,7 +236,7 @@ func (s *Supervisor) acquire(ctx context.Context, f *fire) (lock.Grant, error) {
 	return s.locker.Acquire(ctx, lock.Request{
 		Name:      f.job.Lock,
 		Record:    lock.Record{Holder: run.Holder{PID: s.pid, Host: s.host, Job: f.job.Name, RunID: f.runID, Since: s.clock.Now()}, Slot: f.slot, SupervisorPID: s.pid},
-		CheckSlot: !f.manual,
+		CheckSlot: !f.manual && !f.resumed,
 	})
 }
 
@@ -258,8 +264,7 @@ func (s *Supervisor) refused(f *fire, err error) run.End {
 	end := f.end()
 	end.Ended, end.Outcome, end.Class = s.clock.Now(), run.Error, run.ClassBackendUnreachable
 	end.Reason = "cannot take lock: " + err.Error()
-	s.recordEnd(end, false)
-	s.emit(end)
+	s.endFire(end, false)
 	return end
 }
 

@@ -34,6 +34,7 @@ var floors = [][]string{
 	{"schedule"},
 	{"lock"},
 	{"proc"},
+	{"ending"},
 	{"run", "procfs", "cgroup", "clock", "statedir", "systemd", "exepages", "internal/ratelog"},
 }
 
