@@ -20,7 +20,8 @@ func TestE2EFleetMissedOnce(t *testing.T) {
 	srv := sharedSQLServer(t, "postgres")
 	db, _ := srv.newDB(t)
 	hook, url := newReceiver(t)
-	jobs := fmt.Sprintf(`jobs:
+	jobs := fmt.Sprintf(`metrics: {listen: "127.0.0.1:0"}
+jobs:
   - name: tick
     schedule: "@every 2s"
     command: "true"
@@ -46,6 +47,12 @@ func TestE2EFleetMissedOnce(t *testing.T) {
 	midSlot(5 * time.Second) // two or three slots pass with every host down
 	a = start(0)
 	waitFor(t, 10*time.Second, "host-a's missed notification", func() bool { return len(hook.under("/")) >= 1 })
+	// The missed record took the one path of every end: counted once, by
+	// the host that recorded it.
+	metrics := "http://" + metricsAddrLog.FindStringSubmatch(a.stderr())[1] + "/metrics"
+	if got := httpGet(t, metrics); !strings.Contains(got, `cronvisor_skips_total{job="tick",reason="missed"} 1`+"\n") {
+		t.Errorf("host-a's /metrics lacks cronvisor_skips_total{job=\"tick\",reason=\"missed\"} 1")
+	}
 	midSlot(time.Second)
 	b = start(1)
 	time.Sleep(3 * time.Second) // a slot more, and time for a second notification to arrive

@@ -33,6 +33,7 @@ func TestE2EFleetPeerClosesALostHostsRun(t *testing.T) {
 	backends := pg.backend(dbName) + "\n" + strings.Replace(pg.backend(dbName), "lock_backend", "history_backend", 1) + "\n"
 	_ = os.Setenv("CV_E2E_DB_PASSWORD", dbSecret)
 	a := newSandbox(t, backends+fmt.Sprintf(`shutdown_grace: 3s
+metrics: {listen: "127.0.0.1:0"}
 jobs:
   - name: long
     schedule: "@every 2s"
@@ -92,6 +93,12 @@ jobs:
 	if body := got[0].body; body["event"] != "host_lost" || body["host"] != "host-b" || body["run_id"] != runID ||
 		body["outcome"] != "interrupted" {
 		t.Errorf("webhook body %v, want host_lost of host-b's run %s", body, runID)
+	}
+	// The closing took the one path of every end: counted once, by the
+	// peer that closed it.
+	metrics := "http://" + metricsAddrLog.FindStringSubmatch(da.stderr())[1] + "/metrics"
+	if got := httpGet(t, metrics); !strings.Contains(got, `cronvisor_runs_total{job="long",outcome="interrupted"} 1`+"\n") {
+		t.Errorf("host-a's /metrics lacks cronvisor_runs_total{job=\"long\",outcome=\"interrupted\"} 1")
 	}
 	stopDaemons(t, da)
 }
