@@ -149,6 +149,8 @@ type endCase struct {
 	// attempt the run's attempt.
 	event   string
 	attempt int
+	// tail is what the notification's output_tail must hold.
+	tail string
 }
 
 // TestE2EEveryEndTakesOnePath: for each way a run ends, exactly one
@@ -201,6 +203,13 @@ func (r *endRig) checkEnd(tc endCase, rec run.Record, recordedAt time.Time) {
 	if tc.event != "" {
 		waitFor(t, 10*time.Second, "the "+tc.event+" notification", func() bool { return r.told(rec.RunID)[tc.event] >= 1 })
 	}
+	if tc.tail != "" {
+		for _, q := range r.hooks.under("/hook") {
+			if q.body["run_id"] == rec.RunID && !strings.Contains(fmt.Sprint(q.body["output_tail"]), tc.tail) {
+				t.Errorf("%s notification's output_tail %q; want it to hold %q", q.body["event"], q.body["output_tail"], tc.tail)
+			}
+		}
+	}
 	time.Sleep(1500 * time.Millisecond) // room for a second, wrong, notification
 	told := r.told(rec.RunID)
 	for _, ev := range endEvents {
@@ -229,7 +238,8 @@ func endCases() []endCase {
 	running := func(r *endRig) string { id := r.trigger(); r.waitRunning(id); return id }
 	return []endCase{
 		{name: "ok", job: `command: "sleep 0.2", timeout: 30s`, act: triggered, want: run.OK, event: "success", attempt: 1},
-		{name: "failed", job: `command: "exit 3", timeout: 30s`, act: triggered, want: run.Failed, event: "failure", attempt: 1},
+		{name: "failed", job: `command: "echo own-words; exit 3", timeout: 30s`, act: triggered, want: run.Failed, event: "failure",
+			attempt: 1, tail: "own-words"},
 		{name: "timeout", job: `command: "sleep 30", timeout: 1s, kill_grace: 1s`, act: triggered, want: run.Timeout, event: "timeout", attempt: 1},
 		{name: "kill", job: long, want: run.Interrupted, attempt: 1, act: func(r *endRig) string {
 			id := running(r)
@@ -248,7 +258,8 @@ func endCases() []endCase {
 				r.start()
 				return id
 			}},
-		{name: "SIGUSR2 hand-over", job: `command: "sleep 2; exit 4", timeout: 30s`, want: run.Failed, event: "failure", attempt: 1,
+		{name: "SIGUSR2 hand-over", job: `command: "echo before-the-hand-over; sleep 2; echo after-it; exit 4", timeout: 30s`,
+			want: run.Failed, event: "failure", attempt: 1, tail: "before-the-hand-over\nafter-it",
 			act: func(r *endRig) string {
 				id := running(r)
 				r.handOver()

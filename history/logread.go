@@ -53,3 +53,28 @@ func TailFile(path string, limit int64) (lines []string, omitted int64, err erro
 	}
 	return strings.Split(text, "\n"), off, nil
 }
+
+// OutputTail is the text of the last lines of the run log at path within
+// limit bytes, without their stream tags, one line each: what a
+// notification's output_tail says of a run whose output its observers
+// did not see (a dead supervisor's, recorded by the next one). "" when
+// there is no log.
+func OutputTail(path string, limit int64) string {
+	if path == "" {
+		return ""
+	}
+	lines, _, err := TailFile(path, limit)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		_, text, ok := strings.Cut(l, entrySep)
+		if !ok {
+			text = l
+		}
+		b.WriteString(text)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -57,3 +57,31 @@ func TestReadLog(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputTailIsTheLogsLastText: the last lines within the limit,
+// without their stream tags; "" for no log.
+func TestOutputTailIsTheLogsLastText(t *testing.T) {
+	dir := t.TempDir()
+	l, err := NewLog(dir, "j", "r1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WriteLines("stdout", "one\ntwo"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WriteLines("stderr", "three"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := OutputTail(l.Path(), 4096); got != "one\ntwo\nthree\n" {
+		t.Errorf("OutputTail = %q; want the three lines untagged", got)
+	}
+	if got := OutputTail(l.Path(), int64(len("stderr"+entrySep+"three\n"))); got != "three\n" {
+		t.Errorf("OutputTail within one line's bytes = %q; want the last line", got)
+	}
+	if got := OutputTail("", 4096); got != "" {
+		t.Errorf("OutputTail of no log = %q", got)
+	}
+}

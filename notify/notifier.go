@@ -167,6 +167,9 @@ func (n *Notifier) finished(job config.Job, e run.End, st *jobState) {
 	if e.Amends && t == nil {
 		t = st.waiting
 	}
+	if t == nil && e.OutputTail != "" { // a run this supervisor did not see print
+		t = &tail{buf: []byte(e.OutputTail)}
+	}
 	st.waiting = nil
 	if e.Retrying {
 		st.waiting = t

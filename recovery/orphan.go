@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cronvisor/cgroup"
+	"cronvisor/history"
 	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/statedir"
@@ -200,8 +201,13 @@ func (r *Recoverer) endOf(ctx context.Context, o orphan) (run.End, error) {
 	if _, err := os.Stat(e.LogPath); err != nil {
 		e.LogPath = "" // the run printed nothing, or its log is gone
 	}
+	e.OutputTail = history.OutputTail(e.LogPath, outputTailLimit)
 	return e, nil
 }
+
+// outputTailLimit bounds the output tail a recovered run's end carries
+// to its notification, as notify keeps of a run it saw.
+const outputTailLimit = 4096
 
 // leftoverWait bounds the wait for a killed leaf to empty: cgroup.kill
 // is SIGKILL to every process in it, which only a process stuck in the

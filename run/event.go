@@ -80,8 +80,9 @@ type End struct {
 	// run of this supervisor's ended.
 	Recovered bool
 	// LogPath is the run's output log, for a writer that does not keep
-	// it itself (a dead supervisor's run); "" otherwise.
-	LogPath string
+	// it itself (a dead supervisor's run); "" otherwise. OutputTail is the
+	// end of that log, for observers that did not see the run's output.
+	LogPath, OutputTail string
 	// Amends: this restates the end of an attempt reported before with
 	// Retrying, whose retries were cut short in the backoff (shutdown,
 	// kill, a dead supervisor's recovered slot): Reason says why, and the
