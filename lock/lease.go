@@ -27,9 +27,16 @@ func (l *FileLocker) newLease(name string, f *lockedFile, h Record, size int, un
 }
 
 // SetRetry marks the record as waiting for the slot's next attempt, due
-// at at (see Record.RetryAt).
+// at at (see Record.RetryAt). While it waits the lock's only holder is
+// the supervisor (the attempt's processes are gone), so the record names
+// it: `locks` and `status` show a live holder, not the attempt's dead pid.
 func (le *fileLease) SetRetry(at time.Time) error {
-	return le.rewrite("set retry", func(h *Record) { h.RetryAt = at })
+	return le.rewrite("set retry", func(h *Record) {
+		h.RetryAt = at
+		if !at.IsZero() {
+			h.PID = h.SupervisorPID
+		}
+	})
 }
 
 // store rewrites the line in the file, and starts the fsync of a new slot

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -205,8 +206,9 @@ func TestRetriesCutShortRecordedAsTheLastAttempt(t *testing.T) {
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			if st, _ := s.locker.Inspect(context.Background(), j.Lock); st.Record.RetryAt.IsZero() || !st.Record.InFlight {
-				t.Errorf("lock record in the backoff: %+v, want in flight with retry_at", st.Record)
+			if st, _ := s.locker.Inspect(context.Background(), j.Lock); st.Record.RetryAt.IsZero() || !st.Record.InFlight ||
+				st.Record.PID != os.Getpid() {
+				t.Errorf("lock record in the backoff: %+v, want in flight with retry_at, held by the supervisor (pid %d)", st.Record, os.Getpid())
 			}
 			if tc.stop {
 				stop()
