@@ -292,32 +292,43 @@ func endCases() []endCase {
 				})
 				return id
 			}},
-		{name: "retries across a hand-over", job: `command: "exit 5", timeout: 10s, retries: 1, retry_backoff: 3s, retry_on: [failed]`,
+		{name: "retries across a SIGKILL", job: `command: "exit 5", timeout: 10s, retries: 1, retry_backoff: 3s, retry_on: [failed]`,
 			want: run.Failed, event: "failure", attempt: 2, act: func(r *endRig) string {
-				first := r.trigger()
-				rec := r.recordOf(first, 10*time.Second)
-				r.handOver()
-				var second run.Record
-				waitFor(r.t, 15*time.Second, "attempt 2", func() bool {
-					for _, h := range r.historyJSON("--job", "j") {
-						if h.Attempt == 2 && h.Outcome.Final() {
-							second = h
-						}
-					}
-					return second.RunID != ""
-				})
-				if planned := rec.EndedAt.Add(3 * time.Second); second.StartedAt.Before(planned.Add(-100 * time.Millisecond)) {
-					r.t.Errorf("attempt 2 started %v; want at its planned %v", second.StartedAt, planned)
-				}
-				if got := r.runsByID()[first]; strings.Contains(got.Reason, "no retry") {
-					r.t.Errorf("attempt 1 recorded %q; want its slot left to the next daemon, not ended", got.Reason)
-				}
-				if n := r.told(first)["failure"]; n != 0 {
-					r.t.Errorf("%d failure notifications of attempt 1; want none (a retry followed)", n)
-				}
-				return second.RunID
+				return r.resumedAttempt(func() { r.killDaemon(); r.start() })
 			}},
+		{name: "retries across a hand-over", job: `command: "exit 5", timeout: 10s, retries: 1, retry_backoff: 3s, retry_on: [failed]`,
+			want: run.Failed, event: "failure", attempt: 2, act: func(r *endRig) string { return r.resumedAttempt(r.handOver) }},
 	}
+}
+
+// resumedAttempt triggers j (retries: 1, retry_backoff: 3s), lets its
+// first attempt fail, replaces the daemon during the backoff with
+// replace, and returns the run id of attempt 2, which the next daemon
+// must run at its planned time, the first attempt left unended and
+// unnotified.
+func (r *endRig) resumedAttempt(replace func()) string {
+	first := r.trigger()
+	rec := r.recordOf(first, 10*time.Second)
+	replace()
+	var second run.Record
+	waitFor(r.t, 15*time.Second, "attempt 2", func() bool {
+		for _, h := range r.historyJSON("--job", "j") {
+			if h.Attempt == 2 && h.Outcome.Final() {
+				second = h
+			}
+		}
+		return second.RunID != ""
+	})
+	if planned := rec.EndedAt.Add(3 * time.Second); second.StartedAt.Before(planned.Add(-100 * time.Millisecond)) {
+		r.t.Errorf("attempt 2 started %v; want at its planned %v", second.StartedAt, planned)
+	}
+	if got := r.runsByID()[first]; strings.Contains(got.Reason, "no retry") {
+		r.t.Errorf("attempt 1 recorded %q; want its slot left to the next daemon, not ended", got.Reason)
+	}
+	if n := r.told(first)["failure"]; n != 0 {
+		r.t.Errorf("%d failure notifications of attempt 1; want none (a retry followed)", n)
+	}
+	return second.RunID
 }
 
 // verb runs an operator's verb against the daemon; it must succeed.

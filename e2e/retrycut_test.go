@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -11,8 +12,8 @@ import (
 
 // TestE2ERetriesCutShortRecordedAndNotified: a slot that failed and waits
 // a minute for its retry is cut short by SIGTERM, by `cronvisor kill`,
-// or by SIGKILL of its daemon (then the next daemon's recovery records
-// it); each time the slot's one record says why no retry started, and
+// or by SIGKILL of its daemon when the next daemon cannot resume it (then
+// its recovery records it); each time the slot's one record says why no retry started, and
 // one failure notification says so too.
 func TestE2ERetriesCutShortRecordedAndNotified(t *testing.T) {
 	if testing.Short() {
@@ -33,9 +34,15 @@ func TestE2ERetriesCutShortRecordedAndNotified(t *testing.T) {
 			}
 			return d
 		}},
-		{"SIGKILL of the daemon", "no retry: supervisor died during the backoff", func(t *testing.T, s *sandbox, d *proc) *proc {
+		// A dead daemon's slot is resumed by the next one (TestE2EEveryEndTakesOnePath);
+		// one that cannot be, here because the job was disabled meanwhile, ends with why.
+		{"SIGKILL of the daemon, the job disabled", "no retry: the job is disabled", func(t *testing.T, s *sandbox, d *proc) *proc {
 			_ = syscall.Kill(d.pid(), syscall.SIGKILL)
 			d.wait(5 * time.Second)
+			body := strings.Replace(readFile(t, s.config), "    retries: 3\n", "    retries: 3\n    enabled: false\n", 1)
+			if err := os.WriteFile(s.config, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			return s.startDaemon()
 		}},
 	} {

@@ -21,7 +21,7 @@ type Recorder interface {
 	// no run may start whose record could not be kept.
 	Admit(runID string) error
 	// Started records a run's start, right after its exec. It may return
-	// before the record is durable: Finished waits for both.
+	// before the record is durable: WriteEnd waits for both.
 	Started(run.Start)
 	// Output records what the run printed, in order (its log).
 	Output(run.Output)
