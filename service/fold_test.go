@@ -84,3 +84,21 @@ func TestServiceFoldsEveryEnd(t *testing.T) {
 		t.Errorf("after both ended: %+v; want idle, 2 runs", b)
 	}
 }
+
+// TestSeededRunningRunEnds: a daemon that started while a dead
+// supervisor's run went on has the job's last outcome as running from
+// the history; that run's end, however it is told, sets the last
+// outcome and end.
+func TestSeededRunningRunEnds(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	s, fan := newTestService(t, job(t, "a", true))
+	s.seed(StoredRuns{"a": {Outcome: run.Running, StartedAt: t0}})
+	if a := stateOf(t, s, "a"); a.LastOutcome != run.Running {
+		t.Fatalf("seeded: %+v, want last outcome running", a)
+	}
+	fan.Emit(run.End{Job: "a", RunID: "r0", Started: t0, Ended: t0.Add(8 * time.Second), Outcome: run.Timeout})
+	a := stateOf(t, s, "a")
+	if a.LastOutcome != run.Timeout || !a.LastEndedAt.Equal(t0.Add(8*time.Second)) || a.State != ctl.StateIdle {
+		t.Errorf("after its end: %+v; want idle, last timeout at %v", a, t0.Add(8*time.Second))
+	}
+}
