@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -181,13 +182,7 @@ func printStatusTable(g *globals, jobs []ctl.JobStatus, offline bool) {
 	w := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tSCHEDULE\tSTATE\tLAST\tLAST START\tNEXT RUN\tLOCK HOLDER")
 	for _, j := range jobs {
-		state := string(j.State)
-		if j.State == ctl.StateRunning && !j.StartedAt.IsZero() {
-			state += " " + now.Sub(j.StartedAt).Round(time.Second).String()
-		}
-		if p := j.PausedBy; p != nil && j.State == ctl.StatePaused {
-			state += " by " + p.User + " since " + shortTime(p.At)
-		}
+		state := stateCell(j, now)
 		next := "-"
 		switch {
 		case offline && j.Enabled:
@@ -199,6 +194,27 @@ func printStatusTable(g *globals, jobs []ctl.JobStatus, offline bool) {
 			paintOutcome(run.Outcome(dash(string(j.LastOutcome))), color), shortTime(j.LastStartedAt), next, holderText(j.Holder))
 	}
 	_ = w.Flush()
+}
+
+// stateCell is a job's state column: a run's time so far, who paused
+// the job, or when a slot waiting for a retry starts its next attempt.
+func stateCell(j ctl.JobStatus, now time.Time) string {
+	state := string(j.State)
+	switch {
+	case j.State == ctl.StateRunning && !j.StartedAt.IsZero():
+		state += " " + now.Sub(j.StartedAt).Round(time.Second).String()
+	case j.State == ctl.StatePaused && j.PausedBy != nil:
+		state += " by " + j.PausedBy.User + " since " + shortTime(j.PausedBy.At)
+	case j.State == ctl.StateRetrying:
+		state = "retry " + strconv.Itoa(j.Attempt)
+		if j.MaxAttempts > 0 {
+			state += "/" + strconv.Itoa(j.MaxAttempts)
+		}
+		if !j.RetryAt.IsZero() {
+			state += " at " + j.RetryAt.Local().Format(time.TimeOnly)
+		}
+	}
+	return state
 }
 
 func holderText(h *run.Holder) string {

@@ -20,7 +20,9 @@ func EventOf(ev run.Event) (WireEvent, bool) {
 		return WireEvent{Type: EventRunFinished, Job: e.Job, RunID: e.RunID, Time: e.Ended,
 			Slot: e.Slot, StartedAt: e.Started, PID: e.PID, Outcome: e.Outcome,
 			ExitCode: e.ExitCode, Reason: e.Reason, Manual: e.Manual, Attempt: e.Attempt,
-			Retrying: e.Retrying, Amends: e.Amends, Usage: WireUsageOf(e.Usage)}, true
+			Retrying: e.Retrying, Amends: e.Amends, Usage: WireUsageOf(e.Usage), RetryAt: e.RetryAt}, true
+	case run.HostLost:
+		return hostLostOf(e), true
 	case run.Slow:
 		return WireEvent{Type: EventRunSlow, Job: e.Job, RunID: e.RunID, Time: e.Time, Slot: e.Slot,
 			StartedAt: e.Started, Attempt: e.Attempt, Reason: "still running after warn_after " + e.After.String()}, true
@@ -40,4 +42,17 @@ func EventOf(ev run.Event) (WireEvent, bool) {
 		return w, true
 	}
 	return WireEvent{}, false
+}
+
+// hostLostOf is a peer's closing of a lost host's run on the wire: an
+// interrupted end of that run, at the end its record has (the host's last
+// heartbeat), so that a status's last end is the record's.
+func hostLostOf(e run.HostLost) WireEvent {
+	at := e.Ended
+	if at.IsZero() {
+		at = e.Time
+	}
+	return WireEvent{Type: EventHostLost, Job: e.Job, RunID: e.RunID, Time: at, Slot: e.Slot,
+		StartedAt: e.Started, Outcome: run.Interrupted, Reason: e.Reason, Manual: e.Manual,
+		Attempt: e.Attempt, Host: e.Host}
 }

@@ -37,10 +37,19 @@ func TestEventOf(t *testing.T) {
 		{"reload refused", run.Reload{Time: ref(0), Jobs: 3, Problems: []string{"a:1:1: x", "a:2:1: y"}},
 			WireEvent{Type: EventConfigReloaded, Time: ref(0), Jobs: 3, Problems: []string{"a:1:1: x", "a:2:1: y"},
 				Reason: "a:1:1: x; a:2:1: y"}, true},
-		// A peer's closing of a lost host's run is no run of this daemon's:
-		// the wire leaves it out, so job states and `logs -f` are untouched.
-		{"host lost", run.HostLost{Job: "sync", RunID: "r3", Host: "h2", Time: ref(0), Reason: "host lost: x"},
-			WireEvent{}, false},
+		// A peer's closing of a lost host's run ends that run on the wire,
+		// at the end its record has (the host's last heartbeat).
+		{"host lost", run.HostLost{Job: "sync", RunID: "r3", Host: "h2", Slot: ref(-time.Minute), Started: ref(-time.Minute),
+			Ended: ref(-time.Second), Time: ref(0), Reason: "host lost: x", Attempt: 1},
+			WireEvent{Type: EventHostLost, Job: "sync", RunID: "r3", Time: ref(-time.Second), Slot: ref(-time.Minute),
+				StartedAt: ref(-time.Minute), Outcome: run.Interrupted, Reason: "host lost: x", Attempt: 1, Host: "h2"}, true},
+		{"host lost, no estimate", run.HostLost{Job: "sync", RunID: "r3", Host: "h2", Time: ref(0), Reason: "host lost: x"},
+			WireEvent{Type: EventHostLost, Job: "sync", RunID: "r3", Time: ref(0), Outcome: run.Interrupted,
+				Reason: "host lost: x", Host: "h2"}, true},
+		{"finished, retrying", run.End{Job: "sync", RunID: "r1", Started: ref(0), Ended: ref(time.Second), Outcome: run.Failed,
+			Attempt: 1, Retrying: true, RetryAt: ref(11 * time.Second)},
+			WireEvent{Type: EventRunFinished, Job: "sync", RunID: "r1", Time: ref(time.Second), StartedAt: ref(0),
+				Outcome: run.Failed, Attempt: 1, Retrying: true, RetryAt: ref(11 * time.Second)}, true},
 		{"unknown event type", unknownEvent{}, WireEvent{}, false},
 	}
 	for _, tt := range tests {

@@ -117,6 +117,10 @@ const (
 	StateQueued   JobState = "queued"
 	StatePaused   JobState = "paused"
 	StateDisabled JobState = "disabled"
+	// StateRetrying: the slot's last attempt failed and the next one
+	// (Attempt of MaxAttempts) starts at RetryAt, under the lock the slot
+	// keeps.
+	StateRetrying JobState = "retrying"
 	// StateUnschedulable: no next fire could be computed; Problem says
 	// after when, and the daemon keeps trying.
 	StateUnschedulable JobState = "unschedulable"
@@ -164,6 +168,12 @@ type JobStatus struct {
 	Attempt    int    `json:"attempt,omitempty"`
 	Slow       bool   `json:"slow,omitempty"`
 	FailedPing string `json:"failed_ping,omitempty"`
+	// MaxAttempts is the slot's attempts in all (retries + 1), set with
+	// Attempt when the job retries; RetryAt is when the next attempt
+	// starts while the slot waits for it (State retrying, Attempt then
+	// that next attempt's number).
+	MaxAttempts int       `json:"max_attempts,omitempty"`
+	RetryAt     time.Time `json:"retry_at,omitzero"`
 	// Adopted: the current run's supervisor died (SupervisorPID), and
 	// this daemon answers for the run, which goes on with its keeper.
 	Adopted       bool `json:"adopted,omitempty"`
@@ -275,6 +285,10 @@ const (
 	// EventJobPaused and EventJobResumed: a client paused or resumed Job.
 	EventJobPaused  EventType = "job_paused"
 	EventJobResumed EventType = "job_resumed"
+	// EventHostLost: a peer (this daemon) closed a run of a lost host
+	// as interrupted (Host names the host); it ends that run as
+	// run_finished would.
+	EventHostLost EventType = "host_lost"
 	// EventResync: events were dropped for this subscriber, which lagged;
 	// what it kept of the daemon's state is to be read again.
 	EventResync EventType = "resync"
@@ -317,6 +331,13 @@ type WireEvent struct {
 	// Usage is run_finished's: what the run cost, absent when it was not
 	// measured.
 	Usage *WireUsage `json:"usage,omitempty"`
+	// RetryAt is run_finished's with Retrying: when the next attempt is
+	// planned to start. MaxAttempts is the slot's attempts in all, on
+	// run_started and run_finished of a job that retries.
+	RetryAt     time.Time `json:"retry_at,omitzero"`
+	MaxAttempts int       `json:"max_attempts,omitempty"`
+	// Host is host_lost's: the lost host that ran the run.
+	Host string `json:"host,omitempty"`
 }
 
 // WireUsage is what a run cost, in the history record's units: CPU times

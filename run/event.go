@@ -69,6 +69,9 @@ type End struct {
 	Attempt int // 1 for the first attempt in the slot; 0 when it never started an attempt
 	// Retrying: another attempt follows in the same slot, under the same lock.
 	Retrying bool
+	// RetryAt is when that attempt is planned to start (with Retrying),
+	// so that a status can say how long the slot waits.
+	RetryAt time.Time
 	// Detached: the run was handed over to its keeper and goes on; it is
 	// neither recorded nor reported ended here.
 	Detached bool

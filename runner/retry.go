@@ -91,7 +91,7 @@ func (s *Supervisor) endRetries(f *fire, end run.End, cause error) run.End {
 		note = "no retry: killed by operator"
 	}
 	end.Reason = strings.TrimPrefix(end.Reason+"; "+note, "; ")
-	end.Retrying, end.Amends = false, true
+	end.Retrying, end.Amends, end.RetryAt = false, true, time.Time{}
 	recorded := s.endFire(end, f.grant.Lease != nil)
 	if f.grant.Lease != nil {
 		s.release(f.grant.Lease, end, recorded)
@@ -125,7 +125,7 @@ func (s *Supervisor) planRetry(ctx context.Context, job config.Job, f *run.End) 
 	case !next.IsZero() && !start.Before(next):
 		note = "no retry: attempt " + itoa(f.Attempt+1) + " would start at or after the next slot " + next.Format(time.RFC3339)
 	default:
-		f.Retrying = true
+		f.Retrying, f.RetryAt = true, start
 		return
 	}
 	if f.Reason != "" {

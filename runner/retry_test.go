@@ -220,6 +220,11 @@ func TestRetriesCutShortRecordedAsTheLastAttempt(t *testing.T) {
 			if len(all) != 2 || !all[0].Retrying || all[1].RunID != all[0].RunID || !all[1].Amends || all[1].Retrying {
 				t.Fatalf("ends reported: %+v; want the attempt with a retry to come, then it again as the slot's end", all)
 			}
+			// The planned start of the next attempt is told with the
+			// retry, and nothing of it with the slot's end.
+			if d := all[0].RetryAt.Sub(all[0].Ended); d < 59*time.Second || d > 61*time.Second || !all[1].RetryAt.IsZero() {
+				t.Errorf("retry_at %v after an end at %v, then %v; want a minute later, then none", all[0].RetryAt, all[0].Ended, all[1].RetryAt)
+			}
 			if f.Attempt != 1 || f.Outcome != run.Failed || f.Reason != tc.want || f.Retrying {
 				t.Errorf("slot's end: attempt %d, %s, reason %q; want attempt 1, failed, %q", f.Attempt, f.Outcome, f.Reason, tc.want)
 			}

@@ -51,7 +51,7 @@ func (s *Service) Drain() {
 func (s *Service) runningLocked() int {
 	n := 0
 	for _, st := range s.jobs {
-		n += len(st.running)
+		n += len(st.inFlight)
 	}
 	return n
 }

@@ -42,7 +42,11 @@ type Service struct {
 	alerts  func(job string) (notification, failedPing string)
 	adopted func(runID string) (supervisorPID int, ok bool)
 	cfg     atomic.Pointer[config.Config]
-	started time.Time
+	// attempts is each retrying job's attempts per slot (retries + 1),
+	// for the wire's max_attempts: a map, as events come for any of
+	// thousands of jobs.
+	attempts atomic.Pointer[map[string]int]
+	started  time.Time
 
 	runs sync.WaitGroup // run-now and trigger fires
 	// firing is the fires' context, cancelled by Drain: a triggered fire
@@ -59,12 +63,19 @@ type Service struct {
 	daemon  daemonState
 }
 
+// jobState is what the service's events made of a job: its status as
+// ctl.Apply folds them (the console folds them with the same function),
+// and the runs in flight, more than one only under overlap allow.
 type jobState struct {
-	running                map[string]ctl.WireEvent // run id -> its run_started; nil until a run starts
-	slow                   map[string]bool          // run ids of running runs past warn_after
-	lastOutcome            run.Outcome
-	lastStarted, lastEnded time.Time
-	runs, skips, failures  int
+	status   ctl.JobStatus
+	inFlight map[string]flight // by run id; nil until a run starts
+}
+
+// flight is a run in flight: its run_started, and whether it has passed
+// its job's warn_after.
+type flight struct {
+	start ctl.WireEvent
+	slow  bool
 }
 
 // New returns a service over the running supervisor sup, whose jobs take
@@ -81,19 +92,28 @@ func New(sup *runner.Supervisor, locker lock.Locker, cfg *config.Config, opts ..
 		o(s)
 	}
 	s.firing, s.stopFiring = context.WithCancel(context.Background())
-	s.cfg.Store(cfg)
+	s.SetConfig(cfg)
 	return s, s.restorePauses()
 }
 
 // SetConfig tells the service about a reloaded jobs.yaml.
-func (s *Service) SetConfig(cfg *config.Config) { s.cfg.Store(cfg) }
+func (s *Service) SetConfig(cfg *config.Config) {
+	attempts := map[string]int{}
+	for _, j := range cfg.Jobs {
+		if j.Retries > 0 {
+			attempts[j.Name] = j.Retries + 1
+		}
+	}
+	s.attempts.Store(&attempts)
+	s.cfg.Store(cfg)
+}
 
 // seed gives each job its last outcome from history, so a fresh daemon
 // shows what happened before it started.
 func (s *Service) seed(recent StoredRuns) {
 	for name, sum := range recent {
-		st := s.state(name)
-		st.lastOutcome, st.lastEnded, st.lastStarted = sum.Outcome, sum.EndedAt, sum.StartedAt
+		st := &s.state(name).status
+		st.LastOutcome, st.LastEndedAt, st.LastStartedAt = sum.Outcome, sum.EndedAt, sum.StartedAt
 	}
 }
 
@@ -121,43 +141,53 @@ func (s *Service) Handle(ev run.Event) {
 		s.daemon.reloaded(w)
 	}
 	if w.Job != "" {
-		st := s.state(w.Job)
-		switch w.Type {
-		case ctl.EventRunStarted:
-			if st.running == nil {
-				st.running = map[string]ctl.WireEvent{}
-			}
-			st.running[w.RunID] = w
-			st.lastStarted = w.StartedAt
-		case ctl.EventRunSlow:
-			if _, ok := st.running[w.RunID]; ok {
-				if st.slow == nil {
-					st.slow = map[string]bool{}
-				}
-				st.slow[w.RunID] = true
-			}
-		case ctl.EventRunFinished:
-			delete(st.running, w.RunID)
-			delete(st.slow, w.RunID)
-			st.lastOutcome, st.lastEnded = w.Outcome, w.Time
-			if !w.StartedAt.IsZero() {
-				st.lastStarted = w.StartedAt
-			}
-			if !w.Amends { // an amended end restates a run counted already
-				st.runs++
-			}
-			switch w.Outcome {
-			case run.Failed, run.Timeout, run.Error:
-				if !w.Retrying { // a failed attempt that is retried is not a failed slot
-					st.failures++
-				}
-			}
-		case ctl.EventRunSkipped:
-			st.lastOutcome, st.lastEnded = w.Outcome, w.Time
-			st.skips++
-		}
+		s.fold(&w)
 	}
 	s.broadcast(w)
+}
+
+// fold applies w to its job's state, with ctl.Apply as the console does,
+// after giving it the job's max_attempts; s.mu held.
+func (s *Service) fold(w *ctl.WireEvent) {
+	st := s.state(w.Job)
+	if w.Type == ctl.EventRunStarted || w.Type == ctl.EventRunFinished {
+		w.MaxAttempts = (*s.attempts.Load())[w.Job]
+	}
+	ctl.Apply(&st.status, *w)
+	switch w.Type {
+	case ctl.EventRunStarted:
+		if st.inFlight == nil {
+			st.inFlight = map[string]flight{}
+		}
+		st.inFlight[w.RunID] = flight{start: *w}
+	case ctl.EventRunSlow:
+		if f, ok := st.inFlight[w.RunID]; ok {
+			f.slow = true
+			st.inFlight[w.RunID] = f
+		}
+	case ctl.EventRunFinished, ctl.EventHostLost:
+		delete(st.inFlight, w.RunID)
+		st.resume()
+	}
+}
+
+// resume makes the newest run still in flight the status's current run
+// when the current one ended first (overlap allow), folding its start
+// again: a start counts nothing, and the last start is the newest.
+func (st *jobState) resume() {
+	if st.status.RunID != "" || len(st.inFlight) == 0 {
+		return
+	}
+	var cur flight
+	for _, f := range st.inFlight {
+		if cur.start.RunID == "" || f.start.StartedAt.After(cur.start.StartedAt) {
+			cur = f
+		}
+	}
+	ctl.Apply(&st.status, cur.start)
+	if cur.slow {
+		ctl.Apply(&st.status, ctl.WireEvent{Type: ctl.EventRunSlow, Job: cur.start.Job, RunID: cur.start.RunID})
+	}
 }
 
 // broadcast hands w to every subscriber without blocking; s.mu held. A
@@ -268,10 +298,19 @@ func (s *Service) withShared(ctx context.Context, v daemonView, jobs []config.Jo
 // held (the builder's Guard).
 type daemonView struct{ s *Service }
 
+// folded is the job's status as its events made it, zero for a job
+// without any: a read allocates no state for thousands of idle jobs.
+func (v daemonView) folded(job string) ctl.JobStatus {
+	if st := v.s.jobs[job]; st != nil {
+		return st.status
+	}
+	return ctl.JobStatus{}
+}
+
 func (v daemonView) Recent(job string) Recent {
-	st := v.s.state(job)
-	return Recent{Outcome: st.lastOutcome, Started: st.lastStarted, Ended: st.lastEnded,
-		Counts: ctl.Counts{Since: v.s.started, Runs: st.runs, Skips: st.skips, Failures: st.failures}}
+	st := v.folded(job)
+	return Recent{Outcome: st.LastOutcome, Started: st.LastStartedAt, Ended: st.LastEndedAt,
+		Counts: ctl.Counts{Since: v.s.started, Runs: st.Counts.Runs, Skips: st.Counts.Skips, Failures: st.Counts.Failures}}
 }
 
 func (v daemonView) Paused(job string) (*ctl.PauseInfo, bool) {
@@ -279,14 +318,14 @@ func (v daemonView) Paused(job string) (*ctl.PauseInfo, bool) {
 }
 
 func (v daemonView) Running(job string) (Run, bool) {
-	var cur ctl.WireEvent
-	for _, r := range v.s.state(job).running {
-		if r.StartedAt.After(cur.StartedAt) {
-			cur = r
-		}
-	}
-	return Run{RunID: cur.RunID, PID: cur.PID, Started: cur.StartedAt, Deadline: cur.Deadline,
-		Attempt: cur.Attempt, Slow: v.s.state(job).slow[cur.RunID]}, cur.RunID != ""
+	st := v.folded(job)
+	return Run{RunID: st.RunID, PID: st.PID, Started: st.StartedAt, Deadline: st.Deadline,
+		Attempt: st.Attempt, MaxAttempts: st.MaxAttempts, Slow: st.Slow}, st.RunID != ""
+}
+
+func (v daemonView) Retrying(job string) (Retry, bool) {
+	st := v.folded(job)
+	return Retry{At: st.RetryAt, Attempt: st.Attempt, MaxAttempts: st.MaxAttempts}, st.State == ctl.StateRetrying
 }
 
 func (v daemonView) Queued(job string) bool { return v.s.sup.Queued(job) }

@@ -65,11 +65,19 @@ type Run struct {
 	PID               int
 	Started, Deadline time.Time
 	Attempt           int  // in its slot; 0 when unknown
+	MaxAttempts       int  // the slot's attempts in all; 0 when the job does not retry
 	Slow              bool // it has passed its job's warn_after
 	// Adopted: a dead supervisor's run, still going with its keeper;
 	// SupervisorPID is that supervisor's.
 	Adopted       bool
 	SupervisorPID int
+}
+
+// Retry is a slot waiting for its next attempt, Attempt of MaxAttempts,
+// due At.
+type Retry struct {
+	At                   time.Time
+	Attempt, MaxAttempts int
 }
 
 // Live is what a running scheduler knows.
@@ -78,6 +86,8 @@ type Live interface {
 	Stalls() map[string]run.Stall
 	// Running is the job's newest run in flight; false for none.
 	Running(job string) (Run, bool)
+	// Retrying is the job's slot waiting for a retry; false for none.
+	Retrying(job string) (Retry, bool)
 	// Queued reports whether a fire of the job waits for its lock.
 	Queued(job string) bool
 }
@@ -166,9 +176,11 @@ func (b Statuses) state(j config.Job, js *ctl.JobStatus, held map[string]lock.Re
 	switch {
 	case running:
 		js.RunID, js.PID, js.StartedAt, js.Deadline = cur.RunID, cur.PID, cur.Started, cur.Deadline
-		js.Attempt, js.Slow = cur.Attempt, cur.Slow
+		js.Attempt, js.MaxAttempts, js.Slow = cur.Attempt, cur.MaxAttempts, cur.Slow
 		js.Adopted, js.SupervisorPID = cur.Adopted, cur.SupervisorPID
 		return ctl.StateRunning
+	case b.retrying(j, js):
+		return ctl.StateRetrying
 	case b.Live != nil && b.Live.Queued(j.Name):
 		return ctl.StateQueued
 	case js.Paused:
@@ -177,6 +189,24 @@ func (b Statuses) state(j config.Job, js *ctl.JobStatus, held map[string]lock.Re
 		return ctl.StateDisabled
 	}
 	return ctl.StateIdle
+}
+
+// retrying fills in the job's wait for a retry, if it waits. The slot
+// keeps its lock meanwhile, whose record still names the attempt that
+// ended: that is no holder to show, its pid is gone.
+func (b Statuses) retrying(j config.Job, js *ctl.JobStatus) bool {
+	if b.Live == nil {
+		return false
+	}
+	r, ok := b.Live.Retrying(j.Name)
+	if !ok {
+		return false
+	}
+	js.RetryAt, js.Attempt, js.MaxAttempts = r.At, r.Attempt, r.MaxAttempts
+	if h := js.Holder; h != nil && !h.Foreign && h.Job == j.Name {
+		js.Holder = nil
+	}
+	return true
 }
 
 func (b Statuses) running(j config.Job, held map[string]lock.Record) (Run, bool) {

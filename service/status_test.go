@@ -36,6 +36,7 @@ type fakeLive struct {
 	stalls  map[string]run.Stall
 	running map[string]Run
 	queued  map[string]bool
+	retry   map[string]Retry
 	guard   *sync.Mutex // must be held while the per-job methods run
 	t       *testing.T
 }
@@ -50,6 +51,12 @@ func (f fakeLive) Running(job string) (Run, bool) {
 }
 
 func (f fakeLive) Queued(job string) bool { f.held(); return f.queued[job] }
+
+func (f fakeLive) Retrying(job string) (Retry, bool) {
+	f.held()
+	r, ok := f.retry[job]
+	return r, ok
+}
 
 func (f fakeLive) held() {
 	if f.guard != nil && f.guard.TryLock() {
@@ -76,20 +83,24 @@ func TestStatusesWithAScheduler(t *testing.T) {
 	own := lock.Record{Holder: run.Holder{PID: 42, Host: "h", Job: "run", RunID: "r1", Since: t0.Add(-time.Minute)}}
 	jobs := []config.Job{statusJob("run", "run", true), statusJob("wait", "run", true), statusJob("idle", "idle", true),
 		statusJob("paused", "paused", true), statusJob("off", "off", false), statusJob("stuck", "stuck", true),
-		statusJob("manual", "manual", true)}
+		statusJob("manual", "manual", true), statusJob("retry", "retry", true)}
 	jobs[2].Timezone, jobs[2].Location = "Asia/Shanghai", time.FixedZone("CST", 8*3600)
 	var mu sync.Mutex
 	live := fakeLive{guard: &mu, t: t,
 		next:    map[string]time.Time{"idle": t0.Add(time.Hour), "wait": t0.Add(time.Minute)},
 		stalls:  map[string]run.Stall{"stuck": {Job: "stuck", After: t0, Retry: t0.Add(time.Minute)}},
 		running: map[string]Run{"run": {RunID: "r1", PID: 42, Started: own.Since, Deadline: t0.Add(time.Hour)}},
-		queued:  map[string]bool{"wait": true}}
+		queued:  map[string]bool{"wait": true},
+		retry:   map[string]Retry{"retry": {At: t0.Add(time.Minute), Attempt: 2, MaxAttempts: 3}}}
 	by := &ctl.PauseInfo{User: "alice", At: t0.Add(-time.Hour)}
 	b := Statuses{
 		// A foreground `cronvisor run` holds manual's lock: the daemon does
 		// not call that its own run.
 		Locks: fakeLocks{all: []lock.Status{{Name: "run", Held: true, Record: own},
-			{Name: "manual", Held: true, Record: lock.Record{Holder: run.Holder{PID: 7, Job: "manual", RunID: "m1"}}}}},
+			{Name: "manual", Held: true, Record: lock.Record{Holder: run.Holder{PID: 7, Job: "manual", RunID: "m1"}}},
+			// The slot keeps its lock between attempts; the record names
+			// the attempt that ended, whose pid is gone.
+			{Name: "retry", Held: true, Record: lock.Record{Holder: run.Holder{PID: 8, Job: "retry", RunID: "t1"}}}}},
 		History: fakeRecent{"idle": {Outcome: "ok", Started: t0.Add(-2 * time.Hour), Ended: t0.Add(-time.Hour),
 			Counts: ctl.Counts{Since: t0.Add(-24 * time.Hour), Runs: 3}}},
 		Pauses: PauseFile{"paused": *by},
@@ -119,6 +130,10 @@ func TestStatusesWithAScheduler(t *testing.T) {
 		{"manual", func(s ctl.JobStatus) bool {
 			return s.State == ctl.StateIdle && s.Holder != nil && s.Holder.RunID == "m1"
 		}, "idle, held by m1"},
+		{"retry", func(s ctl.JobStatus) bool {
+			return s.State == ctl.StateRetrying && s.RetryAt.Equal(t0.Add(time.Minute)) && s.Attempt == 2 &&
+				s.MaxAttempts == 3 && s.Holder == nil && s.PID == 0
+		}, "retrying: attempt 2/3 at its time, no dead pid as holder"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.job, func(t *testing.T) {

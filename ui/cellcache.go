@@ -52,7 +52,7 @@ func stateID(st ctl.JobState) styleID {
 	switch st {
 	case ctl.StateRunning:
 		return runID
-	case ctl.StateQueued, ctl.StatePaused:
+	case ctl.StateQueued, ctl.StatePaused, ctl.StateRetrying:
 		return warnID
 	}
 	return mutedID

@@ -89,6 +89,9 @@ func lastText(st styles, j ctl.JobStatus, now time.Time) string {
 }
 
 func runText(j ctl.JobStatus, now time.Time) string {
+	if j.State == ctl.StateRetrying {
+		return "none running; " + retryText(j, now)
+	}
 	if j.State != ctl.StateRunning {
 		return "none running"
 	}

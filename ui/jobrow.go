@@ -15,6 +15,9 @@ import (
 // stateText is a job's state cell: a running job shows its elapsed time
 // against its timeout.
 func stateText(j ctl.JobStatus, now time.Time) string {
+	if j.State == ctl.StateRetrying {
+		return stateGlyph(j.State) + " " + retryText(j, now)
+	}
 	if j.State != ctl.StateRunning {
 		return stateGlyph(j.State) + " " + string(j.State)
 	}
@@ -86,8 +89,8 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 	switch j.State {
 	case ctl.StateRunning:
 		s := "running pid " + strconv.Itoa(j.PID) + " for " + dur(now.Sub(j.StartedAt))
-		if j.Attempt > 1 {
-			s += ", attempt " + strconv.Itoa(j.Attempt)
+		if j.Attempt > 1 || j.MaxAttempts > 1 {
+			s += ", attempt " + attemptText(j)
 		}
 		if !j.Deadline.IsZero() {
 			s += ", deadline in " + countdown(now, j.Deadline)
@@ -99,6 +102,8 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 			s += ", adopted: its supervisor (pid " + strconv.Itoa(j.SupervisorPID) + ") died, its keeper runs it on"
 		}
 		return s
+	case ctl.StateRetrying:
+		return retryText(j, now) + " (in " + countdown(now, j.RetryAt) + "), under the slot's lock"
 	case ctl.StateQueued:
 		if h := j.Holder; h != nil {
 			return "queued until pid " + pidHost(h.PID, h.Host) + " frees lock " + j.Lock
@@ -118,6 +123,25 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 		return "idle"
 	}
 	return "idle, next fire in " + countdown(now, j.NextRun) + " at " + clock(now, j.NextRun)
+}
+
+// retryText is a slot waiting for its next attempt, as status says it:
+// "retry 2/3 at 10:19:03".
+func retryText(j ctl.JobStatus, now time.Time) string {
+	s := "retry " + attemptText(j)
+	if !j.RetryAt.IsZero() {
+		s += " at " + clock(now, j.RetryAt)
+	}
+	return s
+}
+
+// attemptText is "2/3", or "2" when the slot's attempts are unknown.
+func attemptText(j ctl.JobStatus) string {
+	s := strconv.Itoa(j.Attempt)
+	if j.MaxAttempts > 0 {
+		s += "/" + strconv.Itoa(j.MaxAttempts)
+	}
+	return s
 }
 
 // skipWhy says why a fire ended as it did: the holder when the lock was

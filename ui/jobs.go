@@ -184,12 +184,22 @@ func (v jobsView) columns() []column {
 	return []column{
 		{title: sortMark("NAME", byName), min: 8, want: min(v.nameW, 16), max: v.nameW, grow: 2},
 		{title: "SCHEDULE", min: 9, want: 11, max: 14, drop: 2, grow: 5},
-		{title: sortMark("STATE", byState), min: 9, want: 11, max: 14, grow: 3},
+		{title: sortMark("STATE", byState), min: 9, want: 11, max: v.stateMax(), grow: 3},
 		{title: sortMark("LAST", byLast), min: 9, want: 13, max: 14, grow: 4},
 		{title: sortMark("NEXT", byNext), min: 5, want: 6, max: 8, grow: 6},
 		{title: "LOCK HOLDER", min: 12, want: 18, max: 30, drop: 1, grow: 1},
 		{title: "RUN/SKIP/FAIL", min: 13, want: 13, max: 14, drop: 3, grow: 7},
 	}
+}
+
+// stateMax is the STATE column's widest: room for "↺ retry 2/3 at
+// 10:19:03" while a slot waits for a retry, else a running job's
+// elapsed/timeout.
+func (v jobsView) stateMax() int {
+	if v.c.data.count().retrying > 0 {
+		return 23
+	}
+	return 14
 }
 
 // View draws the table.

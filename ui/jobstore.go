@@ -56,6 +56,8 @@ type jobMore struct {
 	Attempt             int
 	Slow, Adopted       bool
 	SupervisorPID       int
+	MaxAttempts         int
+	RetryAt             time.Time
 }
 
 // interner shares equal strings: 10,000 jobs on one schedule keep one
@@ -87,7 +89,8 @@ func (in interner) compact(j ctl.JobStatus, name string) jobRow {
 	}
 	more := jobMore{PausedBy: j.PausedBy, RunID: j.RunID, PID: j.PID, StartedAt: j.StartedAt, Deadline: j.Deadline,
 		Holder: j.Holder, Problem: j.Problem, LastNotification: j.LastNotification, FailedPing: j.FailedPing,
-		Attempt: j.Attempt, Slow: j.Slow, Adopted: j.Adopted, SupervisorPID: j.SupervisorPID}
+		Attempt: j.Attempt, Slow: j.Slow, Adopted: j.Adopted, SupervisorPID: j.SupervisorPID,
+		MaxAttempts: j.MaxAttempts, RetryAt: j.RetryAt}
 	if more != (jobMore{}) {
 		if more.Holder != nil && more.Holder.Job == j.Name {
 			h := *more.Holder
@@ -110,6 +113,7 @@ func (r jobRow) status() ctl.JobStatus {
 		j.PausedBy, j.RunID, j.PID, j.StartedAt, j.Deadline = m.PausedBy, m.RunID, m.PID, m.StartedAt, m.Deadline
 		j.Holder, j.Problem, j.LastNotification, j.FailedPing = m.Holder, m.Problem, m.LastNotification, m.FailedPing
 		j.Attempt, j.Slow, j.Adopted, j.SupervisorPID = m.Attempt, m.Slow, m.Adopted, m.SupervisorPID
+		j.MaxAttempts, j.RetryAt = m.MaxAttempts, m.RetryAt
 	}
 	return j
 }
@@ -129,7 +133,7 @@ func (r jobRow) same(o jobRow) bool {
 }
 
 func sameMore(a, b jobMore) bool {
-	if !a.StartedAt.Equal(b.StartedAt) || !a.Deadline.Equal(b.Deadline) {
+	if !a.StartedAt.Equal(b.StartedAt) || !a.Deadline.Equal(b.Deadline) || !a.RetryAt.Equal(b.RetryAt) {
 		return false
 	}
 	if (a.PausedBy == nil) != (b.PausedBy == nil) || a.PausedBy != nil && *a.PausedBy != *b.PausedBy {
@@ -138,7 +142,7 @@ func sameMore(a, b jobMore) bool {
 	if (a.Holder == nil) != (b.Holder == nil) || a.Holder != nil && *a.Holder != *b.Holder {
 		return false
 	}
-	a.StartedAt, a.Deadline, a.PausedBy, a.Holder = b.StartedAt, b.Deadline, b.PausedBy, b.Holder
+	a.StartedAt, a.Deadline, a.PausedBy, a.Holder, a.RetryAt = b.StartedAt, b.Deadline, b.PausedBy, b.Holder, b.RetryAt
 	return a == b
 }
 

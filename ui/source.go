@@ -80,7 +80,7 @@ func (m Model) onEvents(msg eventsMsg) (Model, tea.Cmd) {
 			if ev.Job != "" {
 				m.stale[ev.Job] = true
 			}
-			if ev.Job == m.detail.job && (ev.Type == ctl.EventRunFinished || ev.Type == ctl.EventRunSkipped) {
+			if ev.Job == m.detail.job && (ev.Type == ctl.EventRunFinished || ev.Type == ctl.EventHostLost || ev.Type == ctl.EventRunSkipped) {
 				detailDone = true
 			}
 		}

@@ -64,22 +64,26 @@ type store struct {
 	counted tally
 }
 
-// tally is what the status line counts.
+// tally is what the status line counts, and the retrying slots, for
+// which the STATE column widens.
 type tally struct {
-	gen, running, held int
-	ok                 bool
+	gen, running, held, retrying int
+	ok                           bool
 }
 
-// count returns the running jobs and the held locks, counting them
-// again only after a change.
+// count returns the running jobs, the held locks and the retrying
+// slots, counting them again only after a change.
 func (s *store) count() tally {
 	if s.counted.ok && s.counted.gen == s.gen {
 		return s.counted
 	}
 	t := tally{gen: s.gen, ok: true}
 	for i := range s.jobs {
-		if s.jobs[i].state == ctl.StateRunning {
+		switch s.jobs[i].state {
+		case ctl.StateRunning:
 			t.running++
+		case ctl.StateRetrying:
+			t.retrying++
 		}
 	}
 	for i := range s.locks {
@@ -227,18 +231,14 @@ func (s *store) apply(ev ctl.WireEvent) {
 	switch ev.Type {
 	case ctl.EventRunStarted:
 		s.started(ev)
-	case ctl.EventRunFinished:
+	case ctl.EventRunFinished, ctl.EventHostLost:
 		s.finished(ev)
 	case ctl.EventRunSkipped:
 		s.skipped(ev)
 	case ctl.EventJobPaused, ctl.EventJobResumed:
 		s.paused(ev)
 	case ctl.EventRunSlow:
-		s.edit(ev.Job, func(j *ctl.JobStatus) {
-			if j.RunID == ev.RunID {
-				j.Slow = true
-			}
-		})
+		s.edit(ev.Job, func(j *ctl.JobStatus) { ctl.Apply(j, ev) })
 	}
 }
 
@@ -264,9 +264,7 @@ func (s *store) started(ev ctl.WireEvent) {
 	r.add("── run " + ev.RunID + " started, pid " + strconv.Itoa(ev.PID) + " ──")
 	h := &run.Holder{PID: ev.PID, Host: s.host, Job: ev.Job, RunID: ev.RunID, Since: ev.StartedAt}
 	s.edit(ev.Job, func(j *ctl.JobStatus) {
-		j.State, j.RunID, j.PID = ctl.StateRunning, ev.RunID, ev.PID
-		j.StartedAt, j.Deadline = ev.StartedAt, ev.Deadline
-		j.Attempt, j.Slow = ev.Attempt, false
+		ctl.Apply(j, ev)
 		if ev.Lock != "" {
 			j.Holder = h
 		}
@@ -285,15 +283,17 @@ func (s *store) started(ev ctl.WireEvent) {
 	}
 }
 
+// finished is a run's end: run_finished, or host_lost (this daemon
+// closed a lost host's run).
 func (s *store) finished(ev ctl.WireEvent) {
 	s.addRecord(run.Record{Job: ev.Job, RunID: ev.RunID, Outcome: ev.Outcome,
 		ScheduledAt: ev.Slot, StartedAt: ev.StartedAt, EndedAt: ev.Time,
 		ExitCode: ev.ExitCode, Reason: ev.Reason, Manual: ev.Manual, PID: ev.PID, Attempt: ev.Attempt,
-		Usage: ev.Usage.Usage()})
+		Host: ev.Host, Usage: ev.Usage.Usage()})
 	if r := s.tails[ev.Job]; r != nil && !ev.StartedAt.IsZero() {
 		r.add("── run " + ev.RunID + " ended: " + string(ev.Outcome) + " ──")
 	}
-	s.edit(ev.Job, func(j *ctl.JobStatus) { endRun(j, ev) })
+	s.edit(ev.Job, func(j *ctl.JobStatus) { ctl.Apply(j, ev) })
 	for k := range s.locks {
 		if l := &s.locks[k]; l.Held && l.RunID == ev.RunID {
 			l.Held = false
@@ -302,36 +302,6 @@ func (s *store) finished(ev ctl.WireEvent) {
 	if !s.allLocks {
 		s.locks = heldLocks(s.locks)
 	}
-}
-
-// endRun is a run_finished event's change to its job.
-func endRun(j *ctl.JobStatus, ev ctl.WireEvent) {
-	if j.RunID == ev.RunID {
-		j.State, j.RunID, j.PID = ctl.StateIdle, "", 0
-		j.StartedAt, j.Deadline = time.Time{}, time.Time{}
-		j.Attempt, j.Slow = 0, false
-		if j.Paused {
-			j.State = ctl.StatePaused
-		}
-		if j.Holder != nil && j.Holder.RunID == ev.RunID {
-			j.Holder = nil
-		}
-	}
-	j.LastOutcome, j.LastEndedAt = ev.Outcome, ev.Time
-	j.Counts.Runs++
-	if failedSlot(ev) {
-		j.Counts.Failures++
-	}
-}
-
-// failedSlot reports whether ev ends its slot failed: an attempt that
-// failed with another one to follow is not a failure of the slot.
-func failedSlot(ev ctl.WireEvent) bool {
-	switch ev.Outcome {
-	case run.Failed, run.Timeout, run.Error:
-		return !ev.Retrying
-	}
-	return false
 }
 
 func (s *store) skipped(ev ctl.WireEvent) {
@@ -346,10 +316,7 @@ func (s *store) skipped(ev ctl.WireEvent) {
 		r.Holder = &run.Holder{PID: h.PID, Host: h.Host, Job: h.Job, RunID: h.RunID, Since: h.Since}
 	}
 	s.addRecord(r)
-	s.edit(ev.Job, func(j *ctl.JobStatus) {
-		j.LastOutcome, j.LastEndedAt = run.Skipped, ev.Time
-		j.Counts.Skips++
-	})
+	s.edit(ev.Job, func(j *ctl.JobStatus) { ctl.Apply(j, ev) })
 }
 
 // addRecord puts a live record in its place among the kept ones, newest

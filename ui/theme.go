@@ -157,6 +157,8 @@ func stateGlyph(st ctl.JobState) string {
 		return "–"
 	case ctl.StateUnschedulable:
 		return "!"
+	case ctl.StateRetrying:
+		return "↺"
 	}
 	return "·"
 }
