@@ -24,6 +24,9 @@ func logEvents(log *slog.Logger, skips *ratelog.Limiter) func(run.Event) {
 			log.Info("run started", "job", e.Job, "run_id", e.RunID, "slot", e.Slot.Format(time.RFC3339Nano), "pid", e.PID, "manual", e.Manual)
 		case run.Output: // see outlog
 		case run.End:
+			if e.Amends && e.Retrying {
+				break // a resumed slot's wait, which recovery logs
+			}
 			attrs := []any{"job", e.Job, "run_id", e.RunID, "outcome", string(e.Outcome), "slot", e.Slot.Format(time.RFC3339Nano)}
 			if e.ExitCode != nil {
 				attrs = append(attrs, "exit_code", *e.ExitCode)

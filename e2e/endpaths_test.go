@@ -292,24 +292,36 @@ func endCases() []endCase {
 				})
 				return id
 			}},
-		{name: "retries across a SIGKILL", job: `command: "exit 5", timeout: 10s, retries: 1, retry_backoff: 3s, retry_on: [failed]`,
+		{name: "retries across a SIGKILL", job: `command: "exit 5", timeout: 10s, retries: 1, retry_backoff: 5s, retry_on: [failed]`,
 			want: run.Failed, event: "failure", attempt: 2, act: func(r *endRig) string {
 				return r.resumedAttempt(func() { r.killDaemon(); r.start() })
 			}},
-		{name: "retries across a hand-over", job: `command: "exit 5", timeout: 10s, retries: 1, retry_backoff: 3s, retry_on: [failed]`,
+		{name: "retries across a hand-over", job: `command: "exit 5", timeout: 10s, retries: 1, retry_backoff: 5s, retry_on: [failed]`,
 			want: run.Failed, event: "failure", attempt: 2, act: func(r *endRig) string { return r.resumedAttempt(r.handOver) }},
 	}
 }
 
-// resumedAttempt triggers j (retries: 1, retry_backoff: 3s), lets its
+// resumedAttempt triggers j (retries: 1, retry_backoff: 5s), lets its
 // first attempt fail, replaces the daemon during the backoff with
-// replace, and returns the run id of attempt 2, which the next daemon
+// replace, sees the next daemon's status say the slot waits for attempt
+// 2 at its planned time, and returns the run id of attempt 2, which the next daemon
 // must run at its planned time, the first attempt left unended and
 // unnotified.
 func (r *endRig) resumedAttempt(replace func()) string {
 	first := r.trigger()
 	rec := r.recordOf(first, 10*time.Second)
 	replace()
+	planned := rec.EndedAt.Add(5 * time.Second)
+	waitFor(r.t, time.Until(planned), "the next daemon showing the slot's wait", func() bool {
+		_, out, _ := r.runCV(5*time.Second, "status", "--json")
+		var st struct {
+			State   string    `json:"state"`
+			RetryAt time.Time `json:"retry_at"`
+			Attempt int       `json:"attempt"`
+		}
+		_ = json.Unmarshal([]byte(strings.TrimSpace(out)), &st)
+		return st.State == "retrying" && st.Attempt == 2 && st.RetryAt.Sub(planned).Abs() < 100*time.Millisecond
+	})
 	var second run.Record
 	waitFor(r.t, 15*time.Second, "attempt 2", func() bool {
 		for _, h := range r.historyJSON("--job", "j") {
@@ -319,7 +331,7 @@ func (r *endRig) resumedAttempt(replace func()) string {
 		}
 		return second.RunID != ""
 	})
-	if planned := rec.EndedAt.Add(3 * time.Second); second.StartedAt.Before(planned.Add(-100 * time.Millisecond)) {
+	if second.StartedAt.Before(planned.Add(-100 * time.Millisecond)) {
 		r.t.Errorf("attempt 2 started %v; want at its planned %v", second.StartedAt, planned)
 	}
 	if got := r.runsByID()[first]; strings.Contains(got.Reason, "no retry") {

@@ -72,6 +72,17 @@ func (p Path) End(ctx context.Context, w Writer, e run.End) (closed bool, err er
 	return closed, err
 }
 
+// Resumed tells every observer that a slot whose last attempt a stopped
+// or dead supervisor recorded now waits here for its next attempt: e is
+// that attempt's end restated (Amends and Retrying, RetryAt when the next
+// attempt is due). Nothing is written: the attempt's record stands, and
+// the slot's end comes with its attempts' own.
+func (p Path) Resumed(e run.End) {
+	if e.Amends && e.Retrying {
+		p.tell(e)
+	}
+}
+
 // Skip writes the record of a fire that did not run and tells every
 // observer.
 func (p Path) Skip(w SkipWriter, s run.Skip) {

@@ -182,7 +182,9 @@ func (n *Notifier) finished(job config.Job, e run.End, st *jobState) {
 		p.DurationMS = e.Ended.Sub(e.Started).Milliseconds()
 	}
 	if e.Retrying {
-		n.ping(job, "log", e.RunID, []byte(p.OutputTail))
+		if !e.Amends { // else a resumed slot's wait: its attempt was pinged when it ended
+			n.ping(job, "log", e.RunID, []byte(p.OutputTail))
+		}
 		return
 	}
 	switch e.Outcome {

@@ -60,6 +60,9 @@ func (r *Recoverer) resume(h lock.Record, rec run.Record) bool {
 		Manual: rec.Manual, RunID: rec.RunID}
 	r.cfg.Log.Info("resuming the retries of a slot its supervisor left waiting", "job", res.Job, "run_id", res.RunID,
 		"attempt", res.Attempt+1, "at", res.At, "supervisor_pid", h.SupervisorPID)
+	waiting := amendedEnd(rec, "")
+	waiting.Retrying, waiting.RetryAt = true, h.RetryAt
+	r.cfg.Path.Resumed(waiting)
 	r.wg.Go(func() {
 		err := r.cfg.Resume(r.ctx, res)
 		if err == nil || r.ctx.Err() != nil {
@@ -88,6 +91,15 @@ func (r *Recoverer) endRetries(ctx context.Context, h lock.Record, rec run.Recor
 // slot's end (run.End.Amends), note saying why no retry started.
 func amendedEnd(r run.Record, note string) run.End {
 	return run.End{Job: r.Job, RunID: r.RunID, Slot: r.ScheduledAt, Started: r.StartedAt, Ended: r.EndedAt,
-		PID: r.PID, Outcome: r.Outcome, ExitCode: r.ExitCode, Reason: strings.TrimPrefix(r.Reason+"; "+note, "; "),
+		PID: r.PID, Outcome: r.Outcome, ExitCode: r.ExitCode, Reason: withNote(r.Reason, note),
 		Manual: r.Manual, Attempt: r.Attempt, Usage: r.Usage, Amends: true, Recovered: true}
+}
+
+// withNote is reason followed by note, "; " between them when both are
+// there.
+func withNote(reason, note string) string {
+	if reason == "" || note == "" {
+		return reason + note
+	}
+	return reason + "; " + note
 }

@@ -120,14 +120,24 @@ func TestASlotLeftInItsBackoffIsResumedOrEnded(t *testing.T) {
 					t.Fatal("Resume never asked")
 				}
 			}
-			for deadline := time.Now().Add(10 * time.Second); tc.wantNote != "" && len(told.ends()) == 0 && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(10 * time.Second); tc.wantNote != "" && !endedSlot(told.ends()) && time.Now().Before(deadline); {
 				time.Sleep(5 * time.Millisecond)
 			}
 			f.r.Close() // waits for the resumer's goroutine
-			got := told.ends()
+			var waits, got []run.End
+			for _, e := range told.ends() {
+				if e.Retrying {
+					waits = append(waits, e)
+				} else {
+					got = append(got, e)
+				}
+			}
+			if tc.wantAsked && (len(waits) != 1 || !waits[0].Amends || !waits[0].RetryAt.Equal(retryAt) || waits[0].Attempt != 1) {
+				t.Errorf("told waits %+v; want attempt 1 restated once, its next attempt due at %v", waits, retryAt)
+			}
 			if tc.wantNote == "" {
 				if len(got) != 0 {
-					t.Errorf("told %+v; want nothing (the resumed attempts tell their own ends)", got)
+					t.Errorf("told %+v; want no slot's end (the resumed attempts tell their own)", got)
 				}
 				return
 			}
@@ -139,4 +149,14 @@ func TestASlotLeftInItsBackoffIsResumedOrEnded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// endedSlot reports whether ends has a slot's end (not a retry's wait).
+func endedSlot(ends []run.End) bool {
+	for _, e := range ends {
+		if !e.Retrying {
+			return true
+		}
+	}
+	return false
 }
