@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"database/sql"
 	"fmt"
 	"os"
@@ -36,7 +37,7 @@ func TestE2EFleetPeerClosesALostHostsRun(t *testing.T) {
 metrics: {listen: "127.0.0.1:0"}
 jobs:
   - name: long
-    schedule: "@every 2s"
+    schedule: "0 0 1 1 *" # never due here: no disabled skip hides the lost run's end
     command: sleep %s
     timeout: 1m
     enabled: false
@@ -100,7 +101,34 @@ jobs:
 	if got := httpGet(t, metrics); !strings.Contains(got, `cronvisor_runs_total{job="long",outcome="interrupted"} 1`+"\n") {
 		t.Errorf("host-a's /metrics lacks cronvisor_runs_total{job=\"long\",outcome=\"interrupted\"} 1")
 	}
+	var endedNS int64
+	if err := raw.QueryRowContext(t.Context(), `SELECT ended_at FROM cronvisor_runs WHERE run_id = $1`, runID).Scan(&endedNS); err != nil {
+		t.Fatal(err)
+	}
+	checkStatusAndConsole(t, a, "long", "interrupted", time.Unix(0, endedNS))
 	stopDaemons(t, da)
+}
+
+// checkStatusAndConsole checks that job's `status --json` says outcome
+// ended at ended (within a second), and so does its row in the console.
+func checkStatusAndConsole(t *testing.T, s *sandbox, job, outcome string, ended time.Time) {
+	t.Helper()
+	var got map[string]any
+	waitFor(t, time.Second, job+"'s status saying "+outcome, func() bool {
+		_, out, _ := s.runCV(5*time.Second, "status", "--json")
+		for _, l := range lines(out) {
+			var st map[string]any
+			if json.Unmarshal([]byte(l), &st) == nil && st["name"] == job {
+				got = st
+			}
+		}
+		at, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(got["last_ended_at"]))
+		return got["last_outcome"] == outcome && at.Sub(ended).Abs() < time.Second
+	})
+	tm := startTmux(t, s, 160, 20, cvBin, "ui", "--config", s.config)
+	tm.await(10*time.Second, "the console's row of "+job+" saying "+outcome, func(screen string) bool {
+		return strings.Contains(lineWith(screen, " "+job+" "), " "+outcome)
+	})
 }
 
 // hostUp reports whether host's heartbeat is fresh on the server.
