@@ -14,12 +14,15 @@ import (
 // by FireWithID, its grant set by the overlap policy, its run id and
 // attempt moved on by each retry.
 type fire struct {
-	job     config.Job
-	slot    time.Time
-	runID   string
-	manual  bool
-	attempt int        // 1 for the first; 0 until attempts begin
-	grant   lock.Grant // zero for overlap allow, and until the lock is taken
+	job    config.Job
+	slot   time.Time
+	runID  string
+	manual bool // an operator's fire, not the schedule's: its records say manual
+	// triggered is `cronvisor trigger`'s manual fire, which keeps the
+	// rules of a scheduled one (see exempt).
+	triggered bool
+	attempt   int        // 1 for the first; 0 until attempts begin
+	grant     lock.Grant // zero for overlap allow, and until the lock is taken
 	// starting says the fire still counts among the Starts: until its
 	// child's exec, or its end without one (see execed).
 	starting bool
@@ -29,6 +32,11 @@ type fire struct {
 func (f *fire) end() run.End {
 	return run.End{Job: f.job.Name, RunID: f.runID, Slot: f.slot, Manual: f.manual}
 }
+
+// exempt reports whether f skips the rules of a scheduled fire (a pause,
+// waiting or replacing for its overlap policy, the slot check): a manual
+// fire's, but a trigger's.
+func (f *fire) exempt() bool { return f.manual && !f.triggered }
 
 // runFunc takes a fire to its end.
 type runFunc func(ctx context.Context, f *fire) run.End
@@ -64,7 +72,7 @@ func (s *Supervisor) execed(f *fire) {
 // unlessPaused skips the scheduled fires of a paused job; manual ones run.
 func (s *Supervisor) unlessPaused(next runFunc) runFunc {
 	return func(ctx context.Context, f *fire) run.End {
-		if !f.manual && s.IsPaused(f.job.Name) {
+		if !f.exempt() && s.IsPaused(f.job.Name) {
 			return s.skip(f, "paused", run.ClassPaused, nil)
 		}
 		return next(ctx, f)
@@ -81,7 +89,7 @@ func (s *Supervisor) underLock(next runFunc) runFunc {
 		}
 		g, err := s.acquire(ctx, f)
 		var held *lock.HeldError
-		if errors.As(err, &held) && !f.manual {
+		if errors.As(err, &held) && !f.exempt() {
 			switch f.job.Overlap {
 			case config.OverlapQueue:
 				g, err = s.waitQueued(ctx, f)
