@@ -30,14 +30,14 @@ const schedulesTable = `CREATE TABLE schedules (
 
 const scheduleColumns = `job, since, change, schedule, zone, jitter, enabled, host`
 
-// latestSchedulesSQL is each job's newest version.
-const latestSchedulesSQL = `SELECT ` + scheduleColumns + ` FROM (
-	SELECT *, ROW_NUMBER() OVER (PARTITION BY job ORDER BY since DESC, id DESC) AS rn FROM schedules
-) WHERE rn = 1`
+// latestSchedulesSQL is each job's version recorded last (by the index
+// on job, whose entries carry the row id).
+const latestSchedulesSQL = `SELECT ` + scheduleColumns + ` FROM schedules
+	WHERE id IN (SELECT max(id) FROM schedules GROUP BY job)`
 
 // RecordSchedules records, as taking effect at at, each version of
 // current (one per job a daemon applies) that owes its slots otherwise
-// than the newest version the store holds of its job, and a removal of
+// than the version of its job the store recorded last, and a removal of
 // each job the store holds that current lacks, in one transaction. It
 // returns what it recorded. A job the store does not know is "added"
 // when the store already held versions, else "known": the store only
@@ -57,9 +57,13 @@ func (s *Store) RecordSchedules(ctx context.Context, at time.Time, host string, 
 		return nil, fmt.Errorf("history: record schedules: %w", classify(err))
 	}
 	changes := ScheduleChanges(latest, current, at, host)
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO schedules (`+scheduleColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return nil, fmt.Errorf("history: record schedules: %w", classify(err))
+	}
+	defer ins.Close()
 	for _, v := range changes {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schedules (`+scheduleColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			v.Job, v.Since.UnixNano(), string(v.Change), v.Schedule, v.Zone, int64(v.Jitter), v.Enabled, v.Host); err != nil {
+		if _, err := ins.ExecContext(ctx, v.Job, v.Since.UnixNano(), string(v.Change), v.Schedule, v.Zone, int64(v.Jitter), v.Enabled, v.Host); err != nil {
 			return nil, fmt.Errorf("history: record the schedule of %s: %w", v.Job, classify(err))
 		}
 	}
