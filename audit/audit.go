@@ -27,8 +27,8 @@ const (
 	Duplicated Class = "duplicated" // more than one run
 	Open       Class = "open"       // a run still going, or a fire that may still come
 	// Extra is a run at an instant no schedule in force owed (a schedule
-	// changed while no version was kept of it): not a slot, so not
-	// counted.
+	// from before its versions were kept, or a host still on the old one
+	// after another host's reload): not a slot, so not counted.
 	Extra Class = "extra"
 )
 
@@ -129,7 +129,7 @@ func Audit(in Input) Report {
 	return rep
 }
 
-// auditJob walks j's slots over the window, each owed as the span of
+// auditJob walks j's slots over the window, each owed as the one of
 // spans in force at its instant defines it, and classifies each from
 // recs, j's records.
 func auditJob(j config.Job, recs []run.Record, spans []span, in Input) JobReport {
