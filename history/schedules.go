@@ -56,7 +56,7 @@ func (s *Store) RecordSchedules(ctx context.Context, at time.Time, host string, 
 	if err != nil {
 		return nil, fmt.Errorf("history: record schedules: %w", classify(err))
 	}
-	changes := ScheduleChanges(latest, current, at, host)
+	changes := scheduleChanges(latest, current, at, host)
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO schedules (`+scheduleColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return nil, fmt.Errorf("history: record schedules: %w", classify(err))
@@ -76,11 +76,11 @@ func (s *Store) RecordSchedules(ctx context.Context, at time.Time, host string, 
 	return changes, nil
 }
 
-// ScheduleChanges is what RecordSchedules records: the versions of
-// current that differ from latest (each job's newest version), and the
+// scheduleChanges is what RecordSchedules records: the versions of
+// current that differ from latest (each job's version recorded last), and the
 // removals of the jobs of latest that current lacks, in job order, each
 // with Since at and Host host.
-func ScheduleChanges(latest, current []run.ScheduleVersion, at time.Time, host string) []run.ScheduleVersion {
+func scheduleChanges(latest, current []run.ScheduleVersion, at time.Time, host string) []run.ScheduleVersion {
 	last := make(map[string]run.ScheduleVersion, len(latest))
 	for _, v := range latest {
 		last[v.Job] = v
