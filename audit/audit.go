@@ -26,8 +26,9 @@ const (
 	Missed     Class = "missed"     // no host fired it
 	Duplicated Class = "duplicated" // more than one run
 	Open       Class = "open"       // a run still going, or a fire that may still come
-	// Extra is a run at an instant the current schedule does not owe (a
-	// schedule changed within the window): not a slot, so not counted.
+	// Extra is a run at an instant no schedule in force owed (a schedule
+	// from before its versions were kept, or a host still on the old one
+	// after another host's reload): not a slot, so not counted.
 	Extra Class = "extra"
 )
 
@@ -49,8 +50,13 @@ type Slot struct {
 
 // Input is what Audit judges.
 type Input struct {
-	// Jobs are the jobs whose slots are owed: the current jobs.yaml's.
+	// Jobs are the jobs whose slots are judged: the current jobs.yaml's.
 	Jobs []config.Job
+	// Versions are the versions of the jobs' schedules the history kept
+	// (any host, any order): each slot is owed as the version in force at
+	// its instant defines it. A job without any is judged by its
+	// definition in Jobs throughout.
+	Versions []run.ScheduleVersion
 	// Records are the history's records of those jobs since Since; the
 	// records of other jobs and manual runs are left out.
 	Records []run.Record
@@ -101,19 +107,20 @@ func (c Counts) String() string {
 // Audit rebuilds every slot each job's schedule owed from the window's
 // start (clipped to Began) to Now and classifies it from the records.
 func Audit(in Input) Report {
-	byJob := map[string][]run.Record{}
+	recsByJob := map[string][]run.Record{}
 	for _, r := range in.Records {
 		if r.Manual || r.ScheduledAt.IsZero() {
-			continue // a manual run has no slot
+			continue // an operator's run (run, trigger, run-now) has no slot
 		}
-		byJob[r.Job] = append(byJob[r.Job], r)
+		recsByJob[r.Job] = append(recsByJob[r.Job], r)
 	}
+	versions := byJob(in.Versions)
 	rep := Report{Total: Counts{}}
 	for _, j := range in.Jobs {
 		if j.Sched == nil {
 			continue
 		}
-		jr := auditJob(j, byJob[j.Name], in)
+		jr := auditJob(j, recsByJob[j.Name], timeline(j, versions[j.Name]), in)
 		for cl, n := range jr.Counts {
 			rep.Total[cl] += n
 		}
@@ -122,9 +129,10 @@ func Audit(in Input) Report {
 	return rep
 }
 
-// auditJob walks j's slots over the window and classifies each from recs,
-// j's records.
-func auditJob(j config.Job, recs []run.Record, in Input) JobReport {
+// auditJob walks j's slots over the window, each owed as the one of
+// spans in force at its instant defines it, and classifies each from
+// recs, j's records.
+func auditJob(j config.Job, recs []run.Record, spans []span, in Input) JobReport {
 	jr := JobReport{Job: j.Name, Counts: Counts{}}
 	if in.Began.IsZero() {
 		return jr
@@ -139,21 +147,43 @@ func auditJob(j config.Job, recs []run.Record, in Input) JobReport {
 		k := r.ScheduledAt.UnixNano()
 		bySlot[k] = append(bySlot[k], r)
 	}
-	covered := missedCoverage(j, recs, in.Now)
+	for _, sp := range spans {
+		if sp.owes {
+			owedSlots(&jr, sp, recs, bySlot, later(from, sp.from), in.Now)
+		}
+	}
+	jr.Extra = extras(j, bySlot, from, in.Now)
+	return jr
+}
+
+// owedSlots classifies the slots of sp from from to now into jr, taking
+// each slot's records out of bySlot.
+func owedSlots(jr *JobReport, sp span, recs []run.Record, bySlot map[int64][]run.Record, from, now time.Time) {
+	j := sp.job
+	covered := missedCoverage(j, inSpan(recs, sp), now)
 	prev := time.Time{}
-	for t := j.Sched.Next(from.Add(-time.Nanosecond)); !t.IsZero() && !t.After(in.Now); t = j.Sched.Next(t) {
+	for t := j.Sched.Next(from.Add(-time.Nanosecond)); !t.IsZero() && !t.After(now) && sp.contains(t); t = j.Sched.Next(t) {
 		if !prev.IsZero() && !t.After(prev) {
 			break // a schedule that does not move on would never end
 		}
 		prev = t
 		k := t.UnixNano()
-		s := classify(j, t, bySlot[k], covered[k], in.Now)
+		s := classify(j, t, bySlot[k], covered[k], now)
 		delete(bySlot, k)
 		jr.Slots = append(jr.Slots, s)
 		jr.Counts[s.Class]++
 	}
-	jr.Extra = extras(j, bySlot, from, in.Now)
-	return jr
+}
+
+// inSpan are the records of recs whose slot is within sp.
+func inSpan(recs []run.Record, sp span) []run.Record {
+	var out []run.Record
+	for _, r := range recs {
+		if sp.contains(r.ScheduledAt) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // later is the later of a and b.

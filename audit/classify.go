@@ -175,7 +175,7 @@ func notRun(s Slot, recs []run.Record) Slot {
 }
 
 // extras are the runs left in bySlot once every owed slot took its own:
-// runs at instants the current schedule does not owe, within the window.
+// runs at instants no schedule in force owed, within the window.
 func extras(j config.Job, bySlot map[int64][]run.Record, from, now time.Time) []Slot {
 	var out []Slot
 	for _, recs := range bySlot {
@@ -184,7 +184,7 @@ func extras(j config.Job, bySlot map[int64][]run.Record, from, now time.Time) []
 				continue
 			}
 			out = append(out, Slot{Job: j.Name, At: r.ScheduledAt, Class: Extra, Host: r.Host, Outcome: r.Outcome,
-				Attempts: max(r.Attempt, 1), Reason: "a run at an instant the current schedule does not owe", RunIDs: []string{r.RunID}})
+				Attempts: max(r.Attempt, 1), Reason: "a run at an instant no schedule in force owed", RunIDs: []string{r.RunID}})
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool {

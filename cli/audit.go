@@ -30,10 +30,13 @@ func newAudit(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "audit",
 		Short: "Every slot the schedules owed, classified: ran, skipped, missed, duplicated, open",
-		Long: `Rebuilds every slot the schedules of jobs.yaml owed over the window and
-classifies each from the history: ran (once), skipped, missed, duplicated,
-open. Prints the slots that need a look, the counts per job and a summary;
-exits 1 when any slot was missed or duplicated.`,
+		Long: `Rebuilds every slot the schedules of jobs.yaml's jobs owed over the window,
+each by the schedule in force at its instant (as the daemon recorded it at
+each start-up and reload), and classifies each from the history: ran
+(once), skipped, missed, duplicated, open. Runs an operator started (run,
+trigger, the console's run key) are in no count. Prints the slots that
+need a look, the counts per job and a summary; exits 1 when any slot was
+missed or duplicated.`,
 		Example: `  cronvisor audit
   cronvisor audit --job sync_orders --since 7d
   cronvisor audit --json | jq 'select(.class == "missed")'`,
@@ -79,7 +82,8 @@ func auditAt(g *globals, f auditFlags, now time.Time) error {
 	} else if h.began.After(from) {
 		fmt.Fprintf(g.stderr, "cronvisor: the history begins %s: earlier slots are not judged\n", h.began.Format(time.RFC3339))
 	}
-	rep := audit.Audit(audit.Input{Jobs: jobs, Records: h.records, Since: from, Now: now, Began: h.began, KeepRuns: h.keepRuns})
+	rep := audit.Audit(audit.Input{Jobs: jobs, Records: h.records, Versions: h.versions, Since: from, Now: now,
+		Began: h.began, KeepRuns: h.keepRuns})
 	if f.asJSON {
 		err = printAuditJSON(g, rep)
 	} else {
@@ -97,6 +101,9 @@ func auditAt(g *globals, f auditFlags, now time.Time) error {
 // auditHistory is what audit reads from the history.
 type auditHistory struct {
 	records []run.Record // the records of the window
+	// versions are the versions of the jobs' schedules the daemons
+	// applied, for judging each slot by the one in force at its instant.
+	versions []run.ScheduleVersion
 	// began is when the history began: its oldest record, or the horizon
 	// of its keep_age when that is later (older records were pruned). Zero
 	// when it holds none.
@@ -127,7 +134,10 @@ func auditRecords(ctx context.Context, stderr io.Writer, cfg *config.Config, job
 	if cfg.History.KeepAge > 0 {
 		h.began = laterOf(h.began, now.Add(-cfg.History.KeepAge))
 	}
-	h.records, err = store.Query(ctx, history.Filter{Job: job, Since: since, Limit: 0})
+	if h.records, err = store.Query(ctx, history.Filter{Job: job, Since: since, Limit: 0}); err != nil {
+		return auditHistory{}, err
+	}
+	h.versions, err = store.Schedules(ctx, job)
 	return h, err
 }
 
@@ -148,6 +158,9 @@ func sharedAuditRecords(ctx context.Context, stderr io.Writer, cfg *config.Confi
 		h.began = began
 		h.records, err = s.Query(ctx, history.Filter{Job: job, Since: since, Limit: 0})
 	}
+	if err == nil {
+		h.versions, err = s.Schedules(ctx, job)
+	}
 	if err != nil {
 		sharedDown(stderr, err)
 		return auditHistory{}, false
@@ -166,7 +179,7 @@ func laterOf(a, b time.Time) time.Time {
 }
 
 // printAuditText prints the slots that need a look (neither ran nor
-// skipped, and the runs off the schedule), each job's counts, then the
+// skipped, and the runs no schedule owed), each job's counts, then the
 // summary line.
 func printAuditText(g *globals, rep audit.Report) {
 	w := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)

@@ -93,6 +93,7 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 		d.log.Error("saved pauses not restored; every job runs unpaused", "err", err)
 	}
 	e.Listen(d.svc.Handle)
+	defer d.recordSchedules(cfg, o.Clock.Now()) // the instant before the scheduler starts
 	d.startParts(cfg, ln)
 	// Parsing jobs.yaml builds a node tree several times the size of the
 	// jobs; hand it back to the system now rather than over minutes of
@@ -278,6 +279,7 @@ func (d *Daemon) reload() error {
 			"running", old.Durability.String(), "file", cfg.Durability.String())
 		cfg.Durability = old.Durability
 	}
+	defer d.recordSchedules(cfg, d.o.Clock.Now()) // the instant before the scheduler applies cfg
 	d.sched.Reload(d.ctx, cfg.Jobs)
 	d.current.Store(cfg)
 	d.env.setConfig(cfg)

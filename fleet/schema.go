@@ -59,4 +59,5 @@ var schema = []string{
 		ADD COLUMN IF NOT EXISTS cpu_system_us BIGINT,
 		ADD COLUMN IF NOT EXISTS memory_peak_bytes BIGINT,
 		ADD COLUMN IF NOT EXISTS oom_killed BOOLEAN NOT NULL DEFAULT false`,
+	schedulesTable,
 }

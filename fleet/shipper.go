@@ -119,12 +119,17 @@ func (s *Shipper) loop(ctx context.Context) {
 	}
 }
 
-// round ships the whole outbox, a batch per transaction.
+// round ships the schedules' new versions, then the whole outbox, a
+// batch per transaction.
 func (s *Shipper) round(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	err := s.shipSchedules(ctx)
 	for {
-		more, err := s.batch(ctx)
+		more := false
+		if err == nil {
+			more, err = s.batch(ctx)
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				s.failed = true

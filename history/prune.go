@@ -44,7 +44,8 @@ const pruneBatch = 5000
 
 // Prune removes finished records beyond the newest keepRuns of each job or
 // older than keepAge before now (0 turns a limit off), and the log files of
-// the removed records. Open runs are never removed, nor each job's latest
+// the removed records; keepAge prunes the schedules' versions too, each
+// job's version in force at the cutoff kept. Open runs are never removed, nor each job's latest
 // ok run and latest scheduled fire. A log file that cannot be removed is
 // reported in err after its row is gone; removed counts rows.
 func (s *Store) Prune(ctx context.Context, keepRuns int, keepAge time.Duration, now time.Time) (removed int, err error) {
@@ -74,6 +75,11 @@ func (s *Store) Prune(ctx context.Context, keepRuns int, keepAge time.Duration, 
 		}
 	}
 	var out []error
+	if cutoff > 0 {
+		if err := s.pruneSchedules(ctx, cutoff); err != nil {
+			out = append(out, err)
+		}
+	}
 	if len(errs) > 0 {
 		out = append(out, fmt.Errorf("history: prune logs: %w", errors.Join(errs...)))
 	}

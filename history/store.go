@@ -99,6 +99,9 @@ var migrations = []string{
 	ALTER TABLE runs ADD COLUMN cpu_system_us INTEGER;
 	ALTER TABLE runs ADD COLUMN memory_peak_bytes INTEGER;
 	ALTER TABLE runs ADD COLUMN oom_killed INTEGER NOT NULL DEFAULT 0;`,
+	// 5: the versions of each job's schedule (see schedules.go), so that
+	// audit judges a slot against the schedule in force at its instant.
+	schedulesTable,
 }
 
 // Store is the run history of one state dir. It is safe for concurrent use,
@@ -124,6 +127,10 @@ type Store struct {
 	// synchronous is the pragma each connection opens with (see
 	// WithDurability); every reopen keeps it.
 	synchronous string
+	// schedulesDue says schedules' versions may wait to be shipped, so
+	// that the shipper's idle rounds skip the query (see
+	// UnshippedSchedules); true until a round found none.
+	schedulesDue atomic.Bool
 }
 
 // handle is one open database file.
@@ -161,6 +168,7 @@ func Unopened(path string, opts ...StoreOption) (*Store, error) {
 		return nil, fmt.Errorf("history: %s: %w", path, err)
 	}
 	s := &Store{path: abs, synchronous: synchronousMode}
+	s.schedulesDue.Store(true)
 	for _, o := range opts {
 		o(s)
 	}

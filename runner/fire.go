@@ -14,11 +14,14 @@ import (
 // by FireWithID, its grant set by the overlap policy, its run id and
 // attempt moved on by each retry.
 type fire struct {
-	job     config.Job
-	slot    time.Time
-	runID   string
-	manual  bool
-	attempt int // 1 for the first; 0 until attempts begin (a resumed slot's next)
+	job    config.Job
+	slot   time.Time
+	runID  string
+	manual bool // an operator's fire, not the schedule's: its records say manual
+	// triggered is `cronvisor trigger`'s manual fire, which keeps the
+	// rules of a scheduled one (see exempt).
+	triggered bool
+	attempt   int // 1 for the first; 0 until attempts begin (a resumed slot's next)
 	// resumed: the slot's earlier attempts were run by a supervisor that
 	// stopped or died in their backoff (see ResumeRetries).
 	resumed bool
@@ -32,6 +35,11 @@ type fire struct {
 func (f *fire) end() run.End {
 	return run.End{Job: f.job.Name, RunID: f.runID, Slot: f.slot, Manual: f.manual}
 }
+
+// exempt reports whether f skips the rules of a scheduled fire (a pause,
+// waiting or replacing for its overlap policy, the slot check): a manual
+// fire's, but a trigger's.
+func (f *fire) exempt() bool { return f.manual && !f.triggered }
 
 // runFunc takes a fire to its end.
 type runFunc func(ctx context.Context, f *fire) run.End
@@ -67,7 +75,7 @@ func (s *Supervisor) execed(f *fire) {
 // unlessPaused skips the scheduled fires of a paused job; manual ones run.
 func (s *Supervisor) unlessPaused(next runFunc) runFunc {
 	return func(ctx context.Context, f *fire) run.End {
-		if !f.manual && s.IsPaused(f.job.Name) {
+		if !f.exempt() && s.IsPaused(f.job.Name) {
 			return s.skip(f, "paused", run.ClassPaused, nil)
 		}
 		return next(ctx, f)
@@ -84,7 +92,7 @@ func (s *Supervisor) underLock(next runFunc) runFunc {
 		}
 		g, err := s.acquire(ctx, f)
 		var held *lock.HeldError
-		if errors.As(err, &held) && !f.manual {
+		if errors.As(err, &held) && !f.exempt() {
 			switch f.job.Overlap {
 			case config.OverlapQueue:
 				g, err = s.waitQueued(ctx, f)

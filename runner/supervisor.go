@@ -205,7 +205,18 @@ func (s *Supervisor) Fire(ctx context.Context, job config.Job, slot time.Time, m
 // FireWithID is Fire with a run id chosen by the caller (run-now over the
 // control socket answers with the id before the run ends).
 func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.Time, manual bool, runID string) run.End {
-	f := &fire{job: job, slot: slot, runID: runID, manual: manual, starting: true}
+	return s.launch(ctx, &fire{job: job, slot: slot, runID: runID, manual: manual, starting: true})
+}
+
+// Trigger is FireWithID for `cronvisor trigger`: a fire under the rules
+// of a scheduled one (a pause, the overlap policy, the slot check) whose
+// records say manual, since no schedule owed it.
+func (s *Supervisor) Trigger(ctx context.Context, job config.Job, slot time.Time, runID string) run.End {
+	return s.launch(ctx, &fire{job: job, slot: slot, runID: runID, manual: true, triggered: true, starting: true})
+}
+
+// launch takes f through the supervisor's steps.
+func (s *Supervisor) launch(ctx context.Context, f *fire) run.End {
 	s.starts.n.Add(1)
 	defer s.execed(f)
 	return s.fires(ctx, f)
@@ -236,7 +247,7 @@ func (s *Supervisor) acquire(ctx context.Context, f *fire) (lock.Grant, error) {
 	return s.locker.Acquire(ctx, lock.Request{
 		Name:      f.job.Lock,
 		Record:    lock.Record{Holder: run.Holder{PID: s.pid, Host: s.host, Job: f.job.Name, RunID: f.runID, Since: s.clock.Now()}, Slot: f.slot, SupervisorPID: s.pid},
-		CheckSlot: !f.manual && !f.resumed,
+		CheckSlot: !f.exempt() && !f.resumed, // a resumed slot is its own
 	})
 }
 

@@ -21,9 +21,9 @@ func (s *Service) RunNow(ctx context.Context, name string) (ctl.RunResult, error
 	return s.fire(ctx, name, true)
 }
 
-// Trigger implements ctl.Backend: a fire now that is not manual, so the
-// job's overlap policy and its pause apply as at a scheduled fire; its
-// slot is now. A queued fire is answered when it starts or runNowWait
+// Trigger implements ctl.Backend: a fire now under the rules of a
+// scheduled one, so the job's overlap policy and its pause apply; its
+// slot is now, and its records say manual, as no schedule owed it. A queued fire is answered when it starts or runNowWait
 // passes, whichever is first.
 func (s *Service) Trigger(ctx context.Context, name string) (ctl.RunResult, error) {
 	return s.fire(ctx, name, false)
@@ -45,7 +45,13 @@ func (s *Service) fire(ctx context.Context, name string, manual bool) (ctl.RunRe
 	}
 	s.waiting[id] = ch
 	s.mu.Unlock()
-	s.runs.Go(func() { s.sup.FireWithID(s.firing, j, now, manual, id) })
+	s.runs.Go(func() {
+		if manual {
+			s.sup.FireWithID(s.firing, j, now, true, id)
+		} else {
+			s.sup.Trigger(s.firing, j, now, id) // recorded manual: no schedule owed it
+		}
+	})
 
 	ctx, cancel := context.WithTimeout(ctx, runNowWait)
 	defer cancel()
