@@ -14,10 +14,12 @@ import (
 // by FireWithID, its grant set by the overlap policy, its run id and
 // attempt moved on by each retry.
 type fire struct {
-	job     config.Job
-	slot    time.Time
-	runID   string
-	manual  bool
+	job    config.Job
+	slot   time.Time
+	runID  string
+	manual bool
+	// forced: an operator's fire that goes past the job's pause.
+	forced  bool
 	attempt int        // 1 for the first; 0 until attempts begin
 	grant   lock.Grant // zero for overlap allow, and until the lock is taken
 	// starting says the fire still counts among the Starts: until its
@@ -61,10 +63,11 @@ func (s *Supervisor) execed(f *fire) {
 	}
 }
 
-// unlessPaused skips the scheduled fires of a paused job; manual ones run.
+// unlessPaused skips the scheduled fires of a paused job; manual and
+// forced ones run.
 func (s *Supervisor) unlessPaused(next runFunc) runFunc {
 	return func(ctx context.Context, f *fire) run.End {
-		if !f.manual && s.IsPaused(f.job.Name) {
+		if !f.manual && !f.forced && s.IsPaused(f.job.Name) {
 			return s.skip(f, "paused", run.ClassPaused, nil)
 		}
 		return next(ctx, f)

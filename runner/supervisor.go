@@ -198,7 +198,18 @@ func (s *Supervisor) Fire(ctx context.Context, job config.Job, slot time.Time, m
 // FireWithID is Fire with a run id chosen by the caller (run-now over the
 // control socket answers with the id before the run ends).
 func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.Time, manual bool, runID string) run.End {
-	f := &fire{job: job, slot: slot, runID: runID, manual: manual, starting: true}
+	return s.fireOne(ctx, &fire{job: job, slot: slot, runID: runID, manual: manual, starting: true})
+}
+
+// FireForced is FireWithID for an operator's forced fire (trigger
+// --force): it runs although the job is paused. Whether it may is the
+// caller's rule (service); the overlap policy still applies.
+func (s *Supervisor) FireForced(ctx context.Context, job config.Job, slot time.Time, manual bool, runID string) run.End {
+	return s.fireOne(ctx, &fire{job: job, slot: slot, runID: runID, manual: manual, forced: true, starting: true})
+}
+
+// fireOne takes f through the way of every fire.
+func (s *Supervisor) fireOne(ctx context.Context, f *fire) run.End {
 	s.starts.n.Add(1)
 	defer s.execed(f)
 	return s.fires(ctx, f)

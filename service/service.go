@@ -57,6 +57,7 @@ type Service struct {
 	pauses  map[string]ctl.PauseInfo      // who paused each paused job; saved in the state dir
 	waiting map[string]chan ctl.RunResult // run-now fires waiting for their first event
 	daemon  daemonState
+	kills   killBook // the runs kills signalled (kill.go)
 }
 
 type jobState struct {
@@ -348,14 +349,6 @@ func (s *Service) job(name string) (config.Job, error) {
 		return j, nil
 	}
 	return config.Job{}, fmt.Errorf("%w: %q", ctl.ErrUnknownJob, name)
-}
-
-// Kill implements ctl.Backend.
-func (s *Service) Kill(ctx context.Context, name string) (int, error) {
-	if _, err := s.job(name); err != nil {
-		return 0, err
-	}
-	return s.sup.Kill(name, runner.ErrKilled), nil
 }
 
 // Reload implements ctl.Backend.
