@@ -50,22 +50,22 @@ func (d *countingDaemon) Log(context.Context, string, string) (ctl.RunLog, error
 	return ctl.RunLog{}, ctl.ErrNoLog
 }
 
-func (d *countingDaemon) RunNow(context.Context, string) (ctl.RunResult, error) {
+func (d *countingDaemon) RunNow(context.Context, string, ctl.FireOptions) (ctl.RunResult, error) {
 	d.asked.Add(1)
 	return ctl.RunResult{Outcome: run.Skipped, Reason: "a test daemon runs nothing"}, nil
 }
 
-func (d *countingDaemon) Trigger(ctx context.Context, job string) (ctl.RunResult, error) {
-	return d.RunNow(ctx, job)
+func (d *countingDaemon) Trigger(ctx context.Context, job string, o ctl.FireOptions) (ctl.RunResult, error) {
+	return d.RunNow(ctx, job, o)
 }
 
 func (d *countingDaemon) Pause(context.Context, string) error  { d.asked.Add(1); return nil }
 func (d *countingDaemon) Resume(context.Context, string) error { d.asked.Add(1); return nil }
 func (d *countingDaemon) Reload(context.Context) error         { d.asked.Add(1); return nil }
 
-func (d *countingDaemon) Kill(context.Context, string) (int, error) {
+func (d *countingDaemon) Kill(context.Context, string, ctl.KillOptions) (ctl.KillResult, error) {
 	d.asked.Add(1)
-	return 0, nil
+	return ctl.KillResult{}, nil
 }
 
 func (d *countingDaemon) Daemon(context.Context) (ctl.DaemonStatus, error) {

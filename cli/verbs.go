@@ -29,8 +29,9 @@ func newPauseResume(g *globals, verb string) *cobra.Command {
 		Short: short,
 		Long: short + `.
 A pause is saved in the state dir and kept across daemon restarts. Scheduled
-fires and triggers of a paused job are skipped; "run" and the console's
-run-now still run it.`,
+fires of a paused job are skipped; "trigger" and the console's run-now are
+refused unless forced ("trigger --force", the console asks). The foreground
+"run" still runs it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
 				return usageError("%s wants job names or --all, not both or neither", verb)
@@ -66,13 +67,16 @@ run-now still run it.`,
 }
 
 func newTrigger(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var force bool
+	c := &cobra.Command{
 		Use:   "trigger JOB",
 		Short: "Fire a job now in the running daemon, under its overlap policy",
 		Long: `Fire JOB now in the running daemon as its schedule would: under its lock and
-overlap policy (skip, queue, replace, allow) and its pause, its output in the
-daemon's logs and history. Unlike "run", which runs in the foreground,
-trigger returns once the fire has started or been skipped.`,
+overlap policy (skip, queue, replace, allow), its output in the daemon's logs
+and history. Unlike "run", which runs in the foreground, trigger returns once
+the fire has started or been skipped. A paused job, or one with enabled: false,
+is refused (exit 1) unless --force: then it runs this once and stays paused or
+disabled.`,
 		Args: oneJob,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connectDaemon(g)
@@ -80,19 +84,29 @@ trigger returns once the fire has started or been skipped.`,
 				return err
 			}
 			defer c.Close()
-			res, err := c.Trigger(cmd.Context(), args[0])
+			res, err := c.Trigger(cmd.Context(), args[0], ctl.FireOptions{Force: force})
 			if err != nil {
 				return unknownOr(cmd.Context(), c, args[0], err)
 			}
 			return reportFire(g, args[0], res)
 		},
 	}
+	c.Flags().BoolVar(&force, "force", false, "fire a paused or disabled job all the same")
+	return c
 }
 
 // reportFire says what a trigger did. A skip is the policy working, exit 0
-// as for `run`; a fire that could not start is exit 1.
+// as for `run`; a refused fire and one that could not start are exit 1. A
+// forced fire says on stderr what it went past.
 func reportFire(g *globals, job string, res ctl.RunResult) error {
+	if res.Forced && res.Hold != nil {
+		fmt.Fprintf(g.stderr, "trigger %s: --force: fired although %s; %s\n", job, res.Hold, res.Hold.Stays())
+	}
 	switch {
+	case res.Refused && res.Hold != nil:
+		return exitCode(1, fmt.Errorf("trigger %s: refused: %s; use --force to run it anyway", job, res.Hold))
+	case res.Refused:
+		return exitCode(1, fmt.Errorf("trigger %s: refused: %s", job, res.Reason))
 	case res.Started:
 		fmt.Fprintf(g.stdout, "triggered %s: run %s started (cronvisor logs %s -f follows it)\n", job, res.RunID, job)
 	case res.Outcome == run.Skipped:
@@ -114,12 +128,18 @@ func unknownOr(ctx context.Context, c *ctl.Client, job string, err error) error 
 }
 
 func newKill(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var noWait bool
+	c := &cobra.Command{
 		Use:   "kill JOB",
 		Short: "End a job's running runs in the running daemon, like a timeout",
-		Long: `End JOB's runs in the running daemon: each run's process group gets SIGTERM,
-then SIGKILL after kill_grace; each is recorded as interrupted, "killed by
-operator". Exit 1 when no run of JOB is running.`,
+		Long: `End JOB's runs in the running daemon, its own and those it adopted from a
+supervisor that died: each run's process group gets SIGTERM, then SIGKILL after
+kill_grace; each is recorded as interrupted, "killed by operator". kill waits
+for the runs' end, up to their kill_grace and 5s (at most 30s), and says what
+is true then: "1 run ended (interrupted)", or "1 run signalled: ending within
+Ns" with when SIGKILL falls. A second kill while a run is being ended says so
+and when its SIGKILL falls, without signalling it again. Exit 1 when no run of
+JOB is running.`,
 		Args: oneJob,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connectDaemon(g)
@@ -127,17 +147,22 @@ operator". Exit 1 when no run of JOB is running.`,
 				return err
 			}
 			defer c.Close()
-			n, err := c.Kill(cmd.Context(), args[0])
+			res, err := c.Kill(cmd.Context(), args[0], ctl.KillOptions{NoWait: noWait})
 			if err != nil {
 				return unknownOr(cmd.Context(), c, args[0], err)
 			}
-			if n == 0 {
-				return exitCode(1, fmt.Errorf("kill %s: no run of %s is running", args[0], args[0]))
+			lines := res.Lines(args[0], nil)
+			if len(lines) == 0 {
+				return exitCode(1, fmt.Errorf("kill %s: nothing to kill: no run of %s is running", args[0], args[0]))
 			}
-			fmt.Fprintf(g.stdout, "killed %s: %d %s ended\n", args[0], n, plural(n, "run", "runs"))
+			for _, l := range lines {
+				fmt.Fprintln(g.stdout, l)
+			}
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&noWait, "no-wait", false, "answer once the runs are signalled, without waiting for their end")
+	return c
 }
 
 func plural(n int, one, many string) string {

@@ -163,16 +163,24 @@ func (c *Client) Log(ctx context.Context, job, runID string) (RunLog, error) {
 }
 
 // RunNow asks the daemon to fire job now and returns what the fire did.
-func (c *Client) RunNow(ctx context.Context, job string) (RunResult, error) {
+func (c *Client) RunNow(ctx context.Context, job string, o FireOptions) (RunResult, error) {
 	var a RunResult
-	return a, c.call(ctx, http.MethodPost, jobPath(job, "run"), nil, &a)
+	return a, c.call(ctx, http.MethodPost, jobPath(job, "run"), o.query(), &a)
 }
 
 // Trigger asks the daemon to fire job now under its overlap policy and
 // returns what the fire did.
-func (c *Client) Trigger(ctx context.Context, job string) (RunResult, error) {
+func (c *Client) Trigger(ctx context.Context, job string, o FireOptions) (RunResult, error) {
 	var a RunResult
-	return a, c.call(ctx, http.MethodPost, jobPath(job, "trigger"), nil, &a)
+	return a, c.call(ctx, http.MethodPost, jobPath(job, "trigger"), o.query(), &a)
+}
+
+// query is o as the fire's query parameters.
+func (o FireOptions) query() url.Values {
+	if !o.Force {
+		return nil
+	}
+	return url.Values{"force": {"true"}}
 }
 
 // Daemon describes the daemon itself.
@@ -191,10 +199,18 @@ func (c *Client) Resume(ctx context.Context, job string) error {
 	return c.call(ctx, http.MethodPost, jobPath(job, "resume"), nil, nil)
 }
 
-// Kill ends job's runs and returns how many there were.
-func (c *Client) Kill(ctx context.Context, job string) (int, error) {
-	var a killAnswer
-	return a.Killed, c.call(ctx, http.MethodPost, jobPath(job, "kill"), nil, &a)
+// Kill ends job's runs and says where each stands. Unless o.NoWait the
+// daemon waits for their end, up to KillWaitMax, which the call's bound
+// allows for.
+func (c *Client) Kill(ctx context.Context, job string, o KillOptions) (KillResult, error) {
+	var a KillResult
+	q, bound := url.Values(nil), c.timeout()
+	if o.NoWait {
+		q = url.Values{"wait": {"false"}}
+	} else {
+		bound += KillWaitMax
+	}
+	return a, c.callWithin(ctx, bound, http.MethodPost, jobPath(job, "kill"), q, &a)
 }
 
 // Reload makes the daemon reread jobs.yaml.
@@ -250,7 +266,12 @@ func (c *Client) Events(ctx context.Context) (<-chan WireEvent, error) {
 // call does one request/response exchange bounded by c.Timeout and decodes
 // a successful answer into out, unless out is nil.
 func (c *Client) call(ctx context.Context, method, path string, q url.Values, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	return c.callWithin(ctx, c.timeout(), method, path, q, out)
+}
+
+// callWithin is call bounded by d rather than c.Timeout.
+func (c *Client) callWithin(ctx context.Context, d time.Duration, method, path string, q url.Values, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	resp, err := c.send(ctx, method, path, q)
 	if err != nil {

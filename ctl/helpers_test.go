@@ -197,8 +197,8 @@ func (f *fakeBackend) History(_ context.Context, q HistoryQuery) ([]run.Record, 
 	return f.history, f.failAll
 }
 
-func (f *fakeBackend) RunNow(_ context.Context, job string) (RunResult, error) {
-	if err := f.known("run", job); err != nil {
+func (f *fakeBackend) RunNow(_ context.Context, job string, o FireOptions) (RunResult, error) {
+	if err := f.known(verbWith("run", o.Force, " --force"), job); err != nil {
 		return RunResult{}, err
 	}
 	if job == "held" {
@@ -207,8 +207,8 @@ func (f *fakeBackend) RunNow(_ context.Context, job string) (RunResult, error) {
 	return RunResult{RunID: "run-" + job, Started: true}, nil
 }
 
-func (f *fakeBackend) Trigger(_ context.Context, job string) (RunResult, error) {
-	if err := f.known("trigger", job); err != nil {
+func (f *fakeBackend) Trigger(_ context.Context, job string, o FireOptions) (RunResult, error) {
+	if err := f.known(verbWith("trigger", o.Force, " --force"), job); err != nil {
 		return RunResult{}, err
 	}
 	return RunResult{RunID: "trigger-" + job, Started: true}, nil
@@ -221,11 +221,25 @@ func (f *fakeBackend) Daemon(context.Context) (DaemonStatus, error) {
 func (f *fakeBackend) Pause(_ context.Context, job string) error  { return f.known("pause", job) }
 func (f *fakeBackend) Resume(_ context.Context, job string) error { return f.known("resume", job) }
 
-func (f *fakeBackend) Kill(_ context.Context, job string) (int, error) {
-	if err := f.known("kill", job); err != nil {
-		return 0, err
+func (f *fakeBackend) Kill(_ context.Context, job string, o KillOptions) (KillResult, error) {
+	if err := f.known(verbWith("kill", o.NoWait, " --no-wait"), job); err != nil {
+		return KillResult{}, err
 	}
-	return 2, nil
+	return fakeKill, nil
+}
+
+// fakeKill is the fake backend's answer to every kill.
+var fakeKill = KillResult{Killed: 2, Now: time.Unix(100, 0).UTC(), Runs: []KilledRun{
+	{RunID: "r1", Ended: true, Outcome: run.Interrupted, Reason: "killed by operator", SignalledAt: time.Unix(97, 0).UTC(), KillAt: time.Unix(107, 0).UTC()},
+	{RunID: "r2", Adopted: true, Already: true, SignalledAt: time.Unix(90, 0).UTC(), KillAt: time.Unix(103, 0).UTC()},
+}}
+
+// verbWith is verb with suffix when on: the fake's record of an option.
+func verbWith(verb string, on bool, suffix string) string {
+	if on {
+		return verb + suffix
+	}
+	return verb
 }
 
 func (f *fakeBackend) Reload(context.Context) error {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -176,8 +177,13 @@ func (s *server) trigger(w http.ResponseWriter, r *http.Request) {
 }
 
 // fired answers a fire: 202 when its run started, else 200 with why not.
-func (s *server) fired(w http.ResponseWriter, r *http.Request, fire func(context.Context, string) (RunResult, error)) {
-	res, err := fire(r.Context(), r.PathValue("name"))
+func (s *server) fired(w http.ResponseWriter, r *http.Request, fire func(context.Context, string, FireOptions) (RunResult, error)) {
+	force, err := flag(r, "force")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res, err := fire(r.Context(), r.PathValue("name"), FireOptions{Force: force})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -211,12 +217,33 @@ func (s *server) reload(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) kill(w http.ResponseWriter, r *http.Request) {
-	n, err := s.b.Kill(r.Context(), r.PathValue("name"))
+	wait := true
+	if r.URL.Query().Has("wait") {
+		var err error
+		if wait, err = flag(r, "wait"); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	res, err := s.b.Kill(r.Context(), r.PathValue("name"), KillOptions{NoWait: !wait})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, killAnswer{Killed: n})
+	writeJSON(w, http.StatusOK, res)
+}
+
+// flag is the boolean query parameter name: absent is false.
+func flag(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s=%q is not a boolean", ErrBadRequest, name, v)
+	}
+	return b, nil
 }
 
 // events streams WireEvents as newline-delimited JSON until the client

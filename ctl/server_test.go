@@ -31,18 +31,23 @@ func TestRoutesRoundTrip(t *testing.T) {
 		{"history", func(ctx context.Context) (any, error) { return c.History(ctx, HistoryQuery{Job: "sync"}) }, f.history, ""},
 		{"log", func(ctx context.Context) (any, error) { return c.Log(ctx, "sync", "r0") },
 			RunLog{Job: "sync", RunID: "r0", Lines: []string{"stdout | one", "stderr | two"}, Omitted: 12}, ""},
-		{"run", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "sync") }, RunResult{RunID: "run-sync", Started: true}, "run sync"},
-		{"run skipped", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "held") },
+		{"run", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "sync", FireOptions{}) }, RunResult{RunID: "run-sync", Started: true}, "run sync"},
+		{"run skipped", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "held", FireOptions{}) },
 			RunResult{RunID: "run-held", Outcome: "skipped", Reason: "lock held by pid 7@h"}, "run held"},
-		{"run a dotted name", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "a.b") }, RunResult{RunID: "run-a.b", Started: true}, "run a.b"},
-		{"run a job named ..", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "..") }, RunResult{RunID: "run-..", Started: true}, "run .."},
-		{"trigger", func(ctx context.Context) (any, error) { return c.Trigger(ctx, "sync") }, RunResult{RunID: "trigger-sync", Started: true}, "trigger sync"},
+		{"run a dotted name", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "a.b", FireOptions{}) }, RunResult{RunID: "run-a.b", Started: true}, "run a.b"},
+		{"run a job named ..", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "..", FireOptions{}) }, RunResult{RunID: "run-..", Started: true}, "run .."},
+		{"trigger", func(ctx context.Context) (any, error) { return c.Trigger(ctx, "sync", FireOptions{}) }, RunResult{RunID: "trigger-sync", Started: true}, "trigger sync"},
+		{"trigger forced", func(ctx context.Context) (any, error) { return c.Trigger(ctx, "sync", FireOptions{Force: true}) },
+			RunResult{RunID: "trigger-sync", Started: true}, "trigger --force sync"},
+		{"run forced", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "sync", FireOptions{Force: true}) },
+			RunResult{RunID: "run-sync", Started: true}, "run --force sync"},
 		{"daemon", func(ctx context.Context) (any, error) { return c.Daemon(ctx) },
 			DaemonStatus{PID: 42, ShuttingDown: true, Finishing: 2, Refused: []string{"jobs.yaml:3:5: bad"}}, ""},
-		{"kill a job named .", func(ctx context.Context) (any, error) { return c.Kill(ctx, ".") }, 2, "kill ."},
+		{"kill a job named .", func(ctx context.Context) (any, error) { return c.Kill(ctx, ".", KillOptions{}) }, fakeKill, "kill ."},
 		{"pause", func(ctx context.Context) (any, error) { return nil, c.Pause(ctx, "sync") }, nil, "pause sync"},
 		{"resume", func(ctx context.Context) (any, error) { return nil, c.Resume(ctx, "a.b") }, nil, "resume a.b"},
-		{"kill", func(ctx context.Context) (any, error) { return c.Kill(ctx, "sync") }, 2, "kill sync"},
+		{"kill", func(ctx context.Context) (any, error) { return c.Kill(ctx, "sync", KillOptions{}) }, fakeKill, "kill sync"},
+		{"kill without waiting", func(ctx context.Context) (any, error) { return c.Kill(ctx, "sync", KillOptions{NoWait: true}) }, fakeKill, "kill --no-wait sync"},
 		{"reload", func(ctx context.Context) (any, error) { return nil, c.Reload(ctx) }, nil, "reload"},
 	}
 	for _, tt := range tests {
@@ -118,11 +123,11 @@ func TestErrors(t *testing.T) {
 		wantStatus int
 		wantMsg    string
 	}{
-		{"run unknown", func(ctx context.Context) error { _, err := c.RunNow(ctx, "nope"); return err }, ErrUnknownJob, 404, `"nope"`},
-		{"trigger unknown", func(ctx context.Context) error { _, err := c.Trigger(ctx, "nope"); return err }, ErrUnknownJob, 404, `"nope"`},
+		{"run unknown", func(ctx context.Context) error { _, err := c.RunNow(ctx, "nope", FireOptions{}); return err }, ErrUnknownJob, 404, `"nope"`},
+		{"trigger unknown", func(ctx context.Context) error { _, err := c.Trigger(ctx, "nope", FireOptions{}); return err }, ErrUnknownJob, 404, `"nope"`},
 		{"pause unknown", func(ctx context.Context) error { return c.Pause(ctx, "nope") }, ErrUnknownJob, 404, `"nope"`},
 		{"resume unknown", func(ctx context.Context) error { return c.Resume(ctx, "nope") }, ErrUnknownJob, 404, `"nope"`},
-		{"kill unknown", func(ctx context.Context) error { _, err := c.Kill(ctx, "nope"); return err }, ErrUnknownJob, 404, `"nope"`},
+		{"kill unknown", func(ctx context.Context) error { _, err := c.Kill(ctx, "nope", KillOptions{}); return err }, ErrUnknownJob, 404, `"nope"`},
 		{"a slash in a name stays in the name", func(ctx context.Context) error { return c.Pause(ctx, "x/y") }, ErrUnknownJob, 404, `"x/y"`},
 		{"bad outcome", func(ctx context.Context) error {
 			_, err := c.History(ctx, HistoryQuery{Outcomes: []run.Outcome{"fine"}})
@@ -165,7 +170,7 @@ func TestBackendFailureIs500(t *testing.T) {
 	}{
 		{"jobs", func(ctx context.Context) error { _, err := c.Jobs(ctx); return err }},
 		{"reload", func(ctx context.Context) error { return c.Reload(ctx) }},
-		{"run", func(ctx context.Context) error { _, err := c.RunNow(ctx, "sync"); return err }},
+		{"run", func(ctx context.Context) error { _, err := c.RunNow(ctx, "sync", FireOptions{}); return err }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

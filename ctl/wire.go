@@ -12,10 +12,12 @@
 //	                                []run.Record, the contract's form
 //	GET  /v1/logs?job=J&run=R       RunLog: the end of the run's saved log; 404 when it has none
 //	GET  /v1/daemon                 DaemonStatus
-//	POST /v1/jobs/{name}/run        202 RunResult when the run started, 200 when not
+//	POST /v1/jobs/{name}/run        202 RunResult when the run started, 200 when not; ?force=true fires a paused or disabled job
+//	POST /v1/jobs/{name}/trigger    as run, under the job's overlap policy
 //	POST /v1/jobs/{name}/pause      204
 //	POST /v1/jobs/{name}/resume     204
-//	POST /v1/jobs/{name}/kill       200 {"killed": N}
+//	POST /v1/jobs/{name}/kill       200 KillResult ({"killed": N, "runs": [...]}) once the runs ended or
+//	                                their kill_grace passed; ?wait=false answers once they are signalled
 //	POST /v1/reload                 204
 //	GET  /v1/events                 newline-delimited WireEvents, one per line
 //
@@ -89,14 +91,19 @@ type Backend interface {
 	// Log returns the end of a run's saved log, ErrNoLog when it has none.
 	Log(ctx context.Context, job, runID string) (RunLog, error)
 	// RunNow fires the job in the background, still under its lock, and
-	// says what the fire did: started, or skipped or failed and why.
-	RunNow(ctx context.Context, job string) (RunResult, error)
+	// says what the fire did: started, or skipped or failed and why. A
+	// paused or disabled job is refused unless o.Force.
+	RunNow(ctx context.Context, job string, o FireOptions) (RunResult, error)
 	// Trigger fires the job now as its schedule would: under its overlap
-	// policy (queue waits, replace ends the run it owns) and its pause.
-	Trigger(ctx context.Context, job string) (RunResult, error)
+	// policy (queue waits, replace ends the run it owns). A paused or
+	// disabled job is refused unless o.Force.
+	Trigger(ctx context.Context, job string, o FireOptions) (RunResult, error)
 	Pause(ctx context.Context, job string) error
 	Resume(ctx context.Context, job string) error
-	Kill(ctx context.Context, job string) (killed int, err error)
+	// Kill ends the job's runs, own and adopted, and (unless o.NoWait)
+	// waits for their end up to their kill_grace and a margin, at most
+	// KillWaitMax; it says where each run stands then.
+	Kill(ctx context.Context, job string, o KillOptions) (KillResult, error)
 	Reload(ctx context.Context) error
 	// Daemon describes the daemon itself: shutting down, a refused reload.
 	Daemon(ctx context.Context) (DaemonStatus, error)
@@ -199,6 +206,14 @@ type RunResult struct {
 	Started bool        `json:"started"`
 	Outcome run.Outcome `json:"outcome,omitempty"`
 	Reason  string      `json:"reason,omitempty"`
+	// Refused: the daemon did not fire (Outcome "refused", Reason why):
+	// Hold stands against the fire and it was not forced, or the daemon
+	// is shutting down.
+	Refused bool `json:"refused,omitempty"`
+	// Hold is the job's pause or enabled: false: what refused the fire,
+	// or what a forced one went past (Forced).
+	Hold   *FireHold `json:"hold,omitempty"`
+	Forced bool      `json:"forced,omitempty"`
 }
 
 // DaemonStatus is the daemon as a whole.
@@ -382,8 +397,3 @@ const (
 	codeRefused    = "refused"
 	codeNoLog      = "no_log"
 )
-
-// killAnswer is the body of POST .../kill.
-type killAnswer struct {
-	Killed int `json:"killed"`
-}

@@ -45,7 +45,7 @@ func TestShutdownLeavesNoGoroutine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := client.RunNow(ctx, "nap")
+	r, err := client.RunNow(ctx, "nap", ctl.FireOptions{})
 	if err != nil || !r.Started {
 		t.Fatalf("RunNow: %+v, %v", r, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"cronvisor/ctl"
 )
 
 // stopOrder is what Shutdown stops, in order: firing, then the runs, then
@@ -21,7 +23,7 @@ func TestShutdownOrder(t *testing.T) {
 	h := newHarness(t, oneJob)
 	d := h.start()
 	h.run(d, nil)
-	r, err := d.Service().RunNow(context.Background(), "nap")
+	r, err := d.Service().RunNow(context.Background(), "nap", ctl.FireOptions{})
 	if err != nil || !r.Started {
 		t.Fatalf("RunNow: %+v, %v", r, err)
 	}
@@ -52,7 +54,7 @@ jobs:
 func TestShutdownGrace(t *testing.T) {
 	h := newHarness(t, longJob)
 	d := h.start()
-	r, err := d.Service().RunNow(context.Background(), "long")
+	r, err := d.Service().RunNow(context.Background(), "long", ctl.FireOptions{})
 	if err != nil || !r.Started {
 		t.Fatalf("RunNow: %+v, %v", r, err)
 	}
@@ -79,7 +81,7 @@ func TestShutdownGrace(t *testing.T) {
 func TestShutdownNow(t *testing.T) {
 	h := newHarness(t, longJob)
 	d := h.start()
-	r, err := d.Service().RunNow(context.Background(), "long")
+	r, err := d.Service().RunNow(context.Background(), "long", ctl.FireOptions{})
 	if err != nil || !r.Started {
 		t.Fatalf("RunNow: %+v, %v", r, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/ctl"
 )
 
 // TestConsoleShowsASavedLog drives `cronvisor ui` against a daemon: a past
@@ -19,7 +21,7 @@ func TestConsoleShowsASavedLog(t *testing.T) {
     timeout: 30s
 `)
 	d := s.startDaemon()
-	if _, err := s.client().RunNow(context.Background(), "talk"); err != nil {
+	if _, err := s.client().RunNow(context.Background(), "talk", ctl.FireOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the run's record", func() bool {

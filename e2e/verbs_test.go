@@ -68,7 +68,7 @@ func TestE2EVerbsPauseTriggerLogsKill(t *testing.T) {
 	if jobs, _ := c.Jobs(ctx); !jobs[0].Paused || !jobs[1].Paused {
 		t.Fatalf("after pause: %+v", jobs)
 	}
-	expect(0, "triggered talk: skipped: paused", "trigger", "talk")
+	expect(1, "trigger talk: refused: the job is paused (by ", "trigger", "talk")
 	expect(0, "resumed talk\nresumed hang\n", "resume", "--all")
 	expect(2, `did you mean talk?`, "pause", "tallk")
 	expect(2, "wants job names or --all", "resume")

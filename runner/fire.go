@@ -25,7 +25,9 @@ type fire struct {
 	// resumed: the slot's earlier attempts were run by a supervisor that
 	// stopped or died in their backoff (see ResumeRetries).
 	resumed bool
-	grant   lock.Grant // zero for overlap allow, and until the lock is taken
+	// forced: an operator's trigger that goes past the job's pause.
+	forced bool
+	grant  lock.Grant // zero for overlap allow, and until the lock is taken
 	// starting says the fire still counts among the Starts: until its
 	// child's exec, or its end without one (see execed).
 	starting bool
@@ -72,10 +74,11 @@ func (s *Supervisor) execed(f *fire) {
 	}
 }
 
-// unlessPaused skips the scheduled fires of a paused job; manual ones run.
+// unlessPaused skips the scheduled fires of a paused job; manual and
+// forced ones run.
 func (s *Supervisor) unlessPaused(next runFunc) runFunc {
 	return func(ctx context.Context, f *fire) run.End {
-		if !f.exempt() && s.IsPaused(f.job.Name) {
+		if !f.exempt() && !f.forced && s.IsPaused(f.job.Name) {
 			return s.skip(f, "paused", run.ClassPaused, nil)
 		}
 		return next(ctx, f)

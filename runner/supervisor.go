@@ -210,9 +210,11 @@ func (s *Supervisor) FireWithID(ctx context.Context, job config.Job, slot time.T
 
 // Trigger is FireWithID for `cronvisor trigger`: a fire under the rules
 // of a scheduled one (a pause, the overlap policy, the slot check) whose
-// records say manual, since no schedule owed it.
-func (s *Supervisor) Trigger(ctx context.Context, job config.Job, slot time.Time, runID string) run.End {
-	return s.launch(ctx, &fire{job: job, slot: slot, runID: runID, manual: true, triggered: true, starting: true})
+// records say manual, since no schedule owed it. forced (trigger
+// --force) goes past the job's pause; whether it may is the caller's
+// rule (service), and the overlap policy still applies.
+func (s *Supervisor) Trigger(ctx context.Context, job config.Job, slot time.Time, runID string, forced bool) run.End {
+	return s.launch(ctx, &fire{job: job, slot: slot, runID: runID, manual: true, triggered: true, forced: forced, starting: true})
 }
 
 // launch takes f through the supervisor's steps.

@@ -18,11 +18,14 @@ func TestTriggerIsManualUnderTheRules(t *testing.T) {
 		name   string
 		prep   func(t *testing.T, s *Supervisor, ev *events) func()
 		slot   int
+		forced bool
 		want   run.Outcome
 		reason string
 	}{
 		{name: "runs", slot: 0, want: run.OK},
 		{name: "a pause skips it", slot: 1, want: run.Skipped, reason: "paused",
+			prep: func(t *testing.T, s *Supervisor, _ *events) func() { s.Pause("t"); return func() { s.Resume("t") } }},
+		{name: "forced, it goes past a pause", slot: 3, forced: true, want: run.OK,
 			prep: func(t *testing.T, s *Supervisor, _ *events) func() { s.Pause("t"); return func() { s.Resume("t") } }},
 		{name: "a held lock skips it", slot: 2, want: run.Skipped, reason: "lock held",
 			prep: func(t *testing.T, s *Supervisor, ev *events) func() {
@@ -44,7 +47,7 @@ func TestTriggerIsManualUnderTheRules(t *testing.T) {
 			if tc.prep != nil {
 				defer tc.prep(t, s, ev)()
 			}
-			f := s.Trigger(ctx, shJob("t", "true"), slotAt(tc.slot), "trig-"+tc.name)
+			f := s.Trigger(ctx, shJob("t", "true"), slotAt(tc.slot), "trig-"+tc.name, tc.forced)
 			if f.Outcome != tc.want || !strings.HasPrefix(f.Reason, tc.reason) {
 				t.Fatalf("trigger: %s %q, want %s %q", f.Outcome, f.Reason, tc.want, tc.reason)
 			}
@@ -59,7 +62,7 @@ func TestTriggerIsManualUnderTheRules(t *testing.T) {
 // skipped, as after any scheduled fire of it.
 func TestTriggerClaimsItsSlot(t *testing.T) {
 	s, _ := newTestSupervisor(t, t.TempDir())
-	if f := s.Trigger(context.Background(), shJob("t", "true"), slotAt(0), "trig"); f.Outcome != run.OK {
+	if f := s.Trigger(context.Background(), shJob("t", "true"), slotAt(0), "trig", false); f.Outcome != run.OK {
 		t.Fatalf("trigger: %s %q", f.Outcome, f.Reason)
 	}
 	if f := s.Fire(context.Background(), shJob("t", "true"), slotAt(0), false); f.Outcome != run.Skipped || !strings.HasPrefix(f.Reason, "slot already run") {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"cronvisor/config"
 	"cronvisor/ctl"
 	"cronvisor/run"
 )
@@ -16,21 +17,26 @@ const runNowWait = 3 * time.Second
 
 // RunNow implements ctl.Backend: a manual fire under the job's lock. It
 // answers with what the fire did: its run started, or it was skipped (the
-// lock is held) or failed, and why.
-func (s *Service) RunNow(ctx context.Context, name string) (ctl.RunResult, error) {
-	return s.fire(ctx, name, true)
+// lock is held) or failed, and why. A paused or disabled job is refused
+// unless o.Force (see hold).
+func (s *Service) RunNow(ctx context.Context, name string, o ctl.FireOptions) (ctl.RunResult, error) {
+	return s.fire(ctx, name, true, o)
 }
 
 // Trigger implements ctl.Backend: a fire now under the rules of a
-// scheduled one, so the job's overlap policy and its pause apply; its
-// slot is now, and its records say manual, as no schedule owed it. A queued fire is answered when it starts or runNowWait
-// passes, whichever is first.
-func (s *Service) Trigger(ctx context.Context, name string) (ctl.RunResult, error) {
-	return s.fire(ctx, name, false)
+// scheduled one, so the job's overlap policy applies; its slot is now,
+// and its records say manual, as no schedule owed it. A paused or
+// disabled job is refused unless o.Force, as for RunNow. A queued fire is
+// answered when it starts or runNowWait passes, whichever is first.
+func (s *Service) Trigger(ctx context.Context, name string, o ctl.FireOptions) (ctl.RunResult, error) {
+	return s.fire(ctx, name, false, o)
 }
 
-// fire starts a fire of the job now and waits for what it did.
-func (s *Service) fire(ctx context.Context, name string, manual bool) (ctl.RunResult, error) {
+// fire starts a fire of the job now and waits for what it did. Every
+// operator's fire comes here, from the CLI and the console alike, so one
+// rule decides them: a job its pause or enabled: false holds is refused
+// unless forced, and a forced answer says what it went past.
+func (s *Service) fire(ctx context.Context, name string, manual bool, o ctl.FireOptions) (ctl.RunResult, error) {
 	j, err := s.job(name)
 	if err != nil {
 		return ctl.RunResult{}, err
@@ -41,29 +47,46 @@ func (s *Service) fire(ctx context.Context, name string, manual bool) (ctl.RunRe
 	s.mu.Lock()
 	if s.daemon.draining {
 		s.mu.Unlock()
-		return ctl.RunResult{Outcome: "refused", Reason: "the daemon is shutting down: no new runs"}, nil
+		return ctl.RunResult{Outcome: "refused", Refused: true, Reason: "the daemon is shutting down: no new runs"}, nil
+	}
+	hold := s.hold(j)
+	if hold != nil && !o.Force {
+		s.mu.Unlock()
+		return ctl.RunResult{Outcome: "refused", Refused: true, Hold: hold, Reason: hold.String()}, nil
 	}
 	s.waiting[id] = ch
 	s.mu.Unlock()
 	s.runs.Go(func() {
 		if manual {
-			s.sup.FireWithID(s.firing, j, now, true, id)
+			s.sup.FireWithID(s.firing, j, now, true, id) // a manual run goes past a pause in the runner: hold decided it
 		} else {
-			s.sup.Trigger(s.firing, j, now, id) // recorded manual: no schedule owed it
+			s.sup.Trigger(s.firing, j, now, id, hold != nil) // recorded manual: no schedule owed it
 		}
 	})
 
 	ctx, cancel := context.WithTimeout(ctx, runNowWait)
 	defer cancel()
+	var r ctl.RunResult
 	select {
-	case r := <-ch:
-		return r, nil
+	case r = <-ch:
 	case <-ctx.Done():
 		s.mu.Lock()
 		delete(s.waiting, id)
 		s.mu.Unlock()
-		return ctl.RunResult{RunID: id}, nil
+		r = ctl.RunResult{RunID: id}
 	}
+	r.Hold, r.Forced = hold, hold != nil
+	return r, nil
+}
+
+// hold is what stands against an operator's fire of j: its pause, its
+// enabled: false; nil when nothing does. s.mu held.
+func (s *Service) hold(j config.Job) *ctl.FireHold {
+	paused := s.sup.IsPaused(j.Name)
+	if !paused && j.Enabled {
+		return nil
+	}
+	return &ctl.FireHold{Paused: paused, PausedBy: s.pausedBy(j.Name), Disabled: !j.Enabled}
 }
 
 // answerRunNow tells a waiting RunNow what its fire did, at the fire's

@@ -27,7 +27,7 @@ func TestRunNowSaysWhatTheFireDid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.RunNow(context.Background(), "a")
+	res, err := s.RunNow(context.Background(), "a", ctl.FireOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestRunNowSaysWhatTheFireDid(t *testing.T) {
 	if err := lease.Release(); err != nil {
 		t.Fatal(err)
 	}
-	res, err = s.RunNow(context.Background(), "a")
+	res, err = s.RunNow(context.Background(), "a", ctl.FireOptions{})
 	if err != nil || !res.Started {
 		t.Errorf("run-now of a free job answered %+v, %v; want started", res, err)
 	}
@@ -177,7 +177,7 @@ func TestDrainIsReported(t *testing.T) {
 	if err != nil || !d.ShuttingDown || d.Finishing != 1 || d.PID != os.Getpid() {
 		t.Errorf("Daemon() = %+v, %v; want shutting down, 1 finishing", d, err)
 	}
-	res, err := s.RunNow(context.Background(), "b")
+	res, err := s.RunNow(context.Background(), "b", ctl.FireOptions{})
 	if err != nil || res.Started || res.Outcome != "refused" {
 		t.Errorf("run-now while draining answered %+v, %v; want refused", res, err)
 	}
@@ -200,24 +200,13 @@ func TestRefusedReloadStaysUntilAGoodOne(t *testing.T) {
 	}
 }
 
-// TestTriggerKeepsThePolicy: unlike run-now, a trigger skips a paused job
-// and queues behind a held lock (overlap: queue); Drain ends that wait.
+// TestTriggerKeepsThePolicy: a trigger queues behind a held lock
+// (overlap: queue), unlike run-now; Drain ends that wait.
 func TestTriggerKeepsThePolicy(t *testing.T) {
 	queued := job(t, "q", true)
 	queued.Overlap = config.OverlapQueue
-	s, _ := newTestService(t, job(t, "p", true), queued)
+	s, _ := newTestService(t, queued)
 	ctx := context.Background()
-	if err := s.Pause(ctx, "p"); err != nil {
-		t.Fatal(err)
-	}
-	if res, err := s.Trigger(ctx, "p"); err != nil || res.Started || res.Outcome != "skipped" || res.Reason != "paused" {
-		t.Errorf("trigger of a paused job answered %+v, %v; want skipped, paused", res, err)
-	}
-	if res, err := s.RunNow(ctx, "p"); err != nil || !res.Started {
-		t.Errorf("run-now of a paused job answered %+v, %v; want started", res, err)
-	}
-	s.Wait()
-
 	lease, err := s.locker.Acquire(ctx, lock.Request{Name: "q", Record: lock.Record{Holder: run.Holder{Job: "other", RunID: "r-other"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +214,7 @@ func TestTriggerKeepsThePolicy(t *testing.T) {
 	defer lease.Release()
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	if res, err := s.Trigger(short, "q"); err != nil || res.Started || res.Outcome != "" || res.RunID == "" {
+	if res, err := s.Trigger(short, "q", ctl.FireOptions{}); err != nil || res.Started || res.Outcome != "" || res.RunID == "" {
 		t.Errorf("trigger behind a held lock answered %+v, %v; want still waiting", res, err)
 	}
 	s.Drain()
@@ -236,7 +225,7 @@ func TestTriggerKeepsThePolicy(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a queued trigger still waits for its lock after Drain")
 	}
-	if _, err := s.Trigger(ctx, "nope"); !errors.Is(err, ctl.ErrUnknownJob) {
+	if _, err := s.Trigger(ctx, "nope", ctl.FireOptions{}); !errors.Is(err, ctl.ErrUnknownJob) {
 		t.Errorf("trigger of an unknown job: %v, want ErrUnknownJob", err)
 	}
 }

@@ -61,6 +61,7 @@ type Service struct {
 	pauses  map[string]ctl.PauseInfo      // who paused each paused job; saved in the state dir
 	waiting map[string]chan ctl.RunResult // run-now fires waiting for their first event
 	daemon  daemonState
+	kills   killBook // the runs kills signalled (kill.go)
 }
 
 // jobState is what the service's events made of a job: its status as
@@ -387,14 +388,6 @@ func (s *Service) job(name string) (config.Job, error) {
 		return j, nil
 	}
 	return config.Job{}, fmt.Errorf("%w: %q", ctl.ErrUnknownJob, name)
-}
-
-// Kill implements ctl.Backend.
-func (s *Service) Kill(ctx context.Context, name string) (int, error) {
-	if _, err := s.job(name); err != nil {
-		return 0, err
-	}
-	return s.sup.Kill(name, runner.ErrKilled), nil
 }
 
 // Reload implements ctl.Backend.

@@ -91,8 +91,8 @@ func TestActionsOnUnknownJob(t *testing.T) {
 	for name, call := range map[string]func() error{
 		"pause":  func() error { return s.Pause(ctx, "nope") },
 		"resume": func() error { return s.Resume(ctx, "nope") },
-		"kill":   func() error { _, err := s.Kill(ctx, "nope"); return err },
-		"run":    func() error { _, err := s.RunNow(ctx, "nope"); return err },
+		"kill":   func() error { _, err := s.Kill(ctx, "nope", ctl.KillOptions{}); return err },
+		"run":    func() error { _, err := s.RunNow(ctx, "nope", ctl.FireOptions{}); return err },
 	} {
 		if err := call(); !errors.Is(err, ctl.ErrUnknownJob) {
 			t.Errorf("%s: %v, want ErrUnknownJob", name, err)
@@ -184,7 +184,7 @@ func TestRunNowRunsUnderTheLock(t *testing.T) {
 			finished <- f
 		}
 	})
-	res, err := s.RunNow(context.Background(), "a")
+	res, err := s.RunNow(context.Background(), "a", ctl.FireOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"cronvisor/ctl"
@@ -60,7 +61,10 @@ type (
 		verb, job string
 		done      string // what happened, for the status line
 		warn      bool   // done says the action did not happen (a skipped run)
-		err       error
+		// hold is what refused a run-now: the console then asks whether
+		// to force it.
+		hold *ctl.FireHold
+		err  error
 	}
 	logMsg struct {
 		job, run string
@@ -194,26 +198,34 @@ func reconnectAfter(n int) tea.Cmd {
 	return tea.Tick(backoff(n), func(time.Time) tea.Msg { return reconnectMsg{attempt: n} })
 }
 
-// action runs one operator action against the source.
+// action runs one operator action against the source: verb is run,
+// run --force, pause, resume, kill or reload.
 func (m Model) action(verb, job string) tea.Cmd {
-	src, parent := m.src, m.ctx
+	src, parent, now := m.src, m.ctx, m.c.now
 	return func() tea.Msg {
-		ctx, cancel := bounded(parent)
+		bound := callTimeout
+		if verb == "kill" {
+			bound += ctl.KillWaitMax // the daemon waits for the runs' end
+		}
+		ctx, cancel := context.WithTimeout(parent, bound)
 		defer cancel()
 		msg := actionMsg{verb: verb, job: job}
 		switch verb {
-		case "run":
+		case "run", "run --force":
 			var res ctl.RunResult
-			res, msg.err = src.RunNow(ctx, job)
-			msg.done, msg.warn = runNowText(job, res)
+			res, msg.err = src.RunNow(ctx, job, ctl.FireOptions{Force: verb == "run --force"})
+			msg.done, msg.warn = runNowText(job, res, now())
+			if res.Refused && res.Hold != nil {
+				msg.hold = res.Hold
+			}
 		case "pause":
 			msg.done, msg.err = "paused "+job, src.Pause(ctx, job)
 		case "resume":
 			msg.done, msg.err = "resumed "+job, src.Resume(ctx, job)
 		case "kill":
-			var n int
-			n, msg.err = src.Kill(ctx, job)
-			msg.done = fmt.Sprintf("killed %s of %s", plural(n, "run"), job)
+			var res ctl.KillResult
+			res, msg.err = src.Kill(ctx, job, ctl.KillOptions{})
+			msg.done, msg.warn = killText(job, res, now())
 		case "reload":
 			msg.done, msg.err = "reloaded jobs.yaml", src.Reload(ctx)
 		default:
@@ -224,8 +236,16 @@ func (m Model) action(verb, job string) tea.Cmd {
 }
 
 // runNowText says what a run-now fire did; warn when it did not start.
-func runNowText(job string, r ctl.RunResult) (text string, warn bool) {
+// A forced one says what it went past.
+func runNowText(job string, r ctl.RunResult, now time.Time) (text string, warn bool) {
+	at := func(t time.Time) string { return clock(now, t) }
 	switch {
+	case r.Refused && r.Hold != nil:
+		return job + " not started: refused: " + r.Hold.Say(at), true
+	case r.Refused:
+		return job + " not started: refused: " + r.Reason, true
+	case r.Started && r.Forced && r.Hold != nil:
+		return "started run " + r.RunID + " of " + job + " although " + r.Hold.Say(at) + "; " + r.Hold.Stays(), false
 	case r.Started:
 		return "started run " + r.RunID + " of " + job, false
 	case r.Outcome == run.Skipped:
@@ -236,6 +256,16 @@ func runNowText(job string, r ctl.RunResult) (text string, warn bool) {
 		return job + " not started: " + string(r.Outcome), true
 	}
 	return "asked to run " + job + " (run " + r.RunID + "); it had not started when the daemon answered", true
+}
+
+// killText says what a kill did, as `cronvisor kill` does; warn when
+// nothing ran.
+func killText(job string, r ctl.KillResult, now time.Time) (text string, warn bool) {
+	lines := r.Lines(job, func(t time.Time) string { return clock(now, t) })
+	if len(lines) == 0 {
+		return job + " is not running: nothing to kill", true
+	}
+	return strings.Join(lines, "; "), false
 }
 
 // logReader reads saved run logs: the source, or the state dir while the

@@ -140,14 +140,19 @@ func recordLog(recs []run.Record, job, runID string) (ctl.RunLog, error) {
 	return ctl.RunLog{}, fmt.Errorf("%w for run %s of %s", ctl.ErrNoLog, runID, job)
 }
 
-func (f *fakeSource) RunNow(_ context.Context, job string) (ctl.RunResult, error) {
+func (f *fakeSource) RunNow(_ context.Context, job string, o ctl.FireOptions) (ctl.RunResult, error) {
 	f.mu.Lock()
 	res := f.runResult
 	f.mu.Unlock()
-	if res == (ctl.RunResult{}) {
+	verb := "run "
+	if o.Force {
+		verb = "run --force "
+		res = ctl.RunResult{RunID: "r-forced", Started: true, Forced: true, Hold: res.Hold}
+	}
+	if res.RunID == "" && !res.Refused {
 		res = ctl.RunResult{RunID: "r-manual", Started: true}
 	}
-	return res, f.record("run " + job)
+	return res, f.record(verb + job)
 }
 
 func (f *fakeSource) Daemon(context.Context) (ctl.DaemonStatus, error) {
@@ -160,8 +165,8 @@ func (f *fakeSource) Pause(_ context.Context, job string) error  { return f.reco
 func (f *fakeSource) Resume(_ context.Context, job string) error { return f.record("resume " + job) }
 func (f *fakeSource) Reload(context.Context) error               { return f.record("reload") }
 
-func (f *fakeSource) Kill(_ context.Context, job string) (int, error) {
-	return 1, f.record("kill " + job)
+func (f *fakeSource) Kill(_ context.Context, job string, _ ctl.KillOptions) (ctl.KillResult, error) {
+	return ctl.KillResult{Killed: 1, Runs: []ctl.KilledRun{{RunID: "r-sync-7", Ended: true, Outcome: run.Interrupted}}}, f.record("kill " + job)
 }
 
 func (f *fakeSource) Events(context.Context) (<-chan ctl.WireEvent, error) {

@@ -123,6 +123,11 @@ var screens = []struct {
 		m, _ = follow(t, m, cmd)
 		return m
 	}},
+	{name: "force_confirm", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, cmd := press(m, "g", "j", "j", "j", "r")
+		m, _ = follow(t, m, cmd)
+		return m
+	}},
 	{name: "quit_confirm", w: 80, h: 24, doc: true, opts: Options{Title: "embedded · /srv/app/jobs.yaml · log /srv/app/.cronvisor/cronvisor.log", Embedded: true},
 		prep: func(t *testing.T, m Model, f *fakeSource) Model {
 			m, _ = press(m, "q")

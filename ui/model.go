@@ -273,21 +273,30 @@ func (m Model) answer(msg tea.KeyMsg) (Model, tea.Cmd) {
 }
 
 // request runs an action a view or the command line asked for; kill
-// asks first. A read-only console refuses every one: its keys are off,
-// and this is the one door they all go through.
+// asks first, and so does a run of a paused or disabled job (askRun). A
+// read-only console refuses every one: its keys are off, and this is the
+// one door they all go through.
 func (m Model) request(r requestMsg) (Model, tea.Cmd) {
 	if m.opts.ReadOnly {
 		return m.say(readOnlyRefusal(r.verb), true), nil
 	}
-	if r.verb != "kill" {
-		return m, m.action(r.verb, r.job)
+	switch r.verb {
+	case "run":
+		return m.askRun(r.job)
+	case "kill":
+		return m.askKill(r.job)
 	}
-	j, ok := m.c.data.job(r.job)
+	return m, m.action(r.verb, r.job)
+}
+
+// askKill asks before killing job's runs; a job not running has none.
+func (m Model) askKill(job string) (Model, tea.Cmd) {
+	j, ok := m.c.data.job(job)
 	if !ok || j.State != ctl.StateRunning {
-		return m.say(r.job+" is not running", true), nil
+		return m.say(job+" is not running", true), nil
 	}
-	m.ask = &question{onYes: m.action("kill", r.job),
-		text: "Kill " + r.job + " (pid " + itoa(j.PID) + ", running " + dur(m.c.now().Sub(j.StartedAt)) + ")? Its whole process group ends. y/n"}
+	m.ask = &question{onYes: m.action("kill", job), yes: "killing " + job + ": SIGTERM, then SIGKILL after its kill_grace…",
+		text: "Kill " + job + " (pid " + itoa(j.PID) + ", running " + dur(m.c.now().Sub(j.StartedAt)) + ")? Its whole process group ends. y/n"}
 	return m, nil
 }
 

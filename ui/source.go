@@ -243,6 +243,13 @@ func (m Model) onAction(msg actionMsg) (Model, tea.Cmd) {
 		}
 		return m.say(msg.err.Error(), true), nil
 	}
+	if msg.hold != nil && m.ask == nil {
+		// The daemon saw a pause (or enabled: false) this console had
+		// not yet: ask now, as the key would have.
+		m = m.askForce(msg.job, *msg.hold)
+		m.stale[msg.job] = true
+		return m, nil
+	}
 	m = m.say(msg.done, msg.warn)
 	m.dirty = true
 	if msg.job != "" {

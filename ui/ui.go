@@ -34,10 +34,13 @@ type Source interface {
 	// Log is the end of a run's saved log, read by the daemon: the console
 	// never opens the state dir's files itself.
 	Log(ctx context.Context, job, runID string) (ctl.RunLog, error)
-	RunNow(ctx context.Context, job string) (ctl.RunResult, error)
+	// RunNow and Kill are the daemon's actions, the CLI's own: a paused
+	// or disabled job's fire is refused unless forced (the console asks
+	// first), and a kill says where each run stands.
+	RunNow(ctx context.Context, job string, o ctl.FireOptions) (ctl.RunResult, error)
 	Pause(ctx context.Context, job string) error
 	Resume(ctx context.Context, job string) error
-	Kill(ctx context.Context, job string) (int, error)
+	Kill(ctx context.Context, job string, o ctl.KillOptions) (ctl.KillResult, error)
 	Reload(ctx context.Context) error
 	// Daemon says whether the daemon is shutting down and whether its
 	// last reload was refused.
