@@ -136,6 +136,9 @@ func (s *Supervisor) conclude(ctx context.Context, f *fire, a *attemptRun, res p
 	}
 	s.memo.Remember(f.job.Name, f.runID, lastOK, a.knownLastOK, f.grant)
 	s.planRetry(ctx, f.job, &end)
+	if end.Retrying {
+		s.holdRetry(ctx, f)
+	}
 	recorded = s.endFire(end, f.grant.Lease != nil)
 	return end, recorded
 }

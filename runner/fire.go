@@ -28,6 +28,9 @@ type fire struct {
 	// forced: an operator's trigger that goes past the job's pause.
 	forced bool
 	grant  lock.Grant // zero for overlap allow, and until the lock is taken
+	// wait is the registered wait for the next attempt, from the end of
+	// an attempt with a retry to come until its backoff (see holdRetry).
+	wait *retryWait
 	// starting says the fire still counts among the Starts: until its
 	// child's exec, or its end without one (see execed).
 	starting bool

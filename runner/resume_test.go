@@ -3,10 +3,12 @@ package runner
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"cronvisor/config"
+	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/schedule"
 )
@@ -100,5 +102,30 @@ func TestResumeRefusesWhatTheRetriesWouldNotHaveRun(t *testing.T) {
 	}
 	if st, _ := s.locker.Inspect(context.Background(), j.Lock); st.Held {
 		t.Errorf("lock held after refusals: %+v", st)
+	}
+}
+
+// TestKillAtAnAttemptsEndCancelsItsRetry: a kill that comes as soon as an
+// attempt's end is told (an operator reading it, say) finds the slot's
+// wait for its next attempt and cancels it; no further attempt runs.
+func TestKillAtAnAttemptsEndCancelsItsRetry(t *testing.T) {
+	dir := t.TempDir()
+	var s *Supervisor
+	ev := &events{}
+	killed := -1
+	s = NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks"), InRun), NopRecorder{}, func(e run.Event) {
+		ev.emit(e)
+		if end, ok := e.(run.End); ok && end.Retrying && killed < 0 {
+			killed = s.Kill("r", ErrKilled)
+		}
+	})
+	j := shJob("r", "exit 1")
+	j.Retries, j.RetryBackoff, j.RetryBackoffMax, j.RetryOn = 2, time.Minute, time.Minute, config.DefaultRetryOn
+	f := s.Fire(context.Background(), j, slotAt(0), false)
+	if killed < 1 { // the attempt, not yet retired, is counted too
+		t.Errorf("kill at the attempt's end signalled %d; want the waiting slot among them", killed)
+	}
+	if f.Attempt != 1 || f.Reason != "no retry: killed by operator" {
+		t.Errorf("slot ended at attempt %d (%q); want attempt 1, no retry: killed by operator", f.Attempt, f.Reason)
 	}
 }

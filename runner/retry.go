@@ -39,7 +39,19 @@ func (s *Supervisor) withRetries(next runFunc) runFunc {
 // cancels it, so that an operator's kill also ends the retries.
 type retryWait struct {
 	job    string
+	ctx    context.Context
 	cancel context.CancelCauseFunc
+}
+
+// holdRetry registers the wait for f's next attempt, before the end of
+// the attempt before it is told: a kill that reads that end (and finds
+// the run gone) finds the wait to cancel instead of nothing.
+func (s *Supervisor) holdRetry(ctx context.Context, f *fire) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	f.wait = &retryWait{job: f.job.Name, ctx: wctx, cancel: cancel}
+	s.mu.Lock()
+	s.waits[f.wait] = true
+	s.mu.Unlock()
 }
 
 // backoff waits d on the supervisor's clock, with the lock record saying
@@ -50,13 +62,13 @@ func (s *Supervisor) backoff(ctx context.Context, f *fire, d time.Duration) erro
 	if m, ok := f.grant.Lease.(lock.RetryMarker); ok {
 		_ = m.SetRetry(s.clock.Now().Add(d)) // unmarked, a dead supervisor's slot is only not told apart
 	}
-	wctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	w := &retryWait{job: f.job.Name, cancel: cancel}
-	s.mu.Lock()
-	s.waits[w] = true
-	s.mu.Unlock()
+	if f.wait == nil {
+		s.holdRetry(ctx, f)
+	}
+	w := f.wait
+	f.wait = nil
 	defer func() {
+		w.cancel(nil)
 		s.mu.Lock()
 		delete(s.waits, w)
 		s.mu.Unlock()
@@ -66,14 +78,14 @@ func (s *Supervisor) backoff(ctx context.Context, f *fire, d time.Duration) erro
 	select {
 	case <-t.C():
 		return nil
-	case <-wctx.Done():
+	case <-w.ctx.Done():
 		if ctx.Err() != nil && s.handingOver.Load() {
 			return errHandingOver
 		}
 		if ctx.Err() != nil {
 			return errStopping
 		}
-		return context.Cause(wctx)
+		return context.Cause(w.ctx)
 	}
 }
 
