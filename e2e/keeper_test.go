@@ -164,7 +164,10 @@ func (s *sandbox) statusOf(job string) jobStatus {
 func TestE2EAdoptedRunIsShownAndKilled(t *testing.T) {
 	t.Parallel()
 	arg := sleepArg("40.4")
-	s := newSandbox(t, `jobs:
+	// shutdown_grace: the next second's fire starts a run while kill waits
+	// for the adopted one's end; the stop must not wait 30 s for it.
+	s := newSandbox(t, `shutdown_grace: 1s
+jobs:
   - {name: long, schedule: "* * * * * *", command: "sleep `+arg+`", timeout: 1m, kill_grace: 2s}
 `)
 	t.Cleanup(func() { killCmdline(arg) })
