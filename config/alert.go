@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"cronvisor/internal/mask"
 )
 
 // Defaults of the retry keys.
@@ -144,7 +146,7 @@ func (d *decoder) stringList(key string, n *yaml.Node) []*yaml.Node {
 func (d *decoder) httpURL(key string, n *yaml.Node, s string) bool {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.errorf(n, "%s: %q is not an http:// or https:// URL", key, s)
+		d.errorf(n, "%s: %q is not an http:// or https:// URL", key, mask.URL(s))
 		return false
 	}
 	return true

@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"gopkg.in/yaml.v3"
+
+	"cronvisor/internal/mask"
 )
 
 // lockBackend decodes lock_backend. The url (redis, postgres) or dsn
@@ -134,33 +136,10 @@ func (d *decoder) backendAddr(key string, n *yaml.Node, check func(string) (stri
 		return "", nil
 	}
 	if want, ok := check(expanded); !ok {
-		d.errorf(n, "%s: %q is not %s", key, redactPassword(raw), want)
+		d.errorf(n, "%s: %q is not %s", key, mask.URL(raw), want)
 		return "", nil
 	}
 	return expanded, used
-}
-
-// redactPassword hides the password of a url or dsn as written
-// (user:PASSWORD@...), so that a message never shows one even when the
-// file has it inline.
-func redactPassword(s string) string {
-	head := s
-	if i := strings.LastIndex(head, "/"); i >= 0 {
-		head = head[:i]
-	}
-	at := strings.LastIndex(head, "@")
-	if at < 0 {
-		return s
-	}
-	start := 0
-	if i := strings.Index(head[:at], "://"); i >= 0 {
-		start = i + 3
-	}
-	colon := strings.Index(head[start:at], ":")
-	if colon < 0 {
-		return s
-	}
-	return s[:start+colon+1] + "xxxxx" + s[at:]
 }
 
 func checkRedisURL(s string) (string, bool) {

@@ -39,7 +39,7 @@ func TestE2EDeliveryErrorsKeepSecrets(t *testing.T) {
 	d := s.startEnv([]string{"HTTP_PROXY=http://" + closedPort(t), "NO_PROXY="}, cvBin, "--config", s.config, "daemon", "--log-format", "json")
 	waitFor(t, 30*time.Second, "failed deliveries to every target", func() bool {
 		log := d.stderr()
-		return strings.Contains(log, `"target":"http://`+refused+`/hook"`) &&
+		return strings.Contains(log, `"target":"http://`+refused+`/hook?token=***"`) &&
 			strings.Contains(log, `"target":"http://hooks.slack.com/services/***/***/***"`) &&
 			strings.Contains(log, `"target":"http://`+refused+`/***`)
 	})
@@ -67,13 +67,13 @@ func TestE2EDeliveryErrorsKeepSecrets(t *testing.T) {
 		}
 		perTarget[fmt.Sprint(r["target"])]++
 		err, _ := r["err"].(string)
-		said = said || strings.Contains(err, `Post http://`+refused+`/hook: dial tcp `+refused+`: connect: connection refused`)
+		said = said || strings.Contains(err, `Post http://`+refused+`/hook?token=***: dial tcp `+refused+`: connect: connection refused`)
 	}
 	t.Logf("records per webhook: %v; ping records %d", perTarget, pings)
 	if !said {
 		t.Error("no delivery error says what failed (Post URL: dial tcp …: connection refused)")
 	}
-	for _, target := range []string{"http://" + refused + "/hook", hang + "/hang", "http://hooks.slack.com/services/***/***/***"} {
+	for _, target := range []string{"http://" + refused + "/hook?token=***", hang + "/hang?token=***", "http://hooks.slack.com/services/***/***/***"} {
 		if n := perTarget[target]; n < 1 || n > 2 {
 			t.Errorf("%d records for %s in one minute, want the first and at most one with the count", n, target)
 		}

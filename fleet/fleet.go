@@ -18,6 +18,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"cronvisor/internal/mask"
 )
 
 // Store is the fleet's shared history on one PostgreSQL database. It is
@@ -37,7 +39,7 @@ type Store struct {
 func Open(rawURL, host string) (*Store, error) {
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("history backend: invalid postgres url: %v", err)
+		return nil, fmt.Errorf("history backend: invalid postgres url: %v", mask.Error(err, rawURL))
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 2 * time.Second

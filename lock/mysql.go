@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"cronvisor/internal/mask"
 )
 
 // MySQLNameLimit is the longest lock name MySQL's GET_LOCK takes.
@@ -63,7 +65,7 @@ func MySQLLockName(full string) string {
 func NewMySQLLocker(dsn string, opts ...SQLOption) (*MySQLLocker, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("lock backend: invalid mysql dsn: %v", err)
+		return nil, fmt.Errorf("lock backend: invalid mysql dsn: %v", mask.Error(err, dsn))
 	}
 	for _, d := range []*time.Duration{&cfg.Timeout, &cfg.ReadTimeout, &cfg.WriteTimeout} {
 		if *d == 0 {
@@ -75,7 +77,7 @@ func NewMySQLLocker(dsn string, opts ...SQLOption) (*MySQLLocker, error) {
 	cfg.Logger = log.New(io.Discard, "", 0)
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("lock backend: invalid mysql dsn: %v", err)
+		return nil, fmt.Errorf("lock backend: invalid mysql dsn: %v", mask.Error(err, dsn))
 	}
 	l, err := newSQLLocker(sql.OpenDB(conn), mysqlDialect{addr: cfg.Addr}, MySQLLockName, opts)
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"cronvisor/internal/mask"
 )
 
 // PostgresLocker is the PostgreSQL backend: a session advisory lock,
@@ -61,7 +63,7 @@ func PostgresLockKey(full string) int64 {
 func NewPostgresLocker(rawURL string, opts ...SQLOption) (*PostgresLocker, error) {
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("lock backend: invalid postgres url: %v", err)
+		return nil, fmt.Errorf("lock backend: invalid postgres url: %v", mask.Error(err, rawURL))
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = time.Second

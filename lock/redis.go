@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"cronvisor/internal/mask"
 	"cronvisor/run"
 
 	"github.com/redis/go-redis/v9"
@@ -112,11 +112,7 @@ func WithRetention(d time.Duration) RedisOption { return func(l *RedisLocker) { 
 func NewRedisLocker(rawURL string, ttl time.Duration, opts ...RedisOption) (*RedisLocker, error) {
 	opt, err := redis.ParseURL(rawURL)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // url.Error repeats the URL, password included
-		}
-		return nil, fmt.Errorf("lock backend: invalid redis url: %v", err)
+		return nil, fmt.Errorf("lock backend: invalid redis url: %v", mask.Error(err, rawURL))
 	}
 	if ttl < MinRedisTTL {
 		return nil, fmt.Errorf("lock backend: redis ttl %s is shorter than %s", ttl, MinRedisTTL)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"cronvisor/internal/mask"
 )
 
 // Results of one delivery, the label values of the deliveries metric.
@@ -127,22 +129,22 @@ func (s *sender) send(ctx context.Context, m message) error {
 	if m.argv != nil {
 		return runCommand(ctx, m)
 	}
-	// Errors name the target as safeURL shows it: net/http's quote the
+	// Errors name the target as mask.URL shows it: net/http's quote the
 	// whole URL, tokens and all.
 	req, err := http.NewRequestWithContext(ctx, m.method, m.url, bytes.NewReader(m.body))
 	if err != nil {
-		return safeError(err, m.url)
+		return mask.Error(err, m.url)
 	}
 	for k, v := range m.header {
 		req.Header.Set(k, v)
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return safeError(err, m.url)
+		return mask.Error(err, m.url)
 	}
 	_ = resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %s", m.method, safeURL(m.url), resp.Status)
+		return fmt.Errorf("%s %s: %s", m.method, mask.URL(m.url), resp.Status)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"cronvisor/config"
+	"cronvisor/internal/mask"
 	"cronvisor/internal/ratelog"
 	"cronvisor/run"
 )
@@ -336,11 +337,11 @@ func target(m message) string {
 	if m.argv != nil {
 		return m.argv[0]
 	}
-	return safeURL(m.url)
+	return mask.URL(m.url)
 }
 
 // targetKey tells targets apart for the failure log's rate limit: two
-// URLs that safeURL shows alike (two healthchecks checks) are two, and a
+// URLs that mask.URL shows alike (two healthchecks checks) are two, and a
 // job's pings (/start, /fail, ... with each run's rid) are one.
 func targetKey(kind string, m message) string {
 	switch {

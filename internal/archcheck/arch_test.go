@@ -35,7 +35,7 @@ var floors = [][]string{
 	{"lock"},
 	{"proc"},
 	{"ending"},
-	{"run", "procfs", "cgroup", "clock", "statedir", "systemd", "exepages", "internal/ratelog"},
+	{"run", "procfs", "cgroup", "clock", "statedir", "systemd", "exepages", "internal/ratelog", "internal/mask"},
 }
 
 // outsideTheMap are packages that are harnesses, not parts: benchmarks'
