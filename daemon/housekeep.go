@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"slices"
 	"time"
 
 	"cronvisor/clock"
@@ -19,38 +18,39 @@ import (
 // newRecovery returns the recoverer of dead supervisors' runs, judging
 // this process by its pid, its start and its runs in flight (mine).
 func (e *Env) newRecovery(store *history.Store, mine func(runID string) bool, started time.Time, hier *cgroup.Hierarchy, log *slog.Logger) *recovery.Recoverer {
+	lookup := e.jobLookup()
 	return recovery.New(recovery.Config{
 		Store: store, Locker: e.Locker, Alive: recovery.Supervisors(),
 		Self: os.Getpid(), Started: started, Mine: mine,
-		LockOf: func(job string) string {
-			cfg := e.cfg.Load()
-			if i := slices.IndexFunc(cfg.Jobs, func(j config.Job) bool { return j.Name == job }); i >= 0 {
-				return cfg.Jobs[i].Lock
+		LockOf: func(name string) string {
+			if j, ok := lookup(name); ok {
+				return j.Lock
 			}
-			return job
+			return name
 		},
 		StateDir: e.cfg.Load().StateDir,
 		Cgroup:   hier,
 		KeepAge:  func() time.Duration { return e.cfg.Load().History.KeepAge },
 		Log:      log,
 		Path:     ending.New(e.Emit),
-		Resume:   e.resumeRetries,
+		Resume: func(ctx context.Context, r recovery.Resumption) error {
+			return e.resumeRetries(ctx, lookup, r)
+		},
 	})
 }
 
 // resumeRetries runs the remaining attempts of a slot that a stopped or
 // dead supervisor left waiting for a retry, with the job as the current
-// config has it (see runner.Supervisor.ResumeRetries).
-func (e *Env) resumeRetries(ctx context.Context, r recovery.Resumption) error {
-	cfg := e.cfg.Load()
-	i := slices.IndexFunc(cfg.Jobs, func(j config.Job) bool { return j.Name == r.Job })
+// config has it (lookup; see runner.Supervisor.ResumeRetries).
+func (e *Env) resumeRetries(ctx context.Context, lookup func(string) (config.Job, bool), r recovery.Resumption) error {
+	j, ok := lookup(r.Job)
 	switch {
-	case i < 0:
-		return errors.New("the job is no longer in " + cfg.Path)
-	case !cfg.Jobs[i].Enabled:
+	case !ok:
+		return errors.New("the job is no longer in " + e.cfg.Load().Path)
+	case !j.Enabled:
 		return errors.New("the job is disabled")
 	}
-	return e.Supervisor.ResumeRetries(ctx, cfg.Jobs[i], r.Slot, r.Attempt, r.At, r.Manual)
+	return e.Supervisor.ResumeRetries(ctx, j, r.Slot, r.Attempt, r.At, r.Manual)
 }
 
 // RecoverRuns records the runs that dead supervisors left behind: those
