@@ -35,12 +35,22 @@ const (
 // closed "interrupted", "host lost ..." by another host) or comes from
 // the same host with the same outcome (the same record again, or a note
 // the host added to its own reason).
+//
+// $25 says the record is its host's own guess of the end (ownGuess):
+// over a peer's guess it keeps the earlier end, since the peer's is the
+// host's last beat and the host's own is only when it came back, and
+// keeps the peer's reason (still "host lost", so a real end may yet
+// replace it) with the host's appended once.
 const upsertSQL = `INSERT INTO cronvisor_runs (` + runColumns + `)
 	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24)
 	ON CONFLICT (run_id) DO UPDATE SET job = EXCLUDED.job, host = EXCLUDED.host,
 		outcome = EXCLUDED.outcome, at = EXCLUDED.at, scheduled_at = EXCLUDED.scheduled_at,
-		started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at,
-		exit_code = EXCLUDED.exit_code, reason = EXCLUDED.reason,
+		started_at = EXCLUDED.started_at,
+		ended_at = CASE WHEN ` + guessOverGuess + ` THEN LEAST(cronvisor_runs.ended_at, EXCLUDED.ended_at)
+			ELSE EXCLUDED.ended_at END,
+		exit_code = EXCLUDED.exit_code,
+		reason = CASE WHEN ` + guessOverGuess + ` THEN cronvisor_runs.reason || '; on its return ' ||
+			EXCLUDED.host || ' recorded: ' || EXCLUDED.reason ELSE EXCLUDED.reason END,
 		holder_pid = EXCLUDED.holder_pid, holder_host = EXCLUDED.holder_host,
 		holder_job = EXCLUDED.holder_job, holder_run_id = EXCLUDED.holder_run_id,
 		holder_since = EXCLUDED.holder_since, log_path = EXCLUDED.log_path,
@@ -49,9 +59,28 @@ const upsertSQL = `INSERT INTO cronvisor_runs (` + runColumns + `)
 		cpu_system_us = EXCLUDED.cpu_system_us, memory_peak_bytes = EXCLUDED.memory_peak_bytes,
 		oom_killed = EXCLUDED.oom_killed, shipped_at = now()
 	WHERE cronvisor_runs.outcome = 'running'
-		OR (EXCLUDED.outcome <> 'running' AND (
-			(cronvisor_runs.outcome = 'interrupted' AND cronvisor_runs.reason LIKE 'host lost%')
+		OR (` + guessOverGuess + ` AND strpos(cronvisor_runs.reason, EXCLUDED.reason) = 0)
+		OR (NOT $25::boolean AND EXCLUDED.outcome <> 'running' AND (` + peerGuess + `
 			OR (cronvisor_runs.host = EXCLUDED.host AND cronvisor_runs.outcome = EXCLUDED.outcome)))`
+
+// peerGuess tells, in upsertSQL, that the stored row is a peer's guess
+// that its host was lost (CloseLostRuns); guessOverGuess that the record
+// is its host's own guess (ownGuess, $25) of such a row's end.
+const (
+	peerGuess      = `(cronvisor_runs.outcome = 'interrupted' AND cronvisor_runs.reason LIKE 'host lost%')`
+	guessOverGuess = `($25::boolean AND ` + peerGuess + `)`
+)
+
+// ownGuess reports whether r is its host's guess of a run's end rather
+// than an end anyone saw: the interrupted record recovery writes for a
+// dead supervisor's run that no keeper saw end (recovery's orphan
+// reason, "supervisor (pid N on HOST) died ...", with the instant it
+// noticed as the end). A keeper's end (its own reason, an exit code
+// where it had one) is a real end.
+func ownGuess(r run.Record) bool {
+	return r.Outcome == run.Interrupted && r.ExitCode == nil &&
+		strings.HasPrefix(r.Reason, "supervisor (pid ") && strings.Contains(r.Reason, ") died ")
+}
 
 // Upsert writes recs in one transaction, each idempotent by run id (see
 // upsertSQL). A record without a host is this store's host's.
@@ -75,7 +104,7 @@ func (s *Store) Upsert(ctx context.Context, recs []run.Record) error {
 		if r.Host == "" {
 			r.Host = s.host
 		}
-		if _, err := st.ExecContext(ctx, runArgs(r)...); err != nil {
+		if _, err := st.ExecContext(ctx, append(runArgs(r), ownGuess(r))...); err != nil {
 			return fmt.Errorf("history backend: upsert %s/%s: %w", r.Job, r.RunID, err)
 		}
 	}
