@@ -41,11 +41,15 @@ type Slot struct {
 	Job      string
 	At       time.Time // the slot, before jitter, in the schedule's zone
 	Class    Class
-	Host     string      // who ran it (several, comma-separated, when duplicated); who skipped it
+	Host     string      // who ran it (several, comma-separated, when duplicated or copies); who skipped it
 	Outcome  run.Outcome // the final outcome of the run's last attempt; "" when nothing ran
 	Attempts int         // attempts of the run (the highest attempt number); 0 when nothing ran
-	Reason   string
-	RunIDs   []string // every record of the slot, oldest first
+	// Copies is how many runs (first attempts) the slot had: 1 for a slot
+	// run once, more for an overlap: allow job's copies (one per host) or
+	// a duplicated slot, 0 when nothing ran.
+	Copies int
+	Reason string
+	RunIDs []string // every record of the slot, oldest first
 }
 
 // Input is what Audit judges.
@@ -108,7 +112,9 @@ func (c Counts) String() string {
 // start (clipped to Began) to Now and classifies it from the records.
 func Audit(in Input) Report {
 	recsByJob := map[string][]run.Record{}
+	byID := make(map[string]run.Record, len(in.Records))
 	for _, r := range in.Records {
+		byID[r.RunID] = r // manual runs too: one may hold the lock a skip names
 		if r.Manual || r.ScheduledAt.IsZero() {
 			continue // an operator's run (run, trigger, run-now) has no slot
 		}
@@ -120,7 +126,7 @@ func Audit(in Input) Report {
 		if j.Sched == nil {
 			continue
 		}
-		jr := auditJob(j, recsByJob[j.Name], timeline(j, versions[j.Name]), in)
+		jr := auditJob(j, recsByJob[j.Name], timeline(j, versions[j.Name]), byID, in)
 		for cl, n := range jr.Counts {
 			rep.Total[cl] += n
 		}
@@ -131,8 +137,8 @@ func Audit(in Input) Report {
 
 // auditJob walks j's slots over the window, each owed as the one of
 // spans in force at its instant defines it, and classifies each from
-// recs, j's records.
-func auditJob(j config.Job, recs []run.Record, spans []span, in Input) JobReport {
+// recs, j's records; byID are every job's records by run id.
+func auditJob(j config.Job, recs []run.Record, spans []span, byID map[string]run.Record, in Input) JobReport {
 	jr := JobReport{Job: j.Name, Counts: Counts{}}
 	if in.Began.IsZero() {
 		return jr
@@ -149,17 +155,17 @@ func auditJob(j config.Job, recs []run.Record, spans []span, in Input) JobReport
 	}
 	for _, sp := range spans {
 		if sp.owes {
-			owedSlots(&jr, sp, recs, bySlot, later(from, sp.from), in.Now)
+			owedSlots(&jr, sp, recs, bySlot, judge{now: in.Now, byID: byID}, later(from, sp.from))
 		}
 	}
 	jr.Extra = extras(j, bySlot, from, in.Now)
 	return jr
 }
 
-// owedSlots classifies the slots of sp from from to now into jr, taking
-// each slot's records out of bySlot.
-func owedSlots(jr *JobReport, sp span, recs []run.Record, bySlot map[int64][]run.Record, from, now time.Time) {
-	j := sp.job
+// owedSlots classifies the slots of sp from from to jd.now into jr,
+// taking each slot's records out of bySlot.
+func owedSlots(jr *JobReport, sp span, recs []run.Record, bySlot map[int64][]run.Record, jd judge, from time.Time) {
+	j, now := sp.job, jd.now
 	covered := missedCoverage(j, inSpan(recs, sp), now)
 	prev := time.Time{}
 	for t := j.Sched.Next(from.Add(-time.Nanosecond)); !t.IsZero() && !t.After(now) && sp.contains(t); t = j.Sched.Next(t) {
@@ -168,7 +174,7 @@ func owedSlots(jr *JobReport, sp span, recs []run.Record, bySlot map[int64][]run
 		}
 		prev = t
 		k := t.UnixNano()
-		s := classify(j, t, bySlot[k], covered[k], now)
+		s := jd.classify(j, t, bySlot[k], covered[k])
 		delete(bySlot, k)
 		jr.Slots = append(jr.Slots, s)
 		jr.Counts[s.Class]++

@@ -231,6 +231,7 @@ type auditLine struct {
 	Host     string      `json:"host"`
 	Outcome  run.Outcome `json:"outcome"`
 	Attempts int         `json:"attempts"`
+	Copies   int         `json:"copies"`
 	Reason   string      `json:"reason"`
 	RunIDs   []string    `json:"run_ids"`
 }
@@ -242,7 +243,7 @@ func printAuditJSON(g *globals, rep audit.Report) error {
 	for _, jr := range rep.Jobs {
 		for _, s := range mergeSlots(jr.Slots, jr.Extra) {
 			l := auditLine{Job: s.Job, Slot: s.At.Format(time.RFC3339Nano), Class: s.Class, Host: s.Host,
-				Outcome: s.Outcome, Attempts: s.Attempts, Reason: s.Reason, RunIDs: s.RunIDs}
+				Outcome: s.Outcome, Attempts: s.Attempts, Copies: s.Copies, Reason: s.Reason, RunIDs: s.RunIDs}
 			if l.RunIDs == nil {
 				l.RunIDs = []string{}
 			}

@@ -174,19 +174,19 @@ func TestAuditCommandJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("line %q: %v", l, err)
 		}
-		if len(m) != 8 {
-			t.Errorf("line %q: %d fields, want job, slot, class, host, outcome, attempts, reason, run_ids", l, len(m))
+		if len(m) != 9 {
+			t.Errorf("line %q: %d fields, want job, slot, class, host, outcome, attempts, copies, reason, run_ids", l, len(m))
 		}
 		got = append(got, strings.Join([]string{m["slot"].(string), m["class"].(string), m["outcome"].(string),
-			jsonText(m["attempts"]), jsonText(m["run_ids"])}, " "))
+			jsonText(m["attempts"]), jsonText(m["copies"]), jsonText(m["run_ids"])}, " "))
 	}
 	want := []string{
-		`2026-06-01T09:40:00Z ran ok 2 ["a1","a1r"]`,
-		`2026-06-01T09:50:00Z skipped  0 ["a2"]`,
-		`2026-06-01T10:00:00Z missed  0 ["a3"]`,
-		`2026-06-01T10:10:00Z missed  0 ["a3"]`,
-		`2026-06-01T10:20:00Z duplicated  1 ["a4b","a4"]`,
-		`2026-06-01T10:30:00Z open  0 []`,
+		`2026-06-01T09:40:00Z ran ok 2 1 ["a1","a1r"]`,
+		`2026-06-01T09:50:00Z skipped  0 0 ["a2"]`,
+		`2026-06-01T10:00:00Z missed  0 0 ["a3"]`,
+		`2026-06-01T10:10:00Z missed  0 0 ["a3"]`,
+		`2026-06-01T10:20:00Z duplicated  1 2 ["a4b","a4"]`,
+		`2026-06-01T10:30:00Z open  0 0 []`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
