@@ -33,7 +33,8 @@ func newAudit(g *globals) *cobra.Command {
 		Long: `Rebuilds every slot the schedules of jobs.yaml's jobs owed over the window,
 each by the schedule in force at its instant (as the daemon recorded it at
 each start-up and reload), and classifies each from the history: ran
-(once), skipped, missed, duplicated, open. Runs an operator started (run,
+(once; an overlap: allow job's copies on several hosts are one ran slot),
+skipped, missed, duplicated, open. Runs an operator started (run,
 trigger, the console's run key) are in no count. Prints the slots that
 need a look, the counts per job and a summary; exits 1 when any slot was
 missed or duplicated.`,
