@@ -14,8 +14,8 @@ import (
 
 // keptJobs are the jobs of TestE2EFleetKeeperAndDaemonKilledKeepTheLock:
 // each fires every second under a lock of its own and runs 10 s,
-// writing its own start and end (ns, host, pid) to dir/NAME.txt: the
-// ground truth the test judges by.
+// writing its own start (with what its fd 3 is) and end (ns, host, pid)
+// to dir/NAME.txt: the ground truth the test judges by.
 func keptJobs(dir string, n int) string {
 	var b strings.Builder
 	b.WriteString("jobs:\n")
@@ -23,7 +23,7 @@ func keptJobs(dir string, n int) string {
 		f := filepath.Join(dir, fmt.Sprintf("k%d.txt", i))
 		fmt.Fprintf(&b, `  - name: k%d
     schedule: "@every 1s"
-    command: echo "S $(date +%%s%%N) $(hostname) $$" >> %[2]s; sleep 10; echo "E $(date +%%s%%N) $(hostname) $$" >> %[2]s
+    command: echo "S $(date +%%s%%N) $(hostname) $$ $(readlink /proc/$$/fd/3)" >> %[2]s; sleep 10; echo "E $(date +%%s%%N) $(hostname) $$" >> %[2]s
     timeout: 60s
     kill_grace: 1s
 `, i, f)
@@ -35,6 +35,7 @@ func keptJobs(dir string, n int) string {
 // it goes on.
 type keptRun struct {
 	job, host  string
+	fd3        string // what the run's fd 3 was
 	pid        int
 	start, end time.Time
 }
@@ -50,7 +51,7 @@ func keptRuns(t *testing.T, dir string, n int) map[string][]keptRun {
 		var order []*keptRun
 		for _, l := range lines(readFile(t, filepath.Join(dir, job+".txt"))) {
 			f := strings.Fields(l)
-			if len(f) != 4 {
+			if len(f) < 4 {
 				continue // a line being written
 			}
 			ns, _ := strconv.ParseInt(f[1], 10, 64)
@@ -59,6 +60,9 @@ func keptRuns(t *testing.T, dir string, n int) map[string][]keptRun {
 			switch f[0] {
 			case "S":
 				r := &keptRun{job: job, host: f[2], pid: pid, start: at}
+				if len(f) > 4 {
+					r.fd3 = f[4]
+				}
 				byPID[pid] = r
 				order = append(order, r)
 			case "E":
@@ -198,6 +202,11 @@ func TestE2EFleetKeeperAndDaemonKilledKeepTheLock(t *testing.T) {
 			t.Errorf("%d overlapping runs:\n%s", len(bad), strings.Join(bad, "\n"))
 		}
 		checkRerun(t, runs, killed)
+		for _, k := range killed {
+			if !strings.HasPrefix(k.fd3, "socket:") {
+				t.Errorf("%s's run on %s had fd 3 %q, want its lock's session socket", k.job, k.host, k.fd3)
+			}
+		}
 	})
 }
 
