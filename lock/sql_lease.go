@@ -67,7 +67,9 @@ func (le *sqlLease) keepAlive(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case err != nil || !held:
-			le.silent.Store(err != nil)
+			if err != nil {
+				le.silent.Store(true)
+			}
 			le.markLost()
 			return
 		}
