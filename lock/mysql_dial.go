@@ -62,6 +62,15 @@ func (m *mysqlConns) add(id int64, local netip.AddrPort) {
 			delete(m.ids, old)
 		}
 	}
+	// Ids start again after a server restart: then any old entry goes.
+	for old := range m.ids {
+		if len(m.ids) <= mysqlConnsKept {
+			break
+		}
+		if old != id {
+			delete(m.ids, old)
+		}
+	}
 }
 
 // local is the local address of connection id, false if unknown.

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -73,5 +74,23 @@ func TestParseGreeting(t *testing.T) {
 				t.Errorf("parseGreeting = %d, %v, %v; want %d, %v, %v", id, ok, more, tc.id, tc.ok, tc.more)
 			}
 		})
+	}
+}
+
+// mysqlConns keeps at most mysqlConnsKept entries, the newest among them,
+// also when ids start again (a server restart).
+func TestMySQLConnsBounded(t *testing.T) {
+	m := newMySQLConns()
+	for id := int64(1); id <= 3*mysqlConnsKept; id++ {
+		m.add(id, netip.MustParseAddrPort("127.0.0.1:40000"))
+	}
+	for id := int64(1); id <= 10; id++ { // restarted: small ids again
+		m.add(id, netip.MustParseAddrPort("127.0.0.1:40001"))
+	}
+	if len(m.ids) > mysqlConnsKept {
+		t.Errorf("%d entries, want at most %d", len(m.ids), mysqlConnsKept)
+	}
+	if a, ok := m.local(10); !ok || a.Port() != 40001 {
+		t.Errorf("local(10) = %v, %v; want the newest connection's address", a, ok)
 	}
 }
