@@ -55,28 +55,31 @@ type RunningRun struct {
 
 // Beat says this host is alive: it upserts the host's row with last_beat
 // the server's now(), clears stopped, and returns this host's clock minus
-// the server's. The offset is measured around a round trip of its own
-// (the local midpoint of the query minus the server's clock_timestamp()),
-// so that the write's own time does not count; it is stored in the row.
-func (s *Store) Beat(ctx context.Context, version string, pid int, started time.Time) (time.Duration, error) {
+// the server's and the last_beat it wrote (the server's clock: a peer
+// tells a gap in its own beating by it). The offset is measured around a
+// round trip of its own (the local midpoint of the query minus the
+// server's clock_timestamp()), so that the write's own time does not
+// count; it is stored in the row.
+func (s *Store) Beat(ctx context.Context, version string, pid int, started time.Time) (offset time.Duration, at time.Time, err error) {
 	if err := s.EnsureSchema(ctx); err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
-	offset, err := s.clockOffset(ctx)
+	offset, err = s.clockOffset(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("history backend: heartbeat: %w", err)
+		return 0, time.Time{}, fmt.Errorf("history backend: heartbeat: %w", err)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO cronvisor_hosts AS h
+	err = s.db.QueryRowContext(ctx, `INSERT INTO cronvisor_hosts AS h
 		(host, version, pid, started_at, last_beat, clock_offset_ms, stopped)
 		VALUES ($1, $2, $3, $4, now(), $5, false)
 		ON CONFLICT (host) DO UPDATE SET version = EXCLUDED.version, pid = EXCLUDED.pid,
 			started_at = EXCLUDED.started_at, last_beat = EXCLUDED.last_beat,
-			clock_offset_ms = EXCLUDED.clock_offset_ms, stopped = false`,
-		s.host, version, pid, started.UTC(), offset.Milliseconds())
+			clock_offset_ms = EXCLUDED.clock_offset_ms, stopped = false
+		RETURNING last_beat`,
+		s.host, version, pid, started.UTC(), offset.Milliseconds()).Scan(&at)
 	if err != nil {
-		return 0, fmt.Errorf("history backend: heartbeat: %w", err)
+		return 0, time.Time{}, fmt.Errorf("history backend: heartbeat: %w", err)
 	}
-	return offset, nil
+	return offset, at, nil
 }
 
 // clockOffset is this host's clock minus the server's.

@@ -10,7 +10,7 @@ func TestBeatUpsertsTheHostsRow(t *testing.T) {
 	s := openStore(t, url, "host-a")
 	started := time.Now().Add(-time.Minute).Round(time.Microsecond)
 	for i, v := range []string{"v1", "v2"} {
-		offset, err := s.Beat(t.Context(), v, 100+i, started)
+		offset, _, err := s.Beat(t.Context(), v, 100+i, started)
 		if err != nil {
 			t.Fatalf("beat %d: %v", i, err)
 		}
@@ -47,7 +47,7 @@ func TestHostsStates(t *testing.T) {
 	stores := map[string]*Store{}
 	for _, h := range []string{"up", "silent", "stopped", "back"} {
 		stores[h] = openStore(t, url, h)
-		if _, err := stores[h].Beat(t.Context(), "v-"+h, 7, time.Now()); err != nil {
+		if _, _, err := stores[h].Beat(t.Context(), "v-"+h, 7, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func TestHostsStates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := stores["back"].Beat(t.Context(), "v-back", 8, time.Now()); err != nil {
+	if _, _, err := stores["back"].Beat(t.Context(), "v-back", 8, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Unix(1_700_000_000, 0)
