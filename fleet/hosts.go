@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -105,6 +106,35 @@ func (s *Store) Stopped(ctx context.Context) error {
 		return fmt.Errorf("history backend: mark the host stopped: %w", err)
 	}
 	return nil
+}
+
+// PeersUpSince is the earliest start, by this host's clock, of the other
+// hosts up now (each beat within UpWithin and did not stop), false when
+// none is. A daemon up now has been up since its start (a restart gives
+// its row a new start), firing every slot of its jobs from then on, so
+// the slots after that instant are a live peer's to account for, not
+// this host's to call missed.
+func (s *Store) PeersUpSince(ctx context.Context) (time.Time, bool, error) {
+	if err := s.EnsureSchema(ctx); err != nil {
+		return time.Time{}, false, err
+	}
+	offset, err := s.clockOffset(ctx)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("history backend: the hosts up: %w", err)
+	}
+	// started_at is by each host's clock: minus its offset, the server's.
+	var since sql.NullTime
+	err = s.db.QueryRowContext(ctx, `SELECT MIN(started_at - make_interval(secs => clock_offset_ms / 1000.0))
+		FROM cronvisor_hosts WHERE host <> $1 AND NOT stopped
+			AND now() - last_beat <= make_interval(secs => $2::bigint / 1e6)`,
+		s.host, UpWithin.Microseconds()).Scan(&since)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("history backend: the hosts up: %w", err)
+	}
+	if !since.Valid {
+		return time.Time{}, false, nil
+	}
+	return since.Time.Add(offset), true, nil
 }
 
 // Hosts lists every host of the fleet, by name: each with a row in

@@ -106,3 +106,44 @@ func TestHostsStates(t *testing.T) {
 		})
 	}
 }
+
+// PeersUpSince is the earliest start of the other hosts up now, by this
+// host's clock (each peer's start converted by its own offset): hosts
+// silent past UpWithin, stopped, or this host's own row do not count.
+func TestPeersUpSince(t *testing.T) {
+	url, db := newDB(t)
+	me := openStore(t, url, "me")
+	if _, ok, err := me.PeersUpSince(t.Context()); err != nil || ok {
+		t.Fatalf("no host at all: ok %v, %v; want none up", ok, err)
+	}
+	now := time.Now()
+	starts := map[string]time.Duration{"me": -time.Hour, "late": -time.Minute, "early": -10 * time.Minute,
+		"silent": -2 * time.Hour, "stopped": -3 * time.Hour, "skewed": -20 * time.Minute}
+	for h, ago := range starts {
+		if _, _, err := openStore(t, url, h).Beat(t.Context(), "v", 1, now.Add(ago)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	silence(t, db, "silent", UpWithin+time.Second)
+	if err := openStore(t, url, "stopped").Stopped(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// "skewed"'s clock is 15 min slow: it started 5 min ago by the server's.
+	mustExec(t, db, `UPDATE cronvisor_hosts SET clock_offset_ms = -900000 WHERE host = 'skewed'`)
+	since, ok, err := me.PeersUpSince(t.Context())
+	if err != nil || !ok {
+		t.Fatalf("PeersUpSince: ok %v, %v", ok, err)
+	}
+	if want := now.Add(-10 * time.Minute); since.Sub(want).Abs() > 100*time.Millisecond {
+		t.Errorf("since %v, want early's start %v", since, want)
+	}
+	if _, ok, err := openStore(t, url, "alone").PeersUpSince(t.Context()); err != nil || !ok {
+		t.Errorf("another host's view: ok %v, %v; want peers up", ok, err)
+	}
+	silence(t, db, "early", UpWithin+time.Second)
+	silence(t, db, "late", UpWithin+time.Second)
+	since, ok, err = me.PeersUpSince(t.Context())
+	if want := now.Add(-5 * time.Minute); err != nil || !ok || since.Sub(want).Abs() > 100*time.Millisecond {
+		t.Errorf("with early and late silent: %v, %v, %v; want skewed's start by the server's clock, %v", since, ok, err, want)
+	}
+}
