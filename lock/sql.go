@@ -127,6 +127,8 @@ type sqlLocker struct {
 	// notices: a fire of this supervisor in between is refused here, so
 	// it never starts a run beside its own.
 	held ownLeases[*sqlLease]
+	// outcomes retries the slot outcomes whose write failed.
+	outcomes *outcomeRetrier
 }
 
 // SQLOption configures a MySQLLocker or PostgresLocker.
@@ -140,7 +142,8 @@ func WithKeepAlive(d time.Duration) SQLOption { return func(l *sqlLocker) { l.ke
 
 func newSQLLocker(db *sql.DB, d sqlDialect, serverKey func(string) string, opts []SQLOption) (*sqlLocker, error) {
 	l := &sqlLocker{db: db, d: d, prefix: DefaultSQLPrefix, keepAlive: DefaultKeepAlive,
-		retention: DefaultRetention, serverKey: serverKey, held: newOwnLeases[*sqlLease]()}
+		retention: DefaultRetention, serverKey: serverKey, held: newOwnLeases[*sqlLease](),
+		outcomes: newOutcomeRetrier()}
 	for _, o := range opts {
 		o(l)
 	}
@@ -157,8 +160,12 @@ func newSQLLocker(db *sql.DB, d sqlDialect, serverKey func(string) string, opts 
 	return l, nil
 }
 
-// Close closes the pool. Leases still held lose their locks.
-func (l *sqlLocker) Close() error { return l.db.Close() }
+// Close stops the retries of slot outcomes and closes the pool. Leases
+// still held lose their locks.
+func (l *sqlLocker) Close() error {
+	l.outcomes.close()
+	return l.db.Close()
+}
 
 // KeepAlive is how often a held lock's connection is checked.
 func (l *sqlLocker) KeepAlive() time.Duration { return l.keepAlive }
