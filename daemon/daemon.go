@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"cronvisor/config"
 	"cronvisor/fleet"
@@ -81,7 +82,8 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	// History is read once for both: the scheduler's catch_up and the
 	// status each job starts with.
 	recent := service.ReadRecent(context.Background(), e.Store, cfg.Jobs)
-	d.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, schedulerOptions(e, recent)...)
+	d.shared = d.startFleet(cfg)
+	d.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, schedulerOptions(e, recent, d.shared)...)
 	if err := d.serveMetrics(cfg, m); err != nil {
 		if ln != nil {
 			ln.Close()
@@ -153,7 +155,7 @@ func (d *Daemon) newService(cfg *config.Config, recent service.StoredRuns) error
 		service.WithRecent(recent), service.WithReload(d.Reload), service.WithAlerts(e.Notifier.Describe),
 		service.WithHistoryHealth(func() string { return e.History.Health().String() }),
 		service.WithAdopted(e.Recovery.Adopted)}
-	if d.shared = d.startFleet(cfg); d.shared != nil {
+	if d.shared != nil {
 		opts = append(opts, service.WithShared(d.shared))
 	}
 	var err error
@@ -163,11 +165,19 @@ func (d *Daemon) newService(cfg *config.Config, recent service.StoredRuns) error
 
 // schedulerOptions are where start-up finds each job's last slot: the
 // history read, and the lock backend's slot ledger where every host
-// shares one.
-func schedulerOptions(e *Env, recent service.StoredRuns) []runner.SchedulerOption {
+// shares one; and, with a shared history, since when live peers have been
+// up, whose slots are theirs rather than missed.
+func schedulerOptions(e *Env, recent service.StoredRuns, shared *fleet.Store) []runner.SchedulerOption {
 	opts := []runner.SchedulerOption{runner.WithLastSlots(recent.LastSlots)}
 	if e.Ledger != nil {
 		opts = append(opts, runner.WithLedger(e.Ledger))
+	}
+	if shared != nil {
+		opts = append(opts, runner.WithPeers(func(ctx context.Context) (time.Time, bool, error) {
+			ctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
+			defer cancel()
+			return shared.PeersUpSince(ctx)
+		}))
 	}
 	return opts
 }

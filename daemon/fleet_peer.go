@@ -11,16 +11,22 @@ import (
 	"cronvisor/ending"
 	"cronvisor/fleet"
 	"cronvisor/internal/ratelog"
-	"cronvisor/run"
 )
 
 // peerStore is what the fleet peer needs of the shared history
-// (*fleet.Store); tests give a fake.
+// (sharedPeer over a *fleet.Store); tests give a fake.
 type peerStore interface {
-	Beat(ctx context.Context, version string, pid int, started time.Time) (time.Duration, error)
+	Beat(ctx context.Context, version string, pid int, started time.Time) (time.Duration, time.Time, error)
 	Stopped(ctx context.Context) error
-	CloseLostRuns(ctx context.Context) ([]run.Record, error)
+	// Watched closes lost hosts' runs counting their silence from no
+	// earlier than since (fleet.Store.Watched).
+	Watched(since time.Time) ending.LostCloser
 }
+
+// sharedPeer is the fleet's store as a peerStore.
+type sharedPeer struct{ *fleet.Store }
+
+func (s sharedPeer) Watched(since time.Time) ending.LostCloser { return s.Store.Watched(since) }
 
 // maxClockOffset is how far this host's clock may be from the shared
 // history's server before the peer warns: slots are wall-clock instants,
@@ -43,6 +49,11 @@ type fleetPeer struct {
 	started  time.Time
 	failures *ratelog.Limiter
 	skewSaid time.Time // when the clock warning was last logged
+	// steady is when, by the server's clock, this peer's unbroken run of
+	// beats began; last is its latest beat's time, and broken says a beat
+	// failed since.
+	steady, last time.Time
+	broken       bool
 }
 
 // startFleetPeer starts the peer's one goroutine: every fleet.BeatEvery
@@ -82,24 +93,43 @@ func (p *fleetPeer) loop(ctx context.Context) {
 	}
 }
 
-// round is one beat and, when it went through, one pass of closing.
+// round is one beat and, when it went through, one pass of closing,
+// which judges a host lost only by the silence this peer watched while
+// beating without a gap itself (see fleet.Watch).
 func (p *fleetPeer) round(ctx context.Context) {
 	bctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
-	offset, err := p.store.Beat(bctx, p.version, os.Getpid(), p.started)
+	offset, at, err := p.store.Beat(bctx, p.version, os.Getpid(), p.started)
 	cancel()
 	if err != nil {
+		p.broken = true
 		if ctx.Err() == nil {
 			p.failures.Log("beat", slog.LevelWarn, "fleet: heartbeat failed; peers will call this host lost", "err", err.Error())
 		}
 		return
 	}
+	p.noteBeat(at)
 	p.checkClock(offset)
 	cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
-	_, err = p.path.CloseLost(cctx, p.store, p.clk.Now())
+	_, err = p.path.CloseLost(cctx, p.store.Watched(p.steady), p.clk.Now())
 	cancel()
 	if err != nil && ctx.Err() == nil {
 		p.failures.Log("close", slog.LevelWarn, "fleet: closing lost hosts' runs failed", "err", err.Error())
 	}
+}
+
+// noteBeat starts a new run of beats at at after a gap in this peer's
+// own beating: a failed beat, or two beats further apart by the server's
+// clock than fleet.UpWithin (a server restart, a frozen process), across
+// which every other host looked silent too.
+func (p *fleetPeer) noteBeat(at time.Time) {
+	if p.broken || p.last.IsZero() || at.Sub(p.last) > fleet.UpWithin {
+		if !p.last.IsZero() {
+			p.log.Info("fleet: heartbeat resumed after a gap; no host is judged lost until it has been silent for the staleness period since",
+				"gap", at.Sub(p.last).Round(time.Millisecond).String(), "staleness", fleet.UpWithin.String())
+		}
+		p.steady = at
+	}
+	p.last, p.broken = at, false
 }
 
 // checkClock warns, at the first beat and then at most once a minute,
@@ -122,7 +152,7 @@ func (p *fleetPeer) checkClock(offset time.Duration) {
 // lost hosts' runs, on the fleet's shared store; Close stops it before the
 // notifier, which gets its host_lost events, and before the store.
 func (e *Env) startFleetPeer(shared *fleet.Store, clk clock.Clock) {
-	stop := startFleetPeer(shared, ending.New(e.Emit), e.log, clk, buildVersion())
+	stop := startFleetPeer(sharedPeer{shared}, ending.New(e.Emit), e.log, clk, buildVersion())
 	e.onClose("fleet peer", func() error { stop(); return nil })
 }
 

@@ -23,20 +23,42 @@ type fakePeerStore struct {
 	closes  int
 	stopped int
 	offset  func(beat int) (time.Duration, error)
-	lost    map[int][]run.Record // returned by the CloseLostRuns after that beat
+	// server is the server's clock at a beat (nil: the local clock).
+	server func(beat int) time.Time
+	lost   map[int][]run.Record // returned by the CloseLostRuns after that beat
+	since  map[int]time.Time    // the watch each closing after that beat was given
 }
 
-func (f *fakePeerStore) Beat(context.Context, string, int, time.Time) (time.Duration, error) {
+func (f *fakePeerStore) Beat(context.Context, string, int, time.Time) (time.Duration, time.Time, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.beats++
-	return f.offset(f.beats)
+	at := time.Now()
+	if f.server != nil {
+		at = f.server(f.beats)
+	}
+	offset, err := f.offset(f.beats)
+	return offset, at, err
 }
 
-func (f *fakePeerStore) CloseLostRuns(context.Context) ([]run.Record, error) {
+func (f *fakePeerStore) Watched(since time.Time) ending.LostCloser {
+	return fakeWatch{f, since}
+}
+
+type fakeWatch struct {
+	f     *fakePeerStore
+	since time.Time
+}
+
+func (w fakeWatch) CloseLostRuns(context.Context) ([]run.Record, error) {
+	f := w.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closes++
+	if f.since == nil {
+		f.since = map[int]time.Time{}
+	}
+	f.since[f.beats] = w.since
 	return f.lost[f.beats], nil
 }
 
@@ -112,6 +134,54 @@ func TestFleetPeerBeatsClosesAndStops(t *testing.T) {
 		}
 		if n := logs.count("heartbeat failed"); n != 1 {
 			t.Errorf("%d heartbeat failures logged, want 1", n)
+		}
+	})
+}
+
+// The peer counts another host's silence only from the start of its own
+// unbroken run of beats: from its first beat, and again from the first
+// beat after a gap (a failed beat, or beats further apart by the
+// server's clock than fleet.UpWithin: a server restart, a frozen peer).
+func TestFleetPeerWatchesFromItsOwnSteadyBeating(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		t0 := time.Now()
+		down := func(beat int) bool { return beat >= 5 && beat <= 8 } // the server restarting
+		store := &fakePeerStore{
+			offset: func(beat int) (time.Duration, error) {
+				if down(beat) {
+					return 0, errors.New("connection refused")
+				}
+				return 0, nil
+			},
+			server: func(beat int) time.Time {
+				at := t0.Add(time.Duration(beat) * time.Second)
+				if beat >= 12 {
+					at = at.Add(10 * time.Second) // the server's clock: this peer froze 10 s before beat 12
+				}
+				return at
+			},
+		}
+		logs := &syncBuf{}
+		stop := startFleetPeer(store, ending.New(nil), slog.New(slog.NewTextHandler(logs, nil)), clock.Real{}, "v1")
+		time.Sleep(14*time.Second + time.Second/2)
+		synctest.Wait()
+		stop()
+		at := func(beat int) time.Time { return store.server(beat) }
+		want := map[int]time.Time{1: at(1), 2: at(1), 4: at(1), 9: at(9), 10: at(9), 11: at(9), 12: at(12), 15: at(12)}
+		store.mu.Lock()
+		defer store.mu.Unlock()
+		for beat, since := range want {
+			if got, ok := store.since[beat]; !ok || !got.Equal(since) {
+				t.Errorf("closing after beat %d watched since %v (%v), want since %v", beat, got.Sub(t0), ok, since.Sub(t0))
+			}
+		}
+		for beat := range store.since {
+			if down(beat) {
+				t.Errorf("closed after beat %d, which failed", beat)
+			}
+		}
+		if n := logs.count("heartbeat resumed after a gap"); n != 2 {
+			t.Errorf("%d logs of a resumed heartbeat, want 2 (after the outage, after the freeze)", n)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,28 +56,31 @@ type RunningRun struct {
 
 // Beat says this host is alive: it upserts the host's row with last_beat
 // the server's now(), clears stopped, and returns this host's clock minus
-// the server's. The offset is measured around a round trip of its own
-// (the local midpoint of the query minus the server's clock_timestamp()),
-// so that the write's own time does not count; it is stored in the row.
-func (s *Store) Beat(ctx context.Context, version string, pid int, started time.Time) (time.Duration, error) {
+// the server's and the last_beat it wrote (the server's clock: a peer
+// tells a gap in its own beating by it). The offset is measured around a
+// round trip of its own (the local midpoint of the query minus the
+// server's clock_timestamp()), so that the write's own time does not
+// count; it is stored in the row.
+func (s *Store) Beat(ctx context.Context, version string, pid int, started time.Time) (offset time.Duration, at time.Time, err error) {
 	if err := s.EnsureSchema(ctx); err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
-	offset, err := s.clockOffset(ctx)
+	offset, err = s.clockOffset(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("history backend: heartbeat: %w", err)
+		return 0, time.Time{}, fmt.Errorf("history backend: heartbeat: %w", err)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO cronvisor_hosts AS h
+	err = s.db.QueryRowContext(ctx, `INSERT INTO cronvisor_hosts AS h
 		(host, version, pid, started_at, last_beat, clock_offset_ms, stopped)
 		VALUES ($1, $2, $3, $4, now(), $5, false)
 		ON CONFLICT (host) DO UPDATE SET version = EXCLUDED.version, pid = EXCLUDED.pid,
 			started_at = EXCLUDED.started_at, last_beat = EXCLUDED.last_beat,
-			clock_offset_ms = EXCLUDED.clock_offset_ms, stopped = false`,
-		s.host, version, pid, started.UTC(), offset.Milliseconds())
+			clock_offset_ms = EXCLUDED.clock_offset_ms, stopped = false
+		RETURNING last_beat`,
+		s.host, version, pid, started.UTC(), offset.Milliseconds()).Scan(&at)
 	if err != nil {
-		return 0, fmt.Errorf("history backend: heartbeat: %w", err)
+		return 0, time.Time{}, fmt.Errorf("history backend: heartbeat: %w", err)
 	}
-	return offset, nil
+	return offset, at, nil
 }
 
 // clockOffset is this host's clock minus the server's.
@@ -102,6 +106,35 @@ func (s *Store) Stopped(ctx context.Context) error {
 		return fmt.Errorf("history backend: mark the host stopped: %w", err)
 	}
 	return nil
+}
+
+// PeersUpSince is the earliest start, by this host's clock, of the other
+// hosts up now (each beat within UpWithin and did not stop), false when
+// none is. A daemon up now has been up since its start (a restart gives
+// its row a new start), firing every slot of its jobs from then on, so
+// the slots after that instant are a live peer's to account for, not
+// this host's to call missed.
+func (s *Store) PeersUpSince(ctx context.Context) (time.Time, bool, error) {
+	if err := s.EnsureSchema(ctx); err != nil {
+		return time.Time{}, false, err
+	}
+	offset, err := s.clockOffset(ctx)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("history backend: the hosts up: %w", err)
+	}
+	// started_at is by each host's clock: minus its offset, the server's.
+	var since sql.NullTime
+	err = s.db.QueryRowContext(ctx, `SELECT MIN(started_at - make_interval(secs => clock_offset_ms / 1000.0))
+		FROM cronvisor_hosts WHERE host <> $1 AND NOT stopped
+			AND now() - last_beat <= make_interval(secs => $2::bigint / 1e6)`,
+		s.host, UpWithin.Microseconds()).Scan(&since)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("history backend: the hosts up: %w", err)
+	}
+	if !since.Valid {
+		return time.Time{}, false, nil
+	}
+	return since.Time.Add(offset), true, nil
 }
 
 // Hosts lists every host of the fleet, by name: each with a row in

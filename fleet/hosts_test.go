@@ -10,7 +10,7 @@ func TestBeatUpsertsTheHostsRow(t *testing.T) {
 	s := openStore(t, url, "host-a")
 	started := time.Now().Add(-time.Minute).Round(time.Microsecond)
 	for i, v := range []string{"v1", "v2"} {
-		offset, err := s.Beat(t.Context(), v, 100+i, started)
+		offset, _, err := s.Beat(t.Context(), v, 100+i, started)
 		if err != nil {
 			t.Fatalf("beat %d: %v", i, err)
 		}
@@ -47,7 +47,7 @@ func TestHostsStates(t *testing.T) {
 	stores := map[string]*Store{}
 	for _, h := range []string{"up", "silent", "stopped", "back"} {
 		stores[h] = openStore(t, url, h)
-		if _, err := stores[h].Beat(t.Context(), "v-"+h, 7, time.Now()); err != nil {
+		if _, _, err := stores[h].Beat(t.Context(), "v-"+h, 7, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func TestHostsStates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := stores["back"].Beat(t.Context(), "v-back", 8, time.Now()); err != nil {
+	if _, _, err := stores["back"].Beat(t.Context(), "v-back", 8, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Unix(1_700_000_000, 0)
@@ -104,5 +104,46 @@ func TestHostsStates(t *testing.T) {
 				t.Errorf("up: %+v", h)
 			}
 		})
+	}
+}
+
+// PeersUpSince is the earliest start of the other hosts up now, by this
+// host's clock (each peer's start converted by its own offset): hosts
+// silent past UpWithin, stopped, or this host's own row do not count.
+func TestPeersUpSince(t *testing.T) {
+	url, db := newDB(t)
+	me := openStore(t, url, "me")
+	if _, ok, err := me.PeersUpSince(t.Context()); err != nil || ok {
+		t.Fatalf("no host at all: ok %v, %v; want none up", ok, err)
+	}
+	now := time.Now()
+	starts := map[string]time.Duration{"me": -time.Hour, "late": -time.Minute, "early": -10 * time.Minute,
+		"silent": -2 * time.Hour, "stopped": -3 * time.Hour, "skewed": -20 * time.Minute}
+	for h, ago := range starts {
+		if _, _, err := openStore(t, url, h).Beat(t.Context(), "v", 1, now.Add(ago)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	silence(t, db, "silent", UpWithin+time.Second)
+	if err := openStore(t, url, "stopped").Stopped(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// "skewed"'s clock is 15 min slow: it started 5 min ago by the server's.
+	mustExec(t, db, `UPDATE cronvisor_hosts SET clock_offset_ms = -900000 WHERE host = 'skewed'`)
+	since, ok, err := me.PeersUpSince(t.Context())
+	if err != nil || !ok {
+		t.Fatalf("PeersUpSince: ok %v, %v", ok, err)
+	}
+	if want := now.Add(-10 * time.Minute); since.Sub(want).Abs() > 100*time.Millisecond {
+		t.Errorf("since %v, want early's start %v", since, want)
+	}
+	if _, ok, err := openStore(t, url, "alone").PeersUpSince(t.Context()); err != nil || !ok {
+		t.Errorf("another host's view: ok %v, %v; want peers up", ok, err)
+	}
+	silence(t, db, "early", UpWithin+time.Second)
+	silence(t, db, "late", UpWithin+time.Second)
+	since, ok, err = me.PeersUpSince(t.Context())
+	if want := now.Add(-5 * time.Minute); err != nil || !ok || since.Sub(want).Abs() > 100*time.Millisecond {
+		t.Errorf("with early and late silent: %v, %v, %v; want skewed's start by the server's clock, %v", since, ok, err, want)
 	}
 }

@@ -40,7 +40,36 @@ const HostLostReason = "host lost"
 // by the offset it last measured (the clock its started_at was read
 // from), and never before started_at: the last instant the host is known
 // to have been alive, so a lower bound of the run's real end.
+//
+// A daemon's peer closes through Watched instead, which counts only the
+// silence the peer itself watched.
 func (s *Store) CloseLostRuns(ctx context.Context) ([]run.Record, error) {
+	return s.closeLost(ctx, time.Time{})
+}
+
+// Watch is a peer's closing of lost hosts' runs that counts a host's
+// silence only from Since on: the start, by the server's clock, of the
+// peer's own unbroken run of beats. After a gap in its own beating (the
+// server restarted, the network failed, the peer froze) every other
+// host's beat looks stale too, because theirs failed as well; the peer
+// then waits a whole staleness period of its own successful beating, in
+// which the live hosts beat again, before it judges any host lost.
+type Watch struct {
+	store *Store
+	since time.Time
+}
+
+// Watched is s's closing of lost hosts' runs by a peer beating without a
+// gap since since (the server's clock; zero: no bound).
+func (s *Store) Watched(since time.Time) Watch { return Watch{store: s, since: since} }
+
+// CloseLostRuns is Store.CloseLostRuns, with each host's silence counted
+// from no earlier than w's since.
+func (w Watch) CloseLostRuns(ctx context.Context) ([]run.Record, error) {
+	return w.store.closeLost(ctx, w.since)
+}
+
+func (s *Store) closeLost(ctx context.Context, since time.Time) ([]run.Record, error) {
 	if err := s.EnsureSchema(ctx); err != nil {
 		return nil, err
 	}
@@ -48,8 +77,12 @@ func (s *Store) CloseLostRuns(ctx context.Context) ([]run.Record, error) {
 	if err := s.db.QueryRowContext(ctx, `SELECT to_regclass('cronvisor_locks') IS NOT NULL`).Scan(&locks); err != nil {
 		return nil, fmt.Errorf("history backend: close lost hosts' runs: %w", err)
 	}
+	var watched any // NULL: GREATEST ignores it
+	if !since.IsZero() {
+		watched = since
+	}
 	rows, err := s.db.QueryContext(ctx, closeLostQuery(locks), s.host,
-		UpWithin.Microseconds(), LostWithoutLock.Microseconds())
+		UpWithin.Microseconds(), LostWithoutLock.Microseconds(), watched)
 	if err != nil {
 		return nil, fmt.Errorf("history backend: close lost hosts' runs: %w", err)
 	}
@@ -90,7 +123,9 @@ func lockTerms(locks bool) string {
 }
 
 // closeLostQuery is CloseLostRuns' statement: $1 this host, $2 and $3
-// UpWithin and LostWithoutLock in microseconds. The candidates are read
+// UpWithin and LostWithoutLock in microseconds, $4 the start of the
+// peer's watch (NULL: none); a host's silence is counted from the later
+// of its last beat and $4. The candidates are read
 // once; the outer WHERE's outcome test is what PostgreSQL checks again on
 // a row another peer updated first.
 func closeLostQuery(locks bool) string {
@@ -112,7 +147,7 @@ func closeLostQuery(locks bool) string {
 			|| '; closed by ' || $1::text
 	FROM c
 	WHERE r.run_id = c.run_id AND r.outcome = 'running' AND NOT c.held
-		AND now() - c.seen > make_interval(secs => (CASE WHEN c.tracked THEN $2::bigint ELSE $3::bigint END)::float8 / 1e6)
+		AND now() - GREATEST(c.seen, $4::timestamptz) > make_interval(secs => (CASE WHEN c.tracked THEN $2::bigint ELSE $3::bigint END)::float8 / 1e6)
 	RETURNING r.job, r.run_id, r.host, r.scheduled_at, r.started_at, r.ended_at, r.reason,
 		r.log_path, r.supervisor_pid, r.pid, r.manual, r.attempt`
 }

@@ -58,7 +58,7 @@ func plant(t *testing.T, db *sql.DB, url string, cases []peerCase) {
 	for _, c := range cases {
 		if c.silent >= 0 && !beaten[c.host] {
 			beaten[c.host] = true
-			if _, err := openStore(t, url, c.host).Beat(t.Context(), "v", 1, time.Now()); err != nil {
+			if _, _, err := openStore(t, url, c.host).Beat(t.Context(), "v", 1, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			if c.silent > 0 {
@@ -180,7 +180,7 @@ func TestCloseLostRunsWithPostgresLocks(t *testing.T) {
 func TestCloseLostRunsOneWinnerPerRun(t *testing.T) {
 	url, db := newDB(t)
 	peers := []*Store{openStore(t, url, "p1"), openStore(t, url, "p2"), openStore(t, url, "p3")}
-	if _, err := openStore(t, url, "dead").Beat(t.Context(), "v", 1, time.Now()); err != nil {
+	if _, _, err := openStore(t, url, "dead").Beat(t.Context(), "v", 1, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	const rounds, runs = 20, 10
@@ -216,5 +216,64 @@ func TestCloseLostRunsOneWinnerPerRun(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("round %d: closed %v between them, want each of %v once", round, got, want)
 		}
+	}
+}
+
+// A peer whose own beating began recently counts a host's silence only
+// from then: after a server restart every host looks silent, and none is
+// closed until it stays so for the staleness period the peer watched.
+func TestWatchedCountsSilenceFromThePeersOwnBeating(t *testing.T) {
+	url, db := newDB(t)
+	peer := openStore(t, url, "peer")
+	cases := []peerCase{
+		{name: "silent 20 s, no lock record", runID: "w1", host: "quiet", silent: 20 * time.Second},
+		{name: "silent 70 s, no lock record", runID: "w2", host: "gone", silent: LostWithoutLock + 10*time.Second},
+	}
+	plant(t, db, url, cases)
+	var now time.Time
+	if err := db.QueryRowContext(t.Context(), `SELECT now()`).Scan(&now); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		since  time.Time
+		closes []string
+	}{
+		{"beating for 2 s", now.Add(-2 * time.Second), nil},
+		{"beating for 30 s", now.Add(-30 * time.Second), nil},
+		{"beating for 55 s: the 70-s silence was watched for 55", now.Add(-55 * time.Second), nil},
+		{"beating for 5 min", now.Add(-5 * time.Minute), []string{"w2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			closed, err := peer.Watched(c.since).CloseLostRuns(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, r := range closed {
+				ids = append(ids, r.RunID)
+			}
+			if !slices.Equal(ids, c.closes) {
+				t.Errorf("closed %v, want %v", ids, c.closes)
+			}
+		})
+	}
+	// With the lock on this database the staleness is UpWithin: a host
+	// silent 5 s is closed by a peer that beat through it, not by one
+	// that has beaten for 2 s.
+	silence(t, db, "quiet", UpWithin+2*time.Second)
+	insertRunning(t, db, "w3", "job-w3", "quiet", time.Now().Add(-time.Hour))
+	if err := takeLock(t, url, "quiet", "l-w3", "w3").Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(t.Context(), `SELECT now()`).Scan(&now); err != nil {
+		t.Fatal(err)
+	}
+	if closed, err := peer.Watched(now.Add(-2 * time.Second)).CloseLostRuns(t.Context()); err != nil || len(closed) != 0 {
+		t.Errorf("a peer beating for 2 s closed %+v, %v; want nothing", closed, err)
+	}
+	closed, err := peer.Watched(now.Add(-10 * time.Second)).CloseLostRuns(t.Context())
+	if err != nil || len(closed) != 1 || closed[0].RunID != "w3" {
+		t.Errorf("a peer beating for 10 s closed %+v, %v; want w3", closed, err)
 	}
 }

@@ -75,7 +75,7 @@ func TestUpsertOwnGuessOverPeerGuess(t *testing.T) {
 func lostRun(t *testing.T, url string, db *sql.DB, runID string) (dead, peer *Store) {
 	t.Helper()
 	dead, peer = openStore(t, url, "dead"), openStore(t, url, "peer")
-	if _, err := dead.Beat(t.Context(), "v", 1, time.Now()); err != nil {
+	if _, _, err := dead.Beat(t.Context(), "v", 1, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	insertRunning(t, db, runID, "job-"+runID, "dead", time.Now().Add(-time.Hour))

@@ -214,29 +214,34 @@ func (l *sqlLocker) claimMissed(ctx context.Context, full string, m MissedClaim)
 // SetOutcome implements OutcomeSetter: the row of the slot this lease
 // claimed (found by its fencing token) gets the run's outcome and the
 // run id that ended it. On the lock's connection while it holds; once
-// lost, on another: the outcome is a fact about this run whoever holds
-// the lock now.
+// lost, or when that connection fails, on another: the outcome is a fact
+// about this run whoever holds the lock now. When that fails too (the
+// server is away), the write is retried in the background for up to
+// outcomeRetryFor, and the error says so.
 func (le *sqlLease) SetOutcome(outcome run.Outcome, runID string) error {
 	h := le.Record()
 	if !le.claimed || h.Job == "" {
 		return nil
 	}
 	l := le.locker
-	q := querier(le.c)
+	o := slotOutcome{name: le.name, full: le.full, job: h.Job, slot: h.Slot.UnixNano(), fence: le.fence,
+		outcome: string(outcome), runID: runID}
 	select {
 	case <-le.lost:
-		q = l.db
 	default:
+		if l.writeOutcome(context.Background(), le.c, o) == nil {
+			return nil
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	_, err := q.ExecContext(ctx, l.d.rebind(`UPDATE cronvisor_slots SET outcome = ?, run_id = ?
-		WHERE name = ? AND job = ? AND slot_ns = ? AND fencing_token = ?`),
-		string(outcome), runID, le.full, h.Job, h.Slot.UnixNano(), le.fence)
-	if err != nil {
-		return l.wrap(context.Background(), fmt.Sprintf("lock %q: set the slot's outcome", le.name), err)
+	err := l.writeOutcome(context.Background(), l.db, o)
+	if err == nil {
+		return nil
 	}
-	return nil
+	o.until = time.Now().Add(outcomeRetryFor)
+	if l.outcomes.add(l, o) {
+		return fmt.Errorf("%w (retrying in the background for up to %s)", err, outcomeRetryFor)
+	}
+	return err
 }
 
 // addLedgerColumns adds the ledger's columns to a cronvisor_slots made

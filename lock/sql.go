@@ -137,6 +137,8 @@ type sqlLocker struct {
 	// stale are the sessions of leases lost to a silent connection,
 	// which this locker ends once the server answers again.
 	stale reaper
+	// outcomes retries the slot outcomes whose write failed.
+	outcomes *outcomeRetrier
 }
 
 // SQLOption configures a MySQLLocker or PostgresLocker.
@@ -150,7 +152,8 @@ func WithKeepAlive(d time.Duration) SQLOption { return func(l *sqlLocker) { l.ke
 
 func newSQLLocker(db *sql.DB, d sqlDialect, serverKey func(string) string, opts []SQLOption) (*sqlLocker, error) {
 	l := &sqlLocker{db: db, d: d, prefix: DefaultSQLPrefix, keepAlive: DefaultKeepAlive,
-		retention: DefaultRetention, serverKey: serverKey, held: newOwnLeases[*sqlLease](), stale: newReaper()}
+		retention: DefaultRetention, serverKey: serverKey, held: newOwnLeases[*sqlLease](),
+		stale: newReaper(), outcomes: newOutcomeRetrier()}
 	for _, o := range opts {
 		o(l)
 	}
@@ -167,10 +170,11 @@ func newSQLLocker(db *sql.DB, d sqlDialect, serverKey func(string) string, opts 
 	return l, nil
 }
 
-// Close stops ending stale sessions and closes the pool. Leases still
-// held lose their locks.
+// Close stops ending stale sessions and retrying slot outcomes, and
+// closes the pool. Leases still held lose their locks.
 func (l *sqlLocker) Close() error {
 	l.stale.close()
+	l.outcomes.close()
 	return l.db.Close()
 }
 

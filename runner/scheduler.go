@@ -63,7 +63,12 @@ type Scheduler struct {
 	// the slots missed while all were down (see WithLedger); nil after
 	// start-up, or when it could not be read.
 	ledger lock.SlotLedger
-	delay  func(j *config.Job, slot time.Time) time.Duration // a fire's jitter
+	// peers, with a shared history, tells start-up since when a peer up
+	// now has been up (see WithPeers); asked once, nil after start-up.
+	peers      PeersUpFunc
+	peersAsked bool
+	peersSince time.Time                                         // zero: no peer up, or not known
+	delay      func(j *config.Job, slot time.Time) time.Duration // a fire's jitter
 	// settle sleeps the last stretch before a fire precisely, when the
 	// timer woke lead early; nil (fake clocks) waits for the timer alone.
 	settle func(d time.Duration)
@@ -139,7 +144,7 @@ func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 	}
 	// Asked once: whatever the func holds (history read at start-up) is
 	// garbage from here on.
-	s.lastSlots, s.ledger = nil, nil
+	s.lastSlots, s.ledger, s.peers = nil, nil, nil
 	timer := s.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -191,60 +196,6 @@ func (s *Scheduler) untilNext(h *entryHeap, now time.Time) time.Duration {
 	return (*h)[0].due.Sub(now)
 }
 
-// startSlots looks up every job's last slot before this process started
-// in one call; nil when catch_up is not wired or the lookup failed.
-func (s *Scheduler) startSlots(ctx context.Context, jobs []config.Job) map[string]time.Time {
-	if s.lastSlots == nil {
-		return nil
-	}
-	names := make([]string, 0, len(jobs))
-	for _, j := range jobs {
-		if j.Sched != nil {
-			names = append(names, j.Name)
-		}
-	}
-	last, err := s.lastSlots(ctx, names)
-	if err != nil {
-		return nil
-	}
-	return s.fleetSlots(ctx, jobs, last)
-}
-
-// fleetSlots is last with each job's slot moved up to the ledger's, when
-// later, or set to it when the job has none locally. A ledger that fails
-// here is not asked again.
-func (s *Scheduler) fleetSlots(ctx context.Context, jobs []config.Job, last map[string]time.Time) map[string]time.Time {
-	if s.ledger == nil {
-		return last
-	}
-	keys := make([]lock.SlotKey, 0, len(jobs))
-	for _, j := range jobs {
-		if ledgered(j) {
-			keys = append(keys, lock.SlotKey{Lock: j.Lock, Job: j.Name})
-		}
-	}
-	fleet, err := s.ledger.LastSlots(ctx, keys)
-	if err != nil {
-		s.ledger = nil
-		return last
-	}
-	out := make(map[string]time.Time, len(last)+len(fleet))
-	for job, t := range last {
-		out[job] = t
-	}
-	for k, t := range fleet {
-		out[k.Job] = maxTime(out[k.Job], t)
-	}
-	return out
-}
-
-// ledgered says whether j's slots are claimed in the ledger: a scheduled
-// job that takes its lock (overlap allow takes none, and runs on every
-// host).
-func ledgered(j config.Job) bool {
-	return j.Sched != nil && j.Overlap != config.OverlapAllow && j.Lock != ""
-}
-
 // NextFires returns each scheduled job's next fire (with jitter).
 func (s *Scheduler) NextFires() map[string]time.Time {
 	s.mu.Lock()
@@ -290,44 +241,6 @@ func (s *Scheduler) add(ctx context.Context, h *entryHeap, byName map[string]*en
 	byName[j.Name] = e
 	heap.Push(h, e)
 	s.publish(e)
-}
-
-// catchUp handles the fires a job missed while no supervisor ran, after
-// its last slot: the newest runs once if it is younger than catch_up, the
-// rest are recorded.
-func (s *Scheduler) catchUp(ctx context.Context, j config.Job, now, last time.Time) {
-	if last.IsZero() {
-		return
-	}
-	first, newest, n := missedSlots(j, last, now)
-	if n == 0 {
-		return
-	}
-	if j.Enabled && j.CatchUp > 0 && now.Sub(newest) <= j.CatchUp {
-		if n > 1 {
-			_, through, _ := missedSlots(j, last, newest.Add(-time.Nanosecond))
-			s.missedWhileDown(ctx, j, first, through, n-1, "missed while down (older than the newest missed fire, which catch_up runs)")
-		}
-		s.dispatch(ctx, j, newest)
-		return
-	}
-	s.missedWhileDown(ctx, j, first, newest, n, "missed while down (beyond catch_up "+j.CatchUp.String()+")")
-}
-
-// missedWhileDown records the n slots from first through through as one
-// missed skip, unless the ledger gives them to another host: then that
-// host's record is the fleet's, and this one records nothing. A claim
-// that fails records them: a second record beats none.
-func (s *Scheduler) missedWhileDown(ctx context.Context, j config.Job, first, through time.Time, n int, reason string) {
-	sk := s.missedSkip(j, first, n, reason)
-	if s.ledger != nil && ledgered(j) {
-		won, _, err := s.ledger.ClaimMissed(ctx, lock.MissedClaim{Lock: j.Lock, Job: j.Name,
-			First: first, Through: through, RunID: sk.RunID})
-		if err == nil && !won {
-			return
-		}
-	}
-	s.firer.Skip(sk)
 }
 
 // fire handles a due entry as decide says, and advances it to its next

@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"context"
+	"time"
+
 	"cronvisor/config"
 	"cronvisor/lock"
-	"time"
 )
 
 // SchedulerOption configures a Scheduler.
@@ -40,4 +42,18 @@ func WithJitter(f func(max time.Duration) time.Duration) SchedulerOption {
 	return func(s *Scheduler) {
 		s.delay = func(j *config.Job, _ time.Time) time.Duration { return f(j.Jitter) }
 	}
+}
+
+// PeersUpFunc tells since when, by this host's clock, another host of the
+// fleet that is up now has been up (the earliest such start); ok is false
+// when none is.
+type PeersUpFunc func(ctx context.Context) (since time.Time, ok bool, err error)
+
+// WithPeers makes start-up leave to live peers the slots missed while
+// this supervisor was down: those from the earliest start of a host that
+// is up now are neither recorded as missed nor claimed in the ledger, as
+// that host fired them (fleet.Store.PeersUpSince, with a shared history).
+// Jobs with overlap allow, which run on every host, keep their own.
+func WithPeers(f PeersUpFunc) SchedulerOption {
+	return func(s *Scheduler) { s.peers = f }
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -65,20 +66,47 @@ func StartPostgres() (*Postgres, error) {
 	return p, nil
 }
 
+// Start starts a stopped server again, once the backends of the killed
+// one have gone: each is a session of its own, outside the process group
+// Stop kills, and ends only when it notices the postmaster's death; until
+// then it keeps the shared memory segment attached and a new postmaster
+// refuses to start ("pre-existing shared memory block is still in use").
+func (p *Postgres) Start() error {
+	if id, ok := p.shmID(); ok {
+		var ds unix.SysvShmDesc
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &ds); err != nil || ds.Nattch == 0 {
+				break
+			}
+		}
+	}
+	return p.server.Start()
+}
+
+// shmID is the System V shared memory segment of the last server, from
+// postmaster.pid (line 7: "KEY ID").
+func (p *Postgres) shmID() (int, bool) {
+	b, err := os.ReadFile(filepath.Join(p.dir, "data", "postmaster.pid"))
+	if err != nil {
+		return 0, false
+	}
+	if ls := strings.Split(string(b), "\n"); len(ls) > 6 {
+		if f := strings.Fields(ls[6]); len(f) == 2 {
+			if id, err := strconv.Atoi(f[1]); err == nil {
+				return id, true
+			}
+		}
+	}
+	return 0, false
+}
+
 // Close stops the server, removes the System V shared memory segment a
 // killed postgres leaves behind (its key is in postmaster.pid), and
 // removes the directory.
 func (p *Postgres) Close() {
 	p.Stop()
-	if b, err := os.ReadFile(filepath.Join(p.dir, "data", "postmaster.pid")); err == nil {
-		// Line 7: "KEY ID" of the segment.
-		if ls := strings.Split(string(b), "\n"); len(ls) > 6 {
-			if f := strings.Fields(ls[6]); len(f) == 2 {
-				if id, err := strconv.Atoi(f[1]); err == nil {
-					_, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
-				}
-			}
-		}
+	if id, ok := p.shmID(); ok {
+		_, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
 	}
 	p.server.Close()
 }
