@@ -124,13 +124,21 @@ func (m *members) round(ctx context.Context) {
 
 // view turns the hosts' rows, read at mid by this host's clock, into the
 // gate's View: beats and offsets by this host's clock, and this host's
-// own jobs as it runs them now.
+// own jobs as it runs them now. This host is always up in its own view,
+// even before its first beat reached the table: a host that left itself
+// out could leave a slot to a peer that, seeing it, leaves it back; one
+// that counts itself in at worst races a peer for a slot, and the lock
+// decides.
 func view(ms []fleet.Member, me string, mine map[uint64]bool, mid time.Time) owner.View {
 	var myOffset time.Duration
+	self := false
 	for _, m := range ms {
 		if m.Host == me {
-			myOffset = m.Offset
+			myOffset, self = m.Offset, true
 		}
+	}
+	if !self {
+		ms = append(ms, fleet.Member{Host: me})
 	}
 	v := owner.View{Read: mid, Members: make([]owner.Member, 0, len(ms))}
 	for _, m := range ms {
@@ -143,7 +151,7 @@ func view(ms []fleet.Member, me string, mine map[uint64]bool, mid time.Time) own
 		}
 		v.Members = append(v.Members, owner.Member{Host: m.Host, Jobs: jobs,
 			Incarnation: strconv.Itoa(m.PID) + "@" + m.Started.UTC().Format(time.RFC3339Nano),
-			Up:          !m.Stopped && m.Silent <= fleet.UpWithin,
+			Up:          m.Host == me || (!m.Stopped && m.Silent <= fleet.UpWithin),
 			LastBeat:    mid.Add(-m.Silent), Offset: m.Offset - myOffset})
 	}
 	return v

@@ -96,6 +96,10 @@ func TestViewIsByThisHostsClock(t *testing.T) {
 	if v.Read != mid || len(v.Members) != 4 {
 		t.Fatalf("view %+v", v)
 	}
+	// Before its first beat reached the table, this host is in its view.
+	if alone := view(nil, "me", mine, mid); len(alone.Members) != 1 || !alone.Members[0].Up || !alone.Members[0].Jobs[7] {
+		t.Errorf("a view without this host's row: %+v; want this host up with its jobs", alone)
+	}
 	me, b, c, d := v.Members[0], v.Members[1], v.Members[2], v.Members[3]
 	if !me.Up || !me.Jobs[7] || me.Jobs[1] || me.Offset != 0 {
 		t.Errorf("this host %+v: want up, its own jobs as it runs them now, offset 0", me)
