@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,7 +27,7 @@ func (e *Env) ownership(cfg *config.Config, clk clock.Clock) []runner.Option {
 		return nil
 	}
 	host, _ := os.Hostname()
-	e.Owner = owner.New(host, clk, fleet.UpWithin, fleet.BeatEvery)
+	e.Owner = owner.New(host, clk, fleet.UpWithin, fleet.BeatEvery, owner.WithLog(e.log))
 	return []runner.Option{runner.WithOwnership(e.Owner)}
 }
 
@@ -92,15 +93,26 @@ func startMembers(m *members) (stop func()) {
 				return
 			case <-t.C():
 			}
-			m.round(ctx)
-			t.Reset(fleet.BeatEvery)
+			next := fleet.BeatEvery
+			if !m.round(ctx) {
+				next = republishSoon
+			}
+			t.Reset(next)
 		}
 	}()
 	return func() { cancel(); <-done; m.failures.Close() }
 }
 
-// round is one read of the hosts, handed to the gate as a View.
-func (m *members) round(ctx context.Context) {
+// republishSoon is how soon the members loop reads again when this
+// host's row did not exist yet at its read (its first beat had not
+// landed), so its digests could not be published: until they are, peers
+// do not count it as running its jobs and may fire what it owns (the
+// lock decides), so the window is kept to a beat rather than two.
+const republishSoon = 100 * time.Millisecond
+
+// round is one read of the hosts, handed to the gate as a View; false
+// when this host's digests are not published yet (no row of its own).
+func (m *members) round(ctx context.Context) bool {
 	if cfg := m.current(); cfg != m.cfg {
 		m.cfg, m.digests = cfg, owner.Digests(cfg.Jobs)
 		m.list = make([]uint64, 0, len(m.digests))
@@ -117,9 +129,10 @@ func (m *members) round(ctx context.Context) {
 		if ctx.Err() == nil {
 			m.failures.Log("members", slog.LevelWarn, "fleet: cannot read the hosts; this host fires every slot until it can (the lock decides)", "err", err.Error())
 		}
-		return
+		return true
 	}
 	m.gate.Update(view(ms, m.host, m.digests, t0.Add(t1.Sub(t0)/2)))
+	return slices.ContainsFunc(ms, func(mb fleet.Member) bool { return mb.Host == m.host })
 }
 
 // view turns the hosts' rows, read at mid by this host's clock, into the

@@ -2,6 +2,7 @@ package owner
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,8 +20,10 @@ type Gate struct {
 	clk   clock.Clock
 	stale time.Duration // a View older than this tells nothing
 	every time.Duration // how often Update comes
+	log   *slog.Logger
 
 	mu      sync.Mutex
+	blind   bool // a fire found no fresh View, and none came since (logged once)
 	view    View // zero until the first Update
 	waiting map[*waiter]bool
 	// tails are, per job, the end of the last failover fire let through:
@@ -48,10 +51,21 @@ type waiter struct {
 // View older than stale (the fleet's staleness: a host silent for longer
 // is lost to its peers) tells nothing, and this host fires everything;
 // every is how often Update comes.
-func New(host string, clk clock.Clock, stale, every time.Duration) *Gate {
-	return &Gate{host: host, clk: clk, stale: stale, every: every,
+func New(host string, clk clock.Clock, stale, every time.Duration, opts ...Option) *Gate {
+	g := &Gate{host: host, clk: clk, stale: stale, every: every, log: slog.New(slog.DiscardHandler),
 		waiting: map[*waiter]bool{}, tails: map[string]chan struct{}{}}
+	for _, o := range opts {
+		o(g)
+	}
+	return g
 }
+
+// Option configures a Gate.
+type Option func(*Gate)
+
+// WithLog logs the fires let through that the owner did not make: a
+// failover, and the start and end of a stretch without a fresh View.
+func WithLog(l *slog.Logger) Option { return func(g *Gate) { g.log = l } }
 
 // Left is how many slots this host left to their owner.
 func (g *Gate) Left() int64 { return g.left.Load() }
@@ -86,6 +100,10 @@ func (g *Gate) Slot(ctx context.Context, job *config.Job) (fire bool, done func(
 	owned := false
 	if g.fresh() {
 		o, owned = top(&g.view, job.Name, Digest(job), "")
+	} else if !g.blind && !g.view.Read.IsZero() {
+		g.blind = true
+		g.log.Warn("fleet: no fresh view of the hosts; this host fires every slot until it reads one (the lock decides)",
+			"view_age", g.clk.Now().Sub(g.view.Read).Round(time.Millisecond).String())
 	}
 	if !owned || o.Host == g.host {
 		prev := g.tails[job.Name]
@@ -116,6 +134,8 @@ func (g *Gate) await(ctx context.Context, w *waiter) (bool, func()) {
 		fire = <-w.verdict
 	case <-t.C():
 		if g.withdraw(w, true) {
+			g.log.Warn("fleet: no view of the hosts told whether the owner fired the slot; firing it here",
+				"job", w.job, "owner", w.owner.Host)
 			return g.through(ctx, w)
 		}
 		fire = <-w.verdict
@@ -169,6 +189,10 @@ func (g *Gate) Update(v View) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.view = v
+	if g.blind {
+		g.blind = false
+		g.log.Info("fleet: a fresh view of the hosts again; slots go to their owners")
+	}
 	var fire []*waiter
 	for w := range g.waiting {
 		decided, f := judge(g.host, w, &v)
@@ -185,6 +209,8 @@ func (g *Gate) Update(v View) {
 	}
 	slices.SortFunc(fire, func(a, b *waiter) int { return a.at.Compare(b.at) })
 	for _, w := range fire {
+		g.log.Warn("fleet: firing a slot its owner may not have fired", "job", w.job, "owner", w.owner.Host,
+			"owner_now", ownerNow(&v, w.owner), "late", g.clk.Now().Sub(w.at).Round(time.Millisecond).String())
 		g.chainLocked(w)
 		w.verdict <- true
 	}
@@ -207,6 +233,20 @@ func judge(me string, w *waiter, v *View) (decided, fire bool) {
 	}
 	next, ok := top(v, w.job, w.digest, w.owner.Host)
 	return true, !ok || next.Host == me
+}
+
+// ownerNow says what v shows of the owner o was at a fire: for the log.
+func ownerNow(v *View, o Member) string {
+	m := v.find(o.Host)
+	switch {
+	case m == nil:
+		return "gone"
+	case m.Incarnation != o.Incarnation:
+		return "restarted"
+	case !m.Up:
+		return "lost"
+	}
+	return "up"
 }
 
 // waitFor waits for ch to close (nil: at once), or for ctx.
