@@ -13,6 +13,8 @@
 #                                 # (PART: 1, 100, 1000 jobs every second, burst: 1,000 jobs on
 #                                 # `* * * * *`, idle: 10,000 hourly, rss: a 3-job daemon's memory; default all)
 #   bench/run.sh budget           # the memory budget: each dependency's bytes, resident pages, init time
+#   bench/run.sh fleet [N,N..]    # N hosts (default 3,10,20) on one PostgreSQL, 50 jobs every 10 s each:
+#                                 # connections, records and server CPU per slot (needs root; FLEET_WINDOW, default 5m)
 #
 # Environment: DURATION (window of each run, default 60s), REPS (runs of
 # each scenario, medians reported; default 3), BENCHTIME and COUNT (go
@@ -143,6 +145,8 @@ case "${1:-all}" in
   attached) build; attached "${2:?jobs}" ;;
   alerts) build; alerts "${2:?jobs}" ;;
   budget) machine; build; budget ;;
+  fleet) machine; build; go build -o "$out/fleetbench" ./bench/cmd/fleetbench
+    "$out/fleetbench" -cronvisor "$out/cronvisor" -hosts "${2:-3,10,20}" -duration "${FLEET_WINDOW:-5m}" ;;
   compare) shift; [ -n "${SUPERCRONIC:-}" ] || compare; machine; build; compare "$@" ;;
   all)
     machine; echo
@@ -151,5 +155,5 @@ case "${1:-all}" in
     for n in 1 100 1000; do lateness "$n"; echo; done
     for n in 1000 10000; do idle "$n"; echo; done
     ;;
-  *) sed -n '2,34p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,36p' "$0" >&2; exit 2 ;;
 esac

@@ -75,6 +75,7 @@ func (d *Daemon) newMetrics(cfg *config.Config, o Options) *metrics.Metrics {
 	return metrics.New(metrics.Sources{
 		NextFires:     func() map[string]time.Time { return d.sched.NextFires() },
 		HistoryFailed: func() int64 { return d.env.History.WriteFailures() },
+		LeftToOwner:   leftToOwner(cfg, d),
 	})
 }
 

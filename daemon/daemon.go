@@ -130,6 +130,7 @@ func (d *Daemon) startParts(cfg *config.Config, ln net.Listener) {
 	var shared sharedPruner
 	if d.shared != nil { // history_backend postgres: heartbeats and the closing of lost hosts' runs
 		e.startFleetPeer(d.shared, o.Clock)
+		e.startOwnership(d.shared, o.Clock, d.current.Load)
 		shared = d.shared
 	}
 	d.ctx, d.stop = context.WithCancel(context.Background())

@@ -12,6 +12,7 @@ import (
 	"cronvisor/history"
 	"cronvisor/lock"
 	"cronvisor/notify"
+	"cronvisor/owner"
 	"cronvisor/proc"
 	"cronvisor/recovery"
 	"cronvisor/run"
@@ -36,9 +37,12 @@ type Env struct {
 	// Recovery records dead supervisors' runs (see package recovery).
 	Recovery *recovery.Recoverer
 	Notifier *notify.Notifier // notifications and pings of the current config's jobs
-	log      *slog.Logger
-	cfg      atomic.Pointer[config.Config] // the current one, for Recovery
-	closers  []closer                      // in the order opened; Close runs them backwards
+	// Owner gives each job's scheduled slots to one live host of the
+	// fleet (history_backend postgres), else nil; see owner.go.
+	Owner   *owner.Gate
+	log     *slog.Logger
+	cfg     atomic.Pointer[config.Config] // the current one, for Recovery
+	closers []closer                      // in the order opened; Close runs them backwards
 }
 
 // closer is one part of an Env or a Daemon to stop, named in the debug
@@ -132,6 +136,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock),
 		runner.WithKeepers(cfg.StateDir), runner.WithDurability(cfg.Durability), runner.WithAdopter(e.Recovery)}
 	opts = append(opts, runner.WithCgroup(hier, noCgroup))
+	opts = append(opts, e.ownership(cfg, o.Clock)...)
 	e.Supervisor = runner.NewSupervisor(e.Locker, hist, e.Emit, opts...)
 	return e, nil
 }

@@ -15,8 +15,11 @@ import (
 	"cronvisor/run"
 )
 
-// allowJobs is a job that allows overlaps: it takes no lock, so every
-// host of a fleet runs each of its slots.
+// allowJobs is a job that allows overlaps: it takes no lock. Hosts whose
+// jobs.yaml give it the same slots leave each slot to its owner (package
+// owner); allowJobsElsewhere names its zone, so a host with it is never
+// handed host-a's job and runs every slot of its own: the copies audit
+// must count once.
 const allowJobs = `jobs:
   - name: every
     schedule: "@every 1s"
@@ -24,6 +27,8 @@ const allowJobs = `jobs:
     timeout: 10s
     overlap: allow
 `
+
+const allowJobsElsewhere = allowJobs + "    timezone: UTC\n"
 
 // auditJSONLine is one slot of `audit --json`.
 type auditJSONLine struct {
@@ -37,7 +42,8 @@ type auditJSONLine struct {
 }
 
 // TestE2EFleetAuditOverlapAllow: two hosts on one PostgreSQL history run
-// an overlap: allow job every second, each host every slot, by design.
+// an overlap: allow job every second, each host every slot (their
+// jobs.yaml differ, so neither leaves a slot to the other).
 // Audit counts each such slot once as ran, with both hosts' copies in
 // --json, none duplicated, and exits 0.
 func TestE2EFleetAuditOverlapAllow(t *testing.T) {
@@ -47,7 +53,7 @@ func TestE2EFleetAuditOverlapAllow(t *testing.T) {
 	t.Parallel()
 	srv := sharedSQLServer(t, "postgres")
 	db, _ := srv.newDB(t)
-	a, b := fleetHostWith(t, srv, db, allowJobs), fleetHostWith(t, srv, db, allowJobs)
+	a, b := fleetHostWith(t, srv, db, allowJobs), fleetHostWith(t, srv, db, allowJobsElsewhere)
 	da, dbb := a.startHost("host-a"), b.startHost("host-b")
 	time.Sleep(4 * time.Second)
 	stopDaemons(t, da, dbb) // each ships its last records as it stops

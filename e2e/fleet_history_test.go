@@ -13,10 +13,17 @@ import (
 	"cronvisor/run"
 )
 
-// fleetJobs is the job both hosts of a fleet test run: a fire a second,
-// 0.3 s long, each slot run by one host and skipped by the other.
+// fleetJobs are the jobs both hosts of a fleet test run: a fire a second,
+// 0.3 s long, each slot run by its owner (see docs/fleet.md, "Slot
+// ownership"): tick is host-b's and tock host-a's, so that both hosts
+// have records.
 const fleetJobs = `jobs:
   - name: tick
+    schedule: "@every 1s"
+    command: "sleep 0.3"
+    timeout: 10s
+    overlap: skip
+  - name: tock
     schedule: "@every 1s"
     command: "sleep 0.3"
     timeout: 10s

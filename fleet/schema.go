@@ -53,6 +53,9 @@ var schema = []string{
 		clock_offset_ms BIGINT      NOT NULL DEFAULT 0,
 		stopped         BOOLEAN     NOT NULL DEFAULT false
 	)`,
+	// The digests of the jobs each host runs (members.go), NULL until it
+	// published them.
+	`ALTER TABLE cronvisor_hosts ADD COLUMN IF NOT EXISTS job_digests TEXT`,
 	// What a run cost (history.UsageArgs): NULL when not measured, and in
 	// the rows of hosts from before it.
 	`ALTER TABLE cronvisor_runs ADD COLUMN IF NOT EXISTS cpu_user_us BIGINT,

@@ -21,6 +21,9 @@ import (
 type Sources struct {
 	NextFires     func() map[string]time.Time // the scheduler's next fire per job
 	HistoryFailed func() int64                // failed history writes so far
+	// LeftToOwner counts the scheduled slots this host left to the
+	// job's owner (a fleet's slot ownership); nil without one.
+	LeftToOwner func() int64
 }
 
 // Metrics holds cronvisor's collectors in their own registry.
@@ -86,6 +89,11 @@ func New(src Sources) *Metrics {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cronvisor_history_write_failures_total",
 			Help: "History writes that failed (records kept in memory to retry count each failure)."},
 			func() float64 { return float64(src.HistoryFailed()) }))
+	}
+	if src.LeftToOwner != nil {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cronvisor_slots_left_to_owner_total",
+			Help: "Scheduled slots this host left to the job's owner in the fleet (no lock, no record here)."},
+			func() float64 { return float64(src.LeftToOwner()) }))
 	}
 	return m
 }

@@ -27,6 +27,7 @@ func TestCountsFromEvents(t *testing.T) {
 	m := New(Sources{
 		NextFires:     func() map[string]time.Time { return map[string]time.Time{"a": t0.Add(time.Hour)} },
 		HistoryFailed: func() int64 { return 2 },
+		LeftToOwner:   func() int64 { return 5 },
 	})
 	var evs []run.Event
 	evs = append(evs, finish("a", "r1", run.OK, t0, time.Second)...)
@@ -72,6 +73,9 @@ cronvisor_lock_backend_errors_total 2
 # HELP cronvisor_history_write_failures_total History writes that failed (records kept in memory to retry count each failure).
 # TYPE cronvisor_history_write_failures_total counter
 cronvisor_history_write_failures_total 2
+# HELP cronvisor_slots_left_to_owner_total Scheduled slots this host left to the job's owner in the fleet (no lock, no record here).
+# TYPE cronvisor_slots_left_to_owner_total counter
+cronvisor_slots_left_to_owner_total 5
 # HELP cronvisor_notifications_total Notification and ping deliveries, by kind (webhook, command, ping) and result (ok, failed, dropped).
 # TYPE cronvisor_notifications_total counter
 cronvisor_notifications_total{kind="ping",result="failed"} 1
@@ -82,7 +86,8 @@ cronvisor_next_fire_timestamp_seconds{job="a"} ` + fmt.Sprintf("%g", float64(t0.
 `
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want),
 		"cronvisor_runs_total", "cronvisor_skips_total", "cronvisor_running", "cronvisor_lock_backend_errors_total",
-		"cronvisor_history_write_failures_total", "cronvisor_notifications_total", "cronvisor_next_fire_timestamp_seconds"); err != nil {
+		"cronvisor_history_write_failures_total", "cronvisor_slots_left_to_owner_total", "cronvisor_notifications_total",
+		"cronvisor_next_fire_timestamp_seconds"); err != nil {
 		t.Error(err)
 	}
 	if n := testutil.CollectAndCount(m.duration); n != 1 {

@@ -100,10 +100,11 @@ func (s *Scheduler) catchUp(ctx context.Context, j config.Job, now, last time.Ti
 // now, whose scheduler fired (ran, skipped or itself recorded as missed)
 // every slot from then on, so that none of those is missed, nor this
 // host's to claim (it may be one the peer has queued); now without such a
-// peer, or for a job that runs on every host (overlap allow). Asked once,
-// at the first job with missed slots; a failed question answers now.
+// peer. An overlap allow job is no exception: with a shared history its
+// slots have one owner too (see package owner). Asked once, at the first
+// job with missed slots; a failed question answers now.
 func (s *Scheduler) peersFrom(ctx context.Context, j config.Job, now time.Time) time.Time {
-	if s.peers == nil || j.Overlap == config.OverlapAllow {
+	if s.peers == nil {
 		return now
 	}
 	if !s.peersAsked {

@@ -61,11 +61,12 @@ func chain(last runFunc, steps ...step) runFunc {
 	return last
 }
 
-// fireSteps is the way of every fire: paused jobs skip, the overlap
-// policy takes the lock, each attempt is admitted, retries repeat it.
-// Retries wrap admission so that every attempt's run id is admitted.
+// fireSteps is the way of every fire: a fleet's fire that another host
+// owns goes no further, paused jobs skip, the overlap policy takes the
+// lock, each attempt is admitted, retries repeat it. Retries wrap
+// admission so that every attempt's run id is admitted.
 func (s *Supervisor) fireSteps() runFunc {
-	return chain(s.attempt, s.unlessPaused, s.underLock, s.withRetries, s.admitted)
+	return chain(s.attempt, s.owned, s.unlessPaused, s.underLock, s.withRetries, s.admitted)
 }
 
 // execed takes f off the Starts: at its child's exec, or at its end.

@@ -68,6 +68,7 @@ type Supervisor struct {
 	keepers  *proc.Keepers // the keeper processes of this supervisor's runs, with stateDir
 	noSync   bool          // durability: process (WithDurability)
 	adopter  Adopter       // nil: none
+	owner    Ownership     // nil: every scheduled fire is this host's
 	// fires is the way every fire takes (fireSteps), made once; resumes
 	// a resumed slot's (resumeSteps).
 	fires, resumes runFunc

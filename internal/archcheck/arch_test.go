@@ -25,6 +25,7 @@ var floors = [][]string{
 	{"notify", "metrics", "outlog"},
 	{"runner"},
 	{"lastok"},
+	{"owner"},
 	{"recovery"},
 	{"fleet"},
 	{"history"},

@@ -25,7 +25,12 @@ type Postgres struct{ server }
 // on a free loopback port. PostgreSQL refuses to run as root: as root it
 // runs as the user postgres (which Debian's package creates). A missing
 // postgresql is an error: the tests need a real server.
-func StartPostgres() (*Postgres, error) {
+func StartPostgres() (*Postgres, error) { return StartPostgresWith() }
+
+// StartPostgresWith is StartPostgres with more server settings
+// ("name=value", each given as -c after the defaults, so that it wins):
+// a benchmark of many hosts needs more than the tests' connections.
+func StartPostgresWith(settings ...string) (*Postgres, error) {
 	bin, err := pgBin()
 	if err != nil {
 		return nil, err
@@ -54,9 +59,13 @@ func StartPostgres() (*Postgres, error) {
 	// fsync=off only risks data at a machine crash; Stop's SIGKILL of
 	// the server keeps every commit, as a real crash of the server would.
 	p.argv = func(port int) []string {
-		return []string{filepath.Join(bin, "postgres"), "-D", data, "-k", dir, "-p", strconv.Itoa(port),
+		argv := []string{filepath.Join(bin, "postgres"), "-D", data, "-k", dir, "-p", strconv.Itoa(port),
 			"-h", "127.0.0.1", "-c", "fsync=off",
 			"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=16MB"}
+		for _, kv := range settings {
+			argv = append(argv, "-c", kv)
+		}
+		return argv
 	}
 	p.dial = func(port int) (*sql.DB, error) { return sql.Open("pgx", p.URL("postgres")) }
 	if err := p.startFresh(); err != nil {
