@@ -21,10 +21,14 @@ import (
 type Postgres struct{ server }
 
 // StartPostgres runs initdb on a fresh data directory and starts postgres
-// on a free loopback port. PostgreSQL refuses to run as root: as root it
+// on a free loopback port (or where Listen says). PostgreSQL refuses to run as root: as root it
 // runs as the user postgres (which Debian's package creates). A missing
 // postgresql is an error: the tests need a real server.
-func StartPostgres() (*Postgres, error) {
+func StartPostgres(opts ...Option) (*Postgres, error) {
+	o, err := applyOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	bin, err := pgBin()
 	if err != nil {
 		return nil, err
@@ -49,12 +53,16 @@ func StartPostgres() (*Postgres, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	p := &Postgres{server{name: "postgres", dir: dir, cred: cred}}
+	if err := trustSubnet(data, o.trust); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	p := &Postgres{server{name: "postgres", dir: dir, host: o.host, cred: cred}}
 	// fsync=off only risks data at a machine crash; Stop's SIGKILL of
 	// the server keeps every commit, as a real crash of the server would.
 	p.argv = func(port int) []string {
 		return []string{filepath.Join(bin, "postgres"), "-D", data, "-k", dir, "-p", strconv.Itoa(port),
-			"-h", "127.0.0.1", "-c", "fsync=off",
+			"-h", o.host, "-c", "fsync=off",
 			"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=16MB"}
 	}
 	p.dial = func(port int) (*sql.DB, error) { return sql.Open("pgx", p.URL("postgres")) }
