@@ -251,16 +251,17 @@ func TestShipperWarnsTheCurrentState(t *testing.T) {
 	again := func(at time.Duration) logLine { return logLine{at: at, level: slog.LevelInfo, msg: shipsAgain} }
 	for _, tt := range []struct {
 		name   string
+		start  remoteMode
 		events []event
 		end    time.Duration
 		want   []logLine
 	}{
-		{"a long outage", []event{{at: ms(150500), mode: answer}, {at: ms(160000), add: true}}, ms(200000),
+		{"a long outage", refuse, []event{{at: ms(150500), mode: answer}, {at: ms(160000), add: true}}, ms(200000),
 			[]logLine{warn(0, "connection refused"), warn(ms(65000), "connection refused"),
 				warn(ms(125000), "connection refused"), again(ms(155000))}},
-		{"a half-open connection", []event{{at: 0, mode: hang}, {at: ms(20500), mode: answer}}, ms(60000),
+		{"a half-open connection", hang, []event{{at: ms(20500), mode: answer}}, ms(60000),
 			[]logLine{warn(ms(5000), noAnswerErr+": context deadline exceeded"), again(ms(23000))}},
-		{"a flapping server", []event{{at: ms(2500), mode: answer},
+		{"a flapping server", refuse, []event{{at: ms(2500), mode: answer},
 			{at: ms(10500), mode: refuse}, {at: ms(11100), add: true}, {at: ms(20500), mode: answer},
 			{at: ms(70500), mode: refuse}, {at: ms(71100), add: true}, {at: ms(80500), mode: answer}}, ms(100000),
 			[]logLine{warn(0, "connection refused"), again(ms(3000)),
@@ -269,7 +270,7 @@ func TestShipperWarnsTheCurrentState(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				tape := newTape()
-				out, remote := &memOutbox{}, &fakeRemote{mode: refuse}
+				out, remote := &memOutbox{}, &fakeRemote{mode: tt.start}
 				out.add("r0")
 				sh := NewShipper(out, remote, WithShipperLog(slog.New(tape)))
 				for i, e := range tt.events {
