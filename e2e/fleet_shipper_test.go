@@ -37,6 +37,14 @@ jobs:
 		}
 	}()
 	waitFor(t, 15*time.Second, "ship-a's first runs in the shared history", func() bool { return sharedCount(t, raw) >= 2 })
+	// The control socket is a path in the state dir: it serves from the
+	// namespace to a command inside it and to one outside alike.
+	for where, status := range map[string]func(time.Duration, ...string) (int, string, string){
+		"inside the namespace": h.runCV, "outside it": h.sandbox.runCV} {
+		if code, out, errOut := status(20*time.Second, "status", "--json"); code != 0 || !strings.Contains(out, `"tick"`) {
+			t.Errorf("status %s: exit %d, stdout %q, stderr %q; want the job tick", where, code, out, errOut)
+		}
+	}
 
 	h.cut()
 	cut := time.Now()
