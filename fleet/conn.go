@@ -13,7 +13,6 @@ import (
 // went silent (a cut link leaves a half-open connection, which no read
 // or write ever fails on its own: TCP retransmits for many minutes).
 const (
-	maxOpenConns = 4
 	maxIdleConns = 2
 	// An idle connection is probed after keepAliveIdle of silence and
 	// ended when the probes go unanswered; data left unacknowledged for

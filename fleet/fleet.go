@@ -47,7 +47,7 @@ func Open(rawURL, host string) (*Store, error) {
 	}
 	cfg.DialFunc = dialer().DialContext
 	db := stdlib.OpenDB(*cfg)
-	db.SetMaxOpenConns(maxOpenConns)
+	db.SetMaxOpenConns(4)
 	db.SetMaxIdleConns(maxIdleConns)
 	db.SetConnMaxIdleTime(time.Minute)
 	return &Store{db: db, host: host}, nil
