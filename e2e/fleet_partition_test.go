@@ -17,6 +17,9 @@ import (
 const (
 	partitionCut   = 75 * time.Second
 	partitionBound = 15 * time.Second
+	// pgCutBound is how soon after the cut a peer runs the job on
+	// PostgreSQL: the server's 11 s, a 2 s fire, a margin.
+	pgCutBound = 15 * time.Second
 )
 
 // A partition frees the lock (issue 37, point 1): three hosts in network
@@ -24,8 +27,9 @@ const (
 // history); a job every 2 s runs about 4 s, writing its own start and
 // its progress to a file all hosts share. The host holding the lock
 // mid-run is cut off silently for 75 s. After the heal the job runs again
-// within partitionBound on some host; the runs' own timestamps show no
-// two runs at once; `audit` on a peer exits 0.
+// within partitionBound on some host (on PostgreSQL, during the cut
+// already, within pgCutBound); the runs' own timestamps show no two runs
+// at once; `audit` on a peer exits 0.
 func TestE2EFleetPartitionFreesTheLock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 75 s partition: runs in the full suite")
@@ -100,13 +104,13 @@ jobs:
 	}
 	waitFor(t, partitionBound, "a run started after the heal", func() bool { _, ok := firstAfter(healed); return ok })
 	again, _ := firstAfter(healed)
-	during, ok := firstAfter(cut)
-	if !ok || during.start.After(healed) {
-		t.Logf("%s: no run during the cut; after the heal one ran in %v (on %s)", kind,
-			again.start.Sub(healed).Round(time.Millisecond), again.host)
-	} else {
-		t.Logf("%s: a run %v after the cut (on %s); after the heal one ran in %v (on %s)", kind,
-			during.start.Sub(cut).Round(time.Millisecond), during.host, again.start.Sub(healed).Round(time.Millisecond), again.host)
+	during, _ := firstAfter(cut)
+	t.Logf("%s: the first run after the cut %v after it (on %s); after the heal one ran in %v (on %s)", kind,
+		during.start.Sub(cut).Round(time.Millisecond), during.host, again.start.Sub(healed).Round(time.Millisecond), again.host)
+	// PostgreSQL ends the cut-off session itself within 11 s, and a peer
+	// runs the job at its next fire (docs/locking.md): during the cut.
+	if kind == "postgres" && during.start.Sub(cut) > pgCutBound {
+		t.Errorf("postgres: the first run after the cut began %v after it, want within %v", during.start.Sub(cut), pgCutBound)
 	}
 	time.Sleep(5 * time.Second) // the runs go on beside the healed host
 	peer := hosts[slices.IndexFunc(hosts, func(h *netHost) bool { return h != holder })]
