@@ -7,8 +7,11 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,11 +24,13 @@ import (
 // A host's link to the server can be cut silently (iptables DROP both
 // ways: no RST, no ICMP), as a partition does. Everything is named after
 // the lab's random id, so parallel tests do not collide, and removed when
-// the test ends, failed or not. Needs root, ip (iproute2), iptables and
+// the test ends, failed or not (and, should the test process die without
+// its cleanups, by the next lab: sweepDeadLabs). Needs root, ip (iproute2), iptables and
 // nsenter (util-linux).
 type netLab struct {
 	t      *testing.T
 	id     string       // 6 hex digits in every name
+	tag    string       // cve2e-PID-ID: the names that outlive a dead test process carry its pid
 	subnet netip.Prefix // a /24 of 10/8 that no interface here uses
 	server netip.Addr   // the bridge's address: .1
 	bridge string
@@ -53,12 +58,15 @@ func newNetLab(t *testing.T) *netLab {
 			t.Fatalf("%s is needed for the network namespaces (test.sh installs iproute2, iptables, util-linux): %v", tool, err)
 		}
 	}
+	sweepDeadLabs(t)
 	l := &netLab{t: t, id: randHex(3), rules: map[string][]string{}}
+	l.tag = fmt.Sprintf("cve2e-%d-%s", os.Getpid(), l.id)
 	l.bridge = "cv" + l.id + "br"
 	l.subnet = freeSubnet(t)
 	l.server = l.subnet.Addr().Next()
 	t.Cleanup(l.remove)
 	l.ip("link", "add", l.bridge, "type", "bridge")
+	l.ip("link", "set", l.bridge, "alias", l.tag)
 	l.ip("addr", "add", netip.PrefixFrom(l.server, 24).String(), "dev", l.bridge)
 	l.ip("link", "set", l.bridge, "up")
 	return l
@@ -92,6 +100,47 @@ func (l *netLab) run(name string, args ...string) {
 }
 
 func (l *netLab) ip(args ...string) { l.t.Helper(); l.run("ip", args...) }
+
+// sweepDeadLabs removes what labs of test processes that died without
+// their cleanups (a timeout's panic, a SIGKILL) left behind: the
+// processes in their namespaces (daemons would run on), the namespaces,
+// the bridges, the DROP rules. A lab's names carry its test process's
+// pid, so the labs of live processes, parallel tests among them, are
+// left alone.
+func sweepDeadLabs(t *testing.T) {
+	t.Helper()
+	dead := func(name string) bool { // name: cve2e-PID-...
+		f := strings.SplitN(name, "-", 3)
+		pid, err := strconv.Atoi(f[min(1, len(f)-1)])
+		return len(f) == 3 && f[0] == "cve2e" && err == nil && syscall.Kill(pid, 0) == syscall.ESRCH
+	}
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	for _, l := range lines(string(out)) {
+		if ns := strings.Fields(l)[0]; dead(ns) {
+			pids, _ := exec.Command("ip", "netns", "pids", ns).Output()
+			for _, p := range strings.Fields(string(pids)) {
+				if pid, err := strconv.Atoi(p); err == nil {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			_ = exec.Command("ip", "netns", "del", ns).Run()
+		}
+	}
+	out, _ = exec.Command("ip", "-o", "link", "show", "type", "bridge").Output()
+	for _, l := range lines(string(out)) {
+		// "N: NAME: <...> ... \    alias cve2e-PID-ID"
+		if i := strings.Index(l, "alias "); i >= 0 && dead(strings.Fields(l[i+len("alias "):])[0]) {
+			_ = exec.Command("ip", "link", "del", strings.TrimSuffix(strings.Fields(l)[1], ":")).Run()
+		}
+	}
+	out, _ = exec.Command("iptables", "-w", "-S").Output()
+	for _, l := range lines(string(out)) {
+		f := strings.Fields(l)
+		if i := slices.Index(f, "--comment"); len(f) > 1 && f[0] == "-A" && i >= 0 && i+1 < len(f) && dead(f[i+1]) {
+			_ = exec.Command("iptables", append([]string{"-w", "-D"}, f[1:]...)...).Run()
+		}
+	}
+}
 
 // sqlServer starts a server of kind for this lab alone, listening on the
 // bridge's address and letting the subnet in; closed when the test ends.
@@ -139,7 +188,7 @@ func (l *netLab) addHost(name, body string) *netHost {
 	l.hosts++
 	n := l.hosts
 	l.mu.Unlock()
-	h := &netHost{lab: l, name: name, ns: fmt.Sprintf("cve2e-%s-%d", l.id, n)}
+	h := &netHost{lab: l, name: name, ns: fmt.Sprintf("%s-%d", l.tag, n)}
 	h.addr = l.server
 	for range n {
 		h.addr = h.addr.Next()
@@ -189,7 +238,7 @@ func (h *netHost) runCV(timeout time.Duration, args ...string) (int, string, str
 func (h *netHost) cut() {
 	h.t.Helper()
 	l := h.lab
-	tag := "cve2e-" + l.id + "-" + h.name
+	tag := l.tag + "-" + h.name
 	in := []string{"INPUT", "-s", h.addr.String(), "-d", l.server.String(), "-m", "comment", "--comment", tag, "-j", "DROP"}
 	out := []string{"OUTPUT", "-s", l.server.String(), "-d", h.addr.String(), "-m", "comment", "--comment", tag, "-j", "DROP"}
 	l.mu.Lock()
@@ -203,7 +252,7 @@ func (h *netHost) cut() {
 func (h *netHost) heal() {
 	h.t.Helper()
 	l := h.lab
-	tag := "cve2e-" + l.id + "-" + h.name
+	tag := l.tag + "-" + h.name
 	for _, k := range []string{tag + "-in", tag + "-out"} {
 		l.mu.Lock()
 		rule, ok := l.rules[k]
