@@ -68,7 +68,15 @@ func NewPostgresLocker(rawURL string, opts ...SQLOption) (*PostgresLocker, error
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = time.Second
 	}
-	d := postgresDialect{addr: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	if cfg.RuntimeParams["application_name"] == "" {
+		// Tells a peer that a session holding a lock with no record of
+		// its own yet is a cronvisor writing it (see holderOf).
+		cfg.RuntimeParams["application_name"] = "cronvisor"
+	}
+	d := postgresDialect{addr: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), app: cfg.RuntimeParams["application_name"]}
 	key := func(full string) string { return strconv.FormatInt(PostgresLockKey(full), 10) }
 	l, err := newSQLLocker(stdlib.OpenDB(*cfg), d, key, opts)
 	if err != nil {
@@ -77,7 +85,9 @@ func NewPostgresLocker(rawURL string, opts ...SQLOption) (*PostgresLocker, error
 	return &PostgresLocker{l}, nil
 }
 
-type postgresDialect struct{ addr string }
+// postgresDialect speaks PostgreSQL; app is the application_name of its
+// sessions.
+type postgresDialect struct{ addr, app string }
 
 func (d postgresDialect) server() string { return "postgres at " + d.addr }
 
@@ -137,9 +147,37 @@ func (postgresDialect) rebind(q string) string { return rebindDollar(q) }
 
 func pgKey(key string) int64 { n, _ := strconv.ParseInt(key, 10, 64); return n }
 
+// The server's side of a lock's connection (see tryLock). A holder cut
+// off from the server (a partition, a host gone) sends nothing more:
+// the server sends keep-alive probes after pgKeepalivesIdle of silence,
+// and ends the session, freeing its locks, once nothing has come back
+// for pgUserTimeout (Linux's TCP_USER_TIMEOUT, which then replaces the
+// probe count; the count bounds it on other systems). A session with
+// data unacknowledged is ended by the same timeout. It must exceed what
+// the holder takes to see the loss and end its run (see
+// docs/locking.md), and the client's own timeout (sessionSocket), so
+// that a holder always gives up first.
+const (
+	pgKeepalivesIdle     = 5 // seconds
+	pgKeepalivesInterval = 1
+	pgKeepalivesCount    = 5
+	pgUserTimeout        = 10 * time.Second
+)
+
+// tryLock sets the session's TCP keep-alive and user timeout on the
+// server's side (user-settable parameters, set on the socket at once) in
+// the statement that takes the lock, so no lock of ours is ever held on
+// a session without them, at no extra round trip. The target list is
+// evaluated in order: the settings come first.
 func (postgresDialect) tryLock(ctx context.Context, c *sql.Conn, key string) (bool, error) {
 	var ok bool
-	err := c.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, pgKey(key)).Scan(&ok)
+	var set [4]string
+	err := c.QueryRowContext(ctx, `SELECT set_config('tcp_keepalives_idle', $2, false),
+		set_config('tcp_keepalives_interval', $3, false), set_config('tcp_keepalives_count', $4, false),
+		set_config('tcp_user_timeout', $5, false), pg_try_advisory_lock($1)`,
+		pgKey(key), strconv.Itoa(pgKeepalivesIdle), strconv.Itoa(pgKeepalivesInterval),
+		strconv.Itoa(pgKeepalivesCount), strconv.FormatInt(pgUserTimeout.Milliseconds(), 10)).
+		Scan(&set[0], &set[1], &set[2], &set[3], &ok)
 	return ok, err
 }
 
@@ -167,16 +205,38 @@ func (postgresDialect) stillHeld(ctx context.Context, c *sql.Conn, key string) (
 	return ok, err
 }
 
-func (postgresDialect) connID(ctx context.Context, c *sql.Conn) (int64, error) {
-	var id int64
-	err := c.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&id)
-	return id, err
+// backendStart is a backend's start in whole microseconds since the
+// epoch, the same expression wherever it is compared.
+const backendStart = `(extract(epoch FROM backend_start) * 1000000)::bigint`
+
+func (postgresDialect) session(ctx context.Context, c *sql.Conn) (sessionID, error) {
+	var s sessionID
+	var start sql.NullInt64
+	err := c.QueryRowContext(ctx, `SELECT pg_backend_pid(), COALESCE(inet_client_port(), 0),
+		(SELECT `+backendStart+` FROM pg_stat_activity WHERE pid = pg_backend_pid())`).Scan(&s.ID, &s.Port, &start)
+	s.Start = start.Int64
+	return s, err
 }
 
-func (postgresDialect) clientPort(ctx context.Context, c *sql.Conn) (int, error) {
-	var port int
-	err := c.QueryRowContext(ctx, `SELECT COALESCE(inet_client_port(), 0)`).Scan(&port)
-	return port, err
+// endStale terminates the backend only if its pid, client port and start
+// are the lost session's: a pid the server has since given to another
+// session differs in its start.
+func (postgresDialect) endStale(ctx context.Context, q querier, s staleSession) (bool, error) {
+	var ended bool
+	err := q.QueryRowContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE pid = $1 AND client_port = $2 AND `+backendStart+` = $3`, s.ID, s.Port, s.Start).Scan(&ended)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return ended, err
+}
+
+// mayBeClaiming reports whether session id is one of ours (by its
+// application_name), which may be writing its record right now.
+func (d postgresDialect) mayBeClaiming(ctx context.Context, q querier, id int64) bool {
+	var app string
+	err := q.QueryRowContext(ctx, `SELECT application_name FROM pg_stat_activity WHERE pid = $1`, id).Scan(&app)
+	return err == nil && app == d.app
 }
 
 func (postgresDialect) owner(ctx context.Context, q querier, key string) (int64, bool, error) {

@@ -49,14 +49,20 @@ type sqlDialect interface {
 	unlock(ctx context.Context, c *sql.Conn, key string) error
 	// stillHeld reports whether c's session holds the lock.
 	stillHeld(ctx context.Context, c *sql.Conn, key string) (bool, error)
-	// connID is the server's id of c's session (CONNECTION_ID(),
-	// pg_backend_pid()).
-	connID(ctx context.Context, c *sql.Conn) (int64, error)
-	// clientPort is the TCP port of c's session at the client's end, 0
-	// when it has none (a Unix socket).
-	clientPort(ctx context.Context, c *sql.Conn) (int, error)
+	// session tells c's server session apart from any other (see
+	// sessionID).
+	session(ctx context.Context, c *sql.Conn) (sessionID, error)
+	// endStale ends the stale session s if it is still there and still
+	// the one this locker lost (see staleSession): ended is false when it
+	// is gone or not that session; an error means the server could not
+	// be asked.
+	endStale(ctx context.Context, q querier, s staleSession) (ended bool, err error)
 	// owner is the session id holding the lock, false when it is free.
 	owner(ctx context.Context, q querier, key string) (int64, bool, error)
+	// mayBeClaiming reports whether session id, holding a lock whose
+	// record another session wrote, may be a cronvisor about to write
+	// its own (see holderOf).
+	mayBeClaiming(ctx context.Context, q querier, id int64) bool
 	// describe tells who a foreign session is, for Holder.Cmdline.
 	describe(ctx context.Context, q querier, id int64) string
 	// upsertRecord writes a lock's record and bumps its fencing token;
@@ -127,6 +133,10 @@ type sqlLocker struct {
 	// notices: a fire of this supervisor in between is refused here, so
 	// it never starts a run beside its own.
 	held ownLeases[*sqlLease]
+
+	// stale are the sessions of leases lost to a silent connection,
+	// which this locker ends once the server answers again.
+	stale reaper
 }
 
 // SQLOption configures a MySQLLocker or PostgresLocker.
@@ -140,7 +150,7 @@ func WithKeepAlive(d time.Duration) SQLOption { return func(l *sqlLocker) { l.ke
 
 func newSQLLocker(db *sql.DB, d sqlDialect, serverKey func(string) string, opts []SQLOption) (*sqlLocker, error) {
 	l := &sqlLocker{db: db, d: d, prefix: DefaultSQLPrefix, keepAlive: DefaultKeepAlive,
-		retention: DefaultRetention, serverKey: serverKey, held: newOwnLeases[*sqlLease]()}
+		retention: DefaultRetention, serverKey: serverKey, held: newOwnLeases[*sqlLease](), stale: newReaper()}
 	for _, o := range opts {
 		o(l)
 	}
@@ -157,8 +167,12 @@ func newSQLLocker(db *sql.DB, d sqlDialect, serverKey func(string) string, opts 
 	return l, nil
 }
 
-// Close closes the pool. Leases still held lose their locks.
-func (l *sqlLocker) Close() error { return l.db.Close() }
+// Close stops ending stale sessions and closes the pool. Leases still
+// held lose their locks.
+func (l *sqlLocker) Close() error {
+	l.stale.close()
+	return l.db.Close()
+}
 
 // KeepAlive is how often a held lock's connection is checked.
 func (l *sqlLocker) KeepAlive() time.Duration { return l.keepAlive }

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"time"
 
 	"cronvisor/run"
 )
@@ -88,19 +89,60 @@ func (l *sqlLocker) take(ctx, opCtx context.Context, c *sql.Conn, name, full, ke
 		if ok {
 			return nil
 		}
-		id, held, err := l.d.owner(opCtx, c, key)
+		holder, held, err := l.heldBy(opCtx, c, full, key)
 		if err == nil && !held && attempt == 0 {
 			continue
 		}
 		defer c.Close() // it holds nothing: back to the pool
-		holder := Record{Holder: run.Holder{Foreign: true, Cmdline: "a session that let go while being looked at"}}
-		if err == nil && held {
-			holder, err = l.holderOf(opCtx, c, full, id)
-		}
 		if err != nil {
 			return l.wrap(ctx, what, err)
 		}
+		if !held {
+			holder = Record{Holder: run.Holder{Foreign: true, Cmdline: "a session that let go while being looked at"}}
+		}
 		return &HeldError{Lock: name, Record: holder}
+	}
+}
+
+// claimWait bounds how long a fire that found its lock held waits for
+// the holder's own record, and claimPoll is how often it looks.
+const (
+	claimWait = 500 * time.Millisecond
+	claimPoll = 20 * time.Millisecond
+)
+
+// heldBy names the holder of a lock, false when it is free. A holder
+// writes its record a few statements after it took the lock, in a
+// transaction that commits only then: a peer firing at the same slot
+// looks in between and reads the previous holder's record, whose session
+// is not the holder's, and would call a cronvisor peer "outside
+// cronvisor". So while the record is another session's and the holder
+// may be a cronvisor writing its own (mayBeClaiming), it is read again
+// every claimPoll, for up to claimWait; then the holder is foreign.
+func (l *sqlLocker) heldBy(ctx context.Context, q querier, full, key string) (Record, bool, error) {
+	deadline := time.Now().Add(claimWait)
+	waited := false
+	for {
+		id, held, err := l.d.owner(ctx, q, key)
+		if err != nil || !held {
+			return Record{}, false, err
+		}
+		r, ok, err := l.readRecord(ctx, q, full)
+		switch {
+		case err != nil:
+			return Record{}, false, err
+		case ok && r.Conn == id:
+			return r.H, true, nil
+		case time.Now().After(deadline) || (!waited && !l.d.mayBeClaiming(ctx, q, id)):
+			h, err := l.holderOf(ctx, q, full, id)
+			return h, err == nil, err
+		}
+		waited = true
+		select {
+		case <-ctx.Done():
+			return Record{}, false, ctx.Err()
+		case <-time.After(claimPoll):
+		}
 	}
 }
 
@@ -126,10 +168,11 @@ func (l *sqlLocker) unclaimed(ctx, opCtx context.Context, c *sql.Conn, name, key
 // claim runs the transaction of a taken lock (see Acquire) and starts the
 // lease.
 func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, key string, h Record) (*sqlLease, error) {
-	id, err := l.d.connID(ctx, c)
+	sess, err := l.d.session(ctx, c)
 	if err != nil {
 		return nil, err
 	}
+	id := sess.ID
 	// A pooler that hands each statement to any server session (PgBouncer
 	// in transaction mode) makes session locks meaningless: the statement
 	// after GET_LOCK may not run on the session that holds it.
@@ -150,9 +193,8 @@ func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, k
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
-	session := l.sessionSocket(ctx, c)
-	le := l.newLease(c, req.Name, full, key, h, id, fence)
-	le.session = session
+	le := l.newLease(c, req.Name, full, key, h, sess, fence)
+	le.session = sessionSocket(sess.Port)
 	le.claimed = req.CheckSlot
 	l.held.add(req.Name, le)
 	return le, nil

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,20 +19,26 @@ type sqlLease struct {
 	full   string // prefix + name: the record's key
 	key    string // what the server locks
 	conn   int64  // the session's id
+	sess   sessionID
 	fence  int64
 	// claimed says the acquisition claimed its slot (CheckSlot): its row
 	// in cronvisor_slots takes the run's outcome (SetOutcome).
 	claimed bool
 	// session is a duplicate of the connection's socket for the run's
-	// keeper (Grant.Session), nil if not found; closed at Release.
+	// processes and keeper (Grant.Session), nil if not found; closed at
+	// Release.
 	session *os.File
+	// silent says the lease was lost to a connection that stopped
+	// answering, not to the server's word: its session may live on on
+	// the server, which Release hands to the locker to end (endStale).
+	silent atomic.Bool
 }
 
 func timeFromNS(ns int64) time.Time { return time.Unix(0, ns) }
 
-func (l *sqlLocker) newLease(c *sql.Conn, name, full, key string, h Record, id, fence int64) *sqlLease {
+func (l *sqlLocker) newLease(c *sql.Conn, name, full, key string, h Record, sess sessionID, fence int64) *sqlLease {
 	le := &sqlLease{leaseCore: leaseCore{name: name, holder: h}, watch: newWatch(), locker: l, c: c,
-		full: full, key: key, conn: id, fence: fence}
+		full: full, key: key, conn: sess.ID, sess: sess, fence: fence}
 	le.backend = le
 	le.start(context.Background(), le.keepAlive)
 	return le
@@ -60,6 +67,9 @@ func (le *sqlLease) keepAlive(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case err != nil || !held:
+			if err != nil {
+				le.silent.Store(true)
+			}
 			le.markLost()
 			return
 		}
@@ -86,6 +96,7 @@ func (le *sqlLease) store(h Record, op string) error {
 	_, err := le.c.ExecContext(ctx, l.d.rebind(`UPDATE cronvisor_locks SET pid = ?, run_id = ? WHERE name = ? AND conn_id = ?`),
 		h.PID, h.RunID, le.full, le.conn)
 	if err != nil {
+		le.silent.Store(true)
 		le.markLost()
 		return l.wrap(context.Background(), fmt.Sprintf("lock %q: %s", le.name, op), err)
 	}
@@ -105,8 +116,13 @@ func (le *sqlLease) Release() error {
 		defer le.session.Close() // after the unlock and the close: the session ends with the last descriptor
 	}
 	select {
-	case <-le.lost: // the session is gone or no longer holds it
+	case <-le.lost: // the session is gone or no longer holds it, or cannot be told
 		discard(le.c)
+		if le.silent.Load() {
+			// Now that the run is over: a server that still keeps
+			// the session frees the lock only when it is ended.
+			le.locker.endStale(staleSession{sessionID: le.sess, key: le.key})
+		}
 		return nil
 	default:
 	}

@@ -2,26 +2,24 @@ package lock
 
 import (
 	"bufio"
-	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// sessionSocket finds this process's descriptor of the connection c
-// whose server session holds a lock, and returns a duplicate of it (see
-// Grant.Session): the server says the session's client port, and
-// /proc/self/net names the socket with that local port. Nil if it cannot
-// be told (a Unix socket connection, an unreadable /proc): the run's
-// keeper then ends the run with its supervisor, as before.
-func (l *sqlLocker) sessionSocket(ctx context.Context, c *sql.Conn) *os.File {
-	port, err := l.d.clientPort(ctx, c)
-	if err != nil || port <= 0 {
+// sessionSocket finds this process's descriptor of the connection whose
+// local TCP port is port (the lock's session: see sessionID) and returns
+// a duplicate of it (see Grant.Session), with the client's keep-alive
+// set (clientKeepAlive). Nil if it cannot be told (a Unix socket
+// connection, an unreadable /proc): the run's keeper then ends the run
+// with its supervisor, as before.
+func sessionSocket(port int) *os.File {
+	if port <= 0 {
 		return nil
 	}
 	inode := socketInode(port)
@@ -45,9 +43,35 @@ func (l *sqlLocker) sessionSocket(ctx context.Context, c *sql.Conn) *os.File {
 		if err != nil {
 			return nil
 		}
+		clientKeepAlive(dup)
 		return os.NewFile(uintptr(dup), fmt.Sprintf("session:%d", port))
 	}
 	return nil
+}
+
+// The client's side of a lock's connection, for when nothing speaks on
+// it: once its supervisor is dead, the run's keeper only listens, and a
+// cut-off server would never be heard of. Probes after clientIdle of
+// silence, and the connection given up (an error the keeper's poll
+// sees, which ends the run) once nothing has come back for
+// clientUserTimeout: well within the server's own bound (pgUserTimeout),
+// so the holder gives up first.
+const (
+	clientIdle        = 2 // seconds
+	clientInterval    = 1
+	clientCount       = 3
+	clientUserTimeout = 4 * time.Second
+)
+
+// clientKeepAlive sets them on the socket fd (options of the socket, so
+// every descriptor of it, the driver's too). A failure leaves the
+// system's defaults: the supervisor's own keep-alive still sees a cut.
+func clientKeepAlive(fd int) {
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1)
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, clientIdle)
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, clientInterval)
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPCNT, clientCount)
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(clientUserTimeout.Milliseconds()))
 }
 
 // socketInode is the inode of this process's established TCP socket

@@ -9,9 +9,10 @@
 //   - processes whose environment holds Spec.Tag ("CRONVISOR_RUN_ID=…"),
 //     which catches grandchildren that called setsid or double-forked;
 //   - processes holding the same open file description as
-//     Spec.ExtraFiles[0] (the run's lock file), compared with kcmp(2), so a
-//     process that merely opened the same file itself (another supervisor,
-//     `flock(1)` waiting for the lock, `cronvisor locks`) is never counted.
+//     Spec.ExtraFiles[0] (the run's lock file, or its SQL lock's session
+//     socket), compared with kcmp(2), so a process that merely opened the
+//     same file itself (another supervisor, `flock(1)` waiting for the
+//     lock, `cronvisor locks`) is never counted.
 //
 // A process that execs with a cleared environment, leaves the process group
 // and closes fd 3 cannot be found by these means; it no longer holds the

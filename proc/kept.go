@@ -252,8 +252,11 @@ func (k *kept) keepLease() (lost <-chan struct{}, why string) {
 
 // sessionLost is closed when the server ends the session of the run's
 // lock (-session): once the supervisor is dead nothing else uses the
-// connection, so anything the server sends, or its hang-up, is the
-// session's end. Nil without a session.
+// connection, so its hang-up or an error on it (KILL,
+// pg_terminate_backend, a server restart, a timeout of the socket's own
+// keep-alive) is the session's end. Data alone is not: a supervisor
+// killed while a statement of its was on its way leaves the server's
+// reply to come, which is read and dropped. Nil without a session.
 func (k *kept) sessionLost() <-chan struct{} {
 	if !k.f.session {
 		return nil
@@ -261,14 +264,25 @@ func (k *kept) sessionLost() <-chan struct{} {
 	lost := make(chan struct{})
 	go func() {
 		defer close(lost)
-		p := []unix.PollFd{{Fd: int32(k.files.session), Events: unix.POLLIN | unix.POLLRDHUP}}
-		for {
-			if _, err := unix.Poll(p, -1); err != unix.EINTR {
-				return
-			}
+		for sessionAlive(k.files.session) {
 		}
 	}()
 	return lost
+}
+
+// sessionAlive waits for something on the session's socket fd: false
+// for its end, true once a late reply has been dropped.
+func sessionAlive(fd int) bool {
+	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLRDHUP}}
+	if _, err := unix.Poll(p, -1); err != nil {
+		return err == unix.EINTR
+	}
+	if p[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+		return false
+	}
+	var buf [4096]byte
+	n, err := unix.Read(fd, buf[:]) // the socket may be non-blocking: EAGAIN is another wait
+	return n > 0 || err == unix.EAGAIN || err == unix.EINTR
 }
 
 // orphanReason is the reason of a run whose exit status the keeper could

@@ -63,9 +63,10 @@ type Spec struct {
 	Env []string
 	// ExtraFiles become fd 3, 4, … in the child, the only descriptors it
 	// gets beyond 0-2 (see CloseInheritedOnExec). ExtraFiles[0], if set, is
-	// the run's lock file (read-only, lock.Grant.File): processes sharing
-	// its open file description belong to the run. It must stay open in the
-	// caller until Run returns.
+	// what holds the run's lock: its lock file (read-only, lock.Grant.File)
+	// or its SQL lock's session socket (lock.Grant.Session); processes
+	// sharing its open file description belong to the run. It must stay
+	// open in the caller until Run returns.
 	ExtraFiles []*os.File
 	// KillGrace is the delay between SIGTERM and SIGKILL; zero sends SIGKILL
 	// right after SIGTERM.

@@ -111,8 +111,14 @@ func (s *Supervisor) spec(f *fire, a *attemptRun) proc.Spec {
 			s.emit(ev)
 		},
 	}
-	if f.grant.File != nil {
-		spec.ExtraFiles = []*os.File{f.grant.File}
+	switch g := f.grant; {
+	case g.File != nil:
+		spec.ExtraFiles = []*os.File{g.File}
+	case g.Session != nil:
+		// The lock's session socket as fd 3, as the flock file is:
+		// the server keeps the session, and the lock, while any process
+		// of the run holds it, whoever else dies.
+		spec.ExtraFiles = []*os.File{g.Session}
 	}
 	spec.Keeper, spec.Keepers = s.keeper(f), s.keepers
 	return spec
