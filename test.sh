@@ -20,6 +20,9 @@ command -v git >/dev/null || need+=(git)         # the --version test builds a c
 command -v systemd-analyze >/dev/null || need+=(systemd) # the unit file test runs systemd-analyze verify
 command -v unshare >/dev/null || need+=(util-linux)      # the PID 1 test runs the daemon in a new pid namespace
 command -v strace >/dev/null || need+=(strace)          # the durability test counts the sync calls of a daemon
+command -v ip >/dev/null || need+=(iproute2)            # the fleet's partition tests put hosts in network namespaces
+command -v iptables >/dev/null || need+=(iptables)      # ... and cut their links with DROP rules
+command -v nsenter >/dev/null || need+=(util-linux)     # ... and start daemons inside them
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "test.sh: missing ${need[*]}; install them (as root: apt-get install -y ${need[*]})" >&2

@@ -35,7 +35,8 @@ type Store struct {
 
 // Open returns a store on the server of rawURL for host (the name this
 // host's records carry). An unset connect_timeout defaults to 2 s, so
-// that an unreachable server fails a call quickly.
+// that an unreachable server fails a call quickly; its TCP connections
+// carry keepalives and a user timeout (see dialer).
 func Open(rawURL, host string) (*Store, error) {
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
@@ -44,9 +45,10 @@ func Open(rawURL, host string) (*Store, error) {
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 2 * time.Second
 	}
+	cfg.DialFunc = dialer().DialContext
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(4)
-	db.SetMaxIdleConns(2)
+	db.SetMaxIdleConns(maxIdleConns)
 	db.SetConnMaxIdleTime(time.Minute)
 	return &Store{db: db, host: host}, nil
 }

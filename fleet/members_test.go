@@ -13,7 +13,7 @@ func TestMembersPublishAndRead(t *testing.T) {
 	a, b := openStore(t, url, "host-a"), openStore(t, url, "host-b")
 	started := time.Now().Round(time.Microsecond)
 	for _, s := range []*Store{a, b} {
-		if _, err := s.Beat(t.Context(), "v", 7, started); err != nil {
+		if _, _, err := s.Beat(t.Context(), "v", 7, started); err != nil {
 			t.Fatal(err)
 		}
 	}

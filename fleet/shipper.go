@@ -2,12 +2,13 @@ package fleet
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"cronvisor/history"
-	"cronvisor/internal/ratelog"
 	"cronvisor/run"
 )
 
@@ -27,27 +28,41 @@ type Remote interface {
 // Shipping's pace.
 const (
 	shipEvery    = 250 * time.Millisecond // between rounds while they succeed
-	backoffFirst = time.Second            // after a failed round, doubling
+	stepTimeout  = 5 * time.Second        // each transaction of a round, and its outbox reads
+	backoffFirst = time.Second            // from a failed round's start to the next, doubling
 	backoffMax   = 10 * time.Second
+	warnEvery    = time.Minute     // between two warnings that shipping fails
 	lastFlush    = 2 * time.Second // Close's bound on its last round
 	shipBatch    = 500             // outbox rows read per transaction
 )
 
+// ConnDropper is a Remote whose pooled connections can be closed (a
+// *Store): after a failed round they may be half-open, and the next
+// round dials afresh instead.
+type ConnDropper interface{ DropIdleConns() }
+
 // Shipper copies the local store's outbox to the shared store in one
-// goroutine of its own: every shipEvery, and at once after a Nudge. While
-// the shared store fails, the records stay in the local outbox and the
-// rounds back off; the failure is logged at most once a minute.
+// goroutine of its own: every shipEvery, and at once after a Nudge. Each
+// transaction of a round has stepTimeout to finish; a round that fails
+// drops the remote's idle connections, and the next one starts
+// backoffFirst after it began, doubling to backoffMax, so that shipping
+// resumes within backoffMax of the server answering again. Meanwhile the
+// records stay in the local outbox. The failure is logged when it starts
+// (at most once a minute) and again each minute it lasts, always by the
+// round that failed, and the recovery once: no warning outlives it.
 type Shipper struct {
 	local  Outbox
 	remote Remote
 	log    *slog.Logger
-	rate   *ratelog.Limiter
 	nudge  chan struct{}
 	stop   context.CancelFunc
 	done   chan struct{}
 
 	mu     sync.Mutex // serialises rounds: the loop's and Close's last
-	failed bool       // the last round failed (to log its recovery)
+	down   time.Time  // the first failed round of the current failure; zero while shipping works
+	rounds int        // failed rounds since down
+	warned time.Time  // the last warning
+	said   bool       // the current failure was logged (so its end is)
 }
 
 // ShipperOption gives a Shipper an optional part.
@@ -64,7 +79,6 @@ func NewShipper(local Outbox, remote Remote, opts ...ShipperOption) *Shipper {
 	for _, o := range opts {
 		o(s)
 	}
-	s.rate = ratelog.New(s.log, ratelog.Every)
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	go func() { defer close(s.done); s.loop(ctx) }()
@@ -87,9 +101,7 @@ func (s *Shipper) Close() error {
 	<-s.done
 	ctx, cancel := context.WithTimeout(context.Background(), lastFlush)
 	defer cancel()
-	err := s.round(ctx)
-	s.rate.Close()
-	return err
+	return s.round(ctx)
 }
 
 func (s *Shipper) loop(ctx context.Context) {
@@ -108,10 +120,11 @@ func (s *Shipper) loop(ctx context.Context) {
 			t.Stop()
 		case <-t.C:
 		}
+		began := time.Now()
 		wait := shipEvery
 		if err := s.round(ctx); err != nil && ctx.Err() == nil {
 			backoff = min(max(2*backoff, backoffFirst), backoffMax)
-			wait = backoff
+			wait = max(backoff-time.Since(began), 0)
 		} else {
 			backoff = 0
 		}
@@ -120,31 +133,65 @@ func (s *Shipper) loop(ctx context.Context) {
 }
 
 // round ships the schedules' new versions, then the whole outbox, a
-// batch per transaction.
+// batch per transaction, each within stepTimeout.
 func (s *Shipper) round(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err := s.shipSchedules(ctx)
-	for {
-		more := false
-		if err == nil {
-			more, err = s.batch(ctx)
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				s.failed = true
-				s.rate.Log("ship", slog.LevelWarn, "history backend: cannot ship to the shared history; records wait in the local store and ship when it is back", "err", err)
-			}
-			return err
-		}
-		if s.failed {
-			s.failed = false
-			s.log.Info("history backend: shipping to the shared history again")
-		}
-		if !more {
-			return nil
+	_, err := s.step(ctx, func(ctx context.Context) (bool, error) { return false, s.shipSchedules(ctx) })
+	for more := err == nil; more; {
+		more, err = s.step(ctx, s.batch)
+	}
+	switch {
+	case err == nil:
+		s.recovered()
+	case ctx.Err() == nil:
+		s.failed(err)
+		if d, ok := s.remote.(ConnDropper); ok {
+			d.DropIdleConns()
 		}
 	}
+	return err
+}
+
+// step runs f within stepTimeout, naming the deadline when it was what
+// ended f.
+func (s *Shipper) step(ctx context.Context, f func(context.Context) (bool, error)) (bool, error) {
+	sctx, cancel := context.WithTimeout(ctx, stepTimeout)
+	defer cancel()
+	more, err := f(sctx)
+	if err != nil && ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %v: %w", stepTimeout, err)
+	}
+	return more, err
+}
+
+// failed notes a failed round, and logs it when the failure starts or
+// has gone on for warnEvery since the last warning.
+func (s *Shipper) failed(err error) {
+	now := time.Now()
+	if s.down.IsZero() {
+		s.down, s.rounds = now, 0
+	}
+	s.rounds++
+	if !s.warned.IsZero() && now.Sub(s.warned) < warnEvery {
+		return
+	}
+	s.warned, s.said = now, true
+	s.log.Warn("history backend: cannot ship to the shared history; records wait in the local store and ship when it is back",
+		"err", err, "since", s.down.UTC().Format(time.RFC3339), "failed_rounds", s.rounds)
+}
+
+// recovered notes a round that shipped, and logs the end of a failure
+// that was logged.
+func (s *Shipper) recovered() {
+	if s.down.IsZero() {
+		return
+	}
+	if s.said {
+		s.log.Info("history backend: shipping to the shared history again",
+			"after", time.Since(s.down).Round(time.Millisecond).String(), "failed_rounds", s.rounds)
+	}
+	s.down, s.rounds, s.said = time.Time{}, 0, false
 }
 
 // batch ships up to shipBatch outbox rows; more is false when the

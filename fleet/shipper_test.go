@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -177,4 +178,56 @@ func TestShipperOutage(t *testing.T) {
 	wg.Wait()
 	waitShipped(t, st, db, 15*time.Second)
 	t.Logf("%d runs written, all shipped once", written)
+}
+
+// A connection that goes silent (half-open: no error, no answer, for
+// good) fails its round at the deadline with a warning; once the server
+// can be reached again, the shipper dials afresh and everything that
+// waited ships within backoffMax, with no warning after it.
+func TestShipperHalfOpenConnection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 12 s cut of a real connection; runs in the full suite")
+	}
+	url, db := newDB(t)
+	hole := newBlackhole(t, postgres(t).Addr())
+	st := localStore(t)
+	tape := newTape()
+	sh := NewShipper(st, openStore(t, hole.via(t, url), "a"), WithShipperLog(slog.New(tape)))
+	defer sh.Close()
+	ctx := ctxOf(t)
+	write := func(from, n int) {
+		for i := from; i < from+n; i++ {
+			if err := writeRun(ctx, st, fmt.Sprintf("r-%02d", i), minute(i), run.OK); err != nil {
+				t.Fatal(err)
+			}
+			sh.Nudge()
+		}
+	}
+	write(0, 5)
+	waitShipped(t, st, db, 5*time.Second)
+	hole.silence()
+	cut := time.Now()
+	write(5, 5)
+	warned := func() bool {
+		return slices.ContainsFunc(tape.get(), func(l logLine) bool { return l.msg == cannotShip })
+	}
+	for !warned() && time.Since(cut) < stepTimeout+2*time.Second {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !warned() {
+		t.Fatalf("no %q within %v of the cut", cannotShip, stepTimeout+2*time.Second)
+	}
+	time.Sleep(12*time.Second - time.Since(cut))
+	hole.heal()
+	healed := time.Now()
+	waitShipped(t, st, db, backoffMax+time.Second)
+	t.Logf("warned %v after the cut; shipped %v after the heal", tape.get()[0].at-cut.Sub(tape.t0), time.Since(healed))
+	if err := sh.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	lines := tape.get()
+	i := slices.IndexFunc(lines, func(l logLine) bool { return l.msg == shipsAgain })
+	if i < 0 || slices.ContainsFunc(lines[i:], func(l logLine) bool { return l.msg == cannotShip }) {
+		t.Errorf("logged %v, want %q once and no %q after it", lines, shipsAgain, cannotShip)
+	}
 }

@@ -79,8 +79,8 @@ func (c *Config) defaults() {
 // then one window of whole slots.
 func Run(cfg Config) (Result, error) {
 	cfg.defaults()
-	pg, err := sqltest.StartPostgresWith("max_connections=1500", "log_connections=on",
-		"log_line_prefix=%m ", "log_timezone=UTC")
+	pg, err := sqltest.StartPostgres(sqltest.Settings("max_connections=1500", "log_connections=on",
+		"log_line_prefix=%m ", "log_timezone=UTC"))
 	if err != nil {
 		return Result{}, err
 	}

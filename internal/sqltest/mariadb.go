@@ -16,9 +16,13 @@ import (
 type MariaDB struct{ server }
 
 // StartMariaDB installs a fresh data directory and starts mariadbd on a
-// free loopback port. A missing mariadb-server is an error: the tests
+// free loopback port (or where Listen says). A missing mariadb-server is an error: the tests
 // need a real server (test.sh installs it).
-func StartMariaDB() (*MariaDB, error) {
+func StartMariaDB(opts ...Option) (*MariaDB, error) {
+	o, err := applyOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	install, err := exec.LookPath("mariadb-install-db")
 	if err != nil {
 		return nil, fmt.Errorf("sqltest: %v (install mariadb-server)", err)
@@ -42,11 +46,11 @@ func StartMariaDB() (*MariaDB, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	m := &MariaDB{server{name: "mariadbd", dir: dir}}
+	m := &MariaDB{server{name: "mariadbd", dir: dir, host: o.host}}
 	m.argv = func(port int) []string {
 		return append([]string{daemon, "--no-defaults", "--datadir=" + data,
 			"--socket=" + filepath.Join(dir, "mysqld.sock"), "--port=" + strconv.Itoa(port),
-			"--bind-address=127.0.0.1", "--skip-grant-tables", "--skip-log-bin",
+			"--bind-address=" + o.host, "--skip-grant-tables", "--skip-log-bin",
 			"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--innodb-buffer-pool-size=16M",
 			"--innodb-log-file-size=8M", "--skip-name-resolve"}, user...)
 	}

@@ -22,15 +22,14 @@ import (
 type Postgres struct{ server }
 
 // StartPostgres runs initdb on a fresh data directory and starts postgres
-// on a free loopback port. PostgreSQL refuses to run as root: as root it
+// on a free loopback port (or where Listen says). PostgreSQL refuses to run as root: as root it
 // runs as the user postgres (which Debian's package creates). A missing
 // postgresql is an error: the tests need a real server.
-func StartPostgres() (*Postgres, error) { return StartPostgresWith() }
-
-// StartPostgresWith is StartPostgres with more server settings
-// ("name=value", each given as -c after the defaults, so that it wins):
-// a benchmark of many hosts needs more than the tests' connections.
-func StartPostgresWith(settings ...string) (*Postgres, error) {
+func StartPostgres(opts ...Option) (*Postgres, error) {
+	o, err := applyOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	bin, err := pgBin()
 	if err != nil {
 		return nil, err
@@ -55,14 +54,18 @@ func StartPostgresWith(settings ...string) (*Postgres, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	p := &Postgres{server{name: "postgres", dir: dir, cred: cred}}
+	if err := trustSubnet(data, o.trust); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	p := &Postgres{server{name: "postgres", dir: dir, host: o.host, cred: cred}}
 	// fsync=off only risks data at a machine crash; Stop's SIGKILL of
 	// the server keeps every commit, as a real crash of the server would.
 	p.argv = func(port int) []string {
 		argv := []string{filepath.Join(bin, "postgres"), "-D", data, "-k", dir, "-p", strconv.Itoa(port),
-			"-h", "127.0.0.1", "-c", "fsync=off",
+			"-h", o.host, "-c", "fsync=off",
 			"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=16MB"}
-		for _, kv := range settings {
+		for _, kv := range o.settings {
 			argv = append(argv, "-c", kv)
 		}
 		return argv

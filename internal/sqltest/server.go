@@ -33,6 +33,7 @@ const ReadyTimeout = 60 * time.Second
 type server struct {
 	name  string // for messages
 	dir   string // removed by Close
+	host  string // the address it listens on
 	port  int
 	argv  func(port int) []string
 	cred  *syscall.Credential // nil: run as this user
@@ -44,7 +45,7 @@ type server struct {
 	exit chan struct{} // closed when cmd has been waited for
 }
 
-// Port is the server's TCP port on 127.0.0.1.
+// Port is the server's TCP port on Host (127.0.0.1 unless Listen said).
 func (s *server) Port() int { return s.port }
 
 // Dir is the server's temporary directory (data, socket, log).
@@ -62,7 +63,7 @@ func (s *server) Running() bool {
 func (s *server) startFresh() error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		if s.port, err = freePort(); err != nil {
+		if s.port, err = freePortOn(s.host); err != nil {
 			return err
 		}
 		if err = s.Start(); err == nil {
@@ -158,7 +159,7 @@ func (s *server) Close() {
 	_ = os.RemoveAll(s.dir)
 }
 
-func (s *server) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+func (s *server) addr() string { return net.JoinHostPort(s.host, strconv.Itoa(s.port)) }
 
 // waitReady pings through the driver until it answers, the process exits
 // or ReadyTimeout passes.
@@ -195,15 +196,6 @@ func (s *server) Exec(query string, args ...any) error {
 	defer cancel()
 	_, err := s.admin.ExecContext(ctx, query, args...)
 	return err
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // tempDir makes a directory the server's user can use.
