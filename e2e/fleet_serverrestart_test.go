@@ -29,12 +29,18 @@ jobs:
     schedule: "@every 1s"
     command: sleep 0.5
     timeout: 10s
-  - name: long
+  - name: quick
+    schedule: "@every 1s"
+    command: sleep 0.5
+    timeout: 10s
+  - name: tock
     schedule: "@every 2s"
     command: sleep 1.8
     timeout: 10s
     overlap: queue
 `, url+"/hook")
+	// Named so that each host owns one job (docs/fleet.md, "Slot
+	// ownership"): short is host-b's, quick host-c's, tock host-a's.
 	names := []string{"host-a", "host-b", "host-c"}
 	var daemons []*proc
 	for _, n := range names {
