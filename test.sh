@@ -32,4 +32,5 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-go test -race -count=1 -timeout 15m ./...
+# -parallel 4: most e2e tests wait on real processes and servers, not the CPU.
+go test -race -count=1 -timeout 25m -parallel 4 ./...
