@@ -8,6 +8,7 @@ import (
 	"cronvisor/config"
 	"cronvisor/ctl"
 	"cronvisor/run"
+	"cronvisor/schedule"
 )
 
 // stubborn is a job whose run ignores SIGTERM, so that only the SIGKILL
@@ -110,6 +111,14 @@ func TestKillEndsARetryWait(t *testing.T) {
 	// A backoff long enough for the test, short enough that a failed
 	// one's cleanup (s.Wait) does not hang.
 	j.Retries, j.RetryBackoff, j.RetryBackoffMax, j.RetryOn = 1, 5*time.Second, 5*time.Second, config.DefaultRetryOn
+	// No retry is planned that would start at or after the job's next
+	// slot: @hourly's is within the 5-s backoff for the last 5 s of every
+	// hour, a leap day's midnight almost never.
+	sched, err := schedule.Parse("0 0 29 2 *", time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Schedule, j.Sched = "0 0 29 2 *", sched
 	s, _ := newTestService(t, j)
 	t.Cleanup(s.Wait)
 	ctx := context.Background()
@@ -133,7 +142,6 @@ func TestKillEndsARetryWait(t *testing.T) {
 	// kill in between finds the attempt ended, or nothing, and leaves the
 	// wait to come.
 	var res ctl.KillResult
-	var err error
 	for limit := time.Now().Add(3 * time.Second); time.Now().Before(limit); {
 		if res, err = s.Kill(ctx, "flaky", ctl.KillOptions{}); err != nil || res.RetriesCancelled > 0 {
 			break
