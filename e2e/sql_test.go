@@ -198,6 +198,9 @@ func TestE2ESQLServerDown(t *testing.T) {
 		}
 		up := time.Now()
 		waitFor(t, 20*time.Second, "runs resume", func() bool { return startedSince(t, da, up) || startedSince(t, dbd, up) })
+		// The daemon logs "run started" as it execs; the job's own line
+		// comes a moment later, and a stop in between would lose it.
+		waitFor(t, 5*time.Second, "the resumed run's own record", func() bool { return len(checkWatched(t, dir)) >= 2 })
 		stopDaemons(t, da, dbd)
 		t.Logf("the run in flight ended %v after the server stopped (bound 2 s)", ended.Round(time.Millisecond))
 		if ended > 4*time.Second {
