@@ -41,6 +41,25 @@ type auditJSONLine struct {
 	RunIDs []string `json:"run_ids"`
 }
 
+// auditCounts parses audit --json's lines, fails the test on a line it
+// cannot read and on each missed or duplicated slot, and counts the
+// slots by class.
+func auditCounts(t *testing.T, out string) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
+	for _, l := range lines(out) {
+		var slot auditJSONLine
+		if err := json.Unmarshal([]byte(l), &slot); err != nil {
+			t.Fatalf("audit --json line %q: %v", l, err)
+		}
+		counts[slot.Class]++
+		if slot.Class == "missed" || slot.Class == "duplicated" {
+			t.Errorf("audit: %s slot %s: %s on %s (%s)", slot.Job, slot.Slot, slot.Class, slot.Host, slot.Reason)
+		}
+	}
+	return counts
+}
+
 // TestE2EFleetAuditOverlapAllow: two hosts on one PostgreSQL history run
 // an overlap: allow job every second, each host every slot (their
 // jobs.yaml differ, so neither leaves a slot to the other).

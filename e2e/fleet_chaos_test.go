@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -50,17 +49,7 @@ func TestE2EFleetChaosEachSlotOnce(t *testing.T) {
 	}
 	time.Sleep(3 * time.Second) // the last records are shipped
 	code, out, errOut := hosts[0].runCV(60*time.Second, "audit", "--since", "2m", "--json")
-	counts := map[string]int{}
-	for _, l := range lines(out) {
-		var slot struct{ Job, Slot, Class, Host, Reason string }
-		if err := json.Unmarshal([]byte(l), &slot); err != nil {
-			t.Fatalf("audit --json line %q: %v", l, err)
-		}
-		counts[slot.Class]++
-		if slot.Class == "missed" || slot.Class == "duplicated" {
-			t.Errorf("%s slot %s: %s (%s)", slot.Job, slot.Slot, slot.Class, slot.Reason)
-		}
-	}
+	counts := auditCounts(t, out)
 	t.Logf("%d kills; audit: %v; %s", kills, counts, strings.TrimSpace(errOut))
 	if code != 0 || counts["ran"] < 60 {
 		t.Errorf("audit exit %d with %v, want 0 and at least 60 slots ran; stderr:\n%s", code, counts, errOut)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"syscall"
@@ -175,17 +174,7 @@ func checkFailover(t *testing.T, raw *sql.DB, s *sandbox, victim string, killed 
 		t.Errorf("%d slots left claimed by the dead owner, want at most the one it died in", claimed)
 	}
 	code, out, errOut := s.runCV(30*time.Second, "audit", "--since", "1m", "--json")
-	counts := map[string]int{}
-	for _, l := range lines(out) {
-		var slot struct{ Job, Slot, Class, Reason string }
-		if err := json.Unmarshal([]byte(l), &slot); err != nil {
-			t.Fatalf("audit --json line %q: %v", l, err)
-		}
-		counts[slot.Class]++
-		if slot.Class == "missed" || slot.Class == "duplicated" {
-			t.Errorf("audit: %s slot %s %s (%s)", slot.Job, slot.Slot, slot.Class, slot.Reason)
-		}
-	}
+	counts := auditCounts(t, out)
 	if code != 0 {
 		t.Errorf("audit exit %d, want 0: %v\n%s", code, counts, errOut)
 	}

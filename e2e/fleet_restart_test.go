@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"syscall"
@@ -89,17 +88,7 @@ jobs:
 	}
 	since := fmt.Sprintf("%ds", int(time.Since(began).Seconds())+5)
 	code, out, errOut := hosts[0].runCV(60*time.Second, "audit", "--since", since, "--json")
-	counts := map[string]int{}
-	for _, l := range lines(out) {
-		var slot struct{ Job, Slot, Class, Reason string }
-		if err := json.Unmarshal([]byte(l), &slot); err != nil {
-			t.Fatalf("audit --json line %q: %v", l, err)
-		}
-		counts[slot.Class]++
-		if slot.Class == "missed" || slot.Class == "duplicated" {
-			t.Errorf("%s slot %s: %s (%s)", slot.Job, slot.Slot, slot.Class, slot.Reason)
-		}
-	}
+	counts := auditCounts(t, out)
 	t.Logf("audit over %s: %v; %s", since, counts, strings.TrimSpace(errOut))
 	if code != 0 || counts["ran"] < 60 {
 		t.Errorf("audit exit %d with %v, want 0 and at least 60 slots ran; stderr:\n%s", code, counts, errOut)
