@@ -119,14 +119,7 @@ func TestSchedulerStartUpLedger(t *testing.T) {
 			h := startHarness(t, now, []config.Job{j}, WithLastSlots(localSlots(tc.local)), WithLedger(led))
 			h.sched.WaitAll()
 			skips := h.rec.skipsOf("sync")
-			switch {
-			case tc.wantFirst.IsZero() && len(skips) != 0:
-				t.Errorf("recorded %+v, want nothing", skips)
-			case !tc.wantFirst.IsZero() && (len(skips) != 1 || !skips[0].Slot.Equal(tc.wantFirst) || skips[0].Class != run.ClassMissed):
-				t.Errorf("recorded %+v, want one missed skip from %s", skips, tc.wantFirst)
-			case tc.wantN > 1 && !containsCount(skips[0].Reason, tc.wantN):
-				t.Errorf("reason %q, want %d fires", skips[0].Reason, tc.wantN)
-			}
+			checkMissedSkip(t, skips, tc.wantFirst, tc.wantN)
 			won := led.won()
 			if tc.wantClaim == nil && len(won) != 0 {
 				t.Errorf("claims %+v, want none", won)
@@ -139,6 +132,20 @@ func TestSchedulerStartUpLedger(t *testing.T) {
 				t.Errorf("%d fires, want %d", n, tc.wantFires)
 			}
 		})
+	}
+}
+
+// checkMissedSkip fails t unless skips is nothing (wantFirst zero) or
+// one missed skip from wantFirst standing for wantN fires.
+func checkMissedSkip(t *testing.T, skips []run.Skip, wantFirst time.Time, wantN int) {
+	t.Helper()
+	switch {
+	case wantFirst.IsZero() && len(skips) != 0:
+		t.Errorf("recorded %+v, want nothing", skips)
+	case !wantFirst.IsZero() && (len(skips) != 1 || !skips[0].Slot.Equal(wantFirst) || skips[0].Class != run.ClassMissed):
+		t.Errorf("recorded %+v, want one missed skip from %s", skips, wantFirst)
+	case wantN > 1 && !containsCount(skips[0].Reason, wantN):
+		t.Errorf("reason %q, want %d fires", skips[0].Reason, wantN)
 	}
 }
 
