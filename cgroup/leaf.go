@@ -41,7 +41,7 @@ func (h *Hierarchy) Create(name string, lim Limits) (*Leaf, error) {
 		}
 		// Left by an earlier attempt: reused only if empty, which
 		// rmdir tells (it refuses a populated cgroup).
-		if err := os.Remove(path); err != nil {
+		if err := removeSubtree(path); err != nil {
 			return nil, fmt.Errorf("cgroup %s exists and is in use: %w", path, err)
 		}
 		if err := os.Mkdir(path, 0o755); err != nil {
@@ -94,11 +94,12 @@ func (l *Leaf) Close() {
 	}
 }
 
-// Procs is the pids of the leaf's processes.
-func (l *Leaf) Procs() ([]int, error) { return readProcs(l.Path) }
+// Procs is the pids of the leaf's processes, those of the cgroups a job
+// made below it included.
+func (l *Leaf) Procs() ([]int, error) { return subtreeProcs(l.Path) }
 
-// Signal sends sig to every process of the leaf (as systemd's
-// KillMode=control-group does with SIGTERM).
+// Signal sends sig to every process of the leaf and of the cgroups below
+// it (as systemd's KillMode=control-group does with SIGTERM).
 func (l *Leaf) Signal(sig syscall.Signal) error {
 	pids, err := l.Procs()
 	for _, pid := range pids {
@@ -107,13 +108,14 @@ func (l *Leaf) Signal(sig syscall.Signal) error {
 	return err
 }
 
-// Kill SIGKILLs every process of the leaf at once, those forked while it
-// acts included (cgroup.kill).
+// Kill SIGKILLs every process of the leaf and of the cgroups below it at
+// once, those forked while it acts included (cgroup.kill).
 func (l *Leaf) Kill() error {
 	return os.WriteFile(filepath.Join(l.Path, "cgroup.kill"), []byte("1"), 0)
 }
 
-// Populated reads cgroup.events: whether a live process is in the leaf.
+// Populated reads cgroup.events: whether a live process is in the leaf or
+// in a cgroup below it.
 func (l *Leaf) Populated() (bool, error) {
 	v, err := l.keyed("cgroup.events", "populated")
 	return v[0] != 0, err
@@ -152,17 +154,12 @@ func (l *Leaf) WaitEmpty(ctx context.Context) error {
 	}
 }
 
-// Remove removes the leaf, which must be empty; a leaf already gone is
-// no error.
+// Remove removes the leaf, which must be empty, with the cgroups a job
+// made below it, deepest first; a leaf already gone is no error. The
+// error names each cgroup that could not be removed.
 func (l *Leaf) Remove() error {
 	l.Close()
-	// rmdir(2) alone: os.Remove tries unlink(2) first, which a directory
-	// always refuses.
-	err := unix.Rmdir(l.Path)
-	if err == nil || err == unix.ENOENT {
-		return nil
-	}
-	return &os.PathError{Op: "rmdir", Path: l.Path, Err: err}
+	return removeSubtree(l.Path)
 }
 
 // keyed reads the values of keys from the leaf's flat keyed file name

@@ -3,6 +3,7 @@ package proc
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -74,23 +75,81 @@ func waitEmpty(l *cgroup.Leaf, d time.Duration) bool {
 	return l.WaitEmpty(ctx) == nil
 }
 
-// concludeLeaf ends the run in its leaf and waits for its main process to
-// be reaped, then reads what the run cost and removes the leaf.
-func concludeLeaf(l *cgroup.Leaf, waited <-chan struct{}, grace time.Duration, res *Result) error {
+// concludeLeaf ends the run in its leaf, then what of it left the leaf,
+// and waits for its main process to be reaped; then reads what the run
+// cost and removes the leaf.
+func concludeLeaf(l *cgroup.Leaf, t *tree, waited <-chan struct{}, grace time.Duration, res *Result, w warner) error {
+	begun := time.Now()
 	err := endLeaf(l, grace)
 	if err == nil {
-		select {
-		case <-waited: // the leaf is empty: only the reaping can be left
-		case <-time.After(survivorWait):
-			err = fmt.Errorf("%w: pid %d not reaped", ErrSurvivors, res.PID)
-		}
+		// What left the leaf gets what is left of grace: the run's end
+		// is no later for it.
+		err = endEscapees(t, waited, max(grace-time.Since(begun), 0), w)
 	}
 	res.Usage = leafUsage(l)
 	if err == nil {
-		_ = l.Remove()
+		if rerr := l.Remove(); rerr != nil {
+			w.say("the run's cgroup leaf is left behind", "cgroup", l.Path, "err", rerr)
+		}
 	}
 	l.Close()
 	return err
+}
+
+// endEscapees ends the processes of the run outside its leaf, which is
+// empty by now: a root job can move itself, or a child, to any cgroup
+// (echo $$ > /sys/fs/cgroup/cgroup.procs), and the leaf's emptiness does
+// not make the run over. They are found as without a leaf, by process
+// group, tag and lock, each is logged with where it went, and the run is
+// over once they are gone and its main process is reaped.
+func endEscapees(t *tree, waited <-chan struct{}, grace time.Duration, w warner) error {
+	left := t.members()
+	if len(left) == 0 {
+		select {
+		case <-waited: // only the reaping can be left
+			return nil
+		case <-time.After(survivorWait):
+			return fmt.Errorf("%w: pid %d not reaped", ErrSurvivors, t.pgid)
+		}
+	}
+	for _, pid := range left {
+		w.say("a process of the run left its cgroup leaf; ending it by its process group and tag",
+			"pid", pid, "moved_to", w.where(pid))
+	}
+	return t.end(waited, grace)
+}
+
+// warner passes on to Spec.Warn what the supervisor's log should say of a
+// run's containment.
+type warner struct {
+	warn  func(msg string, args ...any) // nil: nothing is said
+	mount string                        // the cgroup2 mount, "" if unknown
+}
+
+func newWarner(spec Spec) warner {
+	w := warner{warn: spec.Warn}
+	if spec.Cgroup != nil {
+		w.mount = spec.Cgroup.Mount
+	}
+	return w
+}
+
+func (w warner) say(msg string, args ...any) {
+	if w.warn != nil {
+		w.warn(msg, args...)
+	}
+}
+
+// where is the directory of the cgroup pid is in, or why it is unknown.
+func (w warner) where(pid int) string {
+	p, err := cgroup.Of(pid)
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	if w.mount == "" {
+		return p
+	}
+	return filepath.Join(w.mount, p)
 }
 
 // leafUsage is what the leaf's processes cost, Measured false if it

@@ -116,6 +116,11 @@ type Spec struct {
 	// with limits that cannot be applied (no Cgroup, or a controller not
 	// enabled) does not start: StartFailed, the error says why.
 	Limits cgroup.Limits
+	// Warn, if set, is told, before Run returns, what the supervisor's
+	// log should say of the run's containment: a process of the run
+	// found outside its leaf (a root job can move itself), a leaf that
+	// could not be removed. args are slog's key-value pairs.
+	Warn func(msg string, args ...any)
 }
 
 // Result is what Run reports about a run.
@@ -303,7 +308,7 @@ func (r *running) conclude(spec Spec, res *Result) {
 	if res.Outcome != Exited && endedByItself(res.PID, r.waited) {
 		res.Outcome, res.Err = Exited, nil
 	}
-	if err := r.end(endGrace(spec.KillGrace, res.Err), res); err != nil {
+	if err := r.end(spec, endGrace(spec.KillGrace, res.Err), res); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
 	if res.Outcome == Exited && isClosed(r.waited) {
@@ -320,9 +325,9 @@ func (r *running) conclude(spec Spec, res *Result) {
 
 // end ends what is left of the run: through its leaf when it has one,
 // or by finding its process tree.
-func (r *running) end(grace time.Duration, res *Result) error {
+func (r *running) end(spec Spec, grace time.Duration, res *Result) error {
 	if r.leaf != nil {
-		return concludeLeaf(r.leaf, r.waited, grace, res)
+		return concludeLeaf(r.leaf, r.tree, r.waited, grace, res, newWarner(spec))
 	}
 	return r.tree.end(r.waited, grace)
 }

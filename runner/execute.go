@@ -92,6 +92,7 @@ func (s *Supervisor) spec(f *fire, a *attemptRun) proc.Spec {
 		Setup:      setup(job.Limits),
 		Cgroup:     s.cgroup,
 		Limits:     cgroupLimits(job.Limits),
+		Warn:       s.containmentWarn(f),
 		OnStart: func(pid int) {
 			s.execed(f)
 			a.startedAt = s.clock.Now()
