@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"cronvisor/config"
 	"cronvisor/daemon"
 	"cronvisor/systemd"
 )
@@ -79,6 +80,12 @@ func runDaemon(g *globals, logFormat, note string) error {
 	log, err := newLogger(g, logFormat)
 	if err != nil {
 		return err
+	}
+	if a := g.metricsAddr; a != "" {
+		// The check metrics.listen gets, for the flag that overrides it.
+		if err := config.CheckListen(a); err != nil {
+			return usageError("--metrics-addr %q is not HOST:PORT (%v)", a, err)
+		}
 	}
 	if note != "" {
 		log.Warn(note)

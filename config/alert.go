@@ -2,15 +2,12 @@ package config
 
 import (
 	"net"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"cronvisor/internal/mask"
 )
 
 // Defaults of the retry keys.
@@ -143,10 +140,10 @@ func (d *decoder) stringList(key string, n *yaml.Node) []*yaml.Node {
 	return out
 }
 
+// httpURL checks a webhook's or ping's URL (checkHTTPURL).
 func (d *decoder) httpURL(key string, n *yaml.Node, s string) bool {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.errorf(n, "%s: %q is not an http:// or https:// URL", key, mask.URL(s))
+	if want, why := checkHTTPURL(s); why != nil {
+		d.refuse(n, key, s, want, why)
 		return false
 	}
 	return true
@@ -277,11 +274,11 @@ func (d *decoder) metrics(m *Metrics, n *yaml.Node) {
 	if !ok {
 		return
 	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
+	if err := CheckListen(s); err != nil {
 		d.errorf(e.val, "metrics.listen: %q is not HOST:PORT (%v)", s, err)
 		return
 	}
+	host, port, _ := net.SplitHostPort(s)
 	if host == "" { // Go listens on every interface; /metrics has no authentication
 		d.warnf(e.val, "metrics.listen: %q has no host, so it listens on every interface, unauthenticated; "+
 			"write 127.0.0.1:%s to serve this host only, or 0.0.0.0:%s to serve every interface deliberately", s, port, port)

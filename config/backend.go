@@ -1,17 +1,13 @@
 package config
 
 import (
-	"net/url"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"gopkg.in/yaml.v3"
-
-	"cronvisor/internal/mask"
 )
 
 // lockBackend decodes lock_backend. The url (redis, postgres) or dsn
@@ -109,8 +105,8 @@ var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{0,50}$`)
 
 // backendAddr expands and checks a backend's url or dsn, and returns the
 // names of the variables it expanded. check returns what the value should
-// look like when it does not.
-func (d *decoder) backendAddr(key string, n *yaml.Node, check func(string) (string, bool)) (string, []string) {
+// look like and why it does not (see startcheck.go).
+func (d *decoder) backendAddr(key string, n *yaml.Node, check func(string) (string, error)) (string, []string) {
 	raw, ok := d.text(key, n)
 	if !ok {
 		return "", nil
@@ -135,29 +131,11 @@ func (d *decoder) backendAddr(key string, n *yaml.Node, check func(string) (stri
 		d.errorf(n, "%s: environment variable %s is not set", key, strings.Join(unset, ", "))
 		return "", nil
 	}
-	if want, ok := check(expanded); !ok {
-		d.errorf(n, "%s: %q is not %s", key, mask.URL(raw), want)
+	if want, why := check(expanded); why != nil {
+		d.refuse(n, key, raw, want, why)
 		return "", nil
 	}
 	return expanded, used
-}
-
-func checkRedisURL(s string) (string, bool) {
-	p, err := url.Parse(s)
-	return "a redis://HOST:PORT/DB or rediss:// URL", err == nil && (p.Scheme == "redis" || p.Scheme == "rediss") && p.Host != ""
-}
-
-func checkPostgresURL(s string) (string, bool) {
-	p, err := url.Parse(s)
-	return "a postgres://USER:PASS@HOST:PORT/DB URL",
-		err == nil && (p.Scheme == "postgres" || p.Scheme == "postgresql") && p.Host != "" && strings.Trim(p.Path, "/") != ""
-}
-
-// checkMySQLDSN parses the dsn as the driver will. Its error text is not
-// quoted: it may carry parts of the expanded value.
-func checkMySQLDSN(s string) (string, bool) {
-	cfg, err := mysql.ParseDSN(s)
-	return "a USER:PASS@tcp(HOST:PORT)/DB dsn", err == nil && cfg.DBName != ""
 }
 
 // history decodes the retention policy for run records and their output.

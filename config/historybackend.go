@@ -3,8 +3,6 @@ package config
 import (
 	"slices"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // historyTypes are the history_backend types, in the order messages list
@@ -59,15 +57,4 @@ func (d *decoder) historyBackend(hb *HistoryBackend, e entry) (secrets, unset []
 	unset = slices.Clone(d.unsetEnv[before:])
 	d.unsetEnv = d.unsetEnv[:before]
 	return secrets, unset
-}
-
-// checkPgxURL parses the url as the fleet's driver will. The driver's
-// error text is not quoted: it may carry parts of the expanded value.
-func checkPgxURL(s string) (string, bool) {
-	want := "a postgres://USER:PASS@HOST:PORT/DB URL"
-	if !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") {
-		return want, false
-	}
-	_, err := pgx.ParseConfig(s)
-	return want, err == nil
 }
