@@ -39,6 +39,8 @@ func (d *decoder) backendScalars(lb *LockBackend, known []string, f []entry) {
 			lb.TTL = v
 			if v < time.Second {
 				d.errorf(t.val, "lock_backend.ttl: %v is shorter than 1s; the lease could lapse between renewals", v)
+			} else if v > maxRedisTTL {
+				d.errorf(t.val, "lock_backend.ttl: %v is longer than 7d, how long Redis keeps the locks' records; the lease would outlive them", v)
 			}
 		}
 		if lb.Type != BackendRedis {
@@ -50,6 +52,8 @@ func (d *decoder) backendScalars(lb *LockBackend, known []string, f []entry) {
 			lb.Prefix = s
 			if !prefixRE.MatchString(s) {
 				d.errorf(p.val, "lock_backend.prefix: %q: use letters, digits, '_', '.', '-' and ':', up to 50 characters", s)
+			} else if isSQL(lb.Type) && s != "" && !sqlPrefixRE.MatchString(s) {
+				d.errorf(p.val, "lock_backend.prefix: %q: the %s backend takes letters, digits, '_', '.' and '-', and ':' only at the end", s, lb.Type)
 			}
 		}
 		if lb.Type == BackendFile {

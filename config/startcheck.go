@@ -4,8 +4,10 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -18,7 +20,8 @@ import (
 // What the daemon's parts refuse when they start is refused here, by the
 // same parsers with the same input, when the file is loaded: the lock
 // backends' and the shared history's drivers parse their address, the
-// metrics server listens, notifications and pings are posted. Load is
+// metrics server listens, notifications and pings are posted, the Redis
+// lease and the SQL name prefix are checked. Load is
 // the one check that validate, the daemon, `run`, the console and a
 // reload all make, so none of them can pass a file another refuses, and
 // each says so in the same words at the value's line and column (the
@@ -101,6 +104,17 @@ func CheckListen(addr string) error {
 	}
 	return nil
 }
+
+// maxRedisTTL is the longest lease lock.NewRedisLocker takes: how long
+// Redis keeps the locks' records (lock.DefaultRetention), which a lease
+// may not outlive.
+const maxRedisTTL = 7 * 24 * time.Hour
+
+// sqlPrefixRE is the lock name prefix the SQL backends take (lock's
+// names, then at most a final ':').
+var sqlPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+:?$`)
+
+func isSQL(backend string) bool { return backend == BackendMySQL || backend == BackendPostgres }
 
 // errShape is a value not of the form asked: the "is not" says it all.
 var errShape = errors.New("")

@@ -27,6 +27,8 @@ func TestStartChecks(t *testing.T) {
 		{"webhook port", job("    notify: [{on: [failure], url: 'http://u:secret@127.0.0.1:99999/hook'}]"), "6:35",
 			`notify.url: "http://***@127.0.0.1:99999/hook" is not an http:// or https:// URL: port 99999 is not 1-65535`},
 		{"ping port", job("    ping: 'https://hc.example:0/x'"), "6:11", `ping: "https://hc.example:0/x" is not an http:// or https:// URL: port 0 is not 1-65535`},
+		{"redis ttl", y("lock_backend:", "  type: redis", "  url: 'redis://h:6379/0'", "  ttl: 8d", "jobs: []"), "4:8", `lock_backend.ttl: 192h0m0s is longer than 7d`},
+		{"sql prefix", y("lock_backend:", "  type: postgres", "  url: 'postgres://u@h/db'", "  prefix: 'a:b'", "jobs: []"), "4:11", `lock_backend.prefix: "a:b": the postgres backend takes letters, digits, '_', '.' and '-', and ':' only at the end`},
 		{"metrics port", y("metrics: {listen: '127.0.0.1:99999'}", "jobs: []"), "1:19", `metrics.listen: "127.0.0.1:99999" is not HOST:PORT (port 99999 is not 0-65535 or a service name)`},
 	}
 	for _, c := range cases {
@@ -56,6 +58,8 @@ func TestStartChecksPass(t *testing.T) {
 		y("lock_backend:", "  type: mysql", "  dsn: 'u:pw@tcp(h:3306)/db?parseTime=true'", "jobs: []"),
 		y("history_backend:", "  type: postgres", "  url: 'postgresql://u@h:5432/db?sslmode=verify-full'", "jobs: []"),
 		y("metrics: {listen: '127.0.0.1:http'}", "jobs: []"),
+		y("lock_backend: {type: redis, url: 'redis://h/0', ttl: 7d, prefix: 'a:b:'}", "jobs: []"),
+		y("lock_backend: {type: mysql, dsn: 'u@tcp(h:3306)/db', prefix: 'app.cron:'}", "jobs: []"),
 		y("jobs:", "  - {name: a, schedule: '@hourly', command: x, timeout: 1m, ping: 'http://h:65535/p'}"),
 	} {
 		if cfg, ps := Parse("jobs.yaml", []byte(src)); cfg == nil || len(errorsOf(ps)) > 0 {
