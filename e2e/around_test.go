@@ -64,8 +64,10 @@ func TestE2ERootJobLeavingItsCgroup(t *testing.T) {
 	if r.Outcome != run.Timeout {
 		t.Errorf("recorded %s (%q), want timeout", r.Outcome, r.Reason)
 	}
-	if ms := r.DurationMS(); ms < 1900 || ms > 3500 {
-		t.Errorf("the run lasted %d ms, want its 2 s deadline (SIGTERM ends sleep)", ms)
+	// From the fire (its slot: the deadline is counted from before the
+	// start, which a loaded machine can delay) to the end.
+	if took := r.EndedAt.Sub(r.ScheduledAt); took < 2*time.Second || took > 3500*time.Millisecond {
+		t.Errorf("the run ended %v after its fire, want at its 2 s deadline (SIGTERM ends sleep)", took)
 	}
 	if n := sleeps(arg); n != 0 {
 		t.Errorf("%d sleeps of the run left after its record", n)
@@ -125,6 +127,49 @@ func TestE2ERootJobWithSubCgroups(t *testing.T) {
 	}
 	if strings.Contains(d.stderr(), "left behind") || strings.Contains(d.stderr(), "left its cgroup leaf") {
 		t.Errorf("the daemon warned of a run that stayed in its leaf:\n%s", tail(d.stderr(), 20))
+	}
+	stopDaemons(t, d)
+}
+
+// TestE2ERootJobLeavingItsCgroupOutlivesItsSupervisor: the same escape
+// under a keeper: the daemon is SIGKILLed 0.5 s into a run that moved
+// itself to the root cgroup, and the keeper still ends it at its 2 s
+// deadline by process group (nothing of it left by start + timeout +
+// kill_grace + 1 s); the next daemon records it once, timeout.
+func TestE2ERootJobLeavingItsCgroupOutlivesItsSupervisor(t *testing.T) {
+	t.Parallel()
+	h := hierarchy(t)
+	arg := sleepArg("64.3")
+	job := func(schedule string) string {
+		return `jobs:
+  - name: leave
+    schedule: "` + schedule + `"
+    timeout: 2s
+    kill_grace: 1s
+    command: "echo $$ > ` + filepath.Join(h.Mount, "cgroup.procs") + `; sleep ` + arg + `"
+`
+	}
+	s := newSandbox(t, job("* * * * * *"))
+	t.Cleanup(func() { killCmdline(arg) })
+	runID, started := s.killDaemonInto(500 * time.Millisecond)
+	if sleeps(arg) != 1 {
+		t.Fatal("the run did not outlive its supervisor")
+	}
+	bound := started.Add(2*time.Second + time.Second + time.Second)
+	waitFor(t, time.Until(bound)+time.Second, "no process of the run", func() bool { return len(withCmdline(arg)) == 0 })
+	goneAt := time.Now()
+	if late := goneAt.Sub(bound); late > 0 {
+		t.Errorf("the run's processes were gone %v after start + timeout + kill_grace + 1 s", late)
+	}
+	// The next daemon must not fire the job again: it only records.
+	if err := os.WriteFile(s.config, []byte("state_dir: state\n"+job("@yearly")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := s.startDaemon()
+	r := s.recordOf(runID, 10*time.Second)
+	t.Logf("gone %v after the run's start; record %+v", goneAt.Sub(started).Round(time.Millisecond), r)
+	if r.Outcome != run.Timeout {
+		t.Errorf("run recorded %s (%q), want timeout", r.Outcome, r.Reason)
 	}
 	stopDaemons(t, d)
 }
