@@ -3,6 +3,8 @@ package proc
 import (
 	"context"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,22 +67,26 @@ func (k *kept) learnMain() {
 }
 
 // findMain is the run's main process: the run starts it with Setpgid,
-// so it leads its own process group, and everything else of the run
-// descends from it, so it started first. Its candidates are the
+// so it leads its own process group in its supervisor's session (the
+// keeper's too: a group leader cannot leave it), and everything else of
+// the run descends from it, so it started first. Its candidates are the
 // processes of the run's leaf (-cgroup: the main process is started
 // straight into it) or, without one, those the run's tag or lock
-// finds. seen says whether any process of the run was found.
+// finds. A descendant that made a session of its own is never taken
+// for it, also once the main process is gone. seen says whether any
+// process of the run was found.
 func (k *kept) findMain() (pid int, start uint64, seen bool) {
 	var leaders []int
 	starts := map[int]uint64{}
 	parents := map[int]int{}
+	session, _ := unix.Getsid(0)
 	for _, c := range k.candidates() {
 		st, err := procfs.ReadStat(c)
 		if err != nil {
 			continue
 		}
 		seen = true
-		if st.PGRP == c {
+		if st.PGRP == c && sessionOf(c) == session {
 			leaders = append(leaders, c)
 			starts[c], parents[c] = st.Start, st.PPID
 		}
@@ -96,18 +102,62 @@ func (k *kept) findMain() (pid int, start uint64, seen bool) {
 	return pid, start, seen
 }
 
-// candidates lists the processes that may be the run's: its leaf's, or
-// those of the machine that carry its tag or its lock.
+// sessionOf is pid's session id (field 6 of its stat), -1 if unknown.
+func sessionOf(pid int) int {
+	b, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3
+	if i < 0 || len(f) < 4 {
+		return -1
+	}
+	sid, err := strconv.Atoi(f[3])
+	if err != nil {
+		return -1
+	}
+	return sid
+}
+
+// candidates lists the processes that may be the run's: its leaf's,
+// zombies included (a main process that exited, its dead supervisor's
+// orphan, and that nobody reaped yet: the kernel still has its exit
+// status), or those of the machine that carry its tag or its lock.
 func (k *kept) candidates() []int {
 	if k.f.cgroup != "" {
 		if l, err := cgroup.Open(k.f.cgroup); err == nil {
 			pids, _ := l.Procs()
-			return pids
+			return append(pids, zombiesIn(k.f.cgroup)...)
 		}
 	}
 	t := k.scanTree()
 	all, _ := procfs.PIDs()
 	return t.membersAmong(all)
+}
+
+// zombiesIn lists the zombies whose cgroup was the leaf at path:
+// cgroup.procs leaves them out, their /proc/PID/cgroup still names it.
+func zombiesIn(path string) []int {
+	all, _ := procfs.PIDs()
+	var out []int
+	for _, pid := range all {
+		st, err := procfs.ReadStat(pid)
+		if err != nil || st.State != 'Z' {
+			continue
+		}
+		b, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			// The v2 line: the leaf's path below the hierarchy's mount.
+			if rel, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok && rel != "/" && strings.HasSuffix(path, rel) {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
 }
 
 // scanTree is the run's process tree as the keeper finds it: by its

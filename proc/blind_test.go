@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cronvisor/cgroup"
+	"cronvisor/procfs"
 
 	"golang.org/x/sys/unix"
 )
@@ -124,6 +125,8 @@ func TestKeeperFindsTheRunItWasNotTold(t *testing.T) {
 			reason: "whether it ran is unknown"},
 		{name: "main gone, its group left", script: "sleep 0.6 & exit 0", reaped: true, noTime: true, want: Canceled, code: -1,
 			reason: "exit status unknown"},
+		{name: "main gone, a descendant in a session of its own", script: "setsid sleep 0.6 & exit 0", reaped: true, noTime: true,
+			want: Canceled, code: -1, reason: "exit status unknown"},
 	}
 	for _, tt := range tests {
 		for _, inLeaf := range []bool{false, true} {
@@ -179,5 +182,41 @@ func TestKeeperNoticesAnUnwatchedEnd(t *testing.T) {
 				t.Errorf("end %s (%q), want the exit status unknown", end.Outcome, end.Reason)
 			}
 		})
+	}
+}
+
+// TestKeeperReadsAZombieMainFromItsLeaf: a run's main process that
+// exited before its keeper looked, and that nobody reaped yet (a dead
+// supervisor's orphan, left to an init that does not reap at once), is
+// no longer in its leaf's cgroup.procs; the keeper still finds it, by
+// the cgroup its /proc entry names, and reads its exit status.
+func TestKeeperReadsAZombieMainFromItsLeaf(t *testing.T) {
+	t.Parallel()
+	b := &blindRun{tag: fmt.Sprintf("CRONVISOR_RUN_ID=test-%d-%d", os.Getpid(), runSeq.Add(1))}
+	l, err := hierarchy(t).Create(leafName(b.tag), cgroup.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Remove() })
+	b.leaf = l.Path
+	cmd := exec.Command("/bin/sh", "-c", "exit 4")
+	cmd.Env = append(os.Environ(), sessionTag, b.tag)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	l.SysProcAttr(cmd.SysProcAttr)
+	// Registered, so that no reaper of this test binary collects it: it
+	// stays a zombie until the Wait below.
+	if err := startRegistered(cmd); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	defer unregister(pid)
+	defer func() { _ = cmd.Wait() }()
+	if !waitFor(5*time.Second, func() bool { st, err := procfs.ReadStat(pid); return err == nil && st.State == 'Z' }) {
+		t.Fatalf("the main process %d did not exit", pid)
+	}
+	end := guardWithin(t, b.keeper(t, time.Time{}), 5*time.Second)
+	if end.Outcome != Exited || end.ExitCode != 4 || end.Run.PID != pid || end.Run.Started.IsZero() {
+		t.Errorf("end %s, exit %d, pid %d started %v (%q); want exited, exit 4, pid %d with its start",
+			end.Outcome, end.ExitCode, end.Run.PID, end.Run.Started, end.Reason, pid)
 	}
 }
