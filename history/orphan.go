@@ -15,9 +15,12 @@ import (
 const (
 	adoptSQL = `INSERT OR IGNORE INTO runs (` + columns + `) ` + values
 	// concludeSQL closes an open run with the end its keeper saw, or as
-	// interrupted when nobody saw it.
+	// interrupted when nobody saw it. A start row rebuilt without the
+	// run's start and pid (its supervisor died before it knew them) gets
+	// them from the end, which its keeper found them for.
 	concludeSQL = `UPDATE runs SET outcome = ?, ended_at = ?, exit_code = ?, reason = ?,
-	log_path = ?, cpu_user_us = ?, cpu_system_us = ?, memory_peak_bytes = ?, oom_killed = ?
+	log_path = ?, cpu_user_us = ?, cpu_system_us = ?, memory_peak_bytes = ?, oom_killed = ?,
+	started_at = COALESCE(started_at, ?), pid = COALESCE(NULLIF(pid, 0), ?)
 	WHERE run_id = ? AND outcome = 'running'`
 	// amendSQL restates a final row's reason, once.
 	amendSQL = `UPDATE runs SET reason = ? WHERE run_id = ? AND outcome <> 'running' AND reason <> ?`
@@ -51,7 +54,7 @@ func (s *Store) WriteEnd(ctx context.Context, e run.End) (closed bool, err error
 		code = *e.ExitCode
 	}
 	a := append([]any{string(e.Outcome), Nanos(e.Ended), code, e.Reason, e.LogPath}, UsageArgs(e.Usage)...)
-	return s.exec(ctx, "conclude "+e.RunID, concludeSQL, append(a, e.RunID)...)
+	return s.exec(ctx, "conclude "+e.RunID, concludeSQL, append(a, Nanos(e.Started), e.PID, e.RunID)...)
 }
 
 // Record returns the row of runID, if history has it.

@@ -19,8 +19,9 @@ type kept struct {
 	f     keeperFlags
 	files keptFiles
 	tie   *tether
-	pid   int // the run's main process, 0 if never told
-	pidfd int // of pid, -1 if none came
+	pid   int  // the run's main process, 0 if never told nor found
+	pidfd int  // of pid, -1 if none came
+	seen  bool // a process of the run was found after the supervisor died untold
 	// pidfdFile holds pidfd in the poller once watched; never closed.
 	pidfdFile *os.File
 	orphaned  chan struct{} // closed at the tether's end; pid and pidfd are set by then
@@ -77,20 +78,34 @@ func (k *kept) close() {
 
 // followTether learns the run's pid from the tether, then watches the
 // main process's exit (telling the supervisor when it happened) and the
-// tether's end.
+// tether's end. A supervisor that died before it told the pid leaves the
+// keeper to find the run's main process itself.
 func (k *kept) followTether() {
 	go func() {
 		defer close(k.orphaned)
 		k.pid, k.pidfd, k.started, k.handoff, k.stopped = readTether(k.tie)
-		if k.pid == 0 || k.stopped {
-			return // the supervisor died before the run started, or while starting it; or it is over
+		if k.stopped {
+			return // the run is over
 		}
-		if k.pidfd >= 0 {
-			k.pollPidfd()
-			go k.watchExit()
+		if k.pid == 0 {
+			// The supervisor died before the run started, or between
+			// its exec and the "pid N" message.
+			k.learnMain()
+			k.watchPidfd()
+			return
 		}
+		k.watchPidfd()
 		k.stopped = awaitEOF(k.tie)
 	}()
+}
+
+// watchPidfd watches the main process's exit, if the keeper holds a
+// pidfd of it.
+func (k *kept) watchPidfd() {
+	if k.pidfd >= 0 {
+		k.pollPidfd()
+		go k.watchExit()
+	}
 }
 
 // watchExit waits for the main process to exit and tells the supervisor
@@ -129,16 +144,7 @@ func (k *kept) guard() (End, bool) {
 		return End{}, false
 	}
 	out := k.readOutput()
-	t := &tree{self: os.Getpid(), pgid: -1}
-	if k.pid > 0 {
-		t.pgid = k.pid
-	}
-	if k.f.tag != "" {
-		t.tag = []byte(k.f.tag)
-	}
-	if k.files.lock >= 0 {
-		t.lock = lockOf(k.files.lock)
-	}
+	t := k.scanTree()
 	end := End{RunID: runIDOf(k.f.tag), Outcome: Exited, ExitCode: -1, Keeper: os.Getpid(), Run: k.f.run}
 	end.Run.Started, end.Run.PID = k.started, k.pid
 	if end.Run.SupervisorPID == 0 {
@@ -163,7 +169,7 @@ func (k *kept) guard() (End, bool) {
 	}
 	end.ExitCode, end.Signal = exitStatus(k.pidfd, k.pid)
 	if end.Outcome == Exited && end.ExitCode < 0 {
-		end.Outcome, end.Reason = Canceled, orphanReason(k.pid)
+		end.Outcome, end.Reason = Canceled, orphanReason(k.pid > 0 || k.seen)
 	} else if end.Outcome == Exited && end.Signal != "" {
 		end.Reason = "ended by signal " + end.Signal
 	}
@@ -208,10 +214,8 @@ func (k *kept) wait(asks <-chan os.Signal) (Outcome, string, bool) {
 		defer timer.Stop()
 		deadline = timer.C
 	}
-	exited := k.exited
-	if k.pidfd < 0 {
-		exited = nil // unknown: the deadline or an operator ends it
-	}
+	exited, stop := k.exitWatch()
+	defer stop()
 	select {
 	case <-exited:
 		return Exited, "", false
@@ -286,9 +290,9 @@ func sessionAlive(fd int) bool {
 }
 
 // orphanReason is the reason of a run whose exit status the keeper could
-// not learn.
-func orphanReason(pid int) string {
-	if pid == 0 {
+// not learn; seen: it knows the run started.
+func orphanReason(seen bool) string {
+	if !seen {
 		return "supervisor died as the run was starting; whether it ran is unknown"
 	}
 	return "supervisor died during the run; exit status unknown"

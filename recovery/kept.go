@@ -13,6 +13,14 @@ func readEnd(path string, e *run.End) bool {
 		return false
 	}
 	e.Ended, e.Reason, e.Usage = k.Ended, k.Reason, k.Usage
+	// A supervisor that died between the exec and the lock record's pid
+	// left no start: the keeper's End has it, when it found the run.
+	if e.Started.IsZero() {
+		e.Started = k.Run.Started
+	}
+	if e.PID == 0 {
+		e.PID = k.Run.PID
+	}
 	if k.ExitCode >= 0 {
 		code := k.ExitCode
 		e.ExitCode = &code
