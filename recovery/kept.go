@@ -7,10 +7,15 @@ import (
 
 // readEnd reads the End the keeper of a dead supervisor's run wrote, if
 // it did, into e: the run's real end, recorded instead of "interrupted".
-func readEnd(path string, e *run.End) bool {
+// What went wrong for the keeper (its notes: a full disk, a log it could
+// not write) is logged here: the keeper has no log of its own.
+func (r *Recoverer) readEnd(path string, e *run.End) bool {
 	k, err := proc.ReadEnd(path)
 	if err != nil || k.Ended.IsZero() {
 		return false
+	}
+	for _, note := range k.Notes {
+		r.cfg.Log.Warn("the keeper of a dead supervisor's run reports", "job", e.Job, "run_id", e.RunID, "keeper_pid", k.Keeper, "note", note)
 	}
 	e.Ended, e.Reason, e.Usage = k.Ended, k.Reason, k.Usage
 	if k.ExitCode >= 0 {
