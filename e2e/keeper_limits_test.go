@@ -6,9 +6,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"cronvisor/cgroup"
 	"cronvisor/run"
 
 	"golang.org/x/sys/unix"
@@ -130,4 +132,62 @@ func TestE2EKeeperEndOnAFullDisk(t *testing.T) {
 	if !strings.Contains(logged, "the keeper of a dead supervisor's run reports") || !strings.Contains(logged, "no space left on device") {
 		t.Errorf("the next daemon's log does not say the disk was full; it says:\n%s", tail(logged, 20))
 	}
+}
+
+// keeperPIDs lists the live keepers of the sandbox's runs.
+func (s *sandbox) keeperPIDs() []int {
+	var out []int
+	for _, p := range processes() {
+		if strings.HasPrefix(p.cmdline, "cronvisor-keeper ") && strings.Contains(p.cmdline, " -ends "+s.state+"/") {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+// TestE2EKillWithAFrozenKeeper: an adopted run whose keeper is
+// SIGSTOPped: `kill JOB` exits 1 and says the keeper did not answer, and
+// the run is ended all the same, through its cgroup leaf (its process
+// group without cgroup v2); once the keeper resumes, the run is recorded
+// once, interrupted, killed by operator.
+func TestE2EKillWithAFrozenKeeper(t *testing.T) {
+	t.Parallel()
+	arg := sleepArg("42.4")
+	s := newSandbox(t, `shutdown_grace: 1s
+jobs:
+  - {name: long, schedule: "* * * * * *", command: "sleep `+arg+`", timeout: 1m, kill_grace: 2s}
+`)
+	t.Cleanup(func() { killCmdline(arg) })
+	runID, _ := s.killDaemonInto(0)
+	next := s.startDaemon()
+	waitFor(t, 5*time.Second, "the run shown adopted", func() bool { return s.statusOf("long").Adopted })
+	keepers := s.keeperPIDs()
+	if len(keepers) != 1 {
+		t.Fatalf("%d keepers of the sandbox's runs, want 1", len(keepers))
+	}
+	_ = syscall.Kill(keepers[0], syscall.SIGSTOP)
+	t.Cleanup(func() { _ = syscall.Kill(keepers[0], syscall.SIGCONT) })
+	asked := time.Now()
+	code, out, errOut := s.runCV(30*time.Second, "kill", "long")
+	t.Logf("kill answered after %v: %s", time.Since(asked).Round(time.Millisecond), strings.TrimSpace(out))
+	via := "cgroup leaf"
+	if _, err := cgroup.Detect(); err != nil {
+		via = "process group"
+	}
+	if code == 0 || !strings.Contains(out, "signalled, keeper not answering (pid "+strconv.Itoa(keepers[0])+")") ||
+		!strings.Contains(out, "ended through its "+via) {
+		t.Errorf("kill with a frozen keeper: exit %d, stdout %q, stderr %q; want exit 1, keeper not answering, ended through its %s",
+			code, out, errOut, via)
+	}
+	if n := len(withCmdline(arg)); n != 0 {
+		t.Errorf("%d processes of the run left after kill said it ended", n)
+	}
+	_ = syscall.Kill(keepers[0], syscall.SIGCONT)
+	r := s.recordOf(runID, 15*time.Second)
+	// The keeper, resumed, reads the kill's question or sees the run's
+	// exit first: either way the record is the operator's kill.
+	if r.Outcome != run.Interrupted || !strings.HasPrefix(r.Reason, "killed by operator") {
+		t.Errorf("the killed run recorded %s (%q), want interrupted, killed by operator", r.Outcome, r.Reason)
+	}
+	stopDaemons(t, next)
 }

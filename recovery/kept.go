@@ -29,6 +29,7 @@ func (r *Recoverer) readEnd(path string, e *run.End) bool {
 		e.Outcome, e.Class = run.Replaced, run.ClassReplaced
 	case k.Outcome == proc.Canceled:
 		e.Outcome, e.Class = run.Interrupted, run.ClassKilled
+	case r.endedWithoutKeeper(e):
 	case k.ExitCode == 0:
 		e.Outcome = run.OK
 	default:
@@ -37,5 +38,23 @@ func (r *Recoverer) readEnd(path string, e *run.End) bool {
 	if e.Outcome != run.OK {
 		e.Reason = k.Usage.WithOOM(e.Reason) // as the supervisor would have said
 	}
+	return true
+}
+
+// endedWithoutKeeper reports whether e is the end of a run that an
+// operator's kill (or a replacing fire) ended while its keeper did not
+// answer (see EndAdopted): the keeper, resumed, saw the run exit of the
+// signal this daemon sent, which it is recorded as, with why.
+func (r *Recoverer) endedWithoutKeeper(e *run.End) bool {
+	keeper, via, _, silent := r.Silent(e.RunID)
+	reason, outcome := r.askedReason(e.RunID)
+	if !silent || keeper == 0 || via == "" || reason == "" {
+		return false
+	}
+	e.Outcome, e.Class = outcome, run.ClassKilled
+	if outcome == run.Replaced {
+		e.Class = run.ClassReplaced
+	}
+	e.Reason = reason + " (its keeper did not answer: ended through its " + via + ")"
 	return true
 }
