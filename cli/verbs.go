@@ -138,8 +138,10 @@ kill_grace; each is recorded as interrupted, "killed by operator". kill waits
 for the runs' end, up to their kill_grace and 5s (at most 30s), and says what
 is true then: "1 run ended (interrupted)", or "1 run signalled: ending within
 Ns" with when SIGKILL falls. A second kill while a run is being ended says so
-and when its SIGKILL falls, without signalling it again. Exit 1 when no run of
-JOB is running.`,
+and when its SIGKILL falls, without signalling it again. An adopted run whose keeper does not answer
+within 2s (frozen) is signalled by the daemon itself, through its cgroup leaf
+(else its process group), and kill says "signalled, keeper not answering" and
+exits 1. Exit 1 when no run of JOB is running.`,
 		Args: oneJob,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connectDaemon(g)
@@ -157,6 +159,9 @@ JOB is running.`,
 			}
 			for _, l := range lines {
 				fmt.Fprintln(g.stdout, l)
+			}
+			if res.Silent() {
+				return exitCode(1, fmt.Errorf("kill %s: a run's keeper did not answer: the run was signalled without it", args[0]))
 			}
 			return nil
 		},

@@ -138,6 +138,13 @@ type KilledRun struct {
 	Ended   bool        `json:"ended,omitempty"`
 	Outcome run.Outcome `json:"outcome,omitempty"`
 	Reason  string      `json:"reason,omitempty"`
+	// KeeperSilent: the adopted run's keeper (KeeperPID) did not answer
+	// the kill; the daemon signalled the run itself, through EndedVia
+	// ("cgroup leaf" or "process group"), and its record waits for the
+	// keeper to resume or be gone (it holds the run's lock).
+	KeeperSilent bool   `json:"keeper_not_answering,omitempty"`
+	KeeperPID    int    `json:"keeper_pid,omitempty"`
+	EndedVia     string `json:"ended_via,omitempty"`
 }
 
 // Lines says what the kill did, one line a kind of run, each starting
@@ -153,6 +160,10 @@ func (r KillResult) Lines(job string, tt TimeText) []string {
 	ended := map[string]int{}
 	var order []string
 	for _, k := range r.Runs {
+		if k.KeeperSilent {
+			out = append(out, k.silent(job))
+			continue
+		}
 		if !k.Ended {
 			out = append(out, k.pending(job, r.Now, tt))
 			continue
@@ -197,6 +208,31 @@ func (k KilledRun) pending(job string, now time.Time, tt TimeText) string {
 			secondsUntil(now, k.KillAt), tt(k.KillAt))
 	}
 	return fmt.Sprintf("killed %s: 1 %s signalled: SIGKILL sent at %s, not ended yet", job, noun, tt(k.KillAt))
+}
+
+// silent says what became of an adopted run whose keeper did not answer.
+func (k KilledRun) silent(job string) string {
+	s := fmt.Sprintf("kill %s: adopted run %s signalled, keeper not answering (pid %d)", job, k.RunID, k.KeeperPID)
+	switch {
+	case k.EndedVia == "":
+		return s + ": nothing of the run found to signal; it goes on"
+	case k.Ended:
+		s += ": ended through its " + k.EndedVia
+	default:
+		s += ": SIGTERM sent through its " + k.EndedVia + ", not ended yet"
+	}
+	return s + "; its record waits for its keeper, which holds its lock, to resume or be gone"
+}
+
+// Silent reports whether a run's keeper did not answer the kill: the
+// kill did not go as asked.
+func (r KillResult) Silent() bool {
+	for _, k := range r.Runs {
+		if k.KeeperSilent {
+			return true
+		}
+	}
+	return false
 }
 
 // runNoun is "run", "runs", "adopted run" or "adopted runs".

@@ -134,7 +134,8 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	e.listenNotifier(log, o.deliveries)
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
 		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock),
-		runner.WithKeepers(cfg.StateDir), runner.WithDurability(cfg.Durability), runner.WithAdopter(e.Recovery)}
+		runner.WithKeepers(cfg.StateDir), runner.WithDurability(cfg.Durability), runner.WithAdopter(e.Recovery),
+		runner.WithLogLimit(cfg.History.LogLimit)}
 	opts = append(opts, runner.WithCgroup(hier, noCgroup))
 	opts = append(opts, e.ownership(cfg, o.Clock)...)
 	e.Supervisor = runner.NewSupervisor(e.Locker, hist, e.Emit, opts...)

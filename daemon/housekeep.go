@@ -28,6 +28,12 @@ func (e *Env) newRecovery(store *history.Store, mine func(runID string) bool, st
 			}
 			return name
 		},
+		KillGrace: func(name string) time.Duration {
+			if j, ok := lookup(name); ok {
+				return j.KillGrace
+			}
+			return 10 * time.Second // a job gone since
+		},
 		StateDir: e.cfg.Load().StateDir,
 		Cgroup:   hier,
 		KeepAge:  func() time.Duration { return e.cfg.Load().History.KeepAge },

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"cronvisor/run"
 	"cronvisor/statedir"
 )
 
@@ -21,7 +22,7 @@ import (
 // replaced, on Close, by one line "... [cronvisor: N bytes cut] ...". Until
 // the output first exceeds the limit everything is on disk as it arrives,
 // so `tail -f` works and a crash loses nothing; after that the tail is held
-// in memory until Close.
+// in memory until Close, and the file is the head and run.LogCutOpen.
 //
 // Write and Close may be called from several goroutines.
 type Log struct {
@@ -190,6 +191,11 @@ func (l *Log) add(e []byte) error {
 		return fmt.Errorf("history: log: %w", err)
 	}
 	l.onDisk = l.headLen
+	// Marked on disk: a reader (and a keeper taking the log over) sees
+	// the head is all that is there, and why.
+	if _, err := l.f.WriteString(run.LogCutOpen); err != nil {
+		return fmt.Errorf("history: log: %w", err)
+	}
 	return nil
 }
 
@@ -199,6 +205,15 @@ func (l *Log) write(e []byte) error {
 	}
 	l.onDisk += int64(len(e))
 	return nil
+}
+
+// writeCut writes the cut's marker and the tail over LogCutOpen, right
+// after the head.
+func (l *Log) writeCut(b []byte) error {
+	if _, err := l.f.WriteAt(b, l.headLen); err != nil {
+		return err
+	}
+	return l.f.Truncate(l.headLen + int64(len(b)))
 }
 
 // Close writes the marker and the tail if output was cut, and closes the
@@ -215,9 +230,8 @@ func (l *Log) Close() error {
 	if l.over && err == nil {
 		l.ring.add(l.pending.entries())
 		tail := l.ring.bytes()
-		cut := l.total - int64(len(tail))
-		marker := fmt.Sprintf("... [cronvisor: %d bytes cut] ...\n", cut)
-		if _, werr := l.f.Write(append([]byte(marker), tail...)); werr != nil {
+		marker := run.LogCutMarker(l.total-int64(len(tail)), false)
+		if werr := l.writeCut(append([]byte(marker), tail...)); werr != nil {
 			err = fmt.Errorf("history: log: %w", werr)
 		}
 	}

@@ -35,6 +35,10 @@ type End struct {
 	// once the run was over (absent, and not Measured, without one; an
 	// older keeper's End has none either).
 	Usage run.Usage `json:"usage,omitzero"`
+	// Notes are what went wrong for the keeper on the way (a log it
+	// could not write, a full disk), for the next supervisor's log: the
+	// keeper has none of its own.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // WriteEnd writes e to path: a temporary file, renamed over path, so a

@@ -62,6 +62,9 @@ type Keeper struct {
 	// ("STREAM | TEXT"), so that the run never writes to a closed pipe.
 	// Empty: the output is read and dropped.
 	Log string
+	// LogLimit is the run's log_limit: the keeper keeps the log within
+	// it as the supervisor did (head, tail, a marked cut); 0: all of it.
+	LogLimit int64
 	// Run names the run in its End, so that the next supervisor can
 	// record it even if nothing else of it was recorded.
 	Run KeptRun
@@ -239,6 +242,9 @@ func keeperArgs(k Keeper, spec Spec, leaf string) []string {
 	}
 	if k.Log != "" {
 		args = append(args, "-log", k.Log)
+		if k.LogLimit > 0 {
+			args = append(args, "-log-limit", strconv.FormatInt(k.LogLimit, 10))
+		}
 	}
 	if len(spec.ExtraFiles) > 0 && spec.ExtraFiles[0] != nil {
 		args = append(args, "-lock")

@@ -19,6 +19,7 @@ import (
 // keeperFlags are a keeper's arguments (see keeperArgs).
 type keeperFlags struct {
 	tag, end, log    string
+	logLimit         int64
 	noSync           bool
 	cgroup           string
 	grace            time.Duration
@@ -47,6 +48,7 @@ func parseKeeperFlags(args []string) (keeperFlags, bool) {
 	fs.StringVar(&f.end, "end", "", "where to write the run's end")
 	fs.BoolVar(&f.noSync, "no-sync", false, "write the end without syncing it")
 	fs.StringVar(&f.log, "log", "", "the run's output file, appended to once the supervisor is dead")
+	fs.Int64Var(&f.logLimit, "log-limit", 0, "the most bytes of output the log keeps (0: all)")
 	fs.BoolVar(&f.lock, "lock", false, "fd 4 is the run's lock")
 	fs.StringVar(&f.cgroup, "cgroup", "", "the run's cgroup leaf")
 	fs.StringVar(&f.run.Job, "job", "", "the run's job")
@@ -124,11 +126,14 @@ const fdControl = 3
 // service manager's are for the supervisor; ending one run is asked on
 // its socket, see keeperServer).
 func KeeperMain(args []string, leases LeaseKeeper) int {
-	if _, ok := parseKeeperProcFlags(args); !ok {
+	info, ok := parseKeeperProcFlags(args)
+	if !ok {
 		return 2
 	}
 	signal.Ignore(unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2)
 	s := newKeeperServer(leases)
+	s.room = newEndRoom(info.Ends)
+	defer s.room.remove()
 	closeListener := s.listen()
 	// Ready: the socket above is there before any run is handed over.
 	if _, err := unix.Write(fdControl, []byte("ready")); err != nil {
@@ -138,6 +143,9 @@ func KeeperMain(args []string, leases LeaseKeeper) int {
 	// beside the first runs rather than before them. An error costs RSS
 	// only, never a run.
 	s.wg.Go(func() { _, _ = exepages.Release() })
+	if info.Ends != "" {
+		s.wg.Go(func() { removeStaleRooms(info.Ends) })
+	}
 	s.serve(fdControl)
 	s.wg.Wait()
 	closeListener()
@@ -158,8 +166,9 @@ func (k *kept) keep() {
 		return
 	}
 	if k.f.end != "" {
-		if err := WriteEnd(k.f.end, end, !k.f.noSync); err != nil {
-			return
+		end.Notes = k.notes
+		if k.writeEnd(end, k.room, endTries, endRetryEvery) != nil {
+			return // lost: the next supervisor records the run from what else it knows
 		}
 	}
 	if k.lease != nil {

@@ -6,7 +6,6 @@ import (
 	"cronvisor/cgroup"
 	"cronvisor/run"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +34,8 @@ type kept struct {
 	lease     KeptLease     // the lease kept, once the supervisor is dead
 	urgent    bool          // the lock was lost: the run must be gone within -within
 	asks      chan os.Signal
+	notes     []string // for the End's Notes (see note)
+	room      *endRoom // where its End finds room on a full disk; nil: none
 	// letGo, if set, is called once the run's descriptors are closed and
 	// before the tether is: whoever lists the kept runs no longer sees
 	// this one by the time its supervisor learns it was let go.
@@ -296,34 +297,6 @@ func orphanReason(seen bool) string {
 		return "supervisor died as the run was starting; whether it ran is unknown"
 	}
 	return "supervisor died during the run; exit status unknown"
-}
-
-// readOutput takes over the run's pipes from the dead supervisor: their
-// lines are appended to the run's log, so the run never writes into a
-// pipe nobody reads (it would block, or die of SIGPIPE).
-func (k *kept) readOutput() *output {
-	var log *os.File
-	if k.f.log != "" {
-		if err := os.MkdirAll(filepath.Dir(k.f.log), 0o700); err == nil {
-			log, _ = os.OpenFile(k.f.log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-		}
-	}
-	o := &output{stdoutR: os.NewFile(uintptr(k.files.stdout), "stdout"), stderrR: os.NewFile(uintptr(k.files.stderr), "stderr")}
-	k.files.stdout, k.files.stderr = -1, -1 // the output's now: finish closes them
-	o.onOutput = func(stream, lines string) {
-		if log == nil {
-			return
-		}
-		var b strings.Builder
-		for line := range strings.SplitSeq(lines, "\n") {
-			b.WriteString(stream + " | " + line + "\n")
-		}
-		_, _ = log.WriteString(b.String())
-	}
-	o.wg.Add(2)
-	go o.read("stdout", o.stdoutR)
-	go o.read("stderr", o.stderrR)
-	return o
 }
 
 // lockOf is the run's lock as the process scan compares it, nil if it

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +21,10 @@ type KeptInfo struct {
 
 // ErrNotKept means the keeper process does not keep that run (any more).
 var ErrNotKept = errors.New("run not kept by that keeper")
+
+// ErrKeeperSilent means a keeper process did not answer within
+// askTimeout: it is frozen (SIGSTOP, a debugger) or starved.
+var ErrKeeperSilent = errors.New("keeper not answering")
 
 // askTimeout bounds a question to a keeper process: one that does not
 // answer is taken for gone.
@@ -67,13 +73,18 @@ func KeptRuns(pid int) ([]KeptInfo, error) {
 }
 
 // AskKept asks keeper process pid to end run runID as its supervisor
-// would have (killed by operator, or replaced by a newer fire).
+// would have (killed by operator, or replaced by a newer fire). A keeper
+// that does not answer within askTimeout is ErrKeeperSilent: the run
+// goes on unless the caller ends it otherwise.
 func AskKept(pid int, runID string, replaced bool) error {
 	verb := "end"
 	if replaced {
 		verb = "replace"
 	}
 	answer, err := ask(pid, verb+" "+runID)
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("keeper process %d: %w within %v", pid, ErrKeeperSilent, askTimeout)
+	}
 	if err != nil {
 		return err
 	}

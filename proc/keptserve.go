@@ -15,6 +15,7 @@ import (
 // on which the next supervisor asks about them.
 type keeperServer struct {
 	leases LeaseKeeper
+	room   *endRoom       // the room of the kept runs' Ends
 	wg     sync.WaitGroup // the kept runs
 	mu     sync.Mutex
 	runs   map[string]*keptEntry // by run id
@@ -104,7 +105,14 @@ func (s *keeperServer) keep(args []string, fds []int) {
 	}
 	s.mu.Lock()
 	s.runs[id] = e
+	n := len(s.runs)
 	s.mu.Unlock()
+	if f.end != "" {
+		k.room = s.room
+		if err := s.room.reserve(n); err != nil {
+			k.note("%v", err)
+		}
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

@@ -1,10 +1,10 @@
 package recovery
 
 import (
+	"errors"
+
 	"cronvisor/proc"
 	"cronvisor/run"
-
-	"golang.org/x/sys/unix"
 )
 
 // Adopted reports whether runID is a run of a dead supervisor that this
@@ -32,8 +32,11 @@ func (r *Recoverer) AdoptedRuns(job string) []string {
 
 // EndAdopted ends an adopted run, as its own supervisor would have:
 // replaced by a newer fire, or killed by an operator. Its keeper ends it
-// and writes its end; without a keeper (it was killed too) the run's
-// process group gets SIGTERM here, then SIGKILL, and the run is recorded
+// and writes its end. A keeper that does not answer within the ask's
+// bound (frozen: SIGSTOP, or starved) is noted (see Silent) and the run
+// is ended here instead, through its cgroup leaf or, without one, its
+// process group: SIGTERM, then SIGKILL after the job's kill_grace;
+// without a keeper (it was killed too) the same, and the run is recorded
 // with that reason. False if runID is not adopted.
 func (r *Recoverer) EndAdopted(runID string, replaced bool) bool {
 	r.mu.Lock()
@@ -49,14 +52,23 @@ func (r *Recoverer) EndAdopted(runID string, replaced bool) bool {
 	if !ok {
 		return false
 	}
-	if k := r.keeperOf(runID); k > 0 && proc.AskKept(k, runID, replaced) == nil {
-		return true
+	silent := 0
+	for _, k := range r.keepersOf(o) {
+		err := proc.AskKept(k, runID, replaced)
+		if err == nil {
+			return true
+		}
+		if errors.Is(err, proc.ErrKeeperSilent) {
+			silent = k
+		}
 	}
-	r.cfg.Log.Warn("the keeper of an adopted run is gone; ending its process group", "job", o.job, "run_id", runID, "pgid", o.pid)
-	if o.pid > 0 {
-		_ = unix.Kill(-o.pid, unix.SIGTERM)
-		_ = unix.Kill(-o.pid, unix.SIGCONT)
+	if silent > 0 {
+		r.cfg.Log.Warn("the keeper of an adopted run does not answer; ending the run without it",
+			"job", o.job, "run_id", runID, "keeper_pid", silent)
+	} else {
+		r.cfg.Log.Warn("the keeper of an adopted run is gone; ending the run without it", "job", o.job, "run_id", runID, "pgid", o.pid)
 	}
+	r.endWithoutKeeper(o, silent)
 	return true
 }
 
@@ -70,14 +82,4 @@ func (r *Recoverer) askedReason(runID string) (string, run.Outcome) {
 		return reason, run.Replaced
 	}
 	return reason, run.Interrupted
-}
-
-// keeperOf is the pid of the live keeper of run runID, 0 if none.
-func (r *Recoverer) keeperOf(runID string) int {
-	for _, k := range r.keepers() {
-		if k.runID == runID {
-			return k.pid
-		}
-	}
-	return 0
 }

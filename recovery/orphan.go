@@ -155,7 +155,7 @@ func (r *Recoverer) finish(ctx context.Context, o orphan) (int, error) {
 		return 0, err
 	}
 	endPath := statedir.Dir(r.cfg.StateDir).RunEnd(o.runID)
-	kept := readEnd(endPath, &e)
+	kept := r.readEnd(endPath, &e)
 	if !kept {
 		e.Ended, e.Outcome, e.Reason = r.cfg.Now(), run.Interrupted, o.reason()
 		if reason, outcome := r.askedReason(o.runID); reason != "" {

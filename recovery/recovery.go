@@ -84,6 +84,9 @@ type Config struct {
 	// supervisor); its error says why it did not take the slot on, which
 	// is then recorded as ended. Nil: such a slot ends (DiedInBackoff).
 	Resume func(ctx context.Context, r Resumption) error
+	// KillGrace is a job's kill_grace, for an adopted run ended without
+	// its keeper (EndAdopted). Nil: 10s.
+	KillGrace func(job string) time.Duration
 }
 
 // Recoverer recovers the runs of dead supervisors on this host. It owns
@@ -107,6 +110,9 @@ type Recoverer struct {
 	done     map[string]bool   // run ids found recorded, bounded by maxDone
 	scanned  time.Time         // when the last successful Sweep began; zero: none yet
 	live     map[string]bool   // locks whose record named a live supervisor's run then
+
+	// silent holds the adopted runs ended without their keeper (Silent).
+	silent map[string]silence
 }
 
 // sighting is a lock record a fire or an inspection came across.

@@ -231,7 +231,7 @@ func (s *Supervisor) keeper(f *fire) *proc.Keeper {
 			k.Deadline, k.Timeout = time.Now().Add(job.Timeout), job.Timeout
 		}
 		k.End, k.NoSync = s.stateDir.RunEnd(f.runID), s.noSync
-		k.Log = s.stateDir.RunLog(job.Name, f.runID)
+		k.Log, k.LogLimit = s.stateDir.RunLog(job.Name, f.runID), s.logLimit
 	}
 	return &k
 }

@@ -67,6 +67,7 @@ type Supervisor struct {
 	stateDir statedir.Dir
 	keepers  *proc.Keepers // the keeper processes of this supervisor's runs, with stateDir
 	noSync   bool          // durability: process (WithDurability)
+	logLimit int64         // the runs' log_limit, for their keepers (WithLogLimit)
 	adopter  Adopter       // nil: none
 	owner    Ownership     // nil: every scheduled fire is this host's
 	// fires is the way every fire takes (fireSteps), made once; resumes
@@ -112,6 +113,11 @@ func WithKeepers(stateDir string) Option {
 func WithDurability(d run.Durability) Option {
 	return func(s *Supervisor) { s.noSync = !d.Syncs() }
 }
+
+// WithLogLimit is the log_limit the run log's writer keeps (history's
+// WriterConfig.LogLimit): a run's keeper keeps it too once this
+// supervisor is dead.
+func WithLogLimit(n int64) Option { return func(s *Supervisor) { s.logLimit = n } }
 
 // Close lets go of the supervisor's keeper process, once its runs are
 // over or handed over (see proc.Keepers.Release): an idle one exits.

@@ -70,6 +70,11 @@ func (s *Service) Kill(ctx context.Context, name string, o ctl.KillOptions) (ctl
 		wait := min(j.KillGrace+killMargin, ctl.KillWaitMax)
 		s.awaitEnds(ctx, events, j.Name, res.Runs, wait)
 	}
+	for i := range res.Runs {
+		if !res.Runs[i].Ended {
+			s.noteSilent(&res.Runs[i]) // also with NoWait: a keeper that did not answer is told
+		}
+	}
 	res.Now = s.sup.Clock().Now()
 	res.Killed = len(res.Runs) + res.RetriesCancelled
 	return res, nil
@@ -175,7 +180,7 @@ func (s *Service) pollEnds(ctx context.Context, job string, runs []ctl.KilledRun
 	var active map[string]bool
 	for i := range runs {
 		r := &runs[i]
-		if r.Ended {
+		if r.Ended || s.noteSilent(r) {
 			continue
 		}
 		if !gone[r.RunID] {

@@ -41,6 +41,7 @@ type Service struct {
 	health  func() string // the history path's state for JobStatus.History; nil: none
 	alerts  func(job string) (notification, failedPing string)
 	adopted func(runID string) (supervisorPID int, ok bool)
+	silent  SilentFunc // adopted runs a kill ended without their keeper; nil: none
 	cfg     atomic.Pointer[config.Config]
 	// attempts is each retrying job's attempts per slot (retries + 1),
 	// for the wire's max_attempts: a map, as events come for any of
