@@ -35,7 +35,9 @@ func TestReadEndTakesTheStartTheKeeperFound(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := tt.row
-			if !readEnd(path, &e) {
+			r := New(Config{})
+			defer r.Close()
+			if !r.readEnd(path, &e) {
 				t.Fatal("readEnd read no End")
 			}
 			if e.Outcome != run.OK || !e.Started.Equal(tt.wantStart) || e.PID != tt.wantPID {
