@@ -9,6 +9,8 @@
 #   bench/run.sh attached N       # N jobs every second: daemon alone vs with `cronvisor ui` attached (needs tmux)
 #   bench/run.sh alerts N         # N jobs every second: plain daemon vs metrics and a webhook target
 #   bench/run.sh idle N           # N hourly jobs: start-up and idle cost of the daemon
+#   bench/run.sh status N         # N daily jobs: 10 calls of `status JOB`, then one `status --json`,
+#                                 # with the daemon's RSS around them (N 1000000: about 5 minutes)
 #   bench/run.sh compare [PART..] # cronvisor beside supercronic and a bare floor, interleaved per rep
 #                                 # (PART: 1, 100, 1000 jobs every second, burst: 1,000 jobs on
 #                                 # `* * * * *`, idle: 10,000 hourly, rss: a 3-job daemon's memory; default all)
@@ -137,11 +139,16 @@ idle() {
     -durability "$DURABILITY"
 }
 
+status() {
+  "$out/cvbench" status -cronvisor "$out/cronvisor" -jobs "$1" -calls "${CALLS:-10}" -reps "$REPS" -all
+}
+
 case "${1:-all}" in
   machine) machine ;;
   go) gobench ;;
   lateness) build; lateness "${2:?jobs}" ;;
   idle) build; idle "${2:?jobs}" ;;
+  status) build; status "${2:?jobs}" ;;
   attached) build; attached "${2:?jobs}" ;;
   alerts) build; alerts "${2:?jobs}" ;;
   budget) machine; build; budget ;;
@@ -155,5 +162,5 @@ case "${1:-all}" in
     for n in 1 100 1000; do lateness "$n"; echo; done
     for n in 1000 10000; do idle "$n"; echo; done
     ;;
-  *) sed -n '2,36p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,38p' "$0" >&2; exit 2 ;;
 esac

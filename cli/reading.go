@@ -20,6 +20,12 @@ import (
 // daemon the state dir's. Only a file that cannot be read is an error.
 func readConfig(g *globals) (cfg *config.Config, refused bool, err error) {
 	cfg, problems := config.LoadForReading(g.configPath)
+	return reportRead(g, cfg, problems)
+}
+
+// reportRead is readConfig's verdict on what a load gave: a file that
+// cannot be read is an error, a refused one a line on stderr.
+func reportRead(g *globals, cfg *config.Config, problems []config.Problem) (*config.Config, bool, error) {
 	if cfg == nil {
 		config.Report(g.stderr, problems)
 		return nil, false, exitCode(1, fmt.Errorf("%s cannot be read", g.configPath))
@@ -28,13 +34,19 @@ func readConfig(g *globals) (cfg *config.Config, refused bool, err error) {
 	if len(errs) == 0 {
 		return cfg, false, nil
 	}
+	sayRefused(g, errs[0].String(), len(errs))
+	return cfg, true, nil
+}
+
+// sayRefused is the one line on stderr naming a refused file's first
+// problem, of n.
+func sayRefused(g *globals, first string, n int) {
 	more := ""
-	if len(errs) > 1 {
-		more = fmt.Sprintf(", %d problems in all", len(errs))
+	if n > 1 {
+		more = fmt.Sprintf(", %d problems in all", n)
 	}
 	fmt.Fprintf(g.stderr, "cronvisor: %s (the file is refused%s: cronvisor validate; shown is the running daemon's view, else the state dir's)\n",
-		errs[0], more)
-	return cfg, true, nil
+		first, more)
 }
 
 // errBackendNotAsked stands for the lock backend of a shell that lacks the

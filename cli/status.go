@@ -37,6 +37,11 @@ version, pid, start, last heartbeat, clock offset and running jobs.`,
 			if fleetWide && len(names) > 0 {
 				return usageError("status --fleet lists hosts and takes no JOB names")
 			}
+			if len(names) > 0 && !fleetWide {
+				if done, err := namedStatus(context.Background(), g, names, asJSON); done {
+					return err
+				}
+			}
 			cfg, _, err := readConfig(g)
 			if err != nil {
 				return err
@@ -107,7 +112,8 @@ func jobStatuses(ctx context.Context, g *globals, cfg *config.Config) (jobs []ct
 		defer client.Close()
 		jobs, err := client.Jobs(ctx)
 		if err == nil {
-			return jobs, "from the daemon at " + statedir.Dir(cfg.StateDir).Socket() + daemonNote(ctx, client), false, nil
+			d, err := client.Daemon(ctx)
+			return jobs, daemonSource(cfg, d, err), false, nil
 		}
 		if !errors.Is(err, ctl.ErrNoDaemon) {
 			return nil, "", false, err
@@ -124,15 +130,23 @@ func jobStatuses(ctx context.Context, g *globals, cfg *config.Config) (jobs []ct
 	return jobs, "no daemon running; read from " + cfg.StateDir, true, err
 }
 
+// daemonSource is status's source line for an answer of the daemon
+// serving cfg's state dir, with what the daemon says of itself (d, or
+// err from an older daemon without the route).
+func daemonSource(cfg *config.Config, d ctl.DaemonStatus, err error) string {
+	src := "from the daemon at " + statedir.Dir(cfg.StateDir).Socket()
+	if err != nil {
+		return src // an older daemon without the route
+	}
+	return src + daemonNote(d)
+}
+
 // daemonNote is what the daemon says of itself that status must show:
 // how it contains runs, and that it is shutting down. (A refused reload
-// needs no note: status reads the same jobs.yaml, and refuses it with the
-// same problems.)
-func daemonNote(ctx context.Context, client *ctl.Client) string {
-	d, err := client.Daemon(ctx)
-	if err != nil {
-		return "" // an older daemon without the route
-	}
+// needs no note here: status reads the same jobs.yaml, and refuses it
+// with the same problems; `status JOB` takes them from d, see
+// namedStatus.)
+func daemonNote(d ctl.DaemonStatus) string {
 	note := ""
 	if d.Containment != "" {
 		note = "; containment: " + d.Containment

@@ -41,6 +41,7 @@ type decoder struct {
 	unsetEnv      []string                // reading: variables lock_backend needs that are not set
 	self          *ownLimits              // the supervisor's nice, oom_score_adj, rlimits: see own
 	split         *jobsSplit              // the jobs list cut from the text, see split.go
+	settingsOnly  bool                    // a cut jobs list is not decoded: see LoadSettingsForReading
 	args          []string                // scratch of command and sameVars
 	key           []byte                  // scratch of argv and sameVars
 }

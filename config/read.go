@@ -31,9 +31,15 @@ func LoadForReading(path string) (*Config, []Problem) {
 // environment size: a reader's account and environment are not the
 // daemon's.
 func ParseForReading(path string, data []byte) (*Config, []Problem) {
+	return parseForReading(path, data, false)
+}
+
+// parseForReading is ParseForReading, of the settings alone when
+// settingsOnly (see LoadSettingsForReading).
+func parseForReading(path string, data []byte, settingsOnly bool) (*Config, []Problem) {
 	d, cfg := parse(data, batchBytes, func() *decoder {
 		d := newDecoder(path, 0, 0)
-		d.reading = true
+		d.reading, d.settingsOnly = true, settingsOnly
 		return d
 	})
 	if cfg == nil {

@@ -268,7 +268,7 @@ func parse(data []byte, batch int, mk func() *decoder) (*decoder, *Config) {
 // decode, a problem reported where the list is empty or no list.
 func (d *decoder) jobItems(e entry) (int, iter.Seq[*yaml.Node]) {
 	if d.split != nil {
-		if !d.split.claim(e) {
+		if !d.split.claim(e) || d.settingsOnly {
 			return 0, nil
 		}
 		return len(d.split.items), d.split.each()

@@ -115,10 +115,11 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Jobs lists the daemon's jobs.
+// Jobs lists the daemon's jobs. Timeout bounds the wait for the answer
+// and each stall in it, not the whole read (see callFlowing).
 func (c *Client) Jobs(ctx context.Context) ([]JobStatus, error) {
 	var jobs []JobStatus
-	return jobs, c.call(ctx, http.MethodGet, "/v1/jobs", nil, &jobs)
+	return jobs, c.callFlowing(ctx, http.MethodGet, "/v1/jobs", &jobs)
 }
 
 // JobsNamed returns the named jobs' status; a job the daemon does not

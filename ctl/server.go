@@ -114,9 +114,15 @@ func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
 	}
 	var jobs []JobStatus
 	var err error
-	if names, ok := q["name"]; ok {
+	names, named := q["name"]
+	js, streams := s.b.(JobStreamer)
+	switch {
+	case named:
 		jobs, err = s.b.JobsNamed(r.Context(), names)
-	} else {
+	case streams:
+		s.streamJobs(w, r, js)
+		return
+	default:
 		jobs, err = s.b.Jobs(r.Context())
 	}
 	if err != nil {

@@ -5,7 +5,7 @@
 // Routes, all JSON; errors are {"error": "...", "code": "..."} with 404 for
 // an unknown job, 400 for a bad query, 500 for the rest:
 //
-//	GET  /v1/jobs                   []JobStatus
+//	GET  /v1/jobs                   []JobStatus, written a part at a time as it is built (JobStreamer)
 //	GET  /v1/jobs?name=A&name=B     []JobStatus of the named jobs only (unknown names left out)
 //	GET  /v1/locks                  []LockStatus
 //	GET  /v1/history?job=&outcome=&outcome=&since=RFC3339&limit=

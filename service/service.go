@@ -43,6 +43,7 @@ type Service struct {
 	adopted func(runID string) (supervisorPID int, ok bool)
 	silent  SilentFunc // adopted runs a kill ended without their keeper; nil: none
 	cfg     atomic.Pointer[config.Config]
+	index   atomic.Pointer[jobIndex] // cfg's jobs by name, see named.go
 	// attempts is each retrying job's attempts per slot (retries + 1),
 	// for the wire's max_attempts: a map, as events come for any of
 	// thousands of jobs.
@@ -107,6 +108,7 @@ func (s *Service) SetConfig(cfg *config.Config) {
 		}
 	}
 	s.attempts.Store(&attempts)
+	s.index.Store(newJobIndex(cfg))
 	s.cfg.Store(cfg)
 }
 
@@ -245,32 +247,20 @@ func (s *Service) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
 	return s.statuses(ctx, s.cfg.Load().Jobs), nil
 }
 
-// JobsNamed implements ctl.Backend: the console re-reads the rows it
-// shows and the jobs events name, not the whole table.
-func (s *Service) JobsNamed(ctx context.Context, names []string) ([]ctl.JobStatus, error) {
-	want := make(map[string]bool, len(names))
-	for _, n := range names {
-		want[n] = true
-	}
-	var jobs []config.Job
-	for _, j := range s.cfg.Load().Jobs {
-		if want[j.Name] {
-			jobs = append(jobs, j)
-		}
-	}
-	if len(jobs) == 0 {
-		return nil, nil
-	}
-	return s.statuses(ctx, jobs), nil
+func (s *Service) statuses(ctx context.Context, jobs []config.Job) []ctl.JobStatus {
+	return s.appendStatuses(ctx, nil, jobs, nil)
 }
 
-func (s *Service) statuses(ctx context.Context, jobs []config.Job) []ctl.JobStatus {
+// appendStatuses is statuses appended to dst, with the lock holders
+// given (nil: read).
+func (s *Service) appendStatuses(ctx context.Context, dst []ctl.JobStatus, jobs []config.Job, held map[string]lock.Record) []ctl.JobStatus {
 	v := daemonView{s}
-	b := Statuses{Locks: s.locker, History: v, Pauses: v, Live: v, Health: s.health, Alerts: s.alerts, Adopted: s.adopted, Guard: &s.mu}
+	b := Statuses{Locks: s.locker, History: v, Pauses: v, Live: v, Health: s.health, Alerts: s.alerts, Adopted: s.adopted,
+		Guard: &s.mu, Held: held}
 	if s.shared != nil {
 		b.History, b.Health = s.withShared(ctx, v, jobs)
 	}
-	return b.Build(ctx, jobs)
+	return b.Append(ctx, dst, jobs)
 }
 
 // withShared is the status builder's history and health with the fleet's
@@ -382,13 +372,6 @@ func (s *Service) History(ctx context.Context, q ctl.HistoryQuery) ([]run.Record
 // any job's run may have, also a job no longer in jobs.yaml.
 func (s *Service) Log(_ context.Context, job, runID string) (ctl.RunLog, error) {
 	return ReadRunLog(s.cfg.Load().StateDir, job, runID)
-}
-
-func (s *Service) job(name string) (config.Job, error) {
-	if j, ok := s.cfg.Load().Job(name); ok {
-		return j, nil
-	}
-	return config.Job{}, fmt.Errorf("%w: %q", ctl.ErrUnknownJob, name)
 }
 
 // Reload implements ctl.Backend.

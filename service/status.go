@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,6 +35,10 @@ type Statuses struct {
 	// methods are read, so that every job is seen at one moment; the lock
 	// backend and the scheduler are read before it is taken.
 	Guard sync.Locker
+	// Held, when set, is the lock holders by lock name, read once for a
+	// table built a part at a time (see Service.EachJobs); nil: Build
+	// reads them.
+	Held map[string]lock.Record
 }
 
 // LockLister lists the locks and their holders (a lock.Locker).
@@ -96,11 +101,20 @@ type Live interface {
 // cannot be read leave the jobs' holders out rather than failing: the
 // rest of the status is still true.
 func (b Statuses) Build(ctx context.Context, jobs []config.Job) []ctl.JobStatus {
-	held := b.held(ctx, jobs)
-	var next map[string]time.Time
+	return b.Append(ctx, nil, jobs)
+}
+
+// Append is Build appending to dst: a table built a part at a time
+// reuses one part's slice for the next.
+func (b Statuses) Append(ctx context.Context, dst []ctl.JobStatus, jobs []config.Job) []ctl.JobStatus {
+	held := b.Held
+	if held == nil {
+		held = b.held(ctx, jobs)
+	}
+	next := b.nextFires(jobs)
 	var stalls map[string]run.Stall
 	if b.Live != nil {
-		next, stalls = b.Live.NextFires(), b.Live.Stalls()
+		stalls = b.Live.Stalls()
 	}
 	var health string
 	if b.Health != nil {
@@ -110,7 +124,7 @@ func (b Statuses) Build(ctx context.Context, jobs []config.Job) []ctl.JobStatus 
 		b.Guard.Lock()
 		defer b.Guard.Unlock()
 	}
-	out := make([]ctl.JobStatus, 0, len(jobs))
+	out := slices.Grow(dst, len(jobs))
 	for _, j := range jobs {
 		js := ctl.JobStatus{Name: j.Name, Schedule: j.Schedule, Timezone: zoneName(j), Lock: j.Lock,
 			Enabled: j.Enabled, NextRun: next[j.Name], History: health}
@@ -167,6 +181,31 @@ func (b Statuses) held(ctx context.Context, jobs []config.Job) map[string]lock.R
 		}
 	}
 	return held
+}
+
+// nextFirer is a Live that gives one job's next fire alone.
+type nextFirer interface {
+	NextFire(job string) (time.Time, bool)
+}
+
+// nextFires is the next fires of jobs: asked job by job for a few jobs
+// when Live can, so that the status of one job among a million copies no
+// other job's; else every job's.
+func (b Statuses) nextFires(jobs []config.Job) map[string]time.Time {
+	if b.Live == nil {
+		return nil
+	}
+	one, ok := b.Live.(nextFirer)
+	if !ok || len(jobs) > inspectUpTo {
+		return b.Live.NextFires()
+	}
+	next := make(map[string]time.Time, len(jobs))
+	for _, j := range jobs {
+		if t, ok := one.NextFire(j.Name); ok {
+			next[j.Name] = t
+		}
+	}
+	return next
 }
 
 // state picks the job's state and fills in its current run: the

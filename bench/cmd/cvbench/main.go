@@ -11,6 +11,7 @@
 //	cvbench idle -cronvisor BIN -jobs 10000 -duration 60s -reps 3
 //	cvbench compare -supercronic BIN -cronvisor BIN -stamp BIN -duration 60s -reps 3 [1|100|1000|burst|idle|rss ...]
 //	cvbench budget -cronvisor BIN -reps 10
+//	cvbench status -cronvisor BIN -jobs 1000000 -calls 10 -all
 package main
 
 import (
@@ -29,7 +30,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: cvbench lateness|attached|alerts|idle|compare|budget [flags]  (-h for the flags)")
+		fmt.Fprintln(stderr, "usage: cvbench lateness|attached|alerts|idle|compare|budget|status [flags]  (-h for the flags)")
 		return 2
 	}
 	fs, o := flags(args[0], stderr)
@@ -61,8 +62,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = compare(*o, fs.Args(), stdout)
 	case "budget":
 		err = budget(*o, stdout)
+	case "status":
+		err = status(*o, stdout)
 	default:
-		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness, attached, alerts, idle, compare or budget\n", args[0])
+		fmt.Fprintf(stderr, "cvbench: unknown scenario %q: want lateness, attached, alerts, idle, compare, budget or status\n", args[0])
 		return 2
 	}
 	if err != nil {
@@ -93,6 +96,8 @@ func flags(scenario string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.cronvisorStripped, "cronvisor-stripped", "", "compare: cronvisor built with -ldflags '-s -w' (its size is printed)")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temporary one, removed at the end)")
 	fs.StringVar(&o.durability, "durability", "", "the daemon's durability: machine or process (default: the key left out, machine)")
+	fs.IntVar(&o.calls, "calls", 10, "status: calls of `status JOB`")
+	fs.BoolVar(&o.statusAll, "all", false, "status: one `status --json` of every job after the calls")
 	return fs, o
 }
 
@@ -138,4 +143,8 @@ type options struct {
 	// cronvisorStripped is the same cronvisor built with -ldflags "-s -w"
 	// (compare: its size is printed; "": not built).
 	cronvisorStripped string
+	// calls is status's calls of `status JOB`; statusAll adds one
+	// `status --json` of every job.
+	calls     int
+	statusAll bool
 }
