@@ -111,8 +111,9 @@ var migrations = []string{
 // A writable store heals itself: before and after each write it checks
 // that the file it has open is still the one at its path, and reopens it
 // when the file was deleted or replaced (every later write would go into
-// an unlinked file otherwise); a store that could not be opened at all
-// (Unopened) tries again at each write.
+// an unlinked file otherwise), a deleted one first copied back to the
+// path with its records (see reopen); a store that could not be opened
+// at all (Unopened) tries again at each write.
 type Store struct {
 	path     string // absolute
 	readOnly bool

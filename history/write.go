@@ -66,8 +66,9 @@ type Write struct {
 // later: a Finish inserts its row when the Start is missing, and a retried
 // Start or Skip that did commit is ErrDuplicate.
 //
-// A batch committed into a file that was deleted or replaced meanwhile is
-// applied again to the file now at the path (see Store).
+// A batch committed into a file that was replaced meanwhile is applied
+// again to the file now at the path (see Store); one deleted is copied
+// there with the batch.
 func (s *Store) Apply(ctx context.Context, writes []Write) []error {
 	h, done, err := s.writer()
 	if err != nil {
