@@ -122,9 +122,7 @@ func TestDeletedFileLosesNoConcurrentWrite(t *testing.T) {
 		}
 		for range 3 {
 			waitAcked(t, tick, &mu, &acked, 20)
-			if err := os.RemoveAll(filepath.Dir(p)); err != nil {
-				t.Fatal(err)
-			}
+			removeUnder(t, filepath.Dir(p))
 		}
 		waitAcked(t, tick, &mu, &acked, 20)
 		cancel()
@@ -141,6 +139,20 @@ func TestDeletedFileLosesNoConcurrentWrite(t *testing.T) {
 		}
 		s.Close()
 	}
+}
+
+// removeUnder removes dir while writers may make it again: a removal
+// that meets a file made meanwhile (ENOTEMPTY, as `rm -rf` would) is
+// tried again.
+func removeUnder(t *testing.T, dir string) {
+	t.Helper()
+	var err error
+	for range 100 {
+		if err = os.RemoveAll(dir); err == nil {
+			return
+		}
+	}
+	t.Fatalf("remove %s: %v", dir, err)
 }
 
 // waitAcked waits until n more writes have been acknowledged.
