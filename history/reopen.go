@@ -200,10 +200,14 @@ func (s *Store) reopen() (*handle, error) {
 }
 
 // restored tells WithRestored's function, if any.
+// A copy that cannot be made is told once, not at each write's retry,
+// until one is made (called under s.mu).
 func (s *Store) restored(kept string, err error) {
-	if s.onRestore != nil {
+	failed := err != nil && kept == "" && !errors.Is(err, ErrPathTaken)
+	if s.onRestore != nil && !(failed && s.copyFailed) {
 		s.onRestore(s.path, kept, err)
 	}
+	s.copyFailed = failed
 }
 
 // openAt opens the file at the path, setting aside one that is no

@@ -219,8 +219,10 @@ func TestDeletedFileNotCopiableIsKeptOpen(t *testing.T) {
 	if err := os.WriteFile(dir, nil, 0o600); err != nil { // a file where the dir was
 		t.Fatal(err)
 	}
-	if err := s.Finish(context.Background(), run.Record{Job: "a", RunID: "refused", Outcome: run.OK, ScheduledAt: minute(1)}); err == nil {
-		t.Fatal("a write with no directory to copy into succeeded")
+	for i := range 3 { // the Writer's retries: told once
+		if err := s.Finish(context.Background(), run.Record{Job: "a", RunID: fmt.Sprint("refused", i), Outcome: run.OK, ScheduledAt: minute(1)}); err == nil {
+			t.Fatal("a write with no directory to copy into succeeded")
+		}
 	}
 	if told.calls != 1 || told.errs[0] == nil {
 		t.Fatalf("WithRestored told %d times, errs %v; want once, an error", told.calls, told.errs)
@@ -231,5 +233,8 @@ func TestDeletedFileNotCopiableIsKeptOpen(t *testing.T) {
 	mustRun(t, s, run.Record{Job: "a", RunID: "after", Outcome: run.OK, ScheduledAt: minute(2)})
 	if got, want := atPath(t, p), []string{"after", "before"}; !slices.Equal(got, want) {
 		t.Errorf("database at the path holds %v, want %v", got, want)
+	}
+	if told.calls != 2 || told.errs[1] != nil {
+		t.Errorf("WithRestored told %d times, errs %v; want the copy made told too", told.calls, told.errs)
 	}
 }

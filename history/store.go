@@ -121,8 +121,10 @@ type Store struct {
 	closed   atomic.Bool
 	mu       sync.Mutex // serialises opening and reopening
 	onReopen func(path, setAside string)
-	// onRestore is told of a deleted file's copy put back (WithRestored).
-	onRestore func(path, kept string, err error)
+	// onRestore is told of a deleted file's copy put back (WithRestored);
+	// copyFailed says the last copy could not be made (under mu).
+	onRestore  func(path, kept string, err error)
+	copyFailed bool
 	// gate is held shared by each write from its handle to its commit
 	// (writer), exclusively by a reopen: a deleted file is copied with no
 	// write in it, and no write goes into it after.
