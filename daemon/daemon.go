@@ -49,6 +49,7 @@ type Daemon struct {
 	housekeepDone chan struct{}
 	watchDone     <-chan struct{} // nil when jobs.yaml is not watched
 	socket        *socket         // nil when this daemon serves no socket
+	guard         *dirGuard       // nil when the state dir is not watched
 	stopped       bool
 	// stopping is set once shutdown begins: the watchdog then pings
 	// without asking the stopped scheduler, as shutdown_grace (and the
@@ -137,6 +138,7 @@ func (d *Daemon) startParts(cfg *config.Config, ln net.Listener) {
 	d.schedDone = d.start("scheduler", func() { d.sched.Run(d.ctx, cfg.Jobs) })
 	d.housekeepDone = d.start("housekeeping", func() { e.housekeep(d.ctx, o.Clock, d.current.Load, shared) })
 	d.socket = d.serve(ln)
+	d.guard = d.guardStateDir(cfg.StateDir, ln != nil)
 	if o.ConfigPath != "" {
 		var err error
 		if d.watchDone, err = watchConfig(d.ctx, o.ConfigPath, d.changed); err != nil {

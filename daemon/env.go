@@ -39,7 +39,10 @@ type Env struct {
 	Notifier *notify.Notifier // notifications and pings of the current config's jobs
 	// Owner gives each job's scheduled slots to one live host of the
 	// fleet (history_backend postgres), else nil; see owner.go.
-	Owner   *owner.Gate
+	Owner *owner.Gate
+	// relock takes again the locks whose files were deleted with the
+	// state dir (lock.FileLocker.Relock); nil for the other backends.
+	relock  func() (int, error)
 	log     *slog.Logger
 	cfg     atomic.Pointer[config.Config] // the current one, for Recovery
 	closers []closer                      // in the order opened; Close runs them backwards
@@ -103,6 +106,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 		e.onClose("locker", c.Close)
 	}
 	e.Ledger, _ = locker.(lock.SlotLedger)
+	e.relock = relockOf(locker)
 	if r, ok := locker.(*lock.RedisLocker); ok {
 		warnClockSkew(r, log)
 	}

@@ -24,22 +24,32 @@ func openHistory(path string, open func(string, ...history.StoreOption) (*histor
 		}
 		log.Warn("history: the database file was deleted or replaced; writing to the one now at its path", "path", path)
 	})
+	restored := history.WithRestored(func(path, kept string, err error) {
+		switch {
+		case err == nil:
+			log.Warn("history: the database file was deleted; its records are back at its path", "path", path)
+		case kept != "":
+			log.Error("history: the database file was deleted and another put at its path; writing to that one, the deleted one's records are kept beside it", "path", path, "kept", kept, "err", err)
+		default:
+			log.Error("history: the database file was deleted and cannot be put back yet; records wait in memory", "path", path, "err", err)
+		}
+	})
 	durable := history.WithDurability(d)
-	store, err := open(path, reopened, durable)
+	store, err := open(path, reopened, restored, durable)
 	if errors.Is(err, history.ErrNotDatabase) {
 		to, aerr := history.SetAside(path, time.Now())
 		if aerr != nil {
 			log.Error("history: the database is unusable and cannot be moved aside", "path", path, "err", err, "move_err", aerr)
 		} else {
 			log.Warn("history: the database was unusable; moved it aside and started a new one", "path", path, "moved_to", to, "err", err)
-			store, err = open(path, reopened, durable)
+			store, err = open(path, reopened, restored, durable)
 		}
 	}
 	if err == nil {
 		return store, nil
 	}
 	log.Error("history degraded: cannot open the database; jobs keep running and their records wait in memory", "path", path, "err", err)
-	store, uerr := history.Unopened(path, reopened, durable)
+	store, uerr := history.Unopened(path, reopened, restored, durable)
 	if uerr != nil {
 		return nil, uerr
 	}

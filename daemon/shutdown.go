@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -23,12 +22,6 @@ const HandOverSignal = syscall.SIGUSR2
 // ErrHandOver, as Shutdown's cause, ends no run: each goes on with its
 // keeper (proc.ErrDetach), and the next daemon on the state dir adopts it.
 var ErrHandOver = proc.ErrDetach
-
-// socket is the control socket's server goroutine.
-type socket struct {
-	stop context.CancelFunc
-	done chan struct{}
-}
 
 // claimSocket binds the control socket, which makes this the state dir's
 // one daemon: the socket's flock is held for the daemon's lifetime, so
@@ -68,23 +61,6 @@ func anotherDaemon(stateDir, path string) error {
 		"runs a job beside this one", who, stateDir, path)
 }
 
-// serve serves the control socket on ln (nil: no socket). The socket
-// has a context of its own, not d.ctx: consoles and status watch the
-// drain at shutdown, so it is served until the runs have ended.
-func (d *Daemon) serve(ln net.Listener) *socket {
-	if ln == nil {
-		return nil
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	s := &socket{stop: stop}
-	s.done = d.start("socket", func() {
-		if err := ctl.Serve(ctx, ln, d.svc, d.log); err != nil {
-			d.log.Error("control socket stopped", "err", err)
-		}
-	})
-	return s
-}
-
 // Shutdown stops firing and stops the daemon. With cause nil it lets the
 // running jobs finish within shutdown_grace, then ends them like a timeout
 // (runner.ErrShutdown); with a cause it ends them at once with it. Then it
@@ -112,6 +88,7 @@ func (d *Daemon) Shutdown(cause error) {
 	<-d.schedDone
 	d.log.Debug("stopped", "part", "scheduler")
 	d.endRuns(grace, cause)
+	d.guard.stop()
 	if d.socket != nil {
 		d.socket.stop()
 		<-d.socket.done

@@ -9,12 +9,12 @@ import (
 )
 
 // stopOrder is what Shutdown stops, in order: firing, then the runs, then
-// the socket (served through the drain), housekeeping and the watcher,
+// the state dir's guard (which may bind the socket again), the socket (served through the drain), housekeeping and the watcher,
 // then what Open wired, the last opened first: the outlog queue, Recovery
 // before the history writer and the store it writes, the reaper, the lock
 // backend last.
 var stopOrder = []string{
-	"stopped scheduler", "stopped runs", "closed listener", "stopped socket", "stopped housekeeping",
+	"stopped scheduler", "stopped runs", "stopped state dir guard", "closed listener", "stopped socket", "stopped housekeeping",
 	"stopped watcher", "stopped outlog", "stopped skip log", "stopped notifications", "stopped recovery", "stopped history writer", "stopped history",
 	"stopped reaper", "closed locker", "stopped locker",
 }

@@ -17,10 +17,12 @@ import (
 
 // startOrder is what New starts, in order: the lock backend before the
 // reaper, history before the writer that writes it, Recovery after both,
-// and the goroutines that fire, sweep, serve and watch last.
+// and the goroutines that fire, sweep, serve, guard the state dir and
+// watch last.
 var startOrder = []string{
 	"started locker", "started reaper", "started history", "started history writer", "started recovery", "started notifications",
-	"started skip log", "started outlog", "started scheduler", "started housekeeping", "started socket", "started watcher",
+	"started skip log", "started outlog", "started scheduler", "started housekeeping", "started socket", "started state dir guard",
+	"started watcher",
 }
 
 func TestNewStartsInOrder(t *testing.T) {

@@ -70,11 +70,12 @@ func (s *Store) Record(ctx context.Context, runID string) (run.Record, bool, err
 // exec runs one write statement on the writable database (opening or
 // reopening it as Apply does) and reports whether it changed a row.
 func (s *Store) exec(ctx context.Context, what, query string, a ...any) (bool, error) {
-	h, err := s.writer()
+	h, done, err := s.writer()
 	if err != nil {
 		return false, err
 	}
 	res, err := h.db.ExecContext(ctx, query, a...)
+	done()
 	if err != nil {
 		return false, fmt.Errorf("history: %s: %w", what, classify(err))
 	}

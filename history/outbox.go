@@ -53,10 +53,11 @@ func (s *Store) SetShipping(ctx context.Context, on bool) error {
 	if s.shipping.Swap(want) == want && s.h.Load() != nil {
 		return nil
 	}
-	h, err := s.writer() // an unopened store that opens applies it there
+	h, done, err := s.writer() // an unopened store that opens applies it there
 	if err != nil {
 		return err
 	}
+	defer done()
 	if err := h.ship(ctx, on); err != nil {
 		return fmt.Errorf("history: turn shipping %s: %w", onOff(on), classify(err))
 	}

@@ -79,10 +79,28 @@ func (s *Store) reader() (*sql.DB, error) {
 	return h.db, nil
 }
 
+// deleted tells whether h's file has no name left: deleted, alone or
+// with its directory (its path may then be unreachable, ENOTDIR), rather
+// than renamed or replaced.
+func (h *handle) deleted() bool {
+	if h.file == nil {
+		return false
+	}
+	fi, err := h.file.Stat()
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink == 0
+}
+
 // moved tells whether the file at the store's path is no longer the one h
 // has open: deleted, or replaced by another file. A stat per write costs
 // microseconds beside the commit's fsync.
 func (s *Store) moved(h *handle) bool {
+	if h.deleted() {
+		return true
+	}
 	fi, err := os.Stat(s.path)
 	if err != nil {
 		return errors.Is(err, os.ErrNotExist)
@@ -92,38 +110,64 @@ func (s *Store) moved(h *handle) bool {
 }
 
 // writer is the open database for a write: it opens an unopened store and
-// reopens one whose file was deleted or replaced.
-func (s *Store) writer() (*handle, error) {
+// reopens one whose file was deleted or replaced. done ends the write and
+// must be called once its commit returned: until then the handle is not
+// reopened, so a copy of a deleted file (see restore) holds every commit
+// made into it.
+func (s *Store) writer() (h *handle, done func(), err error) {
 	if s.readOnly {
-		return nil, fmt.Errorf("history: the store is read-only")
+		return nil, nil, fmt.Errorf("history: the store is read-only")
 	}
 	if s.closed.Load() {
-		return nil, fmt.Errorf("%w at %s (closed)", ErrUnavailable, s.path)
+		return nil, nil, fmt.Errorf("%w at %s (closed)", ErrUnavailable, s.path)
 	}
+	s.gate.RLock()
 	if h := s.h.Load(); h != nil && !s.moved(h) {
-		return h, nil
+		return h, s.gate.RUnlock, nil
 	}
-	return s.reopen()
+	s.gate.RUnlock()
+	if _, err := s.reopen(); err != nil {
+		return nil, nil, err
+	}
+	s.gate.RLock()
+	if h = s.h.Load(); h == nil {
+		s.gate.RUnlock()
+		return nil, nil, fmt.Errorf("%w at %s (closed)", ErrUnavailable, s.path)
+	}
+	return h, s.gate.RUnlock, nil
 }
 
 // reopen closes the current database, if any, and opens the file at the
-// path, creating a new one if it is gone. The old handle is closed first:
-// its connections use the -wal and -shm files at the path, which the new
-// one must not share. Those two files belong to the old database (SQLite
+// path. A database whose file was deleted is first copied to the path
+// (restore), so that no record it holds is lost; a file put in its place
+// is opened as it is. The old handle is closed before the open: its
+// connections use the -wal and -shm files at the path, which the new one
+// must not share. Those two files belong to the old database (SQLite
 // keeps them when it sees its file moved), or, with no database at the
 // path, to none; they are removed before the file at the path is opened,
-// so that SQLite cannot replay a stranger's WAL into it.
+// so that SQLite cannot replay a stranger's WAL into it. The gate is held
+// throughout: no write is in the old handle while it is copied.
 func (s *Store) reopen() (*handle, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Load() {
 		return nil, fmt.Errorf("%w at %s (closed)", ErrUnavailable, s.path)
 	}
+	s.gate.Lock()
+	defer s.gate.Unlock()
 	_, err := os.Stat(s.path)
 	stale := errors.Is(err, os.ErrNotExist)
+	var copied string
 	if h := s.h.Load(); h != nil {
 		if !s.moved(h) { // another writer reopened it meanwhile
 			return h, nil
+		}
+		if h.deleted() {
+			if copied, err = s.copyOut(h); err != nil {
+				// h stays open: the next write tries again.
+				s.restored("", err)
+				return nil, err
+			}
 		}
 		s.h.Store(nil)
 		_ = h.close()
@@ -133,8 +177,44 @@ func (s *Store) reopen() (*handle, error) {
 		_ = os.Remove(s.path + "-wal")
 		_ = os.Remove(s.path + "-shm")
 	}
-	h, err := openWritable(s.path, s.synchronous)
-	var to string
+	var kept, to string
+	var putErr error
+	if copied != "" {
+		kept, to, putErr = s.putBack(copied)
+	}
+	h, setAside, err := s.openAt()
+	if err != nil {
+		return nil, err
+	}
+	if setAside != "" {
+		to = setAside
+	}
+	if copied != "" {
+		s.restored(kept, putErr)
+	}
+	if s.onReopen != nil && (to != "" || stale && copied == "") {
+		s.onReopen(s.path, to)
+	}
+	s.h.Store(h)
+	return h, nil
+}
+
+// restored tells WithRestored's function, if any.
+// A copy that cannot be made is told once, not at each write's retry,
+// until one is made (called under s.mu).
+func (s *Store) restored(kept string, err error) {
+	failed := err != nil && kept == "" && !errors.Is(err, ErrPathTaken)
+	if s.onRestore != nil && !(failed && s.copyFailed) {
+		s.onRestore(s.path, kept, err)
+	}
+	s.copyFailed = failed
+}
+
+// openAt opens the file at the path, setting aside one that is no
+// database, and applies the shipping asked; to is where a file set aside
+// went.
+func (s *Store) openAt() (h *handle, to string, err error) {
+	h, err = openWritable(s.path, s.synchronous)
 	if errors.Is(err, ErrNotDatabase) {
 		// Put there while we ran: set it aside as at start-up.
 		if to, err = SetAside(s.path, time.Now()); err == nil {
@@ -147,13 +227,9 @@ func (s *Store) reopen() (*handle, error) {
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, to, err
 	}
-	if s.onReopen != nil && (stale || to != "") {
-		s.onReopen(s.path, to)
-	}
-	s.h.Store(h)
-	return h, nil
+	return h, to, nil
 }
 
 // SetAside renames the database at path and its -wal and -shm files to
@@ -174,7 +250,10 @@ func SetAside(path string, now time.Time) (string, error) {
 
 // Writable opens the store if it is not open, and reports whether it could.
 func (s *Store) Writable() error {
-	_, err := s.writer()
+	_, done, err := s.writer()
+	if err == nil {
+		done()
+	}
 	return err
 }
 

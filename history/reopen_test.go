@@ -4,13 +4,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"cronvisor/run"
 )
 
 // TestDeletedOrReplacedFileIsReopened: a write after the database file was
-// deleted or replaced lands in the file now at the path, not in the old one.
+// deleted or replaced lands in the file now at the path, not in the old
+// one; a deleted file's records are copied there first.
 func TestDeletedOrReplacedFileIsReopened(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -59,8 +61,18 @@ func TestDeletedOrReplacedFileIsReopened(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(recs) != 1 || recs[0].RunID != "after" || reopened != 1 {
-				t.Errorf("file at the path holds %+v after %d reopens; want the later run only, 1 reopen", recs, reopened)
+			// A file deleted, or renamed over, is copied back (see
+			// TestDeletedFileIsCopiedBack), or kept beside the database
+			// put at the path (TestDeletedFileWithAnotherAtThePath).
+			want, wantReopens := []string{"after", "before"}, 0
+			switch tc.name {
+			case "replaced by another database":
+				want = []string{"after"}
+			case "replaced by garbage":
+				wantReopens = 1
+			}
+			if got := runIDs(recs); !slices.Equal(got, want) || reopened != wantReopens {
+				t.Errorf("file at the path holds %v after %d reopens; want %v, %d reopens", got, reopened, want, wantReopens)
 			}
 			if _, err := os.Stat(setAside); (tc.name == "replaced by garbage") != (err == nil) {
 				t.Errorf("set aside as %q (%v)", setAside, err)

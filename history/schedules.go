@@ -43,10 +43,11 @@ const latestSchedulesSQL = `SELECT ` + scheduleColumns + ` FROM schedules
 // when the store already held versions, else "known": the store only
 // began keeping them.
 func (s *Store) RecordSchedules(ctx context.Context, at time.Time, host string, current []run.ScheduleVersion) ([]run.ScheduleVersion, error) {
-	h, err := s.writer()
+	h, done, err := s.writer()
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	tx, err := h.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("history: record schedules: %w", classify(err))

@@ -111,8 +111,9 @@ var migrations = []string{
 // A writable store heals itself: before and after each write it checks
 // that the file it has open is still the one at its path, and reopens it
 // when the file was deleted or replaced (every later write would go into
-// an unlinked file otherwise); a store that could not be opened at all
-// (Unopened) tries again at each write.
+// an unlinked file otherwise), a deleted one first copied back to the
+// path with its records (see reopen); a store that could not be opened
+// at all (Unopened) tries again at each write.
 type Store struct {
 	path     string // absolute
 	readOnly bool
@@ -120,6 +121,14 @@ type Store struct {
 	closed   atomic.Bool
 	mu       sync.Mutex // serialises opening and reopening
 	onReopen func(path, setAside string)
+	// onRestore is told of a deleted file's copy put back (WithRestored);
+	// copyFailed says the last copy could not be made (under mu).
+	onRestore  func(path, kept string, err error)
+	copyFailed bool
+	// gate is held shared by each write from its handle to its commit
+	// (writer), exclusively by a reopen: a deleted file is copied with no
+	// write in it, and no write goes into it after.
+	gate sync.RWMutex
 	// shipping is what SetShipping last asked (shipUnset, shipOn,
 	// shipOff), applied again to a file opened later: an unopened store
 	// that opens, or a file deleted or replaced.
@@ -140,6 +149,16 @@ type handle struct {
 	// third of a history write's CPU. Nil in a read-only store.
 	insert, update, endUpdate, selectRun *sql.Stmt
 	id                                   fileID // the file opened, to notice its replacement
+	// keep is a connection opened with the file and held for its life,
+	// so that a file deleted while open can still be copied out (copyOut):
+	// the pool opens its other connections by path, when it needs them.
+	// Nil in a read-only store.
+	keep *sql.Conn
+	// file is the database file, open for the handle's life, to tell a
+	// deleted file (no link left: see deleted) from one renamed; it is
+	// closed after SQLite's connections, whose POSIX locks a close of
+	// any descriptor of the file would drop. Nil in a read-only store.
+	file *os.File
 }
 
 // Open opens or creates the history database at path, creating its
@@ -188,20 +207,27 @@ func openWritable(abs, sync string) (*handle, error) {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	id, err := idOf(f)
-	f.Close()
 	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	h, err := openDSN(dsn(abs, sync, false))
 	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("history: open %s: %w", abs, classify(err))
 	}
-	h.id = id
+	h.id, h.file = id, f
 	if err := h.setup(context.Background()); err != nil {
 		h.close()
 		return nil, fmt.Errorf("history: open %s: %w", abs, classify(err))
 	}
 	if err := h.prepare(); err != nil {
+		h.close()
+		return nil, fmt.Errorf("history: open %s: %w", abs, classify(err))
+	}
+	// One more connection than the pool's others, for keep.
+	h.db.SetMaxOpenConns(maxConns + 1)
+	if h.keep, err = h.db.Conn(context.Background()); err != nil {
 		h.close()
 		return nil, fmt.Errorf("history: open %s: %w", abs, classify(err))
 	}
@@ -310,6 +336,11 @@ func dsn(abs, sync string, readOnly bool) string {
 	return u.String()
 }
 
+// maxConns is the pool's size: a handful of connections, so that readers
+// (UI, control socket) run beside the history writer; SQLite serialises
+// writers anyway.
+const maxConns = 4
+
 func openDSN(dsn string) (*handle, error) {
 	// Commits sync with fdatasync(2), as SQLite built by a distribution
 	// does: the same data and size reach the disk, without the timestamps
@@ -320,9 +351,7 @@ func openDSN(dsn string) (*handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A handful of connections: readers (UI, control socket) run beside the
-	// history writer; SQLite serialises writers anyway.
-	db.SetMaxOpenConns(4)
+	db.SetMaxOpenConns(maxConns)
 	if err := db.Ping(); err != nil {
 		db.Close()
 		return nil, err
@@ -336,6 +365,8 @@ func (s *Store) Close() error {
 	s.closed.Store(true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.gate.Lock() // the writes under way end first
+	defer s.gate.Unlock()
 	h := s.h.Swap(nil)
 	if h == nil {
 		return nil
@@ -344,12 +375,19 @@ func (s *Store) Close() error {
 }
 
 func (h *handle) close() error {
+	if h.keep != nil {
+		h.keep.Close()
+	}
 	for _, st := range []*sql.Stmt{h.insert, h.update, h.endUpdate, h.selectRun} {
 		if st != nil {
 			st.Close()
 		}
 	}
-	return h.db.Close()
+	err := h.db.Close()
+	if h.file != nil {
+		h.file.Close()
+	}
+	return err
 }
 
 func (h *handle) version(ctx context.Context) (int, error) {

@@ -66,21 +66,26 @@ type Write struct {
 // later: a Finish inserts its row when the Start is missing, and a retried
 // Start or Skip that did commit is ErrDuplicate.
 //
-// A batch committed into a file that was deleted or replaced meanwhile is
-// applied again to the file now at the path (see Store).
+// A batch committed into a file that was replaced meanwhile is applied
+// again to the file now at the path (see Store); one deleted is copied
+// there with the batch.
 func (s *Store) Apply(ctx context.Context, writes []Write) []error {
-	h, err := s.writer()
+	h, done, err := s.writer()
 	if err != nil {
 		return failAll(len(writes), err)
 	}
 	errs := s.applyTo(ctx, h, writes)
+	done()
 	if !s.moved(h) {
 		return errs
 	}
-	if h, err = s.writer(); err != nil {
+	// Replaced, not deleted (a deleted file is copied back whole): the
+	// batch goes into the file now at the path too.
+	if h, done, err = s.writer(); err != nil {
 		return failAll(len(writes), err)
 	}
 	again := s.applyTo(ctx, h, writes)
+	done()
 	for i, err := range again {
 		if errors.Is(err, ErrDuplicate) && errs[i] == nil {
 			again[i] = nil // it made it into the new file too

@@ -18,6 +18,9 @@ type fileLease struct {
 	size     int        // of the record in the file, for writeRecord
 	unsynced bool       // the record holds a new slot cursor not yet fsynced (see Acquire)
 	synced   chan error // the fsync SetPID started; Release waits for it
+	// stale are descriptors Relock replaced, closed at Release: the
+	// deleted file's record descriptor, and the new file's lock.
+	stale []*os.File
 }
 
 func (l *FileLocker) newLease(name string, f *lockedFile, h Record, size int, unsynced bool) *fileLease {
@@ -107,6 +110,9 @@ func (le *fileLease) release(inFlight bool) error {
 	}
 	le.rec.Close() // carries no lock; only the error of the lock's close matters
 	closeErr := closeLocked(le.f)
+	for _, f := range le.stale {
+		closeLocked(f)
+	}
 	switch {
 	case syncErr != nil:
 		return fmt.Errorf("sync lock record: %w", syncErr)
