@@ -87,6 +87,7 @@ func (r *Recoverer) watchKeeper(k liveKeeper) {
 		r.mu.Unlock()
 		if r.ctx.Err() == nil {
 			r.logError("recording a kept run's end", r.recordEnd(r.ctx, k.runID), "run_id", k.runID)
+			r.guardOrphans(r.ctx) // its keeper died before the run ended: guarded here now
 		}
 	}()
 }

@@ -107,6 +107,10 @@ type Recoverer struct {
 	done     map[string]bool   // run ids found recorded, bounded by maxDone
 	scanned  time.Time         // when the last successful Sweep began; zero: none yet
 	live     map[string]bool   // locks whose record named a live supervisor's run then
+	// guarding: run ids guarded here, their keeper dead too (guard.go);
+	// guardEnds: how a guard ended one, until it is recorded.
+	guarding  map[string]bool
+	guardEnds map[string]guardEnd
 }
 
 // sighting is a lock record a fire or an inspection came across.
