@@ -19,29 +19,37 @@ const orphanGuardTries = 2
 // TestE2EOrphanGuardedWhenDaemonAndKeeperDie: a `timeout: 4s` run whose
 // daemon and keeper are both SIGKILLed 0.5 s in, the next daemon started
 // 1 s later: that daemon guards the run in their place (from its guard
-// file), ends it at its deadline and records it once, timeout, by
+// slot), ends it at its deadline and records it once, timeout, by
 // 4 s + kill_grace + 1 s after its start. Under a Redis lease (ttl 3 s,
 // which lapses under the run without a guard) the lease is renewed for
 // it meanwhile: no run of the job starts beside it (0 overlapping runs
-// by the runs' own start and end lines).
+// by the runs' own start and end lines). On MySQL and PostgreSQL the run
+// holds its lock's session itself (fd 3): the same, the deadline alone
+// being the guard's to keep.
 func TestE2EOrphanGuardedWhenDaemonAndKeeperDie(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"file", "redis"} {
+	for _, kind := range []string{"file", "redis", "mysql", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			spans := filepath.Join(t.TempDir(), "spans.txt") // outside the state dir
-			jobs := fmt.Sprintf(`shutdown_grace: 2s
-jobs:
+			jobs := fmt.Sprintf(`jobs:
   - name: guarded
     schedule: "* * * * * *"
     command: trap 'echo "end $(date +%%s%%N) $$" >> %[1]s; exit 143' TERM; echo "start $(date +%%s%%N) $$" >> %[1]s; sleep 30 & wait
     timeout: 4s
     kill_grace: 1s
 `, spans)
-			if kind == "redis" {
-				jobs = fmt.Sprintf("lock_backend: {type: redis, url: %q, ttl: 3s}\n", redistest.New(t).URL()) + jobs
+			var s *sandbox
+			switch kind {
+			case "file":
+				s = newSandbox(t, "shutdown_grace: 2s\n"+jobs)
+			case "redis":
+				s = newSandbox(t, fmt.Sprintf("lock_backend: {type: redis, url: %q, ttl: 3s}\nshutdown_grace: 2s\n", redistest.New(t).URL())+jobs)
+			default:
+				srv := sharedSQLServer(t, kind)
+				db, _ := srv.newDB(t)
+				s = sqlSandbox(t, srv, db, jobs)
 			}
-			s := newSandbox(t, jobs)
 			for try := range orphanGuardTries {
 				guardTry(t, s, try)
 			}
