@@ -21,8 +21,10 @@ type runProcs struct {
 	tag  []byte       // "CRONVISOR_RUN_ID=ID"
 }
 
-// scanEvery paces the look for a run's end without a leaf to wait on.
-const scanEvery = 100 * time.Millisecond
+// maxScan paces the look for a run's end without a leaf to wait on:
+// each look reads every process's environment, so a long run is looked
+// at once a second, a run just signalled within milliseconds.
+const maxScan = time.Second
 
 // members lists the run's live processes.
 func (p runProcs) members() []int {
@@ -94,11 +96,11 @@ func (p runProcs) waitGone(ctx context.Context, d time.Duration) bool {
 		// an empty one can be.
 		return p.leaf.WaitEmpty(wctx) == nil || !p.alive()
 	}
-	t := time.NewTicker(scanEvery)
-	defer t.Stop()
-	for p.alive() {
+	for pause := 10 * time.Millisecond; p.alive(); pause = min(2*pause, maxScan) {
+		t := time.NewTimer(pause)
 		select {
 		case <-wctx.Done():
+			t.Stop()
 			return false
 		case <-t.C:
 		}
