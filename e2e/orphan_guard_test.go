@@ -99,3 +99,37 @@ func guardTry(t *testing.T, s *sandbox, try int) {
 		t.Errorf("try %d: next daemon exit %d", try, code)
 	}
 }
+
+// TestE2EOrphanGuardedWhenAnAdoptedRunsKeeperDies: a `timeout: 4s` run
+// whose daemon is SIGKILLed 0.5 s in, adopted by the next daemon (its
+// keeper alive), and whose keeper is SIGKILLed 1 s later: the daemon
+// guards it from then on, at once (not at its next sweep, a minute
+// later), and it is ended at its deadline, recorded timeout by 4 s +
+// kill_grace + 1 s after its start.
+func TestE2EOrphanGuardedWhenAnAdoptedRunsKeeperDies(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, `shutdown_grace: 2s
+jobs:
+  - {name: adopted, schedule: "* * * * * *", command: "sleep 30", timeout: 4s, kill_grace: 1s}
+`)
+	runID, _ := s.killDaemonInto(500 * time.Millisecond)
+	next := s.startDaemon()
+	waitFor(t, 5*time.Second, "the run adopted", func() bool {
+		code, out, _ := s.runCV(10*time.Second, "status", "--json")
+		return code == 0 && strings.Contains(out, `"adopted":true`)
+	})
+	time.Sleep(time.Second)
+	if s.killKeepers() == 0 {
+		t.Fatal("the adopted run had no keeper to kill")
+	}
+	r := s.recordOf(runID, 10*time.Second)
+	lasted := r.EndedAt.Sub(r.StartedAt)
+	t.Logf("run %s recorded %s (%q) %v after its start", runID, r.Outcome, r.Reason, lasted.Round(time.Millisecond))
+	if r.Outcome != run.Timeout || !strings.Contains(r.Reason, "exceeded timeout 4s") {
+		t.Errorf("run recorded %s (%q), want timeout", r.Outcome, r.Reason)
+	}
+	if bound := 4*time.Second + time.Second + time.Second; lasted > bound || lasted < 3500*time.Millisecond {
+		t.Errorf("recorded ended %v after its start, want at its timeout and by %v", lasted, bound)
+	}
+	stopDaemons(t, next)
+}
