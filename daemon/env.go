@@ -110,9 +110,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	if r, ok := locker.(*lock.RedisLocker); ok {
 		warnClockSkew(r, log)
 	}
-	reapCtx, stopReaper := context.WithCancel(context.Background())
-	waitReaper := proc.StartReaper(reapCtx)
-	e.onClose("reaper", func() error { stopReaper(); waitReaper(); return nil })
+	e.startReaper()
 
 	store, openErr := openHistory(statedir.Dir(cfg.StateDir).History(), o.OpenStore, cfg.Durability, log)
 	if store == nil {
@@ -144,6 +142,14 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	opts = append(opts, e.ownership(cfg, o.Clock)...)
 	e.Supervisor = runner.NewSupervisor(e.Locker, hist, e.Emit, opts...)
 	return e, nil
+}
+
+// startReaper reaps the orphans of runs (this process is their
+// subreaper) until the env is closed.
+func (e *Env) startReaper() {
+	reapCtx, stopReaper := context.WithCancel(context.Background())
+	waitReaper := proc.StartReaper(reapCtx)
+	e.onClose("reaper", func() error { stopReaper(); waitReaper(); return nil })
 }
 
 // setConfig tells the env about a reloaded config.

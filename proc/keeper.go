@@ -136,6 +136,7 @@ type keeper struct {
 	proc   *keeperProc // the keeper process that keeps the run
 	sock   *os.File    // the tether: only this process holds this end
 	ending bool        // Within > 0: its exit ends the run
+	guard  *guardSlot  // the run's guard file, nil for none
 }
 
 // startKeeper hands the run to a keeper before the run starts, so that
@@ -177,8 +178,11 @@ func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error)
 	if pool == nil {
 		pool = processKeepers
 	}
-	kp, err := pool.hand(endsDir(k.End), keeperArgs(k, spec, leaf), files)
+	args := keeperArgs(k, spec, leaf)
+	guard := writeGuard(k.End, args, k.Handoff)
+	kp, err := pool.hand(endsDir(k.End), args, files)
 	if err != nil {
+		guard.release()
 		mine.Close()
 		return nil, err
 	}
@@ -188,7 +192,7 @@ func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error)
 		msg := "lease " + base64.StdEncoding.EncodeToString(k.Handoff) + "\n"
 		_, _ = mine.Write([]byte(msg))
 	}
-	return &keeper{proc: kp, sock: mine, ending: k.EndAtOnce}, nil
+	return &keeper{proc: kp, sock: mine, ending: k.EndAtOnce, guard: guard}, nil
 }
 
 // descriptors is first and the descriptors of files, read without
@@ -342,6 +346,7 @@ func (k *keeper) stop() {
 	}
 	defer k.sock.Close()
 	defer k.proc.kept.Add(-1)
+	k.guard.release() // the run is over: nothing of it is left to guard
 	if _, err := k.sock.Write([]byte("stop\n")); err != nil {
 		return // the keeper's end is closed: it holds nothing of the run
 	}

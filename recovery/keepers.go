@@ -86,7 +86,11 @@ func (r *Recoverer) watchKeeper(k liveKeeper) {
 		}
 		r.mu.Unlock()
 		if r.ctx.Err() == nil {
+			_, noEnd := os.Stat(statedir.Dir(r.cfg.StateDir).RunEnd(k.runID))
 			r.logError("recording a kept run's end", r.recordEnd(r.ctx, k.runID), "run_id", k.runID)
+			if os.IsNotExist(noEnd) {
+				r.guardOrphans(r.ctx) // its keeper died before the run ended: guarded here now
+			}
 		}
 	}()
 }

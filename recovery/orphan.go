@@ -164,12 +164,14 @@ func (r *Recoverer) finish(ctx context.Context, o orphan) (int, error) {
 				e.Class = run.ClassReplaced
 			}
 		}
+		r.guardedEnd(o.runID, &e)
 	}
 	closed, err := r.cfg.Path.End(ctx, r.cfg.Store, e)
 	if err != nil {
 		return 0, err
 	}
 	r.remember(o.runID)
+	r.forgetGuard(o.runID)
 	if kept {
 		_ = os.Remove(endPath) // recorded now, or already
 	}

@@ -113,6 +113,10 @@ type Recoverer struct {
 
 	// silent holds the adopted runs ended without their keeper (Silent).
 	silent map[string]silence
+	// guarding: run ids guarded here, their keeper dead too (guard.go);
+	// guardEnds: how a guard ended one, until it is recorded.
+	guarding  map[string]bool
+	guardEnds map[string]guardEnd
 }
 
 // sighting is a lock record a fire or an inspection came across.

@@ -32,6 +32,9 @@ const rescanSlack = 5 * time.Second
 // daemon with 10,000 locks does not read them all every minute.
 func (r *Recoverer) Sweep(ctx context.Context) (int, error) {
 	began := time.Now() // file times are the wall clock's, not cfg.Now's
+	// First: a run's deadline may be near. The rest may watch the same
+	// run's lock: whichever sees it end first records it, once.
+	r.guardOrphans(ctx)
 	closed := 0
 	statuses, err := r.listLocks(ctx) // with an error, still those it could read
 	errs := []error{err}

@@ -21,6 +21,7 @@ import (
 //	  logs/JOB/RUN_ID.log   the output of each run
 //	  spool/                the history writers' spools
 //	  runs/RUN_ID.end       the Ends keepers write for runs whose supervisor died
+//	  runs/SLOT.guard       how to guard a run whose supervisor and keeper both died
 type Dir string
 
 // Names in the state dir, relative to it.
@@ -36,6 +37,7 @@ const (
 	lockSuffix  = ".lock"
 	logSuffix   = ".log"
 	endSuffix   = ".end"
+	guardSuffix = ".guard"
 )
 
 // String is the state dir itself.
@@ -99,3 +101,19 @@ func RunLogID(name string) (string, bool) { return strings.CutSuffix(name, logSu
 // RunEndID is the run id of a file name in Keepers, false when the name is
 // not an End's.
 func RunEndID(name string) (string, bool) { return strings.CutSuffix(name, endSuffix) }
+
+// Guard is the guard file of slot: what the next supervisor needs to guard a
+// run if its supervisor and its keeper both die. A supervisor reuses
+// its slots run after run (a rewrite, not a file's creation and
+// removal); slot names the supervisor and the slot (see proc).
+func (d Dir) Guard(slot string) string { return d.join(keepersDir, slot+guardSuffix) }
+
+// GuardSlot is the slot of a Guard file's name; false for another name.
+func GuardSlot(name string) (string, bool) { return strings.CutSuffix(name, guardSuffix) }
+
+// GuardBeside is the guard file of slot in the state dir whose runs' Ends go
+// beside end (Dir.RunEnd): a keeper's supervisor knows its state dir by
+// that path alone.
+func GuardBeside(end, slot string) string {
+	return filepath.Join(filepath.Dir(end), slot+guardSuffix)
+}

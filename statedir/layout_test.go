@@ -27,6 +27,8 @@ func TestLayout(t *testing.T) {
 		{"spool", d.Spool(), "/var/lib/cv/spool"},
 		{"keepers", d.Keepers(), "/var/lib/cv/runs"},
 		{"run end", d.RunEnd("r1"), "/var/lib/cv/runs/r1.end"},
+		{"guard slot", d.Guard("7-99-0"), "/var/lib/cv/runs/7-99-0.guard"},
+		{"guard slot beside an end", GuardBeside(d.RunEnd("r1"), "7-99-0"), "/var/lib/cv/runs/7-99-0.guard"},
 		{"relative state dir", Dir(".cronvisor").Socket(), ".cronvisor/cronvisor.sock"},
 	}
 	for _, tt := range tests {
@@ -52,6 +54,8 @@ func TestRunIDOfFileName(t *testing.T) {
 		{"not a run log", RunLogID, "r1.log.tmp", "", false},
 		{"run end", RunEndID, "r1.end", "r1", true},
 		{"keeper's temporary file", RunEndID, "r1.end.tmp42", "", false},
+		{"guard slot", GuardSlot, "7-99-0.guard", "7-99-0", true},
+		{"a run end is no guard", GuardSlot, "r1.end", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
