@@ -1,13 +1,13 @@
 package history
 
 import (
+	"cronvisor/statedir"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 )
 
 // Relink gives a log whose file was deleted (its state dir removed under
@@ -17,7 +17,7 @@ import (
 func (l *Log) Relink() (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed || !unlinked(l.f) {
+	if l.closed || !statedir.Unlinked(l.f) {
 		return false, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
@@ -42,16 +42,6 @@ func (l *Log) Relink() (bool, error) {
 	l.f.Close()
 	l.f = f
 	return true, nil
-}
-
-// unlinked tells whether f has no name left.
-func unlinked(f *os.File) bool {
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Nlink == 0
 }
 
 // RelinkLogs gives every running run's log whose file was deleted a file

@@ -12,6 +12,7 @@ import (
 	"modernc.org/sqlite"
 
 	"cronvisor/run"
+	"cronvisor/statedir"
 )
 
 // Errors of a store that cannot serve, returned (wrapped) by this package.
@@ -83,15 +84,7 @@ func (s *Store) reader() (*sql.DB, error) {
 // with its directory (its path may then be unreachable, ENOTDIR), rather
 // than renamed or replaced.
 func (h *handle) deleted() bool {
-	if h.file == nil {
-		return false
-	}
-	fi, err := h.file.Stat()
-	if err != nil {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Nlink == 0
+	return statedir.Unlinked(h.file)
 }
 
 // moved tells whether the file at the store's path is no longer the one h

@@ -1,10 +1,9 @@
 package lock
 
 import (
+	"cronvisor/statedir"
 	"errors"
 	"fmt"
-	"os"
-	"syscall"
 )
 
 // Relock takes again, on a new file at its path, each lock this locker
@@ -43,7 +42,7 @@ func (le *fileLease) relock() (bool, error) {
 	if n := len(le.stale); n > 0 {
 		held = le.stale[n-1]
 	}
-	if le.released || !unlinked(held) {
+	if le.released || !statedir.Unlinked(held) {
 		return false, nil
 	}
 	path, err := le.locker.path(le.name)
@@ -70,14 +69,4 @@ func (le *fileLease) relock() (bool, error) {
 	le.stale = append(le.stale, le.rec, f.lock)
 	le.rec, le.size = f.record, size
 	return true, nil
-}
-
-// unlinked tells whether f has no name left.
-func unlinked(f *os.File) bool {
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Nlink == 0
 }
