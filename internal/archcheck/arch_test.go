@@ -1,111 +1,45 @@
 package archcheck
 
 import (
-	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// floors is the package map of docs/architecture.md, top to bottom: a
-// package imports only packages of floors below its own.
-var floors = [][]string{
-	{"cronvisor"}, // main.go
-	{"cli"},
-	{"daemon"},
-	{"ui"},
-	{"service"},
-	{"ctl"},
-	{"notify", "metrics", "outlog"},
-	{"runner"},
-	{"lastok"},
-	{"owner"},
-	{"recovery"},
-	{"fleet"},
-	{"history"},
-	{"audit"},
-	{"config"},
-	{"crontab"},
-	{"schedule"},
-	{"lock"},
-	{"proc"},
-	{"ending"},
-	{"run", "procfs", "cgroup", "clock", "statedir", "systemd", "exepages", "internal/ratelog", "internal/mask"},
-}
+// root is the module's root, seen from this package's folder.
+const root = "../.."
 
-// outsideTheMap are packages that are harnesses, not parts: benchmarks'
-// commands and test servers, which may import anything.
-var outsideTheMap = map[string]bool{"bench": true, "internal/redistest": true, "internal/sqltest": true,
-	"internal/archcheck": true, "e2e": true, "internal/testlog": true}
-
-const module = "cronvisor"
-
-func short(path string) string {
-	if path == module {
-		return path
-	}
-	return strings.TrimPrefix(path, module+"/")
-}
-
-func TestImportsPointDownThePackageMap(t *testing.T) {
-	floorOf := map[string]int{}
-	for i, f := range floors {
-		for _, p := range f {
-			floorOf[p] = i
-		}
-	}
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "./...")
-	cmd.Dir = "../.."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for dec.More() {
-		var p struct {
-			ImportPath string
-			Imports    []string
-		}
-		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
-		}
-		name := short(p.ImportPath)
-		if outsideTheMap[name] || strings.HasPrefix(name, "bench/") {
-			continue
-		}
-		own, ok := floorOf[name]
-		if !ok {
-			t.Errorf("package %s is not on the package map (floors in this test and docs/architecture.md)", name)
-			continue
-		}
-		for _, imp := range p.Imports {
-			if !strings.HasPrefix(imp, module+"/") {
-				continue
-			}
-			if f, ok := floorOf[short(imp)]; ok && f <= own {
-				t.Errorf("%s imports %s, which stands on its floor or above it", name, short(imp))
-			}
-		}
-	}
-}
-
-func TestThePackageMapIsDocumented(t *testing.T) {
-	b, err := os.ReadFile("../../docs/architecture.md")
+func TestTheTreeKeepsThePlan(t *testing.T) {
+	problems, err := Check(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range floors[1:] {
-		for _, p := range f {
-			if !strings.Contains(string(b), "`"+p+"`") {
-				t.Errorf("docs/architecture.md does not name package `%s`", p)
-			}
-		}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// TestThePlanIsRead guards against a check that passes because it read
+// nothing: the map, the harnesses and the never rules all have rows, and
+// the graph holds the module's root package and its imports.
+func TestThePlanIsRead(t *testing.T) {
+	plan, err := ReadPlan(filepath.Join(root, PlanFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Parts) < 10 || len(plan.Beside) == 0 || len(plan.Never) < 10 {
+		t.Errorf("plan has %d parts, %d harnesses, %d never rules", len(plan.Parts), len(plan.Beside), len(plan.Never))
+	}
+	g, err := ReadGraph(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Packages) < len(plan.Parts) || len(g.Packages["."]) == 0 {
+		t.Errorf("graph of %s has %d packages, the root's imports %v", g.Module, len(g.Packages), g.Packages["."])
 	}
 }
 
@@ -114,11 +48,11 @@ const maxFuncLines = 60
 
 func TestNoFunctionIsOverSixtyLines(t *testing.T) {
 	fset := token.NewFileSet()
-	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != "../.." {
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != root {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
