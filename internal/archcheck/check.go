@@ -25,8 +25,8 @@ type place struct {
 // The rules: every package stands on the map (a folder listed covers its
 // sub-folders unless they are listed themselves); every listed folder
 // holds a package; an import points to its own part (Go's ban on cycles
-// orders the packages of one part) or to a part on a lower floor, never
-// to a harness; and no package of a never rule's "from" part depends,
+// orders the packages of one part) or to a part on a lower floor that
+// its row of the may-import table lists, never to a harness; and no package of a never rule's "from" part depends,
 // directly or through others, on its "never" part.
 func Check(root string) ([]string, error) {
 	plan, err := ReadPlan(filepath.Join(root, filepath.FromSlash(PlanFile)))
@@ -39,6 +39,7 @@ func Check(root string) ([]string, error) {
 	}
 	places, problems := placesOf(plan)
 	c := &checker{plan: plan, g: g, places: places, problems: problems}
+	c.readMay()
 	c.everyPackageOnTheMap()
 	c.importsPointDown()
 	c.neverRules()
@@ -69,6 +70,7 @@ type checker struct {
 	plan     *Plan
 	g        *Graph
 	places   map[string]place
+	may      map[string]map[string]bool // part to the parts it may import
 	problems []string
 }
 
@@ -130,6 +132,9 @@ func (c *checker) importsPointDown() {
 			case to.floor < from.floor:
 				c.fail("%s: %s imports %s, which points up the map: part %s stands above part %s",
 					imp.Pos, f, imp.Folder, to.part, from.part)
+			case to.part != from.part && !c.may[from.part][to.part]:
+				c.fail("%s: %s imports %s: part %s may not import part %s (its row of the may-import table does not list it)",
+					imp.Pos, f, imp.Folder, from.part, to.part)
 			}
 		}
 	}

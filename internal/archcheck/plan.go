@@ -14,6 +14,9 @@ type Plan struct {
 	Parts  []Part  // the package map, top floor first
 	Beside []Part  // harnesses: outside the map, imported by no part
 	Never  []Never // the "never" table
+	// May is the "may import" table: each part's name to the parts
+	// its packages may import besides their own.
+	May map[string][]string
 }
 
 // Part is one row of a table: a name and the folders it covers. A folder
@@ -35,6 +38,7 @@ var (
 	mapHeader    = []string{"part", "folders"}
 	besideHeader = []string{"harness", "folders"}
 	neverHeader  = []string{"from", "never", "why"}
+	mayHeader    = []string{"part", "may import"}
 )
 
 var codeSpan = regexp.MustCompile("`([^`]+)`")
@@ -54,6 +58,7 @@ func ReadPlan(path string) (*Plan, error) {
 		{mapHeader, func(rows [][]string) (err error) { p.Parts, err = parts(rows); return err }},
 		{besideHeader, func(rows [][]string) (err error) { p.Beside, err = parts(rows); return err }},
 		{neverHeader, func(rows [][]string) (err error) { p.Never, err = nevers(rows); return err }},
+		{mayHeader, func(rows [][]string) (err error) { p.May, err = mays(rows); return err }},
 	} {
 		rows, err := tableWithHeader(tables, want.header)
 		if err != nil {
@@ -138,4 +143,26 @@ func nevers(rows [][]string) ([]Never, error) {
 		ns = append(ns, Never{From: r[0], To: r[1], Why: r[2]})
 	}
 	return ns, nil
+}
+
+// mays reads rows of "part | may import | ...", the second cell a list
+// of parts' names separated by commas (empty for none).
+func mays(rows [][]string) (map[string][]string, error) {
+	may := map[string][]string{}
+	for _, r := range rows {
+		if len(r) < 2 || r[0] == "" {
+			return nil, fmt.Errorf("may-import row %q wants a part and a list", strings.Join(r, " | "))
+		}
+		if _, dup := may[r[0]]; dup {
+			return nil, fmt.Errorf("may-import table has two rows for %s", r[0])
+		}
+		list := []string{}
+		for _, name := range strings.Split(r[1], ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				list = append(list, name)
+			}
+		}
+		may[r[0]] = list
+	}
+	return may, nil
 }

@@ -25,7 +25,8 @@ func TestCheckFailsOnAPlantedImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	folder := func(part string) string { return folderOf(t, plan, part) }
-	ui, history, lock, daemon, ctl, fleet := folder("UI"), folder("History"), folder("Lock"), folder("Daemon"), folder("Control"), folder("Fleet")
+	ui, history, lock, daemon := folder("UI"), folder("History"), folder("Lock"), folder("Daemon")
+	ctl, fleet, config := folder("Control"), folder("Fleet"), folder("Config")
 	sqltest := firstFolder(t, plan.Beside, "Test servers")
 	tests := []struct {
 		name        string
@@ -36,6 +37,8 @@ func TestCheckFailsOnAPlantedImport(t *testing.T) {
 		{"upward import", lock, daemon, []string{lock + "/zz_planted.go:3", lock + " imports " + daemon, "part Daemon stands above part Lock"}},
 		{"never import through another package", ctl, fleet, []string{
 			ctl + "/zz_planted.go:3", ctl + " imports " + fleet + ", which leads to " + history, "never rule Control → History"}},
+		{"import down the map that its row does not list", ctl, config, []string{
+			ctl + "/zz_planted.go:3", ctl + " imports " + config, "part Control may not import part Config"}},
 		{"import of a harness", history, sqltest, []string{history + "/zz_planted.go:3", "a harness (Test servers)"}},
 		{"package not on the map", "zz_newpart", lock, []string{"folder zz_newpart) is not on"}},
 		{"sub-folder of a listed folder", lock + "/zz_backend", lock, nil},
