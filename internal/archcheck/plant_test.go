@@ -43,9 +43,9 @@ func TestCheckFailsOnAPlantedImport(t *testing.T) {
 		{"package not on the map", "zz_newpart", lock, []string{"folder zz_newpart) is not on"}},
 		{"sub-folder of a listed folder", lock + "/zz_backend", lock, nil},
 	}
+	dir := copyModule(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyModule(t)
 			plant(t, dir, tc.in, path.Join(mod, tc.import_))
 			problems, err := Check(dir)
 			if err != nil {
@@ -93,15 +93,22 @@ func firstFolder(t *testing.T, parts []Part, name string) string {
 	return ""
 }
 
-// plant writes a file importing imp into folder in of the copy at dir.
+// plant writes a file importing imp into folder in of the copy at dir,
+// and takes it out (with the folder, if it made it) when the test ends,
+// so that the cases share one copy.
 func plant(t *testing.T, dir, in, imp string) {
 	t.Helper()
 	d := filepath.Join(dir, filepath.FromSlash(in))
+	if _, err := os.Stat(d); err != nil {
+		t.Cleanup(func() { os.RemoveAll(d) })
+	}
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	file := filepath.Join(d, "zz_planted.go")
+	t.Cleanup(func() { os.Remove(file) })
 	src := fmt.Sprintf("package %s\n\nimport _ %q\n", path.Base(in), imp)
-	if err := os.WriteFile(filepath.Join(d, "zz_planted.go"), []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
