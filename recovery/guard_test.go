@@ -151,7 +151,9 @@ func TestGuardEndsAnOrphanAtItsDeadline(t *testing.T) {
 func TestGuardKeepsAnOrphansLease(t *testing.T) {
 	t.Parallel()
 	srv := redistest.New(t)
-	const ttl = time.Second
+	// A ttl well above a loaded machine's set-up time: the lease must not
+	// lapse before the guard takes it over.
+	const ttl, timeout = 2 * time.Second, 5 * time.Second
 	dead, err := lock.NewRedisLocker(srv.URL(), ttl)
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +169,7 @@ func TestGuardKeepsAnOrphansLease(t *testing.T) {
 	}
 	t.Cleanup(func() { other.Close() })
 	f := newFixture(t, func(c *Config) { c.Locker = other })
-	_, exited := guardedOrphan(t, f.dir, "guarded-lease", "sleep 30", nil, 3*time.Second, 500*time.Millisecond, g.Handoff)
+	_, exited := guardedOrphan(t, f.dir, "guarded-lease", "sleep 30", nil, timeout, 500*time.Millisecond, g.Handoff)
 	dead.Close() // the supervisor's death: nothing renews the lease now
 	begin := time.Now()
 	if _, err := f.r.Sweep(context.Background()); err != nil {
@@ -182,14 +184,14 @@ func TestGuardKeepsAnOrphansLease(t *testing.T) {
 	if _, err := other.Acquire(context.Background(), lock.Request{Name: "j", Record: lock.Record{Holder: run.Holder{Job: "j", RunID: "r2"}}}); err == nil {
 		t.Fatal("another holder took the lock of a guarded run")
 	}
-	got := f.awaitRecord(t, "guarded-lease", 3*time.Second+500*time.Millisecond+3*time.Second)
+	got := f.awaitRecord(t, "guarded-lease", timeout+500*time.Millisecond+3*time.Second)
 	took := time.Since(begin)
 	<-exited
 	t.Logf("recorded %s (%q) %v after the sweep", got.Outcome, got.Reason, took.Round(time.Millisecond))
 	if got.Outcome != run.Timeout || !got.StartedAt.Before(begin) || got.SupervisorPID != deadPID {
 		t.Errorf("recorded %+v, want timeout, its start rebuilt", got)
 	}
-	if took > 3*time.Second+500*time.Millisecond+time.Second {
+	if took > timeout+500*time.Millisecond+time.Second {
 		t.Errorf("recorded %v after the sweep, want by its deadline + grace + 1 s", took)
 	}
 	eventually(t, 2*time.Second, "the lease released after the record", func() bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -237,7 +238,9 @@ func (r *Recoverer) endLeftovers(ctx context.Context, o orphan) {
 		}
 		wctx, cancel := context.WithTimeout(ctx, leftoverWait)
 		defer cancel()
-		if err := l.WaitEmpty(wctx); err != nil {
+		// A leaf removed meanwhile is empty: the guard of the same run
+		// (guard.go) saw it empty after this kill and removed it.
+		if err := l.WaitEmpty(wctx); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			r.logError("ending what is left of a dead supervisor's run in its cgroup", err, "run_id", o.runID)
 			return
 		}
