@@ -83,23 +83,6 @@ type KeptRun struct {
 	PID           int       `json:"pid,omitempty"`
 }
 
-// Guard is a Keeper that ends the run within Within of its supervisor's
-// death: for locks nothing of the run holds, such as a Redis lease.
-type Guard struct {
-	Within time.Duration
-}
-
-// keeper is the Keeper the spec asks for, nil for none.
-func (s Spec) keeper() *Keeper {
-	if s.Keeper != nil {
-		return s.Keeper
-	}
-	if s.Guard != nil {
-		return &Keeper{EndAtOnce: true, Within: s.Guard.Within}
-	}
-	return nil
-}
-
 // Urgent is a cancellation cause (context.CancelCauseFunc) for a run that
 // must be gone within Within, its lock about to expire (a lost lease): it
 // is ended as its keeper would end it, SIGKILL after min(Spec.KillGrace,

@@ -35,7 +35,7 @@ func guardedSupervisor(script string) int {
 		Argv:      []string{"/bin/sh", "-c", script},
 		Tag:       os.Getenv("PROCTEST_TAG"),
 		KillGrace: 10 * time.Second, // longer than the guard may wait
-		Guard:     &Guard{Within: time.Second},
+		Keeper:    &Keeper{EndAtOnce: true, Within: time.Second},
 		OnStart:   func(pid int) { fmt.Printf("pid %d\n", pid) },
 	}
 	if os.Getenv(cgroupEnv) != "" {
@@ -83,7 +83,7 @@ const (
 // TestGuardEndsTheRunWhenItsSupervisorDies SIGKILLs a supervisor in the
 // middle of a guarded run: its guard must end the run's process group and
 // its setsid'd descendant (found by the tag), politely first, and by
-// SIGKILL within Guard.Within for a process that ignores SIGTERM. Also
+// SIGKILL within Keeper.Within for a process that ignores SIGTERM. Also
 // for a run as another user (user:): the guard, root as its supervisor
 // is, still finds and signals it.
 func TestGuardEndsTheRunWhenItsSupervisorDies(t *testing.T) {
@@ -159,7 +159,7 @@ sleep 30 & wait`, p("term"), p("escapee"), p("stubborn"))
 	}
 	// 1 s of budget, 2 on a loaded machine: well short of the 10 s KillGrace.
 	if took > 2*time.Second {
-		t.Errorf("the run took %v to end, want about Guard.Within (1 s)", took)
+		t.Errorf("the run took %v to end, want about Keeper.Within (1 s)", took)
 	}
 	if b, _ := os.ReadFile(p("term")); strings.TrimSpace(string(b)) != "term" {
 		t.Errorf("the main process was not sent SIGTERM before SIGKILL")
@@ -194,7 +194,7 @@ func TestGuardKeepsTheRunAsItIs(t *testing.T) {
 				outs[i] = &recorder{}
 				spec.OnOutput = outs[i].onOutput
 				if guarded {
-					spec.Guard = &Guard{Within: time.Second}
+					spec.Keeper = &Keeper{EndAtOnce: true, Within: time.Second}
 				}
 				results[i] = Run(within(t, 5*time.Second), spec)
 				if g := guards(spec.Tag); len(g) > 0 {
@@ -220,7 +220,7 @@ func TestGuardKeepsTheRunAsItIs(t *testing.T) {
 func TestGuardExitEndsTheRun(t *testing.T) {
 	t.Parallel()
 	spec := testSpec(t, "sleep 30")
-	spec.Guard = &Guard{Within: time.Second}
+	spec.Keeper = &Keeper{EndAtOnce: true, Within: time.Second}
 	spec.KillGrace = 100 * time.Millisecond
 	spec.Keepers = NewKeepers() // its own keeper process: the test kills it
 	t.Cleanup(spec.Keepers.Close)
@@ -321,7 +321,7 @@ func BenchmarkRunGuarded(b *testing.B) {
 		b.Run(map[bool]string{false: "plain", true: "guarded"}[guarded], func(b *testing.B) {
 			spec := Spec{Argv: []string{"/bin/true"}, Tag: "CRONVISOR_RUN_ID=bench-" + strconv.Itoa(os.Getpid())}
 			if guarded {
-				spec.Guard = &Guard{Within: time.Second}
+				spec.Keeper = &Keeper{EndAtOnce: true, Within: time.Second}
 			}
 			for b.Loop() {
 				if res := Run(context.Background(), spec); res.ExitCode != 0 {
