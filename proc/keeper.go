@@ -2,7 +2,6 @@ package proc
 
 import (
 	"cronvisor/procfs"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -123,10 +122,10 @@ type keeper struct {
 }
 
 // startKeeper hands the run to a keeper before the run starts, so that
-// no instant of the run is unguarded. Its tether is a socket pair: the
-// supervisor sends "pid N" with the run's pidfd once the run started (see
-// watch) and "stop" once it is over; end of file without "stop" means
-// the supervisor died. The keeper holds copies of the pipes' read ends,
+// no instant of the run is unguarded. Its tether is a socket pair (its
+// messages are in keeperproto.go): the supervisor sends "pid N" with the
+// run's pidfd once the run started (see watch) and "stop" once it is
+// over; end of file without "stop" means the supervisor died. The keeper holds copies of the pipes' read ends,
 // which it leaves alone while the supervisor lives, and of the lock,
 // which it lets go only once the run's end is written (or, at "stop",
 // before it closes its end of the tether).
@@ -172,8 +171,7 @@ func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error)
 	if k.Handoff != nil {
 		// Before the run starts: a supervisor dead right after has
 		// handed it over already.
-		msg := "lease " + base64.StdEncoding.EncodeToString(k.Handoff) + "\n"
-		_, _ = mine.Write([]byte(msg))
+		_, _ = mine.Write([]byte(leaseLine(k.Handoff)))
 	}
 	return &keeper{proc: kp, sock: mine, ending: k.EndAtOnce, guard: guard}, nil
 }
@@ -264,7 +262,7 @@ func (k *keeper) watch(pid int, started time.Time) {
 		defer unix.Close(fd)
 		rights = unix.UnixRights(fd)
 	}
-	msg := "pid " + strconv.Itoa(pid) + " " + strconv.FormatInt(started.UnixNano(), 10) + "\n"
+	msg := pidLine(pid, started)
 	rc, err := k.sock.SyscallConn()
 	if err != nil {
 		return
@@ -330,7 +328,7 @@ func (k *keeper) stop() {
 	defer k.sock.Close()
 	defer k.proc.kept.Add(-1)
 	k.guard.release() // the run is over: nothing of it is left to guard
-	if _, err := k.sock.Write([]byte("stop\n")); err != nil {
+	if _, err := k.sock.Write([]byte(stopLine)); err != nil {
 		return // the keeper's end is closed: it holds nothing of the run
 	}
 	if !awaitHangUp(k.sock, stopWait) {
