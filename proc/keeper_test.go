@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"cronvisor/cgroup"
+	"cronvisor/internal/testlog"
 	"cronvisor/procfs"
 
 	"golang.org/x/sys/unix"
@@ -135,7 +136,7 @@ sleep 30 & wait`, p("term"), p("escapee"), p("stubborn"))
 	escapee, stubborn := readPID(t, p("escapee")), readPID(t, p("stubborn"))
 	// The keeper takes a handed-over run from its socket's queue when it
 	// gets to it: the hand-over does not wait for that.
-	if !waitFor(2*time.Second, func() bool { return len(guards(tag)) == 1 }) {
+	if !testlog.Poll(2*time.Second, func() bool { return len(guards(tag)) == 1 }) {
 		t.Fatalf("guards of the run: %v, want one", guards(tag))
 	}
 	if asNobody {
@@ -151,7 +152,7 @@ sleep 30 & wait`, p("term"), p("escapee"), p("stubborn"))
 	}
 	killed := time.Now()
 	run := []int{main, escapee, stubborn}
-	ended := waitFor(5*time.Second, func() bool { return len(tagged(tag)) == 0 })
+	ended := testlog.Poll(5*time.Second, func() bool { return len(tagged(tag)) == 0 })
 	took := time.Since(killed)
 	t.Logf("run ended %v after its supervisor's SIGKILL (Within 1s)", took.Round(time.Millisecond))
 	if !ended {
@@ -164,7 +165,7 @@ sleep 30 & wait`, p("term"), p("escapee"), p("stubborn"))
 	if b, _ := os.ReadFile(p("term")); strings.TrimSpace(string(b)) != "term" {
 		t.Errorf("the main process was not sent SIGTERM before SIGKILL")
 	}
-	if !waitFor(2*time.Second, func() bool { return len(guards(tag)) == 0 }) {
+	if !testlog.Poll(2*time.Second, func() bool { return len(guards(tag)) == 0 }) {
 		t.Errorf("guard still alive after ending the run: %v", guards(tag))
 	}
 }
@@ -230,7 +231,7 @@ func TestGuardExitEndsTheRun(t *testing.T) {
 		// The keeper started before the run; it takes the run from its
 		// socket's queue when it gets to it.
 		var g []int
-		waitFor(2*time.Second, func() bool { g = guards(spec.Tag); return len(g) > 0 })
+		testlog.Poll(2*time.Second, func() bool { g = guards(spec.Tag); return len(g) > 0 })
 		for _, pid := range g {
 			_ = unix.Kill(pid, unix.SIGKILL)
 		}
@@ -298,7 +299,7 @@ func TestUrgentCauseShortensTheGrace(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(within(t, 20*time.Second))
 	done := make(chan Result, 1)
 	go func() { done <- Run(ctx, spec) }()
-	if !waitFor(5*time.Second, func() bool { _, err := os.Stat(ready); return err == nil }) {
+	if !testlog.Poll(5*time.Second, func() bool { _, err := os.Stat(ready); return err == nil }) {
 		t.Fatal("the run did not start")
 	}
 	cancel(&Urgent{Err: errLost, Within: 400 * time.Millisecond})
