@@ -49,11 +49,7 @@ func TestMain(m *testing.M) {
 	// A dead supervisor's keeper exits just after its last run is over:
 	// a moment, not a leak.
 	var left []int
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if left = tagged(sessionTag); len(left) == 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+	testlog.Poll(2*time.Second, func() bool { left = tagged(sessionTag); return len(left) == 0 })
 	if len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "processes left behind by the tests: %v\n", left)
 		for _, pid := range left {
