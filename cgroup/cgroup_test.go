@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/internal/testlog"
 )
 
 func TestDetect(t *testing.T) {
@@ -109,7 +111,7 @@ func TestKillEndsEscapee(t *testing.T) {
 	// The escapee clears its environment, leaves the group and the
 	// session: only the cgroup still knows it.
 	cmd := startInto(t, l, "setsid env -i sleep "+arg+" </dev/null >/dev/null 2>&1 & exec sleep "+arg)
-	waitFor(t, func() bool { return len(withArg(arg)) == 2 })
+	testlog.Eventually(t, 5*time.Second, "the run and its escapee started", func() bool { return len(withArg(arg)) == 2 })
 	procs, err := l.Procs()
 	if err != nil || !slices.Contains(procs, cmd.Process.Pid) || len(procs) != 2 {
 		t.Fatalf("leaf's procs %v (%v), want the main %d and the escapee", procs, err, cmd.Process.Pid)
@@ -252,18 +254,6 @@ func withArg(arg string) []int {
 		}
 	}
 	return out
-}
-
-// waitFor polls cond for up to 5 s: the kernel's processes, no clock to
-// fake.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(10 * time.Millisecond) // a real process, as proc's tests poll
-	}
 }
 
 func must(t *testing.T, err error) {

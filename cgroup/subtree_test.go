@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/internal/testlog"
 )
 
 // intoSub is a script that makes the cgroup sub/deeper under leaf and
@@ -37,7 +39,7 @@ func TestLeafWithSubCgroups(t *testing.T) {
 			cmd := startInto(t, l, tc.trap+intoSub(l.Path, "sleep "+arg+"; exit 0"))
 			defer func() { _ = l.Kill(); _ = cmd.Wait() }()
 			deeper := filepath.Join(l.Path, "sub", "deeper")
-			waitFor(t, func() bool { p, _ := readProcs(deeper); return len(p) == 2 })
+			testlog.Eventually(t, 5*time.Second, "two processes in the deeper cgroup", func() bool { p, _ := readProcs(deeper); return len(p) == 2 })
 			procs, err := l.Procs()
 			if err != nil || !slices.Contains(procs, cmd.Process.Pid) {
 				t.Fatalf("leaf's procs %v (%v), want the shell %d that moved to %s", procs, err, cmd.Process.Pid, deeper)

@@ -14,6 +14,7 @@ import (
 
 	"cronvisor/config"
 	"cronvisor/crontab"
+	"cronvisor/statedir"
 )
 
 // exitUntranslated is import's exit code when some lines were not
@@ -208,35 +209,15 @@ func jobsNode(root *yaml.Node) *yaml.Node {
 	return seq
 }
 
-// replaceFile writes data beside path and renames it over path, keeping
-// the file's mode: a reader (a daemon watching it) sees the old file or
-// the new one, never half of one.
+// replaceFile replaces path with data atomically, keeping the file's
+// mode: a reader (a daemon watching it) sees the old file or the new one,
+// never half of one.
 func replaceFile(path string, data []byte) error {
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".import-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := statedir.WriteFileAtomic(path, data, mode, true); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/testlog"
 	"cronvisor/run"
 )
 
@@ -44,12 +45,12 @@ func TestShipperShipsSchedules(t *testing.T) {
 	sh := NewShipper(st, remote)
 	defer sh.Close()
 	want := "host-a j0 known @daily +0\nhost-a j1 known @hourly +0"
-	waitFor(t, 10*time.Second, "the first versions shipped", func() bool { return versionsOf(t, remote, base) == want })
+	testlog.Eventually(t, 10*time.Second, "the first versions shipped", func() bool { return versionsOf(t, remote, base) == want })
 	record(10, "@weekly", "@hourly")
 	record(20, "@monthly", "@hourly")
 	sh.Nudge()
 	want += "\nhost-a j0 changed @weekly +10\nhost-a j0 changed @monthly +20"
-	waitFor(t, 10*time.Second, "the edits shipped", func() bool { return versionsOf(t, remote, base) == want })
+	testlog.Eventually(t, 10*time.Second, "the edits shipped", func() bool { return versionsOf(t, remote, base) == want })
 	// Another host's same change is a row of its own; one shipped twice is one.
 	other := openStore(t, url, "host-b")
 	v := run.ScheduleVersion{Job: "j0", Since: base.Add(21 * time.Second), Change: run.ScheduleChanged, Schedule: "@monthly", Zone: "UTC", Enabled: true}
@@ -68,15 +69,5 @@ func TestShipperShipsSchedules(t *testing.T) {
 	want = "host-a j1 known @hourly +0\nhost-a j0 changed @weekly +10\nhost-a j0 changed @monthly +20\nhost-b j0 changed @monthly +21"
 	if got := versionsOf(t, remote, base); got != want {
 		t.Errorf("after the prune at +15:\n%s\nwant\n%s", got, want)
-	}
-}
-
-// waitFor polls cond every 20 ms and fails the test after limit.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(limit); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
 	}
 }

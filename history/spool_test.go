@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/testlog"
 	"cronvisor/run"
 )
 
@@ -219,10 +220,7 @@ func TestHeldRecordsOutliveTheirWriter(t *testing.T) {
 	}
 	next := NewWriter(WriterConfig{Store: store, StateDir: t.TempDir(), LogLimit: 1 << 20, Adopted: a, Log: failOnError(t)})
 	defer next.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(spoolFiles(t, spools)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testlog.Poll(10*time.Second, func() bool { return len(spoolFiles(t, spools)) == 0 }) // checked below
 	if f := spoolFiles(t, spools); len(f) != 0 {
 		t.Fatalf("adopted spool not removed once written: %v", f)
 	}
@@ -261,10 +259,7 @@ func TestRecoveredWriterEmptiesItsSpool(t *testing.T) {
 		t.Fatal("nothing spooled while the store failed")
 	}
 	mend()
-	deadline := time.Now().Add(10 * time.Second)
-	for j.Health().Degraded && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testlog.Poll(10*time.Second, func() bool { return !j.Health().Degraded }) // the check below says what it found
 	j.qmu.Lock()
 	used = s.used
 	j.qmu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/testlog"
 	"cronvisor/run"
 )
 
@@ -63,10 +64,7 @@ func TestFailingStoreHoldsRecordsUntilItRecovers(t *testing.T) {
 		t.Fatalf("health while failing = %+v, want degraded with %d waiting", h, 2*runs+1)
 	}
 	mend()
-	deadline := time.Now().Add(10 * time.Second)
-	for j.Health().Degraded && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testlog.Poll(10*time.Second, func() bool { return !j.Health().Degraded }) // the check below says what it found
 	if h := j.Health(); h.Degraded || h.Waiting != 0 || h.String() != "" {
 		t.Fatalf("health after mending = %+v (%q), want healthy", h, h.String())
 	}

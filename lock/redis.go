@@ -68,7 +68,7 @@ const opTimeout = 1500 * time.Millisecond
 // (volatile-* and allkeys-* may drop a lock key early). Unlike a flock, the
 // lock is not held by the run's processes: its grants are Tethered, and
 // the runner has a guard end a dead supervisor's run before the lease can
-// expire (see proc.Spec.Guard). A supervisor that stalls longer than the
+// expire (see proc.Keeper). A supervisor that stalls longer than the
 // TTL (SIGSTOP, GC, a suspended VM) stops renewing while its run may go
 // on, and another supervisor can start the job next to it; the stalled
 // one learns it on waking (Lost). For work that must never overlap, end

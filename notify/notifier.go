@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"sort"
@@ -261,9 +262,7 @@ func (n *Notifier) send(job string, t config.Target, p Payload) {
 	}
 	m.method, m.url, m.body = http.MethodPost, t.URL, mustJSON(p)
 	m.header = map[string]string{"Content-Type": "application/json", "User-Agent": "cronvisor"}
-	for k, v := range t.Headers {
-		m.header[k] = v
-	}
+	maps.Copy(m.header, t.Headers)
 	n.offer("webhook", "w:"+t.URL+"\x00"+headerKey(t.Headers), m)
 }
 

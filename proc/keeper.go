@@ -2,7 +2,6 @@ package proc
 
 import (
 	"cronvisor/procfs"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -83,23 +82,6 @@ type KeptRun struct {
 	PID           int       `json:"pid,omitempty"`
 }
 
-// Guard is a Keeper that ends the run within Within of its supervisor's
-// death: for locks nothing of the run holds, such as a Redis lease.
-type Guard struct {
-	Within time.Duration
-}
-
-// keeper is the Keeper the spec asks for, nil for none.
-func (s Spec) keeper() *Keeper {
-	if s.Keeper != nil {
-		return s.Keeper
-	}
-	if s.Guard != nil {
-		return &Keeper{EndAtOnce: true, Within: s.Guard.Within}
-	}
-	return nil
-}
-
 // Urgent is a cancellation cause (context.CancelCauseFunc) for a run that
 // must be gone within Within, its lock about to expire (a lost lease): it
 // is ended as its keeper would end it, SIGKILL after min(Spec.KillGrace,
@@ -140,10 +122,10 @@ type keeper struct {
 }
 
 // startKeeper hands the run to a keeper before the run starts, so that
-// no instant of the run is unguarded. Its tether is a socket pair: the
-// supervisor sends "pid N" with the run's pidfd once the run started (see
-// watch) and "stop" once it is over; end of file without "stop" means
-// the supervisor died. The keeper holds copies of the pipes' read ends,
+// no instant of the run is unguarded. Its tether is a socket pair (its
+// messages are in keeperproto.go): the supervisor sends "pid N" with the
+// run's pidfd once the run started (see watch) and "stop" once it is
+// over; end of file without "stop" means the supervisor died. The keeper holds copies of the pipes' read ends,
 // which it leaves alone while the supervisor lives, and of the lock,
 // which it lets go only once the run's end is written (or, at "stop",
 // before it closes its end of the tether).
@@ -189,8 +171,7 @@ func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error)
 	if k.Handoff != nil {
 		// Before the run starts: a supervisor dead right after has
 		// handed it over already.
-		msg := "lease " + base64.StdEncoding.EncodeToString(k.Handoff) + "\n"
-		_, _ = mine.Write([]byte(msg))
+		_, _ = mine.Write([]byte(leaseLine(k.Handoff)))
 	}
 	return &keeper{proc: kp, sock: mine, ending: k.EndAtOnce, guard: guard}, nil
 }
@@ -281,7 +262,7 @@ func (k *keeper) watch(pid int, started time.Time) {
 		defer unix.Close(fd)
 		rights = unix.UnixRights(fd)
 	}
-	msg := "pid " + strconv.Itoa(pid) + " " + strconv.FormatInt(started.UnixNano(), 10) + "\n"
+	msg := pidLine(pid, started)
 	rc, err := k.sock.SyscallConn()
 	if err != nil {
 		return
@@ -347,7 +328,7 @@ func (k *keeper) stop() {
 	defer k.sock.Close()
 	defer k.proc.kept.Add(-1)
 	k.guard.release() // the run is over: nothing of it is left to guard
-	if _, err := k.sock.Write([]byte("stop\n")); err != nil {
+	if _, err := k.sock.Write([]byte(stopLine)); err != nil {
 		return // the keeper's end is closed: it holds nothing of the run
 	}
 	if !awaitHangUp(k.sock, stopWait) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"cronvisor/cgroup"
+	"cronvisor/internal/testlog"
 	"cronvisor/procfs"
 
 	"golang.org/x/sys/unix"
@@ -35,7 +36,7 @@ func guardedSupervisor(script string) int {
 		Argv:      []string{"/bin/sh", "-c", script},
 		Tag:       os.Getenv("PROCTEST_TAG"),
 		KillGrace: 10 * time.Second, // longer than the guard may wait
-		Guard:     &Guard{Within: time.Second},
+		Keeper:    &Keeper{EndAtOnce: true, Within: time.Second},
 		OnStart:   func(pid int) { fmt.Printf("pid %d\n", pid) },
 	}
 	if os.Getenv(cgroupEnv) != "" {
@@ -83,7 +84,7 @@ const (
 // TestGuardEndsTheRunWhenItsSupervisorDies SIGKILLs a supervisor in the
 // middle of a guarded run: its guard must end the run's process group and
 // its setsid'd descendant (found by the tag), politely first, and by
-// SIGKILL within Guard.Within for a process that ignores SIGTERM. Also
+// SIGKILL within Keeper.Within for a process that ignores SIGTERM. Also
 // for a run as another user (user:): the guard, root as its supervisor
 // is, still finds and signals it.
 func TestGuardEndsTheRunWhenItsSupervisorDies(t *testing.T) {
@@ -135,7 +136,7 @@ sleep 30 & wait`, p("term"), p("escapee"), p("stubborn"))
 	escapee, stubborn := readPID(t, p("escapee")), readPID(t, p("stubborn"))
 	// The keeper takes a handed-over run from its socket's queue when it
 	// gets to it: the hand-over does not wait for that.
-	if !waitFor(2*time.Second, func() bool { return len(guards(tag)) == 1 }) {
+	if !testlog.Poll(2*time.Second, func() bool { return len(guards(tag)) == 1 }) {
 		t.Fatalf("guards of the run: %v, want one", guards(tag))
 	}
 	if asNobody {
@@ -151,7 +152,7 @@ sleep 30 & wait`, p("term"), p("escapee"), p("stubborn"))
 	}
 	killed := time.Now()
 	run := []int{main, escapee, stubborn}
-	ended := waitFor(5*time.Second, func() bool { return len(tagged(tag)) == 0 })
+	ended := testlog.Poll(5*time.Second, func() bool { return len(tagged(tag)) == 0 })
 	took := time.Since(killed)
 	t.Logf("run ended %v after its supervisor's SIGKILL (Within 1s)", took.Round(time.Millisecond))
 	if !ended {
@@ -159,12 +160,12 @@ sleep 30 & wait`, p("term"), p("escapee"), p("stubborn"))
 	}
 	// 1 s of budget, 2 on a loaded machine: well short of the 10 s KillGrace.
 	if took > 2*time.Second {
-		t.Errorf("the run took %v to end, want about Guard.Within (1 s)", took)
+		t.Errorf("the run took %v to end, want about Keeper.Within (1 s)", took)
 	}
 	if b, _ := os.ReadFile(p("term")); strings.TrimSpace(string(b)) != "term" {
 		t.Errorf("the main process was not sent SIGTERM before SIGKILL")
 	}
-	if !waitFor(2*time.Second, func() bool { return len(guards(tag)) == 0 }) {
+	if !testlog.Poll(2*time.Second, func() bool { return len(guards(tag)) == 0 }) {
 		t.Errorf("guard still alive after ending the run: %v", guards(tag))
 	}
 }
@@ -194,7 +195,7 @@ func TestGuardKeepsTheRunAsItIs(t *testing.T) {
 				outs[i] = &recorder{}
 				spec.OnOutput = outs[i].onOutput
 				if guarded {
-					spec.Guard = &Guard{Within: time.Second}
+					spec.Keeper = &Keeper{EndAtOnce: true, Within: time.Second}
 				}
 				results[i] = Run(within(t, 5*time.Second), spec)
 				if g := guards(spec.Tag); len(g) > 0 {
@@ -220,7 +221,7 @@ func TestGuardKeepsTheRunAsItIs(t *testing.T) {
 func TestGuardExitEndsTheRun(t *testing.T) {
 	t.Parallel()
 	spec := testSpec(t, "sleep 30")
-	spec.Guard = &Guard{Within: time.Second}
+	spec.Keeper = &Keeper{EndAtOnce: true, Within: time.Second}
 	spec.KillGrace = 100 * time.Millisecond
 	spec.Keepers = NewKeepers() // its own keeper process: the test kills it
 	t.Cleanup(spec.Keepers.Close)
@@ -230,7 +231,7 @@ func TestGuardExitEndsTheRun(t *testing.T) {
 		// The keeper started before the run; it takes the run from its
 		// socket's queue when it gets to it.
 		var g []int
-		waitFor(2*time.Second, func() bool { g = guards(spec.Tag); return len(g) > 0 })
+		testlog.Poll(2*time.Second, func() bool { g = guards(spec.Tag); return len(g) > 0 })
 		for _, pid := range g {
 			_ = unix.Kill(pid, unix.SIGKILL)
 		}
@@ -298,7 +299,7 @@ func TestUrgentCauseShortensTheGrace(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(within(t, 20*time.Second))
 	done := make(chan Result, 1)
 	go func() { done <- Run(ctx, spec) }()
-	if !waitFor(5*time.Second, func() bool { _, err := os.Stat(ready); return err == nil }) {
+	if !testlog.Poll(5*time.Second, func() bool { _, err := os.Stat(ready); return err == nil }) {
 		t.Fatal("the run did not start")
 	}
 	cancel(&Urgent{Err: errLost, Within: 400 * time.Millisecond})
@@ -321,7 +322,7 @@ func BenchmarkRunGuarded(b *testing.B) {
 		b.Run(map[bool]string{false: "plain", true: "guarded"}[guarded], func(b *testing.B) {
 			spec := Spec{Argv: []string{"/bin/true"}, Tag: "CRONVISOR_RUN_ID=bench-" + strconv.Itoa(os.Getpid())}
 			if guarded {
-				spec.Guard = &Guard{Within: time.Second}
+				spec.Keeper = &Keeper{EndAtOnce: true, Within: time.Second}
 			}
 			for b.Loop() {
 				if res := Run(context.Background(), spec); res.ExitCode != 0 {

@@ -3,13 +3,10 @@ package proc
 import (
 	"context"
 	"cronvisor/exepages"
-	"encoding/base64"
 	"flag"
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -136,7 +133,7 @@ func KeeperMain(args []string, leases LeaseKeeper) int {
 	defer s.room.remove()
 	closeListener := s.listen()
 	// Ready: the socket above is there before any run is handed over.
-	if _, err := unix.Write(fdControl, []byte("ready")); err != nil {
+	if _, err := unix.Write(fdControl, []byte(msgReady)); err != nil {
 		return 1
 	}
 	// Start-up's code will not run again here: hand its pages back,
@@ -258,24 +255,14 @@ func readTether(t *tether) (pid, pidfd int, started time.Time, handoff []byte, s
 		if fds := rightsOf(oob[:oobn]); len(fds) > 0 {
 			pidfd = fds[0]
 		}
-		for _, line := range strings.Split(string(buf[:n]), "\n") {
-			f := strings.Fields(line)
-			if len(f) == 1 && f[0] == "stop" {
+		for _, m := range parseTether(string(buf[:n])) {
+			switch m.kind {
+			case tetherStop:
 				return pid, pidfd, started, handoff, true
-			}
-			if len(f) == 2 && f[0] == "lease" {
-				handoff, _ = base64.StdEncoding.DecodeString(f[1])
-			}
-			if len(f) < 2 || f[0] != "pid" {
-				continue
-			}
-			if v, err := strconv.Atoi(f[1]); err == nil && v > 0 {
-				pid = v
-			}
-			if len(f) > 2 {
-				if ns, err := strconv.ParseInt(f[2], 10, 64); err == nil {
-					started = time.Unix(0, ns)
-				}
+			case tetherLease:
+				handoff = m.handoff
+			case tetherPID:
+				pid, started = m.pid, m.started
 			}
 		}
 		if pid > 0 {
@@ -308,19 +295,10 @@ func awaitEOF(t *tether) bool {
 		if err != nil || n == 0 {
 			return false
 		}
-		if strings.Contains(string(buf[:n]), "stop") {
-			return true
+		for _, m := range parseTether(string(buf[:n])) {
+			if m.kind == tetherStop {
+				return true
+			}
 		}
 	}
-}
-
-// parseExited reads a keeper's "exited UNIXNANO" message; zero if it is
-// not one.
-func parseExited(msg string) time.Time {
-	word, arg, _ := strings.Cut(strings.TrimSpace(msg), " ")
-	ns, err := strconv.ParseInt(arg, 10, 64)
-	if word != "exited" || err != nil {
-		return time.Time{}
-	}
-	return time.Unix(0, ns)
 }

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -176,7 +175,7 @@ const readyWait = 10 * time.Second
 func awaitReady(fd int, d time.Duration) bool {
 	buf := make([]byte, 16)
 	n, err, ok := readBefore(fd, time.Now().Add(d), buf)
-	return ok && err == nil && string(buf[:n]) == "ready"
+	return ok && err == nil && string(buf[:n]) == msgReady
 }
 
 // readBefore waits until fd (a blocking descriptor) is readable, then
@@ -201,7 +200,7 @@ func readBefore(fd int, deadline time.Time, buf []byte) (n int, err error, ok bo
 
 // send hands the keeper one run.
 func (kp *keeperProc) send(args []string, files []int) error {
-	msg := []byte(strings.Join(args, "\x00"))
+	msg := encodeHandover(args)
 	if err := unix.Sendmsg(int(kp.ctl.Fd()), msg, unix.UnixRights(files...), nil, 0); err != nil {
 		return os.NewSyscallError("sendmsg", err)
 	}

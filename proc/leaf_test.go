@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"cronvisor/cgroup"
+	"cronvisor/internal/testlog"
 
 	"golang.org/x/sys/unix"
 )
@@ -198,7 +199,7 @@ func TestKeeperEndsTheRunThroughItsLeaf(t *testing.T) {
 	if _, err := fmt.Fscanf(bufio.NewReader(stdout), "pid %d\n", &main); err != nil {
 		t.Fatalf("supervisor: %v", err)
 	}
-	if !waitFor(5*time.Second, func() bool { return len(withArg(arg)) == 1 }) {
+	if !testlog.Poll(5*time.Second, func() bool { return len(withArg(arg)) == 1 }) {
 		t.Fatal("the escapee did not start")
 	}
 	leaf := cgroupOf(t, main)
@@ -210,13 +211,13 @@ func TestKeeperEndsTheRunThroughItsLeaf(t *testing.T) {
 	if err := sup.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(5*time.Second, func() bool { return len(withArg(arg)) == 0 && gone(main) }) {
+	if !testlog.Poll(5*time.Second, func() bool { return len(withArg(arg)) == 0 && gone(main) }) {
 		t.Fatalf("run still alive 5 s after its supervisor died: %v", withArg(arg))
 	}
-	if !waitFor(2*time.Second, func() bool { _, err := os.Stat(leaf); return errors.Is(err, os.ErrNotExist) }) {
+	if !testlog.Poll(2*time.Second, func() bool { _, err := os.Stat(leaf); return errors.Is(err, os.ErrNotExist) }) {
 		t.Errorf("the keeper left the leaf %s", leaf)
 	}
-	if !waitFor(2*time.Second, func() bool { return len(guards(tag)) == 0 }) {
+	if !testlog.Poll(2*time.Second, func() bool { return len(guards(tag)) == 0 }) {
 		t.Errorf("keeper still alive after ending the run: %v", guards(tag))
 	}
 }

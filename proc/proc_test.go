@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/testlog"
 	"cronvisor/procfs"
 
 	"golang.org/x/sys/unix"
@@ -48,11 +49,7 @@ func TestMain(m *testing.M) {
 	// A dead supervisor's keeper exits just after its last run is over:
 	// a moment, not a leak.
 	var left []int
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if left = tagged(sessionTag); len(left) == 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+	testlog.Poll(2*time.Second, func() bool { left = tagged(sessionTag); return len(left) == 0 })
 	if len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "processes left behind by the tests: %v\n", left)
 		for _, pid := range left {
@@ -151,19 +148,6 @@ func within(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// waitFor polls cond (about every 10 ms) until it holds or d passes; for
-// process tests whose events have no notification to wait on.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
-}
-
 // gone reports whether pid no longer exists or is a zombie.
 func gone(pid int) bool {
 	st, err := procfs.ReadStat(pid)
@@ -174,7 +158,7 @@ func gone(pid int) bool {
 func readPID(t *testing.T, path string) int {
 	t.Helper()
 	var pid int
-	ok := waitFor(2*time.Second, func() bool {
+	ok := testlog.Poll(2*time.Second, func() bool {
 		b, _ := os.ReadFile(path)
 		var err error
 		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/testlog"
 	"cronvisor/procfs"
 
 	"golang.org/x/sys/unix"
@@ -35,7 +36,7 @@ func orphanZombie(t *testing.T) int {
 	if err := unix.Kill(pid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(2*time.Second, func() bool { return isZombie(pid) }) {
+	if !testlog.Poll(2*time.Second, func() bool { return isZombie(pid) }) {
 		t.Fatalf("orphan %d did not become our zombie", pid)
 	}
 	return pid
@@ -65,7 +66,7 @@ func TestReaper(t *testing.T) {
 			t.Fatal(err)
 		}
 		pid := cmd.Process.Pid
-		if !waitFor(2*time.Second, func() bool { return isZombie(pid) }) {
+		if !testlog.Poll(2*time.Second, func() bool { return isZombie(pid) }) {
 			t.Fatalf("child %d did not exit", pid)
 		}
 		r := reaper{self: self, seen: map[zombie]time.Time{}}
@@ -106,7 +107,7 @@ func testReaperWithRuns(t *testing.T) {
 		if pid == 0 {
 			t.Fatal("a run did not print its orphan's pid")
 		}
-		if !waitFor(3*time.Second, func() bool { return vanished(pid) }) {
+		if !testlog.Poll(3*time.Second, func() bool { return vanished(pid) }) {
 			t.Errorf("orphan %d was not reaped", pid)
 		}
 	}

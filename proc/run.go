@@ -94,12 +94,8 @@ type Spec struct {
 	// guards it in this process's place if this process dies first (see
 	// the package doc). The run itself is started exactly as without it.
 	Keeper *Keeper
-	// Guard, if set (and Keeper not), is a Keeper that ends the run
-	// within Guard.Within of this process's death: for locks that
-	// nothing of the run holds, such as a Redis lease.
-	Guard *Guard
-	// Keepers is the pool whose keeper process keeps the run (Keeper or
-	// Guard); nil: the process's own.
+	// Keepers is the pool whose keeper process keeps the run (Keeper);
+	// nil: the process's own.
 	Keepers *Keepers
 	// Setup, if set, is applied to the run's first process before it
 	// execs Argv (nice, ionice, oom_score_adj, rlimits; see setup.go).
@@ -239,7 +235,7 @@ func launch(spec Spec, res *Result) (*running, error) {
 // startKeeper starts the run's keeper, if it has one, before the run:
 // outside the run's leaf, which it is given the path of.
 func (r *running) startKeeper(spec Spec) error {
-	k := spec.keeper()
+	k := spec.Keeper
 	if k == nil {
 		return nil
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"cronvisor/internal/testlog"
 )
 
 func TestRunExit(t *testing.T) {
@@ -319,9 +321,9 @@ func TestJudgeReapsFirst(t *testing.T) {
 				_ = unix.Kill(-pid, unix.SIGKILL) // its own process group
 				_ = cmd.Wait()
 				unregister(pid)
-				waitFor(2*time.Second, func() bool { return len(tagged(spec.Tag)) == 0 })
+				testlog.Poll(2*time.Second, func() bool { return len(tagged(spec.Tag)) == 0 })
 			}()
-			if tt.want == Exited && !waitFor(2*time.Second, func() bool { return gone(pid) }) {
+			if tt.want == Exited && !testlog.Poll(2*time.Second, func() bool { return gone(pid) }) {
 				t.Fatal("the process did not exit")
 			}
 			// As Run decides once ctx has ended first; cmd.Wait has not

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"cronvisor/internal/testlog"
 )
 
 func intp(v int) *int { return &v }
@@ -315,7 +317,7 @@ func TestPrioritiesOnAThreadStayThere(t *testing.T) {
 	}
 	// A thread ends a moment after its goroutine: wait for that, no more.
 	var niced []string
-	waitFor(2*time.Second, func() bool { niced = nicedThreads(t); return len(niced) == 0 })
+	testlog.Poll(2*time.Second, func() bool { niced = nicedThreads(t); return len(niced) == 0 })
 	if len(niced) > 0 {
 		t.Errorf("threads of the supervisor with a nice value not 0: %v", niced)
 	}

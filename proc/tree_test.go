@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/testlog"
 	"cronvisor/procfs"
 
 	"golang.org/x/sys/unix"
@@ -52,7 +53,7 @@ func startOrphan(t *testing.T, script string, extra *os.File) int {
 		var ws unix.WaitStatus
 		_, _ = unix.Wait4(pid, &ws, 0, nil)
 	})
-	if !waitFor(2*time.Second, func() bool { st, err := procfs.ReadStat(pid); return err == nil && st.PPID == os.Getpid() }) {
+	if !testlog.Poll(2*time.Second, func() bool { st, err := procfs.ReadStat(pid); return err == nil && st.PPID == os.Getpid() }) {
 		t.Fatalf("%d was not reparented to this process", pid)
 	}
 	return pid

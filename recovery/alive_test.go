@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/testlog"
 	"cronvisor/procfs"
 )
 
@@ -55,13 +56,8 @@ func TestSupervisors(t *testing.T) {
 // waitZombie waits until pid, a child that exits at once, has exited.
 func waitZombie(t *testing.T, pid int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if _, err := procfs.Lookup(pid); err != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d did not exit", pid)
-		}
-		time.Sleep(time.Millisecond) // another process's exit: nothing to fake
-	}
+	testlog.Eventually(t, 5*time.Second, "pid "+itoa(pid)+" exited", func() bool {
+		_, err := procfs.Lookup(pid)
+		return err != nil
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cronvisor/ending"
+	"cronvisor/internal/testlog"
 	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/runner"
@@ -120,8 +121,8 @@ func TestASlotLeftInItsBackoffIsResumedOrEnded(t *testing.T) {
 					t.Fatal("Resume never asked")
 				}
 			}
-			for deadline := time.Now().Add(10 * time.Second); tc.wantNote != "" && !endedSlot(told.ends()) && time.Now().Before(deadline); {
-				time.Sleep(5 * time.Millisecond)
+			if tc.wantNote != "" {
+				testlog.Poll(10*time.Second, func() bool { return endedSlot(told.ends()) }) // checked below
 			}
 			f.r.Close() // waits for the resumer's goroutine
 			var waits, got []run.End

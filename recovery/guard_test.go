@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"cronvisor/internal/redistest"
+	"cronvisor/internal/testlog"
 	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/statedir"
@@ -134,7 +135,7 @@ func TestGuardEndsAnOrphanAtItsDeadline(t *testing.T) {
 			if tc.want == run.Timeout && took < tc.timeout-100*time.Millisecond {
 				t.Errorf("ended %v after the sweep, before its deadline %v", took, tc.timeout)
 			}
-			eventually(t, 2*time.Second, "the dead supervisor's guard slot removed after the run's record", func() bool {
+			testlog.Eventually(t, 2*time.Second, "the dead supervisor's guard slot removed after the run's record", func() bool {
 				_, err := os.Stat(statedir.Dir(f.dir).Guard(itoa(deadPID) + "-1-0"))
 				return os.IsNotExist(err)
 			})
@@ -194,20 +195,10 @@ func TestGuardKeepsAnOrphansLease(t *testing.T) {
 	if took > timeout+500*time.Millisecond+time.Second {
 		t.Errorf("recorded %v after the sweep, want by its deadline + grace + 1 s", took)
 	}
-	eventually(t, 2*time.Second, "the lease released after the record", func() bool {
+	testlog.Eventually(t, 2*time.Second, "the lease released after the record", func() bool {
 		st, err := other.Inspect(context.Background(), "j")
 		return err == nil && !st.Held
 	})
-}
-
-// waitUntil polls cond until it holds, failing the test after bound.
-func eventually(t *testing.T, bound time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(bound); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("%s: not within %v", what, bound)
-		}
-	}
 }
 
 // TestGuardSlotsOfTheDeadAreRemoved: a Sweep removes the guard slots a

@@ -1,8 +1,10 @@
 package runner
 
 import (
-	"cronvisor/run"
+	"maps"
 	"time"
+
+	"cronvisor/run"
 )
 
 // stallRetry is how long the scheduler waits before it asks a schedule
@@ -54,9 +56,5 @@ func afterFire(next, slot, now time.Time) time.Time {
 func (s *Scheduler) Stalls() map[string]run.Stall {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]run.Stall, len(s.stalls))
-	for k, v := range s.stalls {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(s.stalls)
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"cronvisor/config"
@@ -51,9 +52,7 @@ func (s *Scheduler) fleetSlots(ctx context.Context, jobs []config.Job, last map[
 		return last
 	}
 	out := make(map[string]time.Time, len(last)+len(fleet))
-	for job, t := range last {
-		out[job] = t
-	}
+	maps.Copy(out, last)
 	for k, t := range fleet {
 		out[k.Job] = maxTime(out[k.Job], t)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"sort"
 	"strconv"
@@ -321,9 +322,7 @@ func (s *Supervisor) environ(f *fire, deadline, lastOKSlot time.Time) []string {
 	}
 	vars := make(map[string]string, len(job.Env)+10)
 	accountEnv(vars, *job)
-	for k, v := range job.Env {
-		vars[k] = v
-	}
+	maps.Copy(vars, job.Env)
 	// The contract's variables win over the job's env: the run id also tags
 	// the run's processes so that escaped descendants can be found.
 	for k, v := range map[string]string{

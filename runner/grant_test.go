@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cronvisor/config"
+	"cronvisor/internal/testlog"
 	"cronvisor/lock"
 	"cronvisor/run"
 )
@@ -50,11 +51,7 @@ func TestLockLost(t *testing.T) {
 			active := waitRunning(t, s, ev, "lease")
 			// Lose the lease only once the job has printed: cancelled
 			// before its echo, it would have nothing to show.
-			for deadline := time.Now().Add(5 * time.Second); len(ev.output(active.RunID)) == 0; time.Sleep(5 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the job printed nothing")
-				}
-			}
+			testlog.Eventually(t, 5*time.Second, "the job's output", func() bool { return len(ev.output(active.RunID)) > 0 })
 			close(ll.lost)
 			f := recv(t, done)
 			if f.Outcome != tc.want || !strings.Contains(f.Reason, tc.wantReason) {

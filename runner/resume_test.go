@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cronvisor/config"
+	"cronvisor/internal/testlog"
 	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/schedule"
@@ -28,13 +29,9 @@ func TestHandOverLeavesRetriesAndTheNextSupervisorResumesThem(t *testing.T) {
 	defer stop()
 	ch := make(chan run.End, 1)
 	go func() { ch <- first.Fire(ctx, j, slotAt(0), false) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(finishes(firstEv)) == 0 || !first.waiting(j.Name) {
-		if time.Now().After(deadline) {
-			t.Fatal("the slot never waited for its retry")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testlog.Eventually(t, 10*time.Second, "the slot waiting for its retry", func() bool {
+		return len(finishes(firstEv)) > 0 && first.waiting(j.Name)
+	})
 	first.HandingOver()
 	stop()
 	if f := recv(t, ch); !f.Detached {
@@ -86,13 +83,7 @@ func TestResumeRefusesWhatTheRetriesWouldNotHaveRun(t *testing.T) {
 	go func() {
 		done <- s.ResumeRetries(context.Background(), j, slotAt(0), 1, time.Now().Add(time.Minute), false)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !s.waiting("r") {
-		if time.Now().After(deadline) {
-			t.Fatal("the resumed slot never waited")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testlog.Eventually(t, 10*time.Second, "the resumed slot waiting", func() bool { return s.waiting("r") })
 	s.Kill("r", ErrKilled)
 	if err := <-done; !errors.Is(err, ErrKilled) {
 		t.Errorf("killed while waiting: %v; want ErrKilled", err)

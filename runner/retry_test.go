@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cronvisor/config"
+	"cronvisor/internal/testlog"
 	"cronvisor/lock"
 	"cronvisor/run"
 	"cronvisor/schedule"
@@ -199,13 +200,9 @@ func TestRetriesCutShortRecordedAsTheLastAttempt(t *testing.T) {
 			go func() { ch <- s.Fire(ctx, j, slotAt(0), false) }()
 			// Cut once the first attempt has ended and the slot waits: the
 			// process is gone by then, so Kill finds only the waiting slot.
-			deadline := time.Now().Add(10 * time.Second)
-			for len(finishes(ev)) == 0 || !s.waiting("doomed") {
-				if time.Now().After(deadline) {
-					t.Fatal("the slot never waited for its retry")
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			testlog.Eventually(t, 10*time.Second, "the slot waiting for its retry", func() bool {
+				return len(finishes(ev)) > 0 && s.waiting("doomed")
+			})
 			if st, _ := s.locker.Inspect(context.Background(), j.Lock); st.Record.RetryAt.IsZero() || !st.Record.InFlight ||
 				st.Record.PID != os.Getpid() {
 				t.Errorf("lock record in the backoff: %+v, want in flight with retry_at, held by the supervisor (pid %d)", st.Record, os.Getpid())

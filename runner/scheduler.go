@@ -3,6 +3,7 @@ package runner
 import (
 	"container/heap"
 	"context"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -200,11 +201,7 @@ func (s *Scheduler) untilNext(h *entryHeap, now time.Time) time.Duration {
 func (s *Scheduler) NextFires() map[string]time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]time.Time, len(s.next))
-	for k, v := range s.next {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(s.next)
 }
 
 // publish updates one job's next fire for NextFires: per change, not per

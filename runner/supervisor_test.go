@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cronvisor/config"
+	"cronvisor/internal/testlog"
 	"cronvisor/lock"
 	"cronvisor/proc"
 	"cronvisor/run"
@@ -229,10 +230,7 @@ func TestOverlapQueue(t *testing.T) {
 	first := fireAsync(s, j, slotAt(0))
 	waitRunning(t, s, ev, "q")
 	second := fireAsync(s, j, slotAt(1))
-	deadline := time.Now().Add(5 * time.Second)
-	for !s.Queued("q") && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testlog.Eventually(t, 5*time.Second, "the second fire queued", func() bool { return s.Queued("q") })
 	third := s.Fire(context.Background(), j, slotAt(2), false)
 	if third.Outcome != run.Skipped || !strings.Contains(third.Reason, "already queued") {
 		t.Errorf("third fire: %s %q, want skipped because one is queued", third.Outcome, third.Reason)
@@ -326,9 +324,7 @@ func TestQueuedFireDroppedAtShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	queued := make(chan run.End, 1)
 	go func() { queued <- s.Fire(ctx, j, slotAt(1), false) }()
-	for deadline := time.Now().Add(5 * time.Second); !s.Queued("qd") && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testlog.Eventually(t, 5*time.Second, "the fire queued", func() bool { return s.Queued("qd") })
 	cancel() // the scheduler stops: the waiting fire is dropped, with a record
 	f := recv(t, queued)
 	if f.Outcome != run.Skipped || !strings.Contains(f.Reason, "queued fire dropped") {

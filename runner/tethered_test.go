@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cronvisor/config"
+	"cronvisor/internal/testlog"
 	"cronvisor/lock"
 	"cronvisor/proc"
 	"cronvisor/run"
@@ -91,11 +92,7 @@ func TestLockLostTetheredEndsWithinTheLeasesLife(t *testing.T) {
 	j.OnLockLost = config.LockLostEnd
 	done := fireAsync(s, j, slotAt(0))
 	active := waitRunning(t, s, ev, "lost")
-	for deadline := time.Now().Add(5 * time.Second); len(ev.output(active.RunID)) == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the job did not set its trap")
-		}
-	}
+	testlog.Eventually(t, 5*time.Second, "the job's trap set", func() bool { return len(ev.output(active.RunID)) > 0 })
 	close(tl.lost)
 	lost := time.Now()
 	f := recv(t, done)

@@ -60,32 +60,15 @@ func updatePauses(stateDir string, change func(map[string]ctl.PauseInfo)) error 
 	return savePauses(stateDir, m)
 }
 
-// savePauses replaces STATE_DIR/paused.json atomically: a temporary file
-// in the same dir, synced, then renamed over it, so that a crash leaves
-// the old set or the new one, never half of one.
+// savePauses replaces STATE_DIR/paused.json atomically and synced
+// (statedir.WriteFileAtomic): a crash leaves the old set or the new one,
+// never half of one.
 func savePauses(stateDir string, m map[string]ctl.PauseInfo) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("pauses: %w", err)
 	}
-	path := statedir.Dir(stateDir).Pauses()
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("pauses: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := statedir.WriteFileAtomic(statedir.Dir(stateDir).Pauses(), append(b, '\n'), 0o600, true); err != nil {
 		return fmt.Errorf("pauses: %w", err)
 	}
 	return nil

@@ -1,6 +1,6 @@
 // Package testlog is a log sink for tests: a Buffer that a logger's
 // goroutines, or the copier of a child's stderr, write while the test
-// reads it.
+// reads it; and Poll and Eventually, the wait of tests that poll.
 package testlog
 
 import (

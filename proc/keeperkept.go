@@ -6,7 +6,6 @@ import (
 	"cronvisor/cgroup"
 	"cronvisor/run"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -125,7 +124,7 @@ func (k *kept) watchExit() {
 	}
 	k.exitedAt = time.Now()
 	close(k.exited)
-	k.tie.write("exited " + strconv.FormatInt(k.exitedAt.UnixNano(), 10) + "\n")
+	k.tie.write(exitedLine(k.exitedAt))
 }
 
 // pollPidfd puts the pidfd in the runtime's poller, if it can be made

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/testlog"
 	"cronvisor/statedir"
 )
 
@@ -38,7 +39,7 @@ func TestGuardFileLivesWhileTheRunDoes(t *testing.T) {
 	defer cancel()
 	done := make(chan Result, 1)
 	go func() { done <- Run(ctx, spec) }()
-	if !waitFor(10*time.Second, func() bool { _, err := os.Stat(started); return err == nil }) {
+	if !testlog.Poll(10*time.Second, func() bool { _, err := os.Stat(started); return err == nil }) {
 		t.Fatal("the run did not start")
 	}
 	guard := onlyGuard(t, dir)

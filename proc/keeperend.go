@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cronvisor/run"
+	"cronvisor/statedir"
 )
 
 // End is how a run ended that its keeper saw to the end after its
@@ -41,45 +42,17 @@ type End struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// WriteEnd writes e to path: a temporary file, renamed over path, so a
-// reader finds the whole End or none; with sync, the file and then the
-// directory are synced too, so that this holds after a power cut.
+// WriteEnd writes e to path, atomically (statedir.WriteFileAtomic): a
+// reader finds the whole End or none; with sync, also after a power cut.
 func WriteEnd(path string, e End, sync bool) error {
 	data, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(data, '\n'))
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if !sync {
-		return nil
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return statedir.WriteFileAtomic(path, append(data, '\n'), 0o600, sync)
 }
 
 // ReadEnd reads an End that WriteEnd wrote.

@@ -1,14 +1,12 @@
 package proc
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -35,9 +33,9 @@ func dialKeeper(ctx context.Context, pid int) (net.Conn, error) {
 	return d.DialContext(ctx, "unix", keeperAddress(pid))
 }
 
-// ask sends one request line to keeper process pid and returns its answer
-// (everything up to the keeper's close).
-func ask(pid int, request string) (string, error) {
+// ask sends one request line (see keeperproto.go) to keeper process pid
+// and returns its answer (everything up to the keeper's close).
+func ask(pid int, line string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), askTimeout)
 	defer cancel()
 	c, err := dialKeeper(ctx, pid)
@@ -46,7 +44,7 @@ func ask(pid int, request string) (string, error) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(askTimeout))
-	if _, err := c.Write([]byte(request + "\n")); err != nil {
+	if _, err := c.Write([]byte(line)); err != nil {
 		return "", err
 	}
 	b, err := io.ReadAll(c)
@@ -55,21 +53,11 @@ func ask(pid int, request string) (string, error) {
 
 // KeptRuns lists the runs keeper process pid keeps.
 func KeptRuns(pid int) ([]KeptInfo, error) {
-	answer, err := ask(pid, "runs")
+	answer, err := ask(pid, request(verbRuns, ""))
 	if err != nil {
 		return nil, err
 	}
-	var out []KeptInfo
-	sc := bufio.NewScanner(strings.NewReader(answer))
-	for sc.Scan() {
-		f := strings.SplitN(sc.Text(), " ", 3)
-		if len(f) != 3 {
-			continue
-		}
-		sup, _ := strconv.Atoi(f[1])
-		out = append(out, KeptInfo{RunID: f[0], SupervisorPID: sup, Job: f[2]})
-	}
-	return out, nil
+	return parseRuns(answer), nil
 }
 
 // AskKept asks keeper process pid to end run runID as its supervisor
@@ -77,18 +65,18 @@ func KeptRuns(pid int) ([]KeptInfo, error) {
 // that does not answer within askTimeout is ErrKeeperSilent: the run
 // goes on unless the caller ends it otherwise.
 func AskKept(pid int, runID string, replaced bool) error {
-	verb := "end"
+	verb := verbEnd
 	if replaced {
-		verb = "replace"
+		verb = verbReplace
 	}
-	answer, err := ask(pid, verb+" "+runID)
+	answer, err := ask(pid, request(verb, runID))
 	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("keeper process %d: %w within %v", pid, ErrKeeperSilent, askTimeout)
 	}
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(answer) != "ok" {
+	if strings.TrimSpace(answer) != answerOK {
 		return ErrNotKept
 	}
 	return nil
@@ -105,7 +93,7 @@ func WatchKept(ctx context.Context, pid int, runID string) error {
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { _ = c.SetReadDeadline(time.Now()) })
 	defer stop()
-	if _, err := c.Write([]byte("watch " + runID + "\n")); err != nil {
+	if _, err := c.Write([]byte(request(verbWatch, runID))); err != nil {
 		return nil
 	}
 	_, _ = io.Copy(io.Discard, c)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cronvisor/cgroup"
+	"cronvisor/internal/testlog"
 	"cronvisor/procfs"
 
 	"golang.org/x/sys/unix"
@@ -211,7 +212,7 @@ func TestKeeperReadsAZombieMainFromItsLeaf(t *testing.T) {
 	pid := cmd.Process.Pid
 	defer unregister(pid)
 	defer func() { _ = cmd.Wait() }()
-	if !waitFor(5*time.Second, func() bool { st, err := procfs.ReadStat(pid); return err == nil && st.State == 'Z' }) {
+	if !testlog.Poll(5*time.Second, func() bool { st, err := procfs.ReadStat(pid); return err == nil && st.State == 'Z' }) {
 		t.Fatalf("the main process %d did not exit", pid)
 	}
 	end := guardWithin(t, b.keeper(t, time.Time{}), 5*time.Second)

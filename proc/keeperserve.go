@@ -61,7 +61,7 @@ func (s *keeperServer) serve(fd int) {
 		if err != nil || rerr != nil || n == 0 {
 			return
 		}
-		s.keep(strings.Split(string(buf[:n]), "\x00"), rightsOf(oob[:oobn]))
+		s.keep(decodeHandover(buf[:n]), rightsOf(oob[:oobn]))
 	}
 }
 
@@ -162,31 +162,31 @@ func (s *keeperServer) answer(c *net.UnixConn) {
 	if err != nil {
 		return
 	}
-	verb, id, _ := strings.Cut(strings.TrimSpace(line), " ")
+	verb, id := parseRequest(line)
 	s.mu.Lock()
 	e := s.runs[id]
 	var list strings.Builder
 	for id, e := range s.runs {
-		list.WriteString(id + " " + strconv.Itoa(e.k.parent) + " " + e.k.f.run.Job + "\n")
+		list.WriteString(runsLine(KeptInfo{RunID: id, SupervisorPID: e.k.parent, Job: e.k.f.run.Job}))
 	}
 	s.mu.Unlock()
 	switch {
-	case verb == "runs":
+	case verb == verbRuns:
 		_, _ = c.Write([]byte(list.String()))
 	case e == nil:
-		_, _ = c.Write([]byte("unknown\n"))
-	case verb == "watch":
+		_, _ = c.Write([]byte(answerUnknown + "\n"))
+	case verb == verbWatch:
 		<-e.done // the keeper's exit ends it too: the connection is closed
-	case verb == "end" || verb == "replace":
+	case verb == verbEnd || verb == verbReplace:
 		sig := os.Signal(unix.SIGUSR1)
-		if verb == "replace" {
+		if verb == verbReplace {
 			sig = unix.SIGUSR2
 		}
 		select {
 		case e.k.asks <- sig:
 		default: // asked already
 		}
-		_, _ = c.Write([]byte("ok\n"))
+		_, _ = c.Write([]byte(answerOK + "\n"))
 	}
 }
 
