@@ -3,8 +3,6 @@ package config
 import (
 	"fmt"
 	"slices"
-
-	"cronvisor/run"
 )
 
 // Key is one key of jobs.yaml as `cronvisor help jobs.yaml` shows it: its
@@ -19,23 +17,11 @@ type Section struct {
 	Keys      []Key
 }
 
-// The tables below, with jobTable (jobkeys.go) for the job keys, are the
-// decoder's known keys (topKeys, jobKeys, defaultKeys, backendKeys,
+// The tables below, with topTable (topkeys.go) and jobTable (jobkeys.go),
+// are the decoder's known keys (topKeys, jobKeys, defaultKeys, backendKeys,
 // historyKeys are made from them) and the help text: a key the decoder
 // accepts is documented, or the build's test fails.
 var (
-	topRef = []Key{
-		{"state_dir", DefaultStateDir, "holds locks/, logs/, the history database and the socket; relative to this file"},
-		{"shutdown_grace", DefaultShutdownGrace.String(), "on SIGTERM, how long running jobs may finish before they are ended like a timeout"},
-		{"defaults", "{}", "any job key but name and lock, applied where a job does not set it"},
-		{"lock_backend", "{type: file}", "where locks live: file (flock on STATE_DIR/locks/LOCK.lock), redis, mysql or postgres"},
-		{"history_backend", "{type: sqlite}", "where the history lives: sqlite (this host's store alone) or postgres (one history for every host sharing it)"},
-		{"history", "", "retention of run records and their output"},
-		{"metrics", "", "{listen: HOST:PORT}: Prometheus /metrics and /healthz (off when absent; daemon --metrics-addr wins)"},
-		{"console", "", "{read_only: true}: every console opens read-only, as with --read-only"},
-		{"durability", string(run.DurabilityMachine), "machine: every record survives a machine crash or power cut (fdatasync); process: any crash of cronvisor or its jobs, not of the machine (no fdatasync)"},
-		{"jobs", "[]", "the list of jobs"},
-	}
 	backendRef = []Key{
 		{"type", BackendFile, "file | redis | mysql | postgres"},
 		{"url", "", "redis://HOST:PORT/DB, rediss://, or postgres://USER:PASS@HOST:PORT/DB; ${VAR} is expanded from the environment"},
@@ -68,6 +54,7 @@ var (
 )
 
 var (
+	topRef      = topKeysOf(topTable)
 	topKeys     = keyNames(topRef)
 	backendKeys = keyNames(backendRef)
 	historyKeys = keyNames(historyRef)
@@ -78,6 +65,14 @@ var (
 
 // historyBackendKeys are history_backend's keys.
 var historyBackendKeys = keyNames(historyBackendRef)
+
+func topKeysOf(table []topKey) []Key {
+	keys := make([]Key, len(table))
+	for i, k := range table {
+		keys[i] = k.Key
+	}
+	return keys
+}
 
 func keyNames(keys []Key) []string {
 	names := make([]string, len(keys))
