@@ -183,14 +183,17 @@ func keysForDefaults() (names []string, index []int) {
 	return names, index
 }
 
-// orderByNeeds lists the indexes of keys, each after the key it needs.
+// orderByNeeds lists the indexes of keys, each after the key it needs
+// (keys needing each other in a circle are listed, out of order, for
+// TestDecodeOrder to report).
 func orderByNeeds(names []string, keys []jobKey) []int {
-	order := make([]int, 0, len(keys))
+	order, seen := make([]int, 0, len(keys)), make([]bool, len(keys))
 	var add func(i int)
 	add = func(i int) {
-		if slices.Contains(order, i) {
+		if seen[i] {
 			return
 		}
+		seen[i] = true
 		if need := slices.Index(names, keys[i].needs); need >= 0 {
 			add(need)
 		}

@@ -50,16 +50,34 @@ func TestJobTable(t *testing.T) {
 	}
 }
 
-func TestDecodeOrder(t *testing.T) {
-	seen := make([]bool, numJobKeys)
-	for at, k := range decodeOrder {
+// orderProblems lists the keys order decodes before what they need, or
+// not exactly once.
+func orderProblems(names []string, keys []jobKey, order []int) []string {
+	var out []string
+	seen := make([]bool, len(keys))
+	for at, k := range order {
 		seen[k] = true
-		if need := jobTable[k].needs; need != "" && slices.Index(decodeOrder[:at], slices.Index(jobKeys, need)) < 0 {
-			t.Errorf("%s is decoded before %s, which it needs", jobKeys[k], need)
+		if need := keys[k].needs; need != "" && !slices.Contains(order[:at], slices.Index(names, need)) {
+			out = append(out, names[k]+" is decoded before "+need+", which it needs")
 		}
 	}
-	if len(decodeOrder) != int(numJobKeys) || slices.Contains(seen, false) {
-		t.Errorf("decodeOrder %v does not decode each key once", decodeOrder)
+	if len(order) != len(keys) || slices.Contains(seen, false) {
+		out = append(out, fmt.Sprintf("%v does not decode each key once", order))
+	}
+	return out
+}
+
+func TestDecodeOrder(t *testing.T) {
+	if ps := orderProblems(jobKeys, jobTable[:], decodeOrder); len(ps) > 0 {
+		t.Fatalf("decodeOrder:\n%s", strings.Join(ps, "\n"))
+	}
+	// The check must be able to fail: keys needing each other in a
+	// circle cannot both come first.
+	circle := jobTable
+	circle[kTimezone].needs = "schedule"
+	order := orderByNeeds(jobKeys, circle[:])
+	if got := orderProblems(jobKeys, circle[:], order); len(got) != 1 {
+		t.Errorf("schedule and timezone needing each other: %q, want one found", got)
 	}
 }
 
