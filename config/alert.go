@@ -72,38 +72,26 @@ type Target struct {
 	AfterSkips int               // skip only after this many consecutive skips; default 1
 }
 
-// alertField decodes the retry, slow-run, ping and notify keys of a job.
-func (d *decoder) alertField(j *Job, k int, n *yaml.Node) {
-	key := jobKeys[k]
-	switch k {
-	case kRetries:
-		if rn := resolve(n); rn.Kind == yaml.ScalarNode && rn.Value == "0" {
-			j.Retries = 0
+// retries decodes a job's extra attempts: 0, or up to MaxRetries.
+func (d *decoder) retries(j *Job, n *yaml.Node, key string) {
+	if rn := resolve(n); rn.Kind == yaml.ScalarNode && rn.Value == "0" {
+		j.Retries = 0
+		return
+	}
+	if v, ok := d.positiveInt(key, n); ok {
+		if v > MaxRetries {
+			d.errorf(n, "retries: %d is more than %d", v, MaxRetries)
 			return
 		}
-		if v, ok := d.positiveInt(key, n); ok {
-			if v > MaxRetries {
-				d.errorf(n, "retries: %d is more than %d", v, MaxRetries)
-				return
-			}
-			j.Retries = v
-		}
-	case kRetryBackoff:
-		d.setDuration(&j.RetryBackoff, key, n)
-	case kRetryBackoffMax:
-		d.setDuration(&j.RetryBackoffMax, key, n)
-	case kWarnAfter:
-		d.setDuration(&j.WarnAfter, key, n)
-	case kRetryOn:
-		j.RetryOn = d.retryOn(n)
-	case kPing:
-		if s, ok := d.text(key, n); ok && d.httpURL(key, n, s) {
-			j.Ping = strings.TrimRight(s, "/")
-		}
-	case kPingSkips:
-		j.PingSkips, _ = d.boolean(key, n)
-	case kNotify:
-		j.Notify = d.targets(n)
+		j.Retries = v
+	}
+}
+
+// ping decodes the monitor URL, kept without a trailing slash so that
+// /start and /fail can be appended.
+func (d *decoder) ping(j *Job, n *yaml.Node, key string) {
+	if s, ok := d.text(key, n); ok && d.httpURL(key, n, s) {
+		j.Ping = strings.TrimRight(s, "/")
 	}
 }
 

@@ -10,72 +10,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Job keys, by their index in jobKeys. A job's entries are held in an
-// array indexed by them (jobFields) rather than in maps: with thousands of
-// jobs, making the maps cost more than decoding what they held.
-const (
-	kName = iota
-	kSchedule
-	kTimezone
-	kCommand
-	kShell
-	kDir
-	kEnv
-	kTimeout
-	kKillGrace
-	kOverlap
-	kLock
-	kJitter
-	kCatchUp
-	kEnabled
-	kOnLockLost
-	kLogOutput
-	kUser
-	kGroup
-	kRetries
-	kRetryBackoff
-	kRetryBackoffMax
-	kRetryOn
-	kWarnAfter
-	kPing
-	kPingSkips
-	kNotify
-	kNice
-	kIONice
-	kOOMScoreAdj
-	kNoFile
-	kNProc
-	kCore
-	kMemoryMax
-	kMemoryHigh
-	kCPUMax
-	kTasksMax
-	kIOWeight
-	numJobKeys
-)
-
-// jobFields holds a job's entries by key index; see keyed.
-type jobFields [numJobKeys]entry
-
-// defaultKeys are the job keys defaults may set. Not name, which must be
-// unique, nor lock: one lock shared by every job would run them one at a
-// time, which nobody wants from a line in defaults.
-var defaultKeys = slices.DeleteFunc(slices.Clone(jobKeys), func(k string) bool {
-	return k == "name" || k == "lock"
-})
-
-// fieldOrder decodes the keys others depend on first: the zone before the
-// schedule, the shell before a string command.
-var fieldOrder = [...]int{kName, kTimezone, kSchedule, kShell, kCommand, kDir, kEnv,
-	kTimeout, kKillGrace, kOverlap, kLock, kJitter, kCatchUp, kEnabled, kOnLockLost, kLogOutput, kUser, kGroup,
-	kRetries, kRetryBackoff, kRetryBackoffMax, kRetryOn, kWarnAfter, kPing, kPingSkips, kNotify,
-	kNice, kIONice, kOOMScoreAdj, kNoFile, kNProc, kCore, kMemoryMax, kMemoryHigh, kCPUMax, kTasksMax, kIOWeight}
-
 // maxNameLen keeps STATE_DIR/locks/NAME.lock and log names under the usual
 // 255-byte file name limit.
 const maxNameLen = 200
-
-func isJobKey(k string) bool { return slices.Contains(jobKeys, k) }
 
 // defaults checks the defaults block and returns its entries. Its values are
 // checked once here, so mistakes show even when no job inherits them; the
@@ -83,17 +20,14 @@ func isJobKey(k string) bool { return slices.Contains(jobKeys, k) }
 func (d *decoder) defaults(n *yaml.Node) *jobFields {
 	written := make([]entry, len(defaultKeys))
 	d.keyed(n, "defaults", defaultKeys, func(key string) (string, bool) {
-		switch key {
-		case "name":
-			return "defaults cannot set name: each job needs its own", true
-		case "lock":
-			return "defaults cannot set lock: a lock shared by all jobs would run them one at a time; set it per job", true
+		if i := slices.Index(jobKeys, key); i >= 0 {
+			return jobTable[i].notInDefaults, true
 		}
 		return "", false
 	}, written)
 	defs := new(jobFields)
-	for i, k := range defaultKeys {
-		defs[slices.Index(jobKeys, k)] = written[i]
+	for i, k := range defaultIndex {
+		defs[k] = written[i]
 	}
 	scratch, src := newJob(d.dir), JobSource{Pos: pos(n)}
 	d.fill(&scratch, &src, defs, nil)
@@ -220,74 +154,41 @@ func (d *decoder) fill(j *Job, src *JobSource, fields *jobFields, baseEnv *yaml.
 		}
 	}
 	src.Keys = slices.Grow(src.Keys, count)
-	for _, k := range fieldOrder {
+	// The keys decode into the decoder's own Job: given to a function
+	// value, a caller's would escape, one allocation per job.
+	w := &d.work
+	*w, d.baseEnv = *j, baseEnv
+	for _, k := range decodeOrder {
 		if e := fields[k]; e.has() {
-			src.Keys = append(src.Keys, KeyPos{jobKeys[k], pos(e.val)})
-			if k == kEnv {
-				j.Env = d.jobEnv(baseEnv, e.val)
-				continue
-			}
-			d.field(j, k, e.val)
+			key := &jobTable[k]
+			src.Keys = append(src.Keys, KeyPos{key.Name, pos(e.val)})
+			key.decode(d, w, e.val, key.Name)
 		}
+	}
+	*j, *w, d.baseEnv = *w, Job{}, nil
+}
+
+// shell decodes the shell a string command runs with.
+func (d *decoder) shell(j *Job, n *yaml.Node, key string) {
+	if s, ok := d.text(key, n); ok {
+		if !filepath.IsAbs(s) {
+			d.errorf(n, "shell: %q is not an absolute path (like /bin/sh)", s)
+		}
+		j.Shell = d.intern(s)
 	}
 }
 
-func (d *decoder) field(j *Job, k int, n *yaml.Node) {
-	key := jobKeys[k]
-	switch k {
-	case kName:
-		j.Name = d.name(key, n)
-	case kLock:
-		j.Lock = d.intern(d.name(key, n))
-	case kTimezone:
-		d.timezone(j, n)
-	case kSchedule:
-		d.schedule(j, n)
-	case kShell:
-		if s, ok := d.text(key, n); ok {
-			if !filepath.IsAbs(s) {
-				d.errorf(n, "shell: %q is not an absolute path (like /bin/sh)", s)
-			}
-			j.Shell = d.intern(s)
-		}
-	case kCommand:
-		d.command(j, n)
-	case kDir:
-		if s, ok := d.text(key, n); ok {
-			j.Dir = d.dirAbs(s)
-		}
-	case kTimeout:
-		d.timeout(j, n)
-	case kOverlap:
-		d.overlap(j, n)
-	case kEnabled:
-		j.Enabled, _ = d.boolean(key, n)
-	case kLogOutput:
-		j.LogOutput, _ = d.boolean(key, n)
-	case kUser, kGroup:
-		// Resolved together once both are known; see runAs.
-		d.text(key, n)
-	case kKillGrace:
-		d.setDuration(&j.KillGrace, key, n)
-	case kJitter:
-		d.setDuration(&j.Jitter, key, n)
-	case kCatchUp:
-		d.setDuration(&j.CatchUp, key, n)
-	case kRetries, kRetryBackoff, kRetryBackoffMax, kRetryOn, kWarnAfter, kPing, kPingSkips, kNotify:
-		d.alertField(j, k, n)
-	case kNice, kIONice, kOOMScoreAdj, kNoFile, kNProc, kCore, kMemoryMax, kMemoryHigh, kCPUMax, kTasksMax, kIOWeight:
-		d.limitField(&j.Limits, k, n)
-	case kOnLockLost:
-		if s, ok := d.text(key, n); ok {
-			switch LockLost(s) {
-			// The constants rather than s, as for overlap.
-			case LockLostEnd:
-				j.OnLockLost = LockLostEnd
-			case LockLostContinue:
-				j.OnLockLost = LockLostContinue
-			default:
-				d.errorf(n, "on_lock_lost: %q is not one of end, continue", s)
-			}
+// onLockLost decodes the policy as one of the constants rather than s, as
+// overlap does.
+func (d *decoder) onLockLost(j *Job, n *yaml.Node, key string) {
+	if s, ok := d.text(key, n); ok {
+		switch LockLost(s) {
+		case LockLostEnd:
+			j.OnLockLost = LockLostEnd
+		case LockLostContinue:
+			j.OnLockLost = LockLostContinue
+		default:
+			d.errorf(n, "on_lock_lost: %q is not one of end, continue", s)
 		}
 	}
 }

@@ -248,25 +248,11 @@ func (d *decoder) config(root *yaml.Node) *Config {
 	}
 	top := make([]entry, len(topKeys))
 	d.keyed(root, "", topKeys, topHint, top)
-	if e, ok := lookup(topKeys, top, "state_dir"); ok {
-		if s, ok := d.text("state_dir", e.val); ok {
-			cfg.StateDir = d.abs(s)
-			cfg.Source.StateDir = pos(e.val)
+	for i, k := range topTable {
+		if k.decode != nil {
+			k.decode(d, cfg, top[i])
 		}
 	}
-	d.stateDir(cfg.StateDir, cfg.Source.StateDir)
-	if e, ok := lookup(topKeys, top, "shutdown_grace"); ok {
-		if v, ok := d.duration("shutdown_grace", e.val); ok {
-			cfg.ShutdownGrace = v
-		}
-	}
-	if e, ok := lookup(topKeys, top, "lock_backend"); ok {
-		cfg.SecretEnv = d.lockBackend(&cfg.LockBackend, e)
-	}
-	if e, ok := lookup(topKeys, top, "history_backend"); ok {
-		d.historyBackendOf(cfg, e)
-	}
-	d.supervisorKeys(cfg, top)
 	var defs *jobFields
 	if e, ok := lookup(topKeys, top, "defaults"); ok {
 		defs = d.defaults(e.val)
@@ -277,23 +263,6 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		d.warnf(root, "no jobs key: no jobs will run")
 	}
 	return cfg
-}
-
-// supervisorKeys decodes the top-level keys that set the supervisor's own
-// parts: history retention, metrics, the console, durability.
-func (d *decoder) supervisorKeys(cfg *Config, top []entry) {
-	if e, ok := lookup(topKeys, top, "history"); ok {
-		d.history(&cfg.History, e.val)
-	}
-	if e, ok := lookup(topKeys, top, "metrics"); ok {
-		d.metrics(&cfg.Metrics, e.val)
-	}
-	if e, ok := lookup(topKeys, top, "console"); ok {
-		d.console(&cfg.Console, e.val)
-	}
-	if e, ok := lookup(topKeys, top, "durability"); ok {
-		d.durability(cfg, e.val)
-	}
 }
 
 // topHint lets x- keys through, as Compose does, so a file can hold anchors

@@ -15,45 +15,26 @@ import (
 // (RLIM_INFINITY).
 const Unlimited = math.MaxUint64
 
-// limitField decodes one of the limit keys into l.
-func (d *decoder) limitField(l *Limits, k int, n *yaml.Node) {
-	key := jobKeys[k]
-	switch k {
-	case kNice:
-		if v, ok := d.intIn(key, n, -20, 19); ok {
-			l.Nice = &v
-			d.needsRoot(n, v < d.own().nice, "nice: %d is below the supervisor's own nice (%d)", v, d.own().nice)
-		}
-	case kOOMScoreAdj:
-		if v, ok := d.intIn(key, n, -1000, 1000); ok {
-			l.OOMScoreAdj = &v
-			d.needsRoot(n, v < d.own().oom, "oom_score_adj: %d is below the supervisor's own (%d)", v, d.own().oom)
-		}
-	case kIONice:
-		d.ionice(l, n)
-	case kNoFile, kNProc, kCore:
-		d.rlimit(l, k, n)
-	default:
-		d.cgroupField(l, k, n)
+// nice decodes the run's scheduling priority.
+func (d *decoder) nice(j *Job, n *yaml.Node, key string) {
+	if v, ok := d.intIn(key, n, -20, 19); ok {
+		j.Limits.Nice = &v
+		d.needsRoot(n, v < d.own().nice, "nice: %d is below the supervisor's own nice (%d)", v, d.own().nice)
 	}
 }
 
-// cgroupField decodes the limits written into the run's cgroup.
-func (d *decoder) cgroupField(l *Limits, k int, n *yaml.Node) {
-	key := jobKeys[k]
-	switch k {
-	case kMemoryMax:
-		l.MemoryMax, _ = d.memSize(key, n)
-	case kMemoryHigh:
-		l.MemoryHigh, _ = d.memSize(key, n)
-	case kCPUMax:
-		l.CPUMax = d.cpuMax(n)
-	case kTasksMax:
-		if v, ok := d.positiveInt(key, n); ok {
-			l.TasksMax = int64(v)
-		}
-	case kIOWeight:
-		l.IOWeight, _ = d.intIn(key, n, 1, 10000)
+// oomScoreAdj decodes how readily the OOM killer picks the run.
+func (d *decoder) oomScoreAdj(j *Job, n *yaml.Node, key string) {
+	if v, ok := d.intIn(key, n, -1000, 1000); ok {
+		j.Limits.OOMScoreAdj = &v
+		d.needsRoot(n, v < d.own().oom, "oom_score_adj: %d is below the supervisor's own (%d)", v, d.own().oom)
+	}
+}
+
+// tasksMax decodes the run's cgroup pids.max.
+func (d *decoder) tasksMax(j *Job, n *yaml.Node, key string) {
+	if v, ok := d.positiveInt(key, n); ok {
+		j.Limits.TasksMax = int64(v)
 	}
 }
 
@@ -97,38 +78,30 @@ func (d *decoder) ionice(l *Limits, n *yaml.Node) {
 
 // rlimit decodes nofile and nproc (a count) and core (a size), each also
 // unlimited.
-func (d *decoder) rlimit(l *Limits, k int, n *yaml.Node) {
-	key := jobKeys[k]
+func (d *decoder) rlimit(key string, n *yaml.Node) (uint64, bool) {
 	var v uint64
 	if rn := resolve(n); rn.Kind == yaml.ScalarNode && rn.Value == "unlimited" {
 		v = Unlimited
-	} else if k == kCore {
+	} else if key == "core" {
 		size, ok := d.memSizeOrZero(key, n)
 		if !ok {
-			return
+			return 0, false
 		}
 		v = uint64(size)
 	} else {
 		count, ok := d.positiveInt(key, n)
 		if !ok {
-			return
+			return 0, false
 		}
 		v = uint64(count)
 	}
-	own := d.own().rlimits[k]
-	switch k {
-	case kNoFile:
-		if no := d.own().nrOpen; v != Unlimited && v > no {
-			d.errorf(n, "nofile: %d is over the kernel's fs.nr_open (%d), which no process may exceed", v, no)
-			return
-		}
-		l.NoFile = &v
-	case kNProc:
-		l.NProc = &v
-	case kCore:
-		l.Core = &v
+	if no := d.own().nrOpen; key == "nofile" && v != Unlimited && v > no {
+		d.errorf(n, "nofile: %d is over the kernel's fs.nr_open (%d), which no process may exceed", v, no)
+		return 0, false
 	}
+	own := d.own().rlimits[key]
 	d.needsRoot(n, own != Unlimited && v > own, "%s: %s is above the supervisor's hard limit (%s)", key, rlimitText(v), rlimitText(own))
+	return v, true
 }
 
 func rlimitText(v uint64) string {
@@ -152,7 +125,7 @@ func (d *decoder) needsRoot(n *yaml.Node, cond bool, format string, args ...any)
 // (oom_score_adj, rlimits) without privilege.
 type ownLimits struct {
 	nice, oom int
-	rlimits   map[int]uint64 // hard limits by job key
+	rlimits   map[string]uint64 // hard limits by job key
 	nrOpen    uint64
 }
 
@@ -162,7 +135,7 @@ func (d *decoder) own() *ownLimits {
 	if d.self != nil {
 		return d.self
 	}
-	o := &ownLimits{rlimits: map[int]uint64{}, nrOpen: 1 << 20}
+	o := &ownLimits{rlimits: map[string]uint64{}, nrOpen: 1 << 20}
 	if prio, err := unix.Getpriority(unix.PRIO_PROCESS, 0); err == nil {
 		o.nice = 20 - prio // the raw syscall returns 20-nice
 	}
@@ -174,7 +147,7 @@ func (d *decoder) own() *ownLimits {
 			o.nrOpen = v
 		}
 	}
-	for k, res := range map[int]int{kNoFile: unix.RLIMIT_NOFILE, kNProc: unix.RLIMIT_NPROC, kCore: unix.RLIMIT_CORE} {
+	for k, res := range map[string]int{"nofile": unix.RLIMIT_NOFILE, "nproc": unix.RLIMIT_NPROC, "core": unix.RLIMIT_CORE} {
 		var rl unix.Rlimit
 		o.rlimits[k] = Unlimited
 		if unix.Getrlimit(res, &rl) == nil {
