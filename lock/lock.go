@@ -256,8 +256,8 @@ type Grant struct {
 	// Nil where it could not be found.
 	Session *os.File
 	// Handoff, for a lease that must be renewed (Redis), describes it
-	// for KeepLease, which a run's keeper calls to keep renewing it once
-	// the supervisor is dead. It holds the backend's credentials. Nil:
+	// for its Backend.Keep (backends.KeepLease), which a run's keeper
+	// calls to keep renewing it once the supervisor is dead. It holds the backend's credentials. Nil:
 	// none (the keeper ends the run at once instead).
 	Handoff []byte
 	// FencingToken grows with every acquisition of the lock (Redis): a

@@ -28,24 +28,12 @@ func (le *redisLease) handoff() []byte {
 	return b
 }
 
-// KeptLease is a lease that a run's keeper holds once the supervisor that
-// took it died.
-type KeptLease interface {
-	// Keep renews it until ctx ends; the channel is closed if it is lost
-	// (its run must then be gone within Within).
-	Keep(ctx context.Context) <-chan struct{}
-	// Within is how long a lost lease leaves for its run to end.
-	Within() time.Duration
-	// Release gives it up, only if it is still ours.
-	Release() error
-}
-
-// KeepLease takes over the lease a Grant.Handoff describes. Keep renews it
+// keepRedis takes over the lease a Grant.Handoff describes (Redis.Keep). Keep renews it
 // at once: the supervisor that held it died at an unknown point of its
 // renewal cycle, so the keeper trusts only the margin (at least ttl/5 left
 // at any moment while not lost), spends at most a quarter of it on that
 // first renewal, and declares the lease lost if it fails.
-func KeepLease(handoff []byte) (KeptLease, error) {
+func keepRedis(handoff []byte) (KeptLease, error) {
 	var h redisHandoff
 	if err := json.Unmarshal(handoff, &h); err != nil || h.Kind != "redis" {
 		return nil, fmt.Errorf("lock: not a lease hand-off (%v)", err)
