@@ -91,6 +91,12 @@ type KeptLease interface {
 	Release() error
 }
 
+// ClockSkewer is a Locker whose server can tell how far this host's
+// clock is off its own (Redis's TIME), for the daemon's warning.
+type ClockSkewer interface {
+	ClockSkew(ctx context.Context) (time.Duration, error)
+}
+
 // HandoffKind is the kind of backend whose lease a Grant.Handoff
 // describes ("" when it is not a hand-off), for the list to dispatch it.
 func HandoffKind(handoff []byte) string {
