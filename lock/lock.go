@@ -5,7 +5,7 @@
 // The file backend (FileLocker) takes flock(2) on STATE_DIR/locks/NAME.lock,
 // so any other program using `flock -n` on the same file is respected and
 // the lock outlives a supervisor whose run's processes still hold the file.
-// The Redis backend (RedisLocker) serves several hosts: a leased SET NX PX
+// The Redis backend (lock/redis) serves several hosts: a leased SET NX PX
 // key renewed while the run lives, a slot cursor and a fencing token taken
 // atomically with it; its doc comment says what it does and does not
 // guarantee. The SQL backends (MySQLLocker, PostgresLocker) hold the

@@ -89,7 +89,7 @@ func (le *sqlLease) grant() Grant {
 // store rewrites the record's pid and run id on the lock's own
 // connection, only while its session still is the one that wrote it; a
 // connection that fails loses the lease.
-func (le *sqlLease) store(h Record, op string) error {
+func (le *sqlLease) StoreRecord(h Record, op string) error {
 	l := le.locker
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 
 	"cronvisor/internal/redistest"
 	"cronvisor/lock"
+	"cronvisor/lock/redis"
 	"cronvisor/run"
 	"cronvisor/statedir"
 )
@@ -152,7 +153,7 @@ func TestGuardKeepsAnOrphansLease(t *testing.T) {
 	t.Parallel()
 	srv := redistest.New(t)
 	const ttl = time.Second
-	dead, err := lock.NewRedisLocker(srv.URL(), ttl)
+	dead, err := redis.NewRedisLocker(srv.URL(), ttl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestGuardKeepsAnOrphansLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := lock.NewRedisLocker(srv.URL(), ttl)
+	other, err := redis.NewRedisLocker(srv.URL(), ttl)
 	if err != nil {
 		t.Fatal(err)
 	}

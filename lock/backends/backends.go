@@ -8,11 +8,12 @@ import (
 	"fmt"
 
 	"cronvisor/lock"
+	"cronvisor/lock/redis"
 )
 
 // All are the lock backends, in the order messages list them; the first
 // is the default.
-var All = []lock.Backend{lock.File, lock.Redis, lock.MySQL, lock.Postgres}
+var All = []lock.Backend{lock.File, redis.Redis, lock.MySQL, lock.Postgres}
 
 // Find returns the backend of kind.
 func Find(kind string) (lock.Backend, bool) {

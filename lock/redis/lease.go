@@ -1,4 +1,4 @@
-package lock
+package redis
 
 import (
 	"context"
@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"time"
 
+	"cronvisor/lock"
 	"golang.org/x/sys/unix"
 )
 
 // redisLease is a held Redis lock, kept alive by its renewal goroutine
 // (the watch).
 type redisLease struct {
-	leaseCore
-	watch
+	lock.LeaseCore
+	lock.Watch
 	locker *RedisLocker
 	token  string
 	slot   string // slotArg of a scheduled fire; "" for manual runs
@@ -23,15 +24,16 @@ type redisLease struct {
 // newLease starts renewing a lock taken at boot time start.
 func (l *RedisLocker) newLease(name, token, slot string, r redisRecord, start time.Duration) *redisLease {
 	le := l.lease(name, token, slot)
-	le.holder, le.fence = r.Record, r.FencingToken
-	le.start(context.Background(), func(ctx context.Context) { le.renew(ctx, start+l.ttl) })
+	le.Init(name, r.Record, le)
+	le.fence = r.FencingToken
+	le.Start(context.Background(), func(ctx context.Context) { le.renew(ctx, start+l.ttl) })
 	return le
 }
 
 // lease is a lease of l not yet renewed.
 func (l *RedisLocker) lease(name, token, slot string) *redisLease {
-	le := &redisLease{leaseCore: leaseCore{name: name}, watch: newWatch(), locker: l, token: token, slot: slot}
-	le.backend = le
+	le := &redisLease{Watch: lock.NewWatch(), locker: l, token: token, slot: slot}
+	le.Init(name, lock.Record{}, le)
 	return le
 }
 
@@ -61,7 +63,7 @@ func (l *RedisLocker) margin() time.Duration { return l.ttl / 5 }
 // longer own it, so we stop extending it.
 func (le *redisLease) renew(ctx context.Context, expiry time.Duration) {
 	l := le.locker
-	k := l.keys(le.name)
+	k := l.keys(le.Name())
 	every := l.ttl / 3
 	wait, backoff := every, 50*time.Millisecond
 	for {
@@ -75,10 +77,10 @@ func (le *redisLease) renew(ctx context.Context, expiry time.Duration) {
 		sent := boottime()
 		left := expiry - l.margin() - sent
 		if left <= 0 {
-			le.markLost()
+			le.MarkLost()
 			return
 		}
-		opCtx, cancel := context.WithTimeout(ctx, min(opTimeout, left))
+		opCtx, cancel := context.WithTimeout(ctx, min(lock.OpTimeout, left))
 		ok, err := renewScript.Run(opCtx, l.client, []string{k.lock, k.holder},
 			le.token, ms(l.ttl), ms(l.retention)).Bool()
 		cancel()
@@ -88,7 +90,7 @@ func (le *redisLease) renew(ctx context.Context, expiry time.Duration) {
 		case err == nil && ok:
 			expiry, wait, backoff = sent+l.ttl, every, 50*time.Millisecond
 		case err == nil:
-			le.markLost()
+			le.MarkLost()
 			return
 		default:
 			wait = max(0, min(backoff, expiry-l.margin()-boottime()))
@@ -99,38 +101,38 @@ func (le *redisLease) renew(ctx context.Context, expiry time.Duration) {
 
 // stopRenewal ends the renewal goroutine and waits for it. Release uses
 // it; tests call it to play a holder that stalls past its TTL.
-func (le *redisLease) stopRenewal() { le.halt() }
+func (le *redisLease) stopRenewal() { le.Halt() }
 
 // grant is what a Redis lease offers: Lost, the fencing token (the
 // lock's acquisition count when this lease took it) and MinLifeLeft, the
 // margin: renewals keep about 2/3 of the TTL left while Redis answers;
 // while it does not, the lease is declared lost, and its run ended, only
 // once the margin is all that is left.
-func (le *redisLease) grant() Grant {
-	return Grant{Lease: le, Lost: le.lost, Tethered: true, MinLifeLeft: le.locker.margin(), FencingToken: le.fence,
+func (le *redisLease) grant() lock.Grant {
+	return lock.Grant{Lease: le, Lost: le.Lost(), Tethered: true, MinLifeLeft: le.locker.margin(), FencingToken: le.fence,
 		Handoff: le.handoff()}
 }
 
 // store rewrites the holder record (and the slot cursor's copy), only
 // while the lock still holds our token; if it does not, the lease is lost
 // and the error matches ErrLeaseLost.
-func (le *redisLease) store(h Record, op string) error {
+func (le *redisLease) StoreRecord(h lock.Record, op string) error {
 	rec, err := json.Marshal(redisRecord{Record: h, FencingToken: le.fence})
 	if err != nil {
-		return fmt.Errorf("lock %q: encode record: %w", le.name, err)
+		return fmt.Errorf("lock %q: encode record: %w", le.Name(), err)
 	}
 	l := le.locker
-	k := l.keys(le.name)
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	k := l.keys(le.Name())
+	ctx, cancel := context.WithTimeout(context.Background(), lock.OpTimeout)
 	defer cancel()
-	ok, err := setPIDScript.Run(ctx, l.client, []string{k.lock, k.holder, l.slotKey(le.name, h.Job)},
+	ok, err := setPIDScript.Run(ctx, l.client, []string{k.lock, k.holder, l.slotKey(le.Name(), h.Job)},
 		le.token, rec, le.slot, ms(l.retention)).Bool()
 	if err != nil {
-		return l.wrap(context.Background(), fmt.Sprintf("lock %q: %s", le.name, op), err)
+		return l.wrap(context.Background(), fmt.Sprintf("lock %q: %s", le.Name(), op), err)
 	}
 	if !ok {
-		le.markLost()
-		return fmt.Errorf("lock %q: %s: %w", le.name, op, ErrLeaseLost)
+		le.MarkLost()
+		return fmt.Errorf("lock %q: %s: %w", le.Name(), op, ErrLeaseLost)
 	}
 	return nil
 }
@@ -140,15 +142,15 @@ func (le *redisLease) store(h Record, op string) error {
 // Redis cannot be reached the lock stays until its TTL runs out; the error
 // then matches ErrUnavailable. Calling it again is a no-op.
 func (le *redisLease) Release() error {
-	if !le.beginRelease() {
+	if !le.BeginRelease() {
 		return nil
 	}
 	le.stopRenewal()
 	l := le.locker
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), lock.OpTimeout)
 	defer cancel()
-	if err := releaseScript.Run(ctx, l.client, []string{l.keys(le.name).lock}, le.token).Err(); err != nil {
-		return l.wrap(context.Background(), fmt.Sprintf("release lock %q", le.name), err)
+	if err := releaseScript.Run(ctx, l.client, []string{l.keys(le.Name()).lock}, le.token).Err(); err != nil {
+		return l.wrap(context.Background(), fmt.Sprintf("release lock %q", le.Name()), err)
 	}
 	return nil
 }

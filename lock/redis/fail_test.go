@@ -1,4 +1,4 @@
-package lock
+package redis
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cronvisor/internal/redistest"
+	"cronvisor/lock"
 	"cronvisor/run"
 )
 
@@ -96,7 +97,7 @@ func TestRedisKilledHolderExpires(t *testing.T) {
 			_ = lease.Release()
 			break
 		}
-		var held *HeldError
+		var held *lock.HeldError
 		if !errors.As(err, &held) || held.Record.RunID != "run-killed" {
 			t.Fatalf("Acquire while the dead holder's lease lasts: %v, want held by run-killed", err)
 		}
@@ -128,7 +129,7 @@ func TestRedisRenewalAndRelease(t *testing.T) {
 	b := newRedisLocker(t, srv.URL(), time.Second)
 	lease := mustAcquire(ctx, t, a, redisReq("sync", "run-a", "host-a", time.Time{}))
 	select { // three TTLs: only renewal keeps the key alive that long
-	case <-lease.lost:
+	case <-lease.Lost():
 		t.Fatal("lease lost while Redis is up")
 	case <-time.After(3 * time.Second):
 	}
@@ -137,8 +138,8 @@ func TestRedisRenewalAndRelease(t *testing.T) {
 		check func() error
 	}{
 		{"still held after 3 TTLs", func() error {
-			if _, err := b.Acquire(ctx, redisReq("sync", "run-b", "host-b", time.Time{})); !errors.Is(err, ErrLocked) {
-				return fmt.Errorf("second host's Acquire: %v, want ErrLocked", err)
+			if _, err := b.Acquire(ctx, redisReq("sync", "run-b", "host-b", time.Time{})); !errors.Is(err, lock.ErrLocked) {
+				return fmt.Errorf("second host's Acquire: %v, want lock.ErrLocked", err)
 			}
 			return nil
 		}},
@@ -153,8 +154,8 @@ func TestRedisRenewalAndRelease(t *testing.T) {
 		}},
 		{"release again is a no-op", lease.Release},
 		{"set pid after release", func() error {
-			if err := lease.SetPID(1); !errors.Is(err, ErrReleased) {
-				return fmt.Errorf("SetPID: %v, want ErrReleased", err)
+			if err := lease.SetPID(1); !errors.Is(err, lock.ErrReleased) {
+				return fmt.Errorf("SetPID: %v, want lock.ErrReleased", err)
 			}
 			return nil
 		}},
@@ -200,7 +201,7 @@ func TestRedisExpiredLeaseSparesSuccessor(t *testing.T) {
 				return fmt.Errorf("SetPID: %v, want ErrLeaseLost", err)
 			}
 			select {
-			case <-old.lost:
+			case <-old.Lost():
 				return nil
 			default:
 				return errors.New("Lost not closed")
@@ -280,10 +281,10 @@ func TestRedisScriptsRefuseForeignToken(t *testing.T) {
 		if err := raw.Set(ctx, "cronvisor:lock:other", stranger, time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
-		_, err := l.Acquire(ctx, Request{Name: "other", Record: Record{Holder: run.Holder{Job: "sync", RunID: "r"}}})
-		var held *HeldError
+		_, err := l.Acquire(ctx, lock.Request{Name: "other", Record: lock.Record{Holder: run.Holder{Job: "sync", RunID: "r"}}})
+		var held *lock.HeldError
 		if !errors.As(err, &held) || !held.Record.Foreign {
-			t.Fatalf("Acquire: %v, want a HeldError with a foreign holder", err)
+			t.Fatalf("Acquire: %v, want a lock.HeldError with a foreign holder", err)
 		}
 		if st, err := l.Inspect(ctx, "other"); err != nil || !st.Held || !st.Record.Foreign {
 			t.Fatalf("Inspect = %+v, %v; want held by a foreign holder", st, err)
@@ -304,7 +305,7 @@ func TestRedisOutage(t *testing.T) {
 	srv.Stop()
 	stopped := time.Now()
 	select {
-	case <-lease.lost:
+	case <-lease.Lost():
 		d := time.Since(stopped)
 		t.Logf("lease declared lost %s after Redis stopped", d)
 		if d > ttl {
@@ -329,8 +330,8 @@ func TestRedisOutage(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()
 			err := c.call()
-			if d := time.Since(start); !errors.Is(err, ErrUnavailable) || d >= 2*time.Second {
-				t.Fatalf("%s after %s, want ErrUnavailable within 2s", err, d)
+			if d := time.Since(start); !errors.Is(err, lock.ErrUnavailable) || d >= 2*time.Second {
+				t.Fatalf("%s after %s, want lock.ErrUnavailable within 2s", err, d)
 			}
 		})
 	}
@@ -345,7 +346,7 @@ func TestRedisOutage(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrUnavailable) {
+			if !errors.Is(err, lock.ErrUnavailable) {
 				t.Fatalf("Acquire after restart: %v", err)
 			}
 			select {

@@ -1,7 +1,8 @@
-package lock
+package redis
 
 import (
 	"context"
+	"cronvisor/lock"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,33 +21,33 @@ import (
 // stops a supervisor whose timer fires a few milliseconds later from
 // running the same slot again. A Redis that cannot be reached within about
 // a second and a half gives an error matching ErrUnavailable.
-func (l *RedisLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
+func (l *RedisLocker) Acquire(ctx context.Context, req lock.Request) (lock.Grant, error) {
 	if err := ctx.Err(); err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
-	if err := checkLockName(req.Name); err != nil {
-		return Grant{}, err
+	if err := lock.CheckName(req.Name); err != nil {
+		return lock.Grant{}, err
 	}
-	h := newRecord(req.Record, l.host)
+	h := lock.NewRecord(req.Record, l.host)
 	var slot string
 	if req.CheckSlot {
 		if h.Slot.IsZero() {
-			return Grant{}, fmt.Errorf("lock %q: CheckSlot needs a slot", req.Name)
+			return lock.Grant{}, fmt.Errorf("lock %q: CheckSlot needs a slot", req.Name)
 		}
-		if !nameRE.MatchString(h.Job) { // it is part of the cursor's key
-			return Grant{}, fmt.Errorf("lock %q: %w: job %q", req.Name, ErrBadName, h.Job)
+		if !lock.ValidName(h.Job) { // it is part of the cursor's key
+			return lock.Grant{}, fmt.Errorf("lock %q: %w: job %q", req.Name, lock.ErrBadName, h.Job)
 		}
 		var err error
 		if slot, err = slotArg(h.Slot); err != nil {
-			return Grant{}, fmt.Errorf("lock %q: %w", req.Name, err)
+			return lock.Grant{}, fmt.Errorf("lock %q: %w", req.Name, err)
 		}
 	}
 	rec, err := json.Marshal(h)
 	if err != nil {
-		return Grant{}, fmt.Errorf("lock %q: encode record: %w", req.Name, err)
+		return lock.Grant{}, fmt.Errorf("lock %q: encode record: %w", req.Name, err)
 	}
 	k, token, what := l.keys(req.Name), newToken(), fmt.Sprintf("lock %q", req.Name)
-	opCtx, cancel := context.WithTimeout(ctx, opTimeout)
+	opCtx, cancel := context.WithTimeout(ctx, lock.OpTimeout)
 	defer cancel()
 	start := boottime() // before sending: Redis starts the TTL later than this
 	res, err := acquireScript.Run(opCtx, l.client,
@@ -56,24 +57,24 @@ func (l *RedisLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 		if !neverSent(err) {
 			l.goAbandon(k.lock, token)
 		}
-		return Grant{}, l.wrap(ctx, what, err)
+		return lock.Grant{}, l.wrap(ctx, what, err)
 	}
 	if len(res) != 2 {
-		return Grant{}, fmt.Errorf("%s: unexpected reply %q from redis", what, res)
+		return lock.Grant{}, fmt.Errorf("%s: unexpected reply %q from redis", what, res)
 	}
 	switch res[0] {
 	case "held":
-		return Grant{}, &HeldError{Lock: req.Name, Record: foreignOr(res[1])}
+		return lock.Grant{}, &lock.HeldError{Lock: req.Name, Record: foreignOr(res[1])}
 	case "done":
 		r, _ := parseRedisRecord(res[1])
-		return Grant{}, &SlotDoneError{Lock: req.Name, Record: r.Record}
+		return lock.Grant{}, &lock.SlotDoneError{Lock: req.Name, Record: r.Record}
 	case "ok":
 		if r, ok := parseRedisRecord(res[1]); ok {
 			return l.newLease(req.Name, token, slot, r, start).grant(), nil
 		}
 	}
 	l.goAbandon(k.lock, token)
-	return Grant{}, fmt.Errorf("%s: unexpected reply %q from redis", what, res)
+	return lock.Grant{}, fmt.Errorf("%s: unexpected reply %q from redis", what, res)
 }
 
 // goAbandon runs abandon beside the failed Acquire's return, owned by
@@ -92,7 +93,7 @@ func (l *RedisLocker) goAbandon(lockKey, token string) {
 // (the script ran but its reply was lost), rather than leave it blocking
 // others for a TTL. Best effort: it is ours only if it holds our token.
 func (l *RedisLocker) abandon(lockKey, token string) {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), lock.OpTimeout)
 	defer cancel()
 	_ = releaseScript.Run(ctx, l.client, []string{lockKey}, token).Err()
 }
@@ -110,24 +111,24 @@ func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10)
 
 // Inspect reports one lock: held while its key exists, with the holder's
 // record; for a free lock, the last record if it has not expired.
-func (l *RedisLocker) Inspect(ctx context.Context, name string) (Status, error) {
+func (l *RedisLocker) Inspect(ctx context.Context, name string) (lock.Status, error) {
 	if err := ctx.Err(); err != nil {
-		return Status{}, err
+		return lock.Status{}, err
 	}
-	if err := checkLockName(name); err != nil {
-		return Status{}, err
+	if err := lock.CheckName(name); err != nil {
+		return lock.Status{}, err
 	}
 	k := l.keys(name)
-	opCtx, cancel := context.WithTimeout(ctx, opTimeout)
+	opCtx, cancel := context.WithTimeout(ctx, lock.OpTimeout)
 	defer cancel()
 	res, err := inspectScript.Run(opCtx, l.client, []string{k.lock, k.holder}).StringSlice()
 	if err != nil {
-		return Status{}, l.wrap(ctx, fmt.Sprintf("lock %q", name), err)
+		return lock.Status{}, l.wrap(ctx, fmt.Sprintf("lock %q", name), err)
 	}
 	if len(res) != 2 {
-		return Status{}, fmt.Errorf("lock %q: unexpected reply %q from redis", name, res)
+		return lock.Status{}, fmt.Errorf("lock %q: unexpected reply %q from redis", name, res)
 	}
-	st := Status{Name: name, Held: res[0] == "held"}
+	st := lock.Status{Name: name, Held: res[0] == "held"}
 	if st.Held {
 		st.Record = foreignOr(res[1])
 	} else if r, ok := parseRedisRecord(res[1]); ok {
@@ -139,13 +140,13 @@ func (l *RedisLocker) Inspect(ctx context.Context, name string) (Status, error) 
 // List reports every lock that is held or has a record, sorted by name. It
 // scans the keyspace (SCAN, never KEYS, so Redis is not blocked); a lock
 // that cannot be inspected is left out and named in the returned error.
-func (l *RedisLocker) List(ctx context.Context) ([]Status, error) {
+func (l *RedisLocker) List(ctx context.Context) ([]lock.Status, error) {
 	seen := map[string]bool{}
 	for _, kind := range []string{"lock:", "holder:"} {
 		base := l.prefix + kind
 		iter := l.client.Scan(ctx, 0, globEscape(base)+"*", 100).Iterator()
 		for iter.Next(ctx) {
-			if name := strings.TrimPrefix(iter.Val(), base); nameRE.MatchString(name) {
+			if name := strings.TrimPrefix(iter.Val(), base); lock.ValidName(name) {
 				seen[name] = true
 			}
 		}
@@ -158,7 +159,7 @@ func (l *RedisLocker) List(ctx context.Context) ([]Status, error) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	return inspectAll(ctx, names, l.Inspect)
+	return lock.InspectAll(ctx, names, l.Inspect)
 }
 
 // globEscape quotes SCAN MATCH's special characters in a key prefix.

@@ -1,7 +1,8 @@
-package lock
+package redis
 
 import (
 	"context"
+	"cronvisor/lock"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -24,7 +25,7 @@ type redisHandoff struct {
 func (le *redisLease) handoff() []byte {
 	l := le.locker
 	b, _ := json.Marshal(redisHandoff{Kind: "redis", URL: l.url, Prefix: l.prefix, TTL: l.ttl,
-		Retention: l.retention, Name: le.name, Token: le.token, Slot: le.slot})
+		Retention: l.retention, Name: le.Name(), Token: le.token, Slot: le.slot})
 	return b
 }
 
@@ -33,7 +34,7 @@ func (le *redisLease) handoff() []byte {
 // renewal cycle, so the keeper trusts only the margin (at least ttl/5 left
 // at any moment while not lost), spends at most a quarter of it on that
 // first renewal, and declares the lease lost if it fails.
-func keepRedis(handoff []byte) (KeptLease, error) {
+func keepRedis(handoff []byte) (lock.KeptLease, error) {
 	var h redisHandoff
 	if err := json.Unmarshal(handoff, &h); err != nil || h.Kind != "redis" {
 		return nil, fmt.Errorf("lock: not a lease hand-off (%v)", err)
@@ -53,20 +54,20 @@ func (k *keptRedis) Keep(ctx context.Context) <-chan struct{} {
 	le, l := k.le, k.le.locker
 	sent := boottime()
 	opCtx, cancel := context.WithTimeout(ctx, l.margin()/4)
-	ok, err := renewScript.Run(opCtx, l.client, []string{l.keys(le.name).lock, l.keys(le.name).holder},
+	ok, err := renewScript.Run(opCtx, l.client, []string{l.keys(le.Name()).lock, l.keys(le.Name()).holder},
 		le.token, ms(l.ttl), ms(l.retention)).Bool()
 	cancel()
 	if err != nil || !ok {
-		le.markLost()
-		return le.lost
+		le.MarkLost()
+		return le.Lost()
 	}
-	le.start(ctx, func(ctx context.Context) { le.renew(ctx, sent+l.ttl) })
-	return le.lost
+	le.Start(ctx, func(ctx context.Context) { le.renew(ctx, sent+l.ttl) })
+	return le.Lost()
 }
 
 func (k *keptRedis) Release() error {
 	defer k.le.locker.Close()
-	if !k.le.started() {
+	if !k.le.Started() {
 		return nil // never renewed: lost at once, nothing of ours to delete
 	}
 	return k.le.Release()

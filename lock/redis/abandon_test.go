@@ -1,4 +1,4 @@
-package lock
+package redis
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/lock"
 	"go.uber.org/goleak"
 )
 
@@ -52,7 +53,7 @@ func silentServer(t *testing.T) string {
 func abandoning() int {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
-	return strings.Count(string(buf), "lock.(*RedisLocker).abandon(")
+	return strings.Count(string(buf), "redis.(*RedisLocker).abandon(")
 }
 
 // An Acquire whose request was sent but never answered leaves an abandon
@@ -70,8 +71,8 @@ func TestRedisCloseWaitsForAbandon(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = l.Acquire(testCtx(t, 5*time.Second), redisReq("sync", "run-1", "host-a", slotAt(1)))
-	if !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("Acquire on a server that never answers: %v, want ErrUnavailable", err)
+	if !errors.Is(err, lock.ErrUnavailable) {
+		t.Fatalf("Acquire on a server that never answers: %v, want lock.ErrUnavailable", err)
 	}
 	deadline := time.Now().Add(2 * time.Second)
 	for abandoning() == 0 {

@@ -1,4 +1,4 @@
-package lock
+package redis
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"cronvisor/internal/mask"
 	"cronvisor/run"
 
+	"cronvisor/lock"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -26,21 +27,10 @@ var ErrLeaseLost = errors.New("lease lost")
 const (
 	// DefaultKeyPrefix starts every key the Redis backend writes.
 	DefaultKeyPrefix = "cronvisor:"
-	// DefaultRetention is how long slot cursors and holder records outlive
-	// their last write. A cursor only has to outlast the window in which
-	// another supervisor may still fire or catch up the same slot (timer
-	// skew, catch_up); a week covers any sane catch_up while letting the
-	// keys of removed jobs go. The fencing counter never expires: tokens
-	// must keep increasing.
-	DefaultRetention = 7 * 24 * time.Hour
 	// MinRedisTTL is the shortest lease: renewal runs every ttl/3, and
 	// each round trip needs a few milliseconds.
 	MinRedisTTL = 100 * time.Millisecond
 )
-
-// opTimeout bounds one Redis operation, go-redis's own retries included:
-// an unreachable Redis must skip a fire quickly, not stall the scheduler.
-const opTimeout = 1500 * time.Millisecond
 
 // RedisLocker is the Redis backend: `SET key token NX PX ttl`, renewed every
 // ttl/3 while the run lives, released by compare-and-delete, all through
@@ -90,7 +80,7 @@ type RedisLocker struct {
 	abandons  sync.WaitGroup
 }
 
-var _ Locker = (*RedisLocker)(nil)
+var _ lock.Locker = (*RedisLocker)(nil)
 
 // RedisOption configures a RedisLocker.
 type RedisOption func(*RedisLocker)
@@ -117,14 +107,14 @@ func NewRedisLocker(rawURL string, ttl time.Duration, opts ...RedisOption) (*Red
 	if ttl < MinRedisTTL {
 		return nil, fmt.Errorf("lock backend: redis ttl %s is shorter than %s", ttl, MinRedisTTL)
 	}
-	l := &RedisLocker{addr: opt.Addr, url: rawURL, ttl: ttl, retention: DefaultRetention, prefix: DefaultKeyPrefix}
+	l := &RedisLocker{addr: opt.Addr, url: rawURL, ttl: ttl, retention: lock.DefaultRetention, prefix: DefaultKeyPrefix}
 	for _, o := range opts {
 		o(l)
 	}
 	if l.retention < ttl {
 		return nil, fmt.Errorf("lock backend: redis retention %s is shorter than the ttl %s", l.retention, ttl)
 	}
-	l.host = localHost()
+	l.host = lock.LocalHost()
 	setClientDefaults(opt)
 	l.client = redis.NewClient(opt)
 	return l, nil
@@ -156,7 +146,7 @@ func setClientDefaults(opt *redis.Options) {
 }
 
 // Close closes the connections, once the abandon calls of failed Acquires
-// have ended (each is bounded by opTimeout). Leases still held stop
+// have ended (each is bounded by lock.OpTimeout). Leases still held stop
 // renewing and are declared lost; release them first.
 func (l *RedisLocker) Close() error {
 	l.abandonMu.Lock()
@@ -183,7 +173,7 @@ func (l *RedisLocker) slotKey(name, job string) string {
 
 // redisRecord is the JSON stored in the holder hash and slot cursors.
 type redisRecord struct {
-	Record
+	lock.Record
 	FencingToken int64 `json:"fencing_token"`
 }
 
@@ -198,11 +188,11 @@ func parseRedisRecord(s string) (redisRecord, bool) {
 
 // foreignOr returns the record's holder, or a Foreign one for a lock key
 // that cronvisor did not write.
-func foreignOr(rec string) Record {
+func foreignOr(rec string) lock.Record {
 	if r, ok := parseRedisRecord(rec); ok {
 		return r.Record
 	}
-	return Record{Holder: run.Holder{Foreign: true}}
+	return lock.Record{Holder: run.Holder{Foreign: true}}
 }
 
 // slotArg encodes a slot for the scripts (see redis_script.go).
@@ -244,7 +234,7 @@ func (l *RedisLocker) wrap(caller context.Context, what string, err error) error
 		return cerr
 	}
 	if unavailable(err) {
-		return fmt.Errorf("%s: %w: redis at %s: %v", what, ErrUnavailable, l.addr, err)
+		return fmt.Errorf("%s: %w: redis at %s: %v", what, lock.ErrUnavailable, l.addr, err)
 	}
 	return fmt.Errorf("%s: redis at %s: %w", what, l.addr, err)
 }
@@ -254,7 +244,7 @@ func (l *RedisLocker) wrap(caller context.Context, what string, err error) error
 // trip. Leases do not depend on it (expiries are measured by each side's
 // own clock), but slots and holder times compared across hosts do.
 func (l *RedisLocker) ClockSkew(ctx context.Context) (time.Duration, error) {
-	opCtx, cancel := context.WithTimeout(ctx, opTimeout)
+	opCtx, cancel := context.WithTimeout(ctx, lock.OpTimeout)
 	defer cancel()
 	start := time.Now()
 	remote, err := l.client.Time(opCtx).Result()

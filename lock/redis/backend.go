@@ -1,4 +1,4 @@
-package lock
+package redis
 
 import (
 	"errors"
@@ -8,17 +8,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"cronvisor/internal/mask"
+	"cronvisor/lock"
 )
 
 // Redis is the Redis backend: leases with a ttl, renewed, which a keeper
 // can take over.
-var Redis = Backend{
+var Redis = lock.Backend{
 	Name:    "redis",
 	Address: "url",
 	Check:   checkRedisURL,
 	TTL:     checkRedisTTL,
 	Prefix:  func(string) error { return nil },
-	Open: func(s Settings) (Locker, error) {
+	Open: func(s lock.Settings) (lock.Locker, error) {
 		var opts []RedisOption
 		if s.Prefix != "" {
 			opts = append(opts, WithKeyPrefix(s.Prefix))
@@ -37,6 +38,10 @@ func checkRedisURL(s string) (string, error) {
 	_, err = redis.ParseURL(s) // as NewRedisLocker does
 	return want, mask.Reason(err, s)
 }
+
+// errShape is an address not of the form asked: the "is not …" of its
+// message says it all.
+var errShape = errors.New("")
 
 // maxRedisTTL is the longest lease NewRedisLocker takes: how long Redis
 // keeps the locks' records (DefaultRetention), which a lease may not

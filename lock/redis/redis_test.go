@@ -1,4 +1,4 @@
-package lock
+package redis
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"cronvisor/internal/redistest"
+	"cronvisor/lock"
 	"cronvisor/run"
 )
 
@@ -40,17 +41,17 @@ func rawRedis(t *testing.T, url string) *redis.Client {
 
 // redisReq asks for lock "orders" as job on host; a non-zero slot makes it
 // a scheduled fire (CheckSlot), a zero one a manual run.
-func redisReq(job, runID, host string, slot time.Time) Request {
-	return Request{
+func redisReq(job, runID, host string, slot time.Time) lock.Request {
+	return lock.Request{
 		Name:      "orders",
-		Record:    Record{Holder: run.Holder{Job: job, RunID: runID, Host: host}, Slot: slot},
+		Record:    lock.Record{Holder: run.Holder{Job: job, RunID: runID, Host: host}, Slot: slot},
 		CheckSlot: !slot.IsZero(),
 	}
 }
 
 // mustAcquire takes a Redis lease or fails the test; it is released when
 // the test ends.
-func mustAcquire(ctx context.Context, t *testing.T, l *RedisLocker, req Request) *redisLease {
+func mustAcquire(ctx context.Context, t *testing.T, l *RedisLocker, req lock.Request) *redisLease {
 	t.Helper()
 	lease, err := l.Acquire(ctx, req)
 	if err != nil {
@@ -69,27 +70,27 @@ func TestRedisHolderVisibleToSecondHost(t *testing.T) {
 	if err := lease.SetPID(4242); err != nil {
 		t.Fatalf("SetPID: %v", err)
 	}
-	want := Record{Holder: run.Holder{PID: 4242, Host: "host-a", Job: "sync", RunID: "run-a"}}
+	want := lock.Record{Holder: run.Holder{PID: 4242, Host: "host-a", Job: "sync", RunID: "run-a"}}
 	views := []struct {
 		name string
-		get  func() (Record, bool, error)
+		get  func() (lock.Record, bool, error)
 	}{
-		{"Acquire", func() (Record, bool, error) {
+		{"Acquire", func() (lock.Record, bool, error) {
 			_, err := b.Acquire(ctx, redisReq("sync", "run-b", "host-b", slotAt(2)))
-			var held *HeldError
+			var held *lock.HeldError
 			if !errors.As(err, &held) {
-				return Record{}, false, err
+				return lock.Record{}, false, err
 			}
 			return held.Record, true, nil
 		}},
-		{"Inspect", func() (Record, bool, error) {
+		{"Inspect", func() (lock.Record, bool, error) {
 			st, err := b.Inspect(ctx, "orders")
 			return st.Record, st.Held, err
 		}},
-		{"List", func() (Record, bool, error) {
+		{"List", func() (lock.Record, bool, error) {
 			sts, err := b.List(ctx)
 			if err != nil || len(sts) != 1 || sts[0].Name != "orders" {
-				return Record{}, false, errors.Join(err, errors.New("want one lock, orders"))
+				return lock.Record{}, false, errors.Join(err, errors.New("want one lock, orders"))
 			}
 			return sts[0].Record, sts[0].Held, nil
 		}},
@@ -116,7 +117,7 @@ func TestRedisHolderVisibleToSecondHost(t *testing.T) {
 }
 
 // assertHolder compares the fields a holder record must carry across hosts.
-func assertHolder(t *testing.T, got, want Record) {
+func assertHolder(t *testing.T, got, want lock.Record) {
 	t.Helper()
 	if got.PID != want.PID || got.Host != want.Host || got.Job != want.Job || got.RunID != want.RunID || got.Foreign {
 		t.Fatalf("holder = %+v, want pid %d host %s job %s run %s", got, want.PID, want.Host, want.Job, want.RunID)
@@ -141,7 +142,7 @@ func TestRedisConcurrentAcquireOneWinner(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const perLocker = 8
 			var mu sync.Mutex
-			var won []Lease
+			var won []lock.Lease
 			var wg sync.WaitGroup
 			for i := range 2 * perLocker {
 				wg.Go(func() {
@@ -151,8 +152,8 @@ func TestRedisConcurrentAcquireOneWinner(t *testing.T) {
 					switch {
 					case err == nil:
 						won = append(won, lease)
-					case !errors.Is(err, ErrLocked) && !errors.Is(err, ErrSlotDone):
-						t.Errorf("Acquire: %v, want success, ErrLocked or ErrSlotDone", err)
+					case !errors.Is(err, lock.ErrLocked) && !errors.Is(err, lock.ErrSlotDone):
+						t.Errorf("Acquire: %v, want success, lock.ErrLocked or lock.ErrSlotDone", err)
 					}
 				})
 			}
@@ -172,7 +173,7 @@ func TestRedisSlotCursor(t *testing.T) {
 	ctx := testCtx(t, 10*time.Second)
 	a := newRedisLocker(t, srv.URL(), 5*time.Second)
 	b := newRedisLocker(t, srv.URL(), 5*time.Second)
-	manual := func(slot time.Time) Request {
+	manual := func(slot time.Time) lock.Request {
 		r := redisReq("sync", "manual", "host-b", slot)
 		r.CheckSlot = false
 		return r
@@ -180,18 +181,18 @@ func TestRedisSlotCursor(t *testing.T) {
 	steps := []struct {
 		name    string
 		locker  *RedisLocker
-		req     Request
+		req     lock.Request
 		want    error  // nil, or ErrSlotDone
 		wantRun string // the SlotDoneError's record
 	}{
 		{"first run of slot 1", a, redisReq("sync", "r1", "host-a", slotAt(1)), nil, ""},
-		{"slot 1 again from another host", b, redisReq("sync", "r2", "host-b", slotAt(1)), ErrSlotDone, "r1"},
-		{"earlier slot", b, redisReq("sync", "r3", "host-b", slotAt(0)), ErrSlotDone, "r1"},
+		{"slot 1 again from another host", b, redisReq("sync", "r2", "host-b", slotAt(1)), lock.ErrSlotDone, "r1"},
+		{"earlier slot", b, redisReq("sync", "r3", "host-b", slotAt(0)), lock.ErrSlotDone, "r1"},
 		{"manual run at slot 1 does not check", b, manual(slotAt(1)), nil, ""},
 		{"manual run at slot 5 does not advance", b, manual(slotAt(5)), nil, ""},
 		{"slot 2 runs", b, redisReq("sync", "r4", "host-b", slotAt(2)), nil, ""},
 		{"other job sharing the lock has its own cursor", a, redisReq("report", "r5", "host-a", slotAt(1)), nil, ""},
-		{"slot 2 again", a, redisReq("sync", "r6", "host-a", slotAt(2)), ErrSlotDone, "r4"},
+		{"slot 2 again", a, redisReq("sync", "r6", "host-a", slotAt(2)), lock.ErrSlotDone, "r4"},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -205,7 +206,7 @@ func TestRedisSlotCursor(t *testing.T) {
 				}
 				return
 			}
-			var done *SlotDoneError
+			var done *lock.SlotDoneError
 			if !errors.As(err, &done) || done.Record.RunID != st.wantRun {
 				t.Fatalf("Acquire: %v, want the record of run %s", err, st.wantRun)
 			}
@@ -267,7 +268,7 @@ func TestRedisLeaseMinLifeLeft(t *testing.T) {
 	}
 	defer g.Release()
 	if !g.Tethered || g.MinLifeLeft != ttl/5 || g.Lost == nil || g.FencingToken <= 0 || g.File != nil || g.Preceded || g.Previous != nil {
-		t.Fatalf("redis grant: MinLifeLeft %v, Lost %v, token %d, File %v, Preceded %v; want ttl/5, a channel, > 0, nil, false",
+		t.Fatalf("redis grant: MinLifeLeft %v, Lost %v, token %d, lock.File %v, Preceded %v; want ttl/5, a channel, > 0, nil, false",
 			g.MinLifeLeft, g.Lost, g.FencingToken, g.File, g.Preceded)
 	}
 	raw := rawRedis(t, srv.URL())
@@ -284,13 +285,31 @@ func TestRedisLeaseMinLifeLeft(t *testing.T) {
 		t.Errorf("the renewed key had %v left, less than MinLifeLeft %v", least, g.MinLifeLeft)
 	}
 
-	fl, err := NewFileLocker(t.TempDir(), inRun).Acquire(ctx, Request{Name: "orders", Record: Record{Holder: run.Holder{Job: "sync", RunID: "r2"}}})
+	fl, err := lock.NewFileLocker(t.TempDir(), inRun).Acquire(ctx, lock.Request{Name: "orders", Record: lock.Record{Holder: run.Holder{Job: "sync", RunID: "r2"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fl.Release()
 	if fl.Tethered || fl.MinLifeLeft != 0 || fl.Lost != nil || fl.FencingToken != 0 || fl.File == nil || !fl.Preceded {
-		t.Errorf("file grant: MinLifeLeft %v (its runs would be guarded), Lost %v, token %d, File %v, Preceded %v; want 0, nil, 0, the file, true",
+		t.Errorf("file grant: MinLifeLeft %v (its runs would be guarded), Lost %v, token %d, lock.File %v, Preceded %v; want 0, nil, 0, the file, true",
 			fl.MinLifeLeft, fl.Lost, fl.FencingToken, fl.File, fl.Preceded)
+	}
+}
+
+// A Redis record does not outlive its lease, so it never says a run is
+// in flight or waits for a retry, whatever the request carried.
+func TestRedisRecordNeverInFlight(t *testing.T) {
+	srv := redistest.New(t)
+	ctx := testCtx(t, 10*time.Second)
+	l := newRedisLocker(t, srv.URL(), 5*time.Second)
+	req := redisReq("sync", "run-a", "host-a", slotAt(1))
+	req.Record.InFlight, req.Record.RetryAt = true, slotAt(2)
+	mustAcquire(ctx, t, l, req)
+	st, err := l.Inspect(ctx, req.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Held || st.Record.RunID != "run-a" || st.Record.InFlight || !st.Record.RetryAt.IsZero() {
+		t.Fatalf("Inspect: %+v, want held by run-a, not in flight, no retry", st)
 	}
 }

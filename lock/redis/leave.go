@@ -1,4 +1,4 @@
-package lock
+package redis
 
 // Leave stops renewing a lease kept for a dead supervisor without
 // releasing it: it lapses after its ttl, unless the next supervisor on
