@@ -3,7 +3,6 @@ package lock
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"cronvisor/run"
@@ -91,6 +90,15 @@ type KeptLease interface {
 	Release() error
 }
 
+// PartialLister is implemented by lockers whose List sees only locks with
+// a record (the SQL backends: a foreign session may hold a name cronvisor
+// never took); a caller that knows lock names Inspects the others.
+type PartialLister interface {
+	Locker
+	// ListIsPartial reports whether List may miss held locks.
+	ListIsPartial() bool
+}
+
 // ClockSkewer is a Locker whose server can tell how far this host's
 // clock is off its own (Redis's TIME), for the daemon's warning.
 type ClockSkewer interface {
@@ -108,7 +116,3 @@ func HandoffKind(handoff []byte) string {
 	}
 	return h.Kind
 }
-
-// errShape is an address not of the form asked: the "is not …" of its
-// message says it all.
-var errShape = errors.New("")

@@ -83,3 +83,19 @@ const opTimeout = 1500 * time.Millisecond
 // keys of removed jobs go. The fencing counter never expires: tokens
 // must keep increasing.
 const DefaultRetention = 7 * 24 * time.Hour
+
+// OwnLeases are a locker's unreleased leases by lock name (see
+// ownLeases); make it with NewOwnLeases.
+type OwnLeases[L comparable] = ownLeases[L]
+
+// NewOwnLeases returns an empty set.
+func NewOwnLeases[L comparable]() OwnLeases[L] { return newOwnLeases[L]() }
+
+// Get is the lease held on name, the zero L if none.
+func (o *ownLeases[L]) Get(name string) L { return o.get(name) }
+
+// Add records le as held on name.
+func (o *ownLeases[L]) Add(name string, le L) { o.add(name, le) }
+
+// Forget drops le once released, unless another lease took its place.
+func (o *ownLeases[L]) Forget(name string, le L) { o.forget(name, le) }

@@ -8,9 +8,9 @@
 // The Redis backend (lock/redis) serves several hosts: a leased SET NX PX
 // key renewed while the run lives, a slot cursor and a fencing token taken
 // atomically with it; its doc comment says what it does and does not
-// guarantee. The SQL backends (MySQLLocker, PostgresLocker) hold the
+// guarantee. The SQL backends (lock/sql: MySQL, PostgreSQL) hold the
 // server's session lock on one connection pinned to each lease, with
-// holder records and slot claims as rows (see NewMySQLLocker).
+// holder records and slot claims as rows.
 package lock
 
 import (

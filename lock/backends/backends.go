@@ -9,11 +9,12 @@ import (
 
 	"cronvisor/lock"
 	"cronvisor/lock/redis"
+	"cronvisor/lock/sql"
 )
 
 // All are the lock backends, in the order messages list them; the first
 // is the default.
-var All = []lock.Backend{lock.File, redis.Redis, lock.MySQL, lock.Postgres}
+var All = []lock.Backend{lock.File, redis.Redis, sql.MySQL, sql.Postgres}
 
 // Find returns the backend of kind.
 func Find(kind string) (lock.Backend, bool) {

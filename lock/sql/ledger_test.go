@@ -1,4 +1,4 @@
-package lock
+package sql
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/lock"
 	"cronvisor/run"
 )
 
@@ -63,7 +64,7 @@ func TestSQLLedgerOutcome(t *testing.T) {
 		if _, outcome, _, _ := ledgerRowOf(t, l, "sync", slotAt(3)); outcome != "running" {
 			t.Errorf("outcome while held = %q, want running", outcome)
 		}
-		if err := g.Lease.(OutcomeSetter).SetOutcome(run.Failed, "run-1b"); err != nil {
+		if err := g.Lease.(lock.OutcomeSetter).SetOutcome(run.Failed, "run-1b"); err != nil {
 			t.Fatalf("SetOutcome: %v", err)
 		}
 		_ = g.Release()
@@ -90,12 +91,12 @@ func TestSQLLedgerSlotDoneNamesHost(t *testing.T) {
 		_ = g.SetOutcome(run.OK, "run-1")
 		_ = g.Release()
 		_, err := other.Acquire(t.Context(), sqlReq("sync", "run-2", "host-b", slotAt(5)))
-		var done *SlotDoneError
+		var done *lock.SlotDoneError
 		if !errors.As(err, &done) {
-			t.Fatalf("second host: %v, want a *SlotDoneError", err)
+			t.Fatalf("second host: %v, want a *lock.SlotDoneError", err)
 		}
 		if r := done.Record; r.Host != "host-a" || r.RunID != "run-1" || r.Job != "sync" || !r.Slot.Equal(slotAt(5)) || done.Outcome != "ok" {
-			t.Errorf("SlotDoneError = %+v outcome %q, want run-1 on host-a, slot 5, ok", r, done.Outcome)
+			t.Errorf("lock.SlotDoneError = %+v outcome %q, want run-1 on host-a, slot 5, ok", r, done.Outcome)
 		}
 	})
 }
@@ -105,8 +106,8 @@ func TestSQLLedgerLastSlots(t *testing.T) {
 		l, _ := b.open(t)
 		elsewhere, _ := b.open(t, WithSQLPrefix("other:"))
 		ctx := t.Context()
-		sync, idle := SlotKey{Lock: "orders", Job: "sync"}, SlotKey{Lock: "orders", Job: "idle"}
-		got, err := l.LastSlots(ctx, []SlotKey{sync, idle})
+		sync, idle := lock.SlotKey{Lock: "orders", Job: "sync"}, lock.SlotKey{Lock: "orders", Job: "idle"}
+		got, err := l.LastSlots(ctx, []lock.SlotKey{sync, idle})
 		if err != nil || len(got) != 0 {
 			t.Fatalf("LastSlots of an empty ledger = %v, %v; want none", got, err)
 		}
@@ -115,11 +116,11 @@ func TestSQLLedgerLastSlots(t *testing.T) {
 		_ = mustSQL(t, elsewhere, sqlReq("sync", "run-x", "", slotAt(9))).Release() // another installation's
 		steps := []struct {
 			name  string
-			claim *MissedClaim
+			claim *lock.MissedClaim
 			want  time.Time
 		}{
 			{"newest run", nil, slotAt(3)},
-			{"missed claim", &MissedClaim{Lock: "orders", Job: "sync", First: slotAt(4), Through: slotAt(6), RunID: "m"}, slotAt(6)},
+			{"missed claim", &lock.MissedClaim{Lock: "orders", Job: "sync", First: slotAt(4), Through: slotAt(6), RunID: "m"}, slotAt(6)},
 		}
 		for _, st := range steps {
 			if st.claim != nil {
@@ -127,16 +128,16 @@ func TestSQLLedgerLastSlots(t *testing.T) {
 					t.Fatalf("%s: ClaimMissed = %v, %v", st.name, won, err)
 				}
 			}
-			got, err := l.LastSlots(ctx, []SlotKey{sync, idle})
+			got, err := l.LastSlots(ctx, []lock.SlotKey{sync, idle})
 			if _, has := got[idle]; err != nil || !got[sync].Equal(st.want) || has {
 				t.Errorf("%s: LastSlots = %v, %v; want sync at %s, idle absent", st.name, got, err, st.want)
 			}
 		}
 		// The missed claim covers its slots: a fire of one of them is refused.
 		_, err = l.Acquire(ctx, sqlReq("sync", "run-late", "", slotAt(5)))
-		var done *SlotDoneError
+		var done *lock.SlotDoneError
 		if !errors.As(err, &done) || done.Outcome != "missed" || done.Record.RunID != "m" {
-			t.Errorf("fire of a slot a missed claim covers: %v, want a *SlotDoneError naming m, missed", err)
+			t.Errorf("fire of a slot a missed claim covers: %v, want a *lock.SlotDoneError naming m, missed", err)
 		}
 		_ = mustSQL(t, l, sqlReq("sync", "run-3", "", slotAt(7))).Release()
 	})
@@ -153,13 +154,13 @@ func TestSQLLedgerClaimMissedOneWinner(t *testing.T) {
 			job := fmt.Sprintf("job%d", round)
 			var mu sync.Mutex
 			winners := map[string]bool{}
-			var losers []Record
+			var losers []lock.Record
 			var wg sync.WaitGroup
 			start := make(chan struct{})
 			for host, l := range lockers {
 				wg.Go(func() {
 					<-start
-					won, by, err := l.ClaimMissed(t.Context(), MissedClaim{Lock: "orders", Job: job,
+					won, by, err := l.ClaimMissed(t.Context(), lock.MissedClaim{Lock: "orders", Job: job,
 						First: slotAt(10), Through: slotAt(12), RunID: "run-" + host, Host: host})
 					mu.Lock()
 					defer mu.Unlock()
@@ -181,7 +182,7 @@ func TestSQLLedgerClaimMissedOneWinner(t *testing.T) {
 			if by := losers[0]; !winners[by.Host] || by.RunID != "run-"+by.Host {
 				t.Errorf("round %d: loser names %+v, want the winner %v", round, by, winners)
 			}
-			won, _, err := a.ClaimMissed(t.Context(), MissedClaim{Lock: "orders", Job: job,
+			won, _, err := a.ClaimMissed(t.Context(), lock.MissedClaim{Lock: "orders", Job: job,
 				First: slotAt(11), Through: slotAt(12), RunID: "late"})
 			if won || err != nil {
 				t.Errorf("round %d: a claim inside the claimed slots = %v, %v; want lost", round, won, err)
@@ -196,7 +197,7 @@ func TestSQLLedgerOldTable(t *testing.T) {
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		first, raw := b.open(t)
 		ctx := t.Context()
-		if _, err := first.LastSlots(ctx, []SlotKey{{Lock: "orders", Job: "sync"}}); err != nil {
+		if _, err := first.LastSlots(ctx, []lock.SlotKey{{Lock: "orders", Job: "sync"}}); err != nil {
 			t.Fatal(err) // the tables made
 		}
 		for _, q := range []string{`DROP TABLE cronvisor_slots`, `CREATE TABLE cronvisor_slots (
@@ -213,9 +214,9 @@ func TestSQLLedgerOldTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := l.Acquire(ctx, sqlReq("sync", "run-1", "", slotAt(4)))
-		var done *SlotDoneError
+		var done *lock.SlotDoneError
 		if !errors.As(err, &done) || done.Record.RunID != "old" || done.Outcome != "" {
-			t.Errorf("fire of an old row's slot: %v, want a *SlotDoneError naming old", err)
+			t.Errorf("fire of an old row's slot: %v, want a *lock.SlotDoneError naming old", err)
 		}
 		g := mustSQL(t, l, sqlReq("sync", "run-2", "", slotAt(5)))
 		if _, outcome, _, _ := ledgerRowOf(t, l, "sync", slotAt(5)); outcome != "running" || g.fence == 0 {

@@ -1,4 +1,4 @@
-package lock
+package sql
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"cronvisor/internal/mask"
+	"cronvisor/lock"
 )
 
 // PostgresLocker is the PostgreSQL backend: a session advisory lock,
@@ -25,7 +26,7 @@ import (
 // what it promises and where it stops.
 type PostgresLocker struct{ *sqlLocker }
 
-var _ Locker = (*PostgresLocker)(nil)
+var _ lock.Locker = (*PostgresLocker)(nil)
 
 // PostgresLockKey is the advisory lock key of full (prefix + lock name):
 // the first 8 bytes of its SHA-256 read as a big-endian signed 64-bit

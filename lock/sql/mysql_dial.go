@@ -1,4 +1,4 @@
-package lock
+package sql
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"cronvisor/lock"
 	"golang.org/x/sys/unix"
 )
 
@@ -86,7 +87,7 @@ func (m *mysqlConns) local(id int64) (netip.AddrPort, bool) {
 func peekConnID(ctx context.Context, tc *net.TCPConn) (int64, bool) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
-		deadline = time.Now().Add(opTimeout)
+		deadline = time.Now().Add(lock.OpTimeout)
 	}
 	if tc.SetReadDeadline(deadline) != nil {
 		return 0, false

@@ -1,7 +1,8 @@
-package lock
+package sql
 
 import (
 	"context"
+	"cronvisor/lock"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -76,7 +77,7 @@ func sessionAlive(t *testing.T, b sqlBackend, admin *sql.DB, id int64) bool {
 func waitLost(t *testing.T, le *sqlLease, cut time.Time) {
 	t.Helper()
 	select {
-	case <-le.lost:
+	case <-le.Lost():
 		t.Logf("lease lost %v after the cut (bound %v)", time.Since(cut).Round(time.Millisecond), 2*le.locker.keepAlive)
 	case <-time.After(2*le.locker.keepAlive + time.Second):
 		t.Fatalf("lease not lost %v after its connection was cut off", 2*le.locker.keepAlive+time.Second)
@@ -213,7 +214,7 @@ func TestSQLEndStaleSparesAnotherSession(t *testing.T) {
 			t.Fatalf("endStale of the session itself = %v, %v; want it ended", ended, err)
 		}
 		select {
-		case <-le.lost:
+		case <-le.Lost():
 		case <-time.After(5 * time.Second):
 			t.Error("the lease whose session was ended is not lost")
 		}
@@ -233,7 +234,7 @@ func TestSQLLockHeldNamesThePeer(t *testing.T) {
 		foreign, named := 0, 0
 		for round := range 15 {
 			var wg sync.WaitGroup
-			grants := make([]Grant, len(hosts))
+			grants := make([]lock.Grant, len(hosts))
 			errs := make([]error, len(hosts))
 			start := make(chan struct{})
 			for i, l := range hosts {
@@ -254,7 +255,7 @@ func TestSQLLockHeldNamesThePeer(t *testing.T) {
 				}
 			}
 			for i, err := range errs {
-				var held *HeldError
+				var held *lock.HeldError
 				switch {
 				case err == nil:
 				case errors.As(err, &held) && held.Record.Foreign:
@@ -262,7 +263,7 @@ func TestSQLLockHeldNamesThePeer(t *testing.T) {
 					t.Errorf("round %d: host-%d was told %v", round, i, err)
 				case errors.As(err, &held) && held.Record.RunID == winner:
 					named++
-				case errors.Is(err, ErrSlotDone):
+				case errors.Is(err, lock.ErrSlotDone):
 				default:
 					t.Errorf("round %d: host-%d: %v (winner %q)", round, i, err, winner)
 				}

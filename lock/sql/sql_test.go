@@ -1,4 +1,4 @@
-package lock
+package sql
 
 import (
 	"context"
@@ -9,17 +9,18 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/lock"
 	"cronvisor/run"
 )
 
 // sqlReq asks for lock "orders" as job on host; a non-zero slot makes it
 // a scheduled fire.
-func sqlReq(job, runID, host string, slot time.Time) Request {
-	return Request{Name: "orders", Record: Record{Holder: run.Holder{Job: job, RunID: runID, Host: host}, Slot: slot},
+func sqlReq(job, runID, host string, slot time.Time) lock.Request {
+	return lock.Request{Name: "orders", Record: lock.Record{Holder: run.Holder{Job: job, RunID: runID, Host: host}, Slot: slot},
 		CheckSlot: !slot.IsZero()}
 }
 
-func mustSQL(t *testing.T, l *sqlLocker, req Request) *sqlLease {
+func mustSQL(t *testing.T, l *sqlLocker, req lock.Request) *sqlLease {
 	t.Helper()
 	lease, err := l.Acquire(t.Context(), req)
 	if err != nil {
@@ -38,9 +39,9 @@ func TestSQLHolderVisibleToSecondHost(t *testing.T) {
 			t.Fatalf("SetPID: %v", err)
 		}
 		_, err := other.Acquire(t.Context(), sqlReq("sync", "run-2", "host-b", slotAt(2)))
-		var held *HeldError
+		var held *lock.HeldError
 		if !errors.As(err, &held) {
-			t.Fatalf("second Acquire: %v, want a *HeldError", err)
+			t.Fatalf("second Acquire: %v, want a *lock.HeldError", err)
 		}
 		if h := held.Record; h.Foreign || h.Host != "host-a" || h.RunID != "run-1" || h.PID != 4242 || !h.Slot.Equal(slotAt(1)) {
 			t.Errorf("holder = %+v, want run-1 pid 4242 on host-a", h)
@@ -71,9 +72,9 @@ func TestSQLSlotClaims(t *testing.T) {
 			slot time.Time
 		}{{"same slot", slotAt(5)}, {"earlier slot", slotAt(4)}} {
 			_, err := l.Acquire(ctx, sqlReq("sync", "run-x", "", tc.slot))
-			var done *SlotDoneError
+			var done *lock.SlotDoneError
 			if !errors.As(err, &done) || done.Record.RunID != "run-1" {
-				t.Errorf("%s: Acquire = %v, want a *SlotDoneError naming run-1", tc.name, err)
+				t.Errorf("%s: Acquire = %v, want a *lock.SlotDoneError naming run-1", tc.name, err)
 			}
 		}
 		// The refused attempts left the lock free.
@@ -104,9 +105,9 @@ func TestSQLConcurrentSlotOneWinner(t *testing.T) {
 					wins++
 					time.Sleep(50 * time.Millisecond) // overlap the others' attempts
 					_ = lease.Release()
-				case errors.Is(err, ErrLocked):
+				case errors.Is(err, lock.ErrLocked):
 					held++
-				case errors.Is(err, ErrSlotDone):
+				case errors.Is(err, lock.ErrSlotDone):
 					done++
 				default:
 					t.Errorf("Acquire: %v", err)
@@ -156,9 +157,9 @@ func TestSQLForeignHolder(t *testing.T) {
 			req := sqlReq("sync", "run-1", "", slotAt(1))
 			req.Name = name
 			_, err = l.Acquire(ctx, req)
-			var held *HeldError
+			var held *lock.HeldError
 			if !errors.As(err, &held) || !held.Record.Foreign || held.Record.PID == 0 {
-				t.Errorf("%s: Acquire = %v, want a *HeldError with a foreign holder", name, err)
+				t.Errorf("%s: Acquire = %v, want a *lock.HeldError with a foreign holder", name, err)
 			} else if !strings.Contains(held.Record.Cmdline, b.name) {
 				t.Errorf("%s: foreign holder %q does not say it is a %s session", name, held.Record.Cmdline, b.name)
 			}
@@ -180,7 +181,7 @@ func TestSQLKilledConnectionIsLost(t *testing.T) {
 		l, raw := b.open(t, WithKeepAlive(keepAlive))
 		lease := mustSQL(t, l, sqlReq("sync", "run-1", "", slotAt(1)))
 		if g := lease.grant(); !g.Tethered || g.MinLifeLeft != 0 || g.File != nil {
-			t.Errorf("grant Tethered %v, MinLifeLeft %s, File %v; want true, 0 (the server frees the lock with the session), nil",
+			t.Errorf("grant Tethered %v, MinLifeLeft %s, lock.File %v; want true, 0 (the server frees the lock with the session), nil",
 				g.Tethered, g.MinLifeLeft, g.File)
 		}
 		killed := time.Now()
@@ -188,7 +189,7 @@ func TestSQLKilledConnectionIsLost(t *testing.T) {
 			t.Fatalf("kill the holder's connection: %v", err)
 		}
 		select {
-		case <-lease.lost:
+		case <-lease.Lost():
 		case <-time.After(10 * 2 * keepAlive): // generous: a loaded machine
 			t.Fatalf("lease not lost %s after its connection was killed", 20*keepAlive)
 		}
@@ -217,15 +218,15 @@ func TestSQLServerDown(t *testing.T) {
 			}
 		}()
 		select {
-		case <-lease.lost:
+		case <-lease.Lost():
 		case <-time.After(10 * time.Second):
 			t.Fatal("lease not lost with the server down")
 		}
 		_ = lease.Release()
 		began := time.Now()
 		_, err := l.Acquire(context.Background(), sqlReq("sync", "run-2", "", slotAt(2)))
-		if !errors.Is(err, ErrUnavailable) {
-			t.Errorf("Acquire with the server down: %v, want ErrUnavailable", err)
+		if !errors.Is(err, lock.ErrUnavailable) {
+			t.Errorf("Acquire with the server down: %v, want lock.ErrUnavailable", err)
 		}
 		if d := time.Since(began); d > 5*time.Second {
 			t.Errorf("Acquire with the server down took %s", d)
@@ -275,7 +276,7 @@ func TestSQLOwnUnreleasedLeaseRefuses(t *testing.T) {
 			t.Fatalf("kill the holder's connection: %v", err)
 		}
 		_, err := l.Acquire(t.Context(), sqlReq("sync", "run-2", "", slotAt(2)))
-		var held *HeldError
+		var held *lock.HeldError
 		if !errors.As(err, &held) || held.Record.RunID != "run-1" {
 			t.Fatalf("Acquire beside an unreleased lease: %v, want held by run-1", err)
 		}

@@ -1,7 +1,8 @@
-package lock
+package sql
 
 import (
 	"context"
+	"cronvisor/lock"
 	"database/sql"
 	"fmt"
 	"os"
@@ -12,8 +13,8 @@ import (
 // sqlLease is a held SQL lock: a session lock on its pinned connection,
 // checked by a keep-alive on that connection (the watch).
 type sqlLease struct {
-	leaseCore
-	watch
+	lock.LeaseCore
+	lock.Watch
 	locker *sqlLocker
 	c      *sql.Conn
 	full   string // prefix + name: the record's key
@@ -36,11 +37,11 @@ type sqlLease struct {
 
 func timeFromNS(ns int64) time.Time { return time.Unix(0, ns) }
 
-func (l *sqlLocker) newLease(c *sql.Conn, name, full, key string, h Record, sess sessionID, fence int64) *sqlLease {
-	le := &sqlLease{leaseCore: leaseCore{name: name, holder: h}, watch: newWatch(), locker: l, c: c,
+func (l *sqlLocker) newLease(c *sql.Conn, name, full, key string, h lock.Record, sess sessionID, fence int64) *sqlLease {
+	le := &sqlLease{Watch: lock.NewWatch(), locker: l, c: c,
 		full: full, key: key, conn: sess.ID, sess: sess, fence: fence}
-	le.backend = le
-	le.start(context.Background(), le.keepAlive)
+	le.Init(name, h, le)
+	le.Start(context.Background(), le.keepAlive)
 	return le
 }
 
@@ -70,7 +71,7 @@ func (le *sqlLease) keepAlive(ctx context.Context) {
 			if err != nil {
 				le.silent.Store(true)
 			}
-			le.markLost()
+			le.MarkLost()
 			return
 		}
 	}
@@ -82,23 +83,23 @@ func (le *sqlLease) keepAlive(ctx context.Context) {
 // ends, so when this supervisor dies (taking its connection along) the
 // run's guard must end the run at once, and a lost lease was already
 // someone else's to take.
-func (le *sqlLease) grant() Grant {
-	return Grant{Lease: le, Lost: le.lost, Tethered: true, FencingToken: le.fence, Session: le.session}
+func (le *sqlLease) grant() lock.Grant {
+	return lock.Grant{Lease: le, Lost: le.Lost(), Tethered: true, FencingToken: le.fence, Session: le.session}
 }
 
 // store rewrites the record's pid and run id on the lock's own
 // connection, only while its session still is the one that wrote it; a
 // connection that fails loses the lease.
-func (le *sqlLease) StoreRecord(h Record, op string) error {
+func (le *sqlLease) StoreRecord(h lock.Record, op string) error {
 	l := le.locker
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), lock.OpTimeout)
 	defer cancel()
 	_, err := le.c.ExecContext(ctx, l.d.rebind(`UPDATE cronvisor_locks SET pid = ?, run_id = ? WHERE name = ? AND conn_id = ?`),
 		h.PID, h.RunID, le.full, le.conn)
 	if err != nil {
 		le.silent.Store(true)
-		le.markLost()
-		return l.wrap(context.Background(), fmt.Sprintf("lock %q: %s", le.name, op), err)
+		le.MarkLost()
+		return l.wrap(context.Background(), fmt.Sprintf("lock %q: %s", le.Name(), op), err)
 	}
 	return nil
 }
@@ -107,16 +108,16 @@ func (le *sqlLease) StoreRecord(h Record, op string) error {
 // closes that connection; closing alone would free the lock too, so an
 // error of the unlock is only reported. Calling it again is a no-op.
 func (le *sqlLease) Release() error {
-	if !le.beginRelease() {
+	if !le.BeginRelease() {
 		return nil
 	}
-	defer le.locker.held.forget(le.name, le) // after the unlock: a fire meanwhile is refused, not run
-	le.halt()
+	defer le.locker.held.Forget(le.Name(), le) // after the unlock: a fire meanwhile is refused, not run
+	le.Halt()
 	if le.session != nil {
 		defer le.session.Close() // after the unlock and the close: the session ends with the last descriptor
 	}
 	select {
-	case <-le.lost: // the session is gone or no longer holds it, or cannot be told
+	case <-le.Lost(): // the session is gone or no longer holds it, or cannot be told
 		discard(le.c)
 		if le.silent.Load() {
 			// Now that the run is over: a server that still keeps
@@ -126,12 +127,12 @@ func (le *sqlLease) Release() error {
 		return nil
 	default:
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), lock.OpTimeout)
 	defer cancel()
 	err := le.locker.d.unlock(ctx, le.c, le.key)
 	discard(le.c)
 	if err != nil {
-		return le.locker.wrap(context.Background(), fmt.Sprintf("release lock %q", le.name), err)
+		return le.locker.wrap(context.Background(), fmt.Sprintf("release lock %q", le.Name()), err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package lock
+package sql
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"cronvisor/internal/mask"
+	"cronvisor/lock"
 )
 
 // MySQLNameLimit is the longest lock name MySQL's GET_LOCK takes.
@@ -25,7 +26,7 @@ const MySQLNameLimit = 64
 // See NewMySQLLocker for what it promises and where it stops.
 type MySQLLocker struct{ *sqlLocker }
 
-var _ Locker = (*MySQLLocker)(nil)
+var _ lock.Locker = (*MySQLLocker)(nil)
 
 // MySQLLockName is the name GET_LOCK is given for full (prefix + lock
 // name): full itself up to MySQLNameLimit characters, else its first 47

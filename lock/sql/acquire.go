@@ -1,4 +1,4 @@
-package lock
+package sql
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"cronvisor/lock"
 	"cronvisor/run"
 )
 
@@ -21,19 +22,19 @@ import (
 // met); the holder record is written and the fencing token bumped. A
 // server that cannot be reached within about a second and a half gives an
 // error matching ErrUnavailable.
-func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
+func (l *sqlLocker) Acquire(ctx context.Context, req lock.Request) (lock.Grant, error) {
 	if err := ctx.Err(); err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
-	h := newRecord(req.Record, l.host)
+	h := lock.NewRecord(req.Record, l.host)
 	if err := checkSQLRequest(req, h); err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
-	if own := l.held.get(req.Name); own != nil {
-		return Grant{}, &HeldError{Lock: req.Name, Record: own.Record()}
+	if own := l.held.Get(req.Name); own != nil {
+		return lock.Grant{}, &lock.HeldError{Lock: req.Name, Record: own.Record()}
 	}
 	if err := l.ensureSchema(ctx); err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
 	full := l.prefix + req.Name
 	key := l.serverKey(full)
@@ -41,21 +42,21 @@ func (l *sqlLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 	defer cancel()
 	c, err := l.db.Conn(opCtx)
 	if err != nil {
-		return Grant{}, l.wrap(ctx, fmt.Sprintf("lock %q", req.Name), err)
+		return lock.Grant{}, l.wrap(ctx, fmt.Sprintf("lock %q", req.Name), err)
 	}
 	if err := l.take(ctx, opCtx, c, req.Name, full, key); err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
 	le, err := l.claim(opCtx, c, req, full, key, h)
 	if err != nil {
-		return Grant{}, l.unclaimed(ctx, opCtx, c, req.Name, key, err)
+		return lock.Grant{}, l.unclaimed(ctx, opCtx, c, req.Name, key, err)
 	}
 	return le.grant(), nil
 }
 
 // checkSQLRequest refuses names the tables and keys cannot carry, and a
 // slot check without a slot.
-func checkSQLRequest(req Request, h Record) error {
+func checkSQLRequest(req lock.Request, h lock.Record) error {
 	if err := checkName(req.Name); err != nil {
 		return err
 	}
@@ -98,9 +99,9 @@ func (l *sqlLocker) take(ctx, opCtx context.Context, c *sql.Conn, name, full, ke
 			return l.wrap(ctx, what, err)
 		}
 		if !held {
-			holder = Record{Holder: run.Holder{Foreign: true, Cmdline: "a session that let go while being looked at"}}
+			holder = lock.Record{Holder: run.Holder{Foreign: true, Cmdline: "a session that let go while being looked at"}}
 		}
-		return &HeldError{Lock: name, Record: holder}
+		return &lock.HeldError{Lock: name, Record: holder}
 	}
 }
 
@@ -119,18 +120,18 @@ const (
 // cronvisor". So while the record is another session's and the holder
 // may be a cronvisor writing its own (mayBeClaiming), it is read again
 // every claimPoll, for up to claimWait; then the holder is foreign.
-func (l *sqlLocker) heldBy(ctx context.Context, q querier, full, key string) (Record, bool, error) {
+func (l *sqlLocker) heldBy(ctx context.Context, q querier, full, key string) (lock.Record, bool, error) {
 	deadline := time.Now().Add(claimWait)
 	waited := false
 	for {
 		id, held, err := l.d.owner(ctx, q, key)
 		if err != nil || !held {
-			return Record{}, false, err
+			return lock.Record{}, false, err
 		}
 		r, ok, err := l.readRecord(ctx, q, full)
 		switch {
 		case err != nil:
-			return Record{}, false, err
+			return lock.Record{}, false, err
 		case ok && r.Conn == id:
 			return r.H, true, nil
 		case time.Now().After(deadline) || (!waited && !l.d.mayBeClaiming(ctx, q, id)):
@@ -140,7 +141,7 @@ func (l *sqlLocker) heldBy(ctx context.Context, q querier, full, key string) (Re
 		waited = true
 		select {
 		case <-ctx.Done():
-			return Record{}, false, ctx.Err()
+			return lock.Record{}, false, ctx.Err()
 		case <-time.After(claimPoll):
 		}
 	}
@@ -149,7 +150,7 @@ func (l *sqlLocker) heldBy(ctx context.Context, q querier, full, key string) (Re
 // unclaimed gives up a lock taken on c whose claim failed with err, and
 // returns Acquire's error.
 func (l *sqlLocker) unclaimed(ctx, opCtx context.Context, c *sql.Conn, name, key string, err error) error {
-	var done *SlotDoneError
+	var done *lock.SlotDoneError
 	if !errors.As(err, &done) {
 		discard(c) // closing the session frees the lock, whatever state it is in
 		return l.wrap(ctx, fmt.Sprintf("lock %q", name), err)
@@ -167,7 +168,7 @@ func (l *sqlLocker) unclaimed(ctx, opCtx context.Context, c *sql.Conn, name, key
 
 // claim runs the transaction of a taken lock (see Acquire) and starts the
 // lease.
-func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, key string, h Record) (*sqlLease, error) {
+func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req lock.Request, full, key string, h lock.Record) (*sqlLease, error) {
 	sess, err := l.d.session(ctx, c)
 	if err != nil {
 		return nil, err
@@ -196,7 +197,7 @@ func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req Request, full, k
 	le := l.newLease(c, req.Name, full, key, h, sess, fence)
 	le.session = sessionSocket(sess.Port)
 	le.claimed = req.CheckSlot
-	l.held.add(req.Name, le)
+	l.held.Add(req.Name, le)
 	return le, nil
 }
 

@@ -1,4 +1,4 @@
-package lock
+package sql
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"cronvisor/lock"
 	"cronvisor/run"
 )
 
@@ -22,8 +23,8 @@ import (
 // by slot_ns carries the cursor.
 
 var (
-	_ SlotLedger    = (*sqlLocker)(nil)
-	_ OutcomeSetter = (*sqlLease)(nil)
+	_ lock.SlotLedger    = (*sqlLocker)(nil)
+	_ lock.OutcomeSetter = (*sqlLease)(nil)
 )
 
 // outcomeMissed is the ledger's outcome of a missed claim.
@@ -41,8 +42,8 @@ type ledgerRow struct {
 func (r ledgerRow) cursor() int64 { return max(r.slot, r.through) }
 
 // record is the row as a lock record naming who claimed the slot.
-func (r ledgerRow) record(job string) Record {
-	return Record{Holder: run.Holder{Job: job, RunID: r.runID, Host: r.host, Since: parseTime(r.since)},
+func (r ledgerRow) record(job string) lock.Record {
+	return lock.Record{Holder: run.Holder{Job: job, RunID: r.runID, Host: r.host, Since: parseTime(r.since)},
 		Slot: timeFromNS(r.slot)}
 }
 
@@ -61,7 +62,7 @@ func (l *sqlLocker) newestRow(ctx context.Context, q querier, full, job string) 
 // writeClaim is the body of Acquire's transaction: with CheckSlot, the
 // refusal of a slot at or before the job's cursor; the holder record and
 // its fencing token; with CheckSlot, the slot's row carrying that token.
-func (l *sqlLocker) writeClaim(ctx context.Context, tx *sql.Tx, req Request, full string, h Record, conn int64) (int64, error) {
+func (l *sqlLocker) writeClaim(ctx context.Context, tx *sql.Tx, req lock.Request, full string, h lock.Record, conn int64) (int64, error) {
 	if req.CheckSlot {
 		if err := l.checkSlot(ctx, tx, req.Name, full, h); err != nil {
 			return 0, err
@@ -76,7 +77,7 @@ func (l *sqlLocker) writeClaim(ctx context.Context, tx *sql.Tx, req Request, ful
 
 // checkSlot refuses a slot at or before the job's cursor with a
 // *SlotDoneError naming the claim that moved it there.
-func (l *sqlLocker) checkSlot(ctx context.Context, tx *sql.Tx, name, full string, h Record) error {
+func (l *sqlLocker) checkSlot(ctx context.Context, tx *sql.Tx, name, full string, h lock.Record) error {
 	if err := l.d.lockLedger(ctx, tx, full); err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func (l *sqlLocker) checkSlot(ctx context.Context, tx *sql.Tx, name, full string
 		return err
 	}
 	if ok && r.cursor() >= h.Slot.UnixNano() {
-		return &SlotDoneError{Lock: name, Record: r.record(h.Job), Outcome: r.outcome}
+		return &lock.SlotDoneError{Lock: name, Record: r.record(h.Job), Outcome: r.outcome}
 	}
 	return nil
 }
@@ -93,7 +94,7 @@ func (l *sqlLocker) checkSlot(ctx context.Context, tx *sql.Tx, name, full string
 // insertSlot claims h's slot with its lease's fencing token (the unique
 // key refuses a second claim of it whatever else went wrong), and drops
 // the job's claims older than the retention.
-func (l *sqlLocker) insertSlot(ctx context.Context, tx *sql.Tx, full string, h Record, fence int64) error {
+func (l *sqlLocker) insertSlot(ctx context.Context, tx *sql.Tx, full string, h lock.Record, fence int64) error {
 	ns := h.Slot.UnixNano()
 	_, err := tx.ExecContext(ctx, l.d.rebind(`INSERT INTO cronvisor_slots
 		(name, job, slot_ns, run_id, host, since, fencing_token, outcome, through_ns)
@@ -107,15 +108,15 @@ func (l *sqlLocker) insertSlot(ctx context.Context, tx *sql.Tx, full string, h R
 }
 
 // LastSlots implements SlotLedger: one query over this prefix's claims.
-func (l *sqlLocker) LastSlots(ctx context.Context, keys []SlotKey) (map[SlotKey]time.Time, error) {
-	out := map[SlotKey]time.Time{}
+func (l *sqlLocker) LastSlots(ctx context.Context, keys []lock.SlotKey) (map[lock.SlotKey]time.Time, error) {
+	out := map[lock.SlotKey]time.Time{}
 	if len(keys) == 0 {
 		return out, nil
 	}
 	if err := l.ensureSchema(ctx); err != nil {
 		return nil, err
 	}
-	want := make(map[SlotKey]bool, len(keys))
+	want := make(map[lock.SlotKey]bool, len(keys))
 	for _, k := range keys {
 		want[k] = true
 	}
@@ -135,7 +136,7 @@ func (l *sqlLocker) LastSlots(ctx context.Context, keys []SlotKey) (map[SlotKey]
 		}
 		// The cursor is the newest of both: rows after a missed claim are
 		// past what it covers.
-		if k := (SlotKey{Lock: strings.TrimPrefix(full, l.prefix), Job: job}); want[k] {
+		if k := (lock.SlotKey{Lock: strings.TrimPrefix(full, l.prefix), Job: job}); want[k] {
 			out[k] = timeFromNS(max(slot, through))
 		}
 	}
@@ -150,51 +151,51 @@ func (l *sqlLocker) LastSlots(ctx context.Context, keys []SlotKey) (map[SlotKey]
 // lockLedger), the job's cursor at or past m.First loses to the claim
 // that moved it; else the row of m.First is inserted with outcome
 // "missed", standing for the slots through m.Through.
-func (l *sqlLocker) ClaimMissed(ctx context.Context, m MissedClaim) (bool, Record, error) {
+func (l *sqlLocker) ClaimMissed(ctx context.Context, m lock.MissedClaim) (bool, lock.Record, error) {
 	if err := checkName(m.Lock); err != nil {
-		return false, Record{}, err
+		return false, lock.Record{}, err
 	}
 	if err := checkName(m.Job); err != nil {
-		return false, Record{}, fmt.Errorf("lock %q: job: %w", m.Lock, err)
+		return false, lock.Record{}, fmt.Errorf("lock %q: job: %w", m.Lock, err)
 	}
 	if m.First.UnixNano() <= 0 || m.Through.Before(m.First) {
-		return false, Record{}, fmt.Errorf("lock %q: missed claim of job %s: slots %s through %s",
+		return false, lock.Record{}, fmt.Errorf("lock %q: missed claim of job %s: slots %s through %s",
 			m.Lock, m.Job, m.First, m.Through)
 	}
 	if m.Host == "" {
 		m.Host = l.host
 	}
 	if err := l.ensureSchema(ctx); err != nil {
-		return false, Record{}, err
+		return false, lock.Record{}, err
 	}
 	opCtx, cancel := l.opCtx(ctx)
 	defer cancel()
 	won, by, err := l.claimMissed(opCtx, l.prefix+m.Lock, m)
 	if err != nil {
-		return false, Record{}, l.wrap(ctx, fmt.Sprintf("lock %q: claim missed slots of job %s", m.Lock, m.Job), err)
+		return false, lock.Record{}, l.wrap(ctx, fmt.Sprintf("lock %q: claim missed slots of job %s", m.Lock, m.Job), err)
 	}
 	return won, by, nil
 }
 
-func (l *sqlLocker) claimMissed(ctx context.Context, full string, m MissedClaim) (bool, Record, error) {
+func (l *sqlLocker) claimMissed(ctx context.Context, full string, m lock.MissedClaim) (bool, lock.Record, error) {
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
-		return false, Record{}, err
+		return false, lock.Record{}, err
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
 	if err := l.d.lockLedger(ctx, tx, full); err != nil {
-		return false, Record{}, err
+		return false, lock.Record{}, err
 	}
 	r, ok, err := l.newestRow(ctx, tx, full, m.Job)
 	if err != nil {
-		return false, Record{}, err
+		return false, lock.Record{}, err
 	}
 	if ok && r.cursor() >= m.First.UnixNano() {
 		return false, r.record(m.Job), nil
 	}
 	fence, err := l.d.missedFence(ctx, tx)
 	if err != nil {
-		return false, Record{}, err
+		return false, lock.Record{}, err
 	}
 	_, err = tx.ExecContext(ctx, l.d.rebind(`INSERT INTO cronvisor_slots
 		(name, job, slot_ns, run_id, host, since, fencing_token, outcome, through_ns)
@@ -208,7 +209,7 @@ func (l *sqlLocker) claimMissed(ctx context.Context, full string, m MissedClaim)
 		r, _, rerr := l.newestRow(ctx, l.db, full, m.Job)
 		return false, r.record(m.Job), rerr
 	}
-	return err == nil, Record{}, err
+	return err == nil, lock.Record{}, err
 }
 
 // SetOutcome implements OutcomeSetter: the row of the slot this lease
@@ -224,10 +225,10 @@ func (le *sqlLease) SetOutcome(outcome run.Outcome, runID string) error {
 		return nil
 	}
 	l := le.locker
-	o := slotOutcome{name: le.name, full: le.full, job: h.Job, slot: h.Slot.UnixNano(), fence: le.fence,
+	o := slotOutcome{name: le.Name(), full: le.full, job: h.Job, slot: h.Slot.UnixNano(), fence: le.fence,
 		outcome: string(outcome), runID: runID}
 	select {
-	case <-le.lost:
+	case <-le.Lost():
 	default:
 		if l.writeOutcome(context.Background(), le.c, o) == nil {
 			return nil

@@ -1,8 +1,9 @@
-package lock
+package sql
 
 import (
 	"testing"
 
+	"cronvisor/lock"
 	"cronvisor/run"
 )
 
@@ -30,8 +31,8 @@ func TestSQLSetRunRenamesTheHolder(t *testing.T) {
 }
 
 func TestFileSetRunRenamesTheHolder(t *testing.T) {
-	l := NewFileLocker(t.TempDir(), inRun)
-	lease, err := l.Acquire(t.Context(), Request{Name: "orders", Record: Record{Holder: run.Holder{Job: "sync", RunID: "run-1", PID: 1}, SupervisorPID: 1}})
+	l := lock.NewFileLocker(t.TempDir(), inRun)
+	lease, err := l.Acquire(t.Context(), lock.Request{Name: "orders", Record: lock.Record{Holder: run.Holder{Job: "sync", RunID: "run-1", PID: 1}, SupervisorPID: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-package lock
+package sql
 
 import (
 	"context"
+	"cronvisor/lock"
 	"fmt"
 	"sync"
 	"time"
@@ -30,7 +31,7 @@ type slotOutcome struct {
 // writeOutcome sets o's row on q: the row of the slot its lease claimed,
 // found by its fencing token.
 func (l *sqlLocker) writeOutcome(ctx context.Context, q querier, o slotOutcome) error {
-	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	ctx, cancel := context.WithTimeout(ctx, lock.OpTimeout)
 	defer cancel()
 	_, err := q.ExecContext(ctx, l.d.rebind(`UPDATE cronvisor_slots SET outcome = ?, run_id = ?
 		WHERE name = ? AND job = ? AND slot_ns = ? AND fencing_token = ?`),

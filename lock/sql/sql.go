@@ -1,4 +1,4 @@
-package lock
+package sql
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"cronvisor/lock"
 	"cronvisor/run"
 )
 
@@ -94,15 +95,6 @@ type sqlDialect interface {
 	transient(err error) bool
 }
 
-// PartialLister is implemented by lockers whose List sees only locks with
-// a record (the SQL backends: a foreign session may hold a name cronvisor
-// never took); a caller that knows lock names Inspects the others.
-type PartialLister interface {
-	Locker
-	// ListIsPartial reports whether List may miss held locks.
-	ListIsPartial() bool
-}
-
 // ListIsPartial implements PartialLister.
 func (l *sqlLocker) ListIsPartial() bool { return true }
 
@@ -132,7 +124,7 @@ type sqlLocker struct {
 	// frees a lock the moment its session dies, before the keep-alive
 	// notices: a fire of this supervisor in between is refused here, so
 	// it never starts a run beside its own.
-	held ownLeases[*sqlLease]
+	held lock.OwnLeases[*sqlLease]
 
 	// stale are the sessions of leases lost to a silent connection,
 	// which this locker ends once the server answers again.
@@ -152,7 +144,7 @@ func WithKeepAlive(d time.Duration) SQLOption { return func(l *sqlLocker) { l.ke
 
 func newSQLLocker(db *sql.DB, d sqlDialect, serverKey func(string) string, opts []SQLOption) (*sqlLocker, error) {
 	l := &sqlLocker{db: db, d: d, prefix: DefaultSQLPrefix, keepAlive: DefaultKeepAlive,
-		retention: DefaultRetention, serverKey: serverKey, held: newOwnLeases[*sqlLease](),
+		retention: lock.DefaultRetention, serverKey: serverKey, held: lock.NewOwnLeases[*sqlLease](),
 		stale: newReaper(), outcomes: newOutcomeRetrier()}
 	for _, o := range opts {
 		o(l)
@@ -160,10 +152,10 @@ func newSQLLocker(db *sql.DB, d sqlDialect, serverKey func(string) string, opts 
 	if l.keepAlive < 10*time.Millisecond {
 		return nil, fmt.Errorf("lock backend: keep-alive %s is too short", l.keepAlive)
 	}
-	if !nameRE.MatchString(strings.TrimSuffix(l.prefix, ":")) && l.prefix != "" {
-		return nil, fmt.Errorf("%w: prefix %q: use letters, digits, '_', '.', '-' and a final ':'", ErrBadName, l.prefix)
+	if !lock.ValidName(strings.TrimSuffix(l.prefix, ":")) && l.prefix != "" {
+		return nil, fmt.Errorf("%w: prefix %q: use letters, digits, '_', '.', '-' and a final ':'", lock.ErrBadName, l.prefix)
 	}
-	l.host = localHost()
+	l.host = lock.LocalHost()
 	// Idle connections are only the ones Inspect and List used: a lease's
 	// connection is closed, never pooled, once it has held a lock.
 	db.SetMaxIdleConns(2)
@@ -184,14 +176,14 @@ func (l *sqlLocker) KeepAlive() time.Duration { return l.keepAlive }
 // sqlRecord is one row of cronvisor_locks.
 type sqlRecord struct {
 	Name  string // prefix + lock name
-	H     Record
+	H     lock.Record
 	Conn  int64 // the session holding the lock when written
 	Fence int64
 }
 
-// opTimeout bounds each step of an acquisition, like the Redis backend's.
+// lock.OpTimeout bounds each step of an acquisition, like the Redis backend's.
 func (l *sqlLocker) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, opTimeout)
+	return context.WithTimeout(ctx, lock.OpTimeout)
 }
 
 // ensureSchema creates the tables once per locker; a failure is retried
@@ -238,15 +230,15 @@ func (l *sqlLocker) wrap(caller context.Context, what string, err error) error {
 	if l.d.transient(err) && !errors.Is(err, ErrSessionMoved) { // that one is a setup to fix
 		// One line: pgx lists each address it tried on a line of its own.
 		msg := strings.NewReplacer(":\n\t", ": ", "\n\t", "; ", "\n", "; ").Replace(err.Error())
-		return fmt.Errorf("%s: %w: %s: %s", what, ErrUnavailable, l.d.server(), msg)
+		return fmt.Errorf("%s: %w: %s: %s", what, lock.ErrUnavailable, l.d.server(), msg)
 	}
 	return fmt.Errorf("%s: %s: %w", what, l.d.server(), err)
 }
 
 // checkName refuses names the tables and keys cannot carry.
 func checkName(name string) error {
-	if !nameRE.MatchString(name) || len(name) > 200 {
-		return fmt.Errorf("%w %q: use up to 200 letters, digits, '_', '.' and '-'", ErrBadName, name)
+	if !lock.ValidName(name) || len(name) > 200 {
+		return fmt.Errorf("%w %q: use up to 200 letters, digits, '_', '.' and '-'", lock.ErrBadName, name)
 	}
 	return nil
 }
@@ -284,31 +276,31 @@ func (l *sqlLocker) readRecord(ctx context.Context, q querier, full string) (sql
 
 // holderOf is who holds a lock whose server key is owned by session id:
 // the record when that session wrote it, else a foreign holder.
-func (l *sqlLocker) holderOf(ctx context.Context, q querier, full string, id int64) (Record, error) {
+func (l *sqlLocker) holderOf(ctx context.Context, q querier, full string, id int64) (lock.Record, error) {
 	r, ok, err := l.readRecord(ctx, q, full)
 	if err != nil {
-		return Record{}, err
+		return lock.Record{}, err
 	}
 	if ok && r.Conn == id {
 		return r.H, nil
 	}
-	return Record{Holder: run.Holder{Foreign: true, PID: int(id), Cmdline: l.d.describe(ctx, q, id)}}, nil
+	return lock.Record{Holder: run.Holder{Foreign: true, PID: int(id), Cmdline: l.d.describe(ctx, q, id)}}, nil
 }
 
 // Inspect reports one lock without touching it: held when some session
 // owns its server key (the record's holder if that session wrote it,
 // else a foreign holder), otherwise free with its last record.
-func (l *sqlLocker) Inspect(ctx context.Context, name string) (Status, error) {
+func (l *sqlLocker) Inspect(ctx context.Context, name string) (lock.Status, error) {
 	if err := checkName(name); err != nil {
-		return Status{}, err
+		return lock.Status{}, err
 	}
 	if err := l.ensureSchema(ctx); err != nil {
-		return Status{}, err
+		return lock.Status{}, err
 	}
 	opCtx, cancel := l.opCtx(ctx)
 	defer cancel()
 	full := l.prefix + name
-	st := Status{Name: name}
+	st := lock.Status{Name: name}
 	id, held, err := l.d.owner(opCtx, l.db, l.serverKey(full))
 	if err != nil {
 		return st, l.wrap(ctx, fmt.Sprintf("lock %q", name), err)
@@ -330,7 +322,7 @@ func (l *sqlLocker) Inspect(ctx context.Context, name string) (Status, error) {
 // List reports every lock with a record under this prefix, sorted by
 // name. A foreign session holding a lock cronvisor never took has no
 // record; Inspect of that name finds it.
-func (l *sqlLocker) List(ctx context.Context) ([]Status, error) {
+func (l *sqlLocker) List(ctx context.Context) ([]lock.Status, error) {
 	if err := l.ensureSchema(ctx); err != nil {
 		return nil, err
 	}
@@ -354,7 +346,7 @@ func (l *sqlLocker) List(ctx context.Context) ([]Status, error) {
 	if err != nil {
 		return nil, l.wrap(ctx, "list locks", err)
 	}
-	return inspectAll(ctx, names, l.Inspect)
+	return lock.InspectAll(ctx, names, l.Inspect)
 }
 
 // likePrefix is a LIKE pattern matching names that start with p.

@@ -1,4 +1,4 @@
-package lock
+package sql
 
 import (
 	"errors"
@@ -10,24 +10,25 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"cronvisor/internal/mask"
+	"cronvisor/lock"
 )
 
 // MySQL and Postgres are the SQL backends: session locks and the slots'
 // ledger on the server (sql*.go), which differ in their dialect only.
 var (
-	MySQL = Backend{
+	MySQL = lock.Backend{
 		Name: "mysql", Address: "dsn", Hint: " (user:pass@tcp(host:3306)/db)",
 		Check: checkMySQLDSN, Prefix: checkSQLPrefix,
-		Open: func(s Settings) (Locker, error) { return NewMySQLLocker(s.URL, sqlOptions(s)...) },
+		Open: func(s lock.Settings) (lock.Locker, error) { return NewMySQLLocker(s.URL, sqlOptions(s)...) },
 	}
-	Postgres = Backend{
+	Postgres = lock.Backend{
 		Name: "postgres", Address: "url",
 		Check: checkPostgresURL, Prefix: checkSQLPrefix,
-		Open: func(s Settings) (Locker, error) { return NewPostgresLocker(s.URL, sqlOptions(s)...) },
+		Open: func(s lock.Settings) (lock.Locker, error) { return NewPostgresLocker(s.URL, sqlOptions(s)...) },
 	}
 )
 
-func sqlOptions(s Settings) []SQLOption {
+func sqlOptions(s lock.Settings) []SQLOption {
 	if s.Prefix == "" {
 		return nil
 	}
@@ -56,6 +57,10 @@ func checkMySQLDSN(s string) (string, error) {
 	}
 	return want, nil
 }
+
+// errShape is an address not of the form asked: the "is not …" of its
+// message says it all.
+var errShape = errors.New("")
 
 // sqlPrefixRE is the lock name prefix the SQL backends take (lock's
 // names, then at most a final ':').
