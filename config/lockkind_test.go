@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,5 +24,22 @@ func TestAnUnregisteredKindIsRefusedWithTheRegisteredOnes(t *testing.T) {
 	want := `lock_backend.type: "etcd" is not one of file, redis, mysql, postgres`
 	if got := ps[0].String(); !strings.Contains(got, want) {
 		t.Errorf("got %q, want it to hold %q", got, want)
+	}
+}
+
+// A backend added to the list must be named where `help jobs.yaml` shows
+// lock_backend.type, and its address key must be one the section holds.
+func TestTheReferenceNamesEveryLockBackend(t *testing.T) {
+	types := strings.Split(backendRef[0].Doc, " | ")
+	for _, b := range backends.All {
+		if !slices.Contains(types, b.Name) {
+			t.Errorf("lock_backend.type's reference %q does not name the %s backend", backendRef[0].Doc, b.Name)
+		}
+		if key, _ := b.AddressKey(); key != "" && !slices.Contains(backendKeys, key) {
+			t.Errorf("the %s backend's address key %q is not a lock_backend key", b.Name, key)
+		}
+	}
+	if len(types) != len(backends.All) {
+		t.Errorf("lock_backend.type's reference names %d backends, the list %d", len(types), len(backends.All))
 	}
 }
