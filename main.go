@@ -15,7 +15,7 @@ import (
 	_ "time/tzdata" // zone names work on machines without a zone database
 
 	"cronvisor/cli"
-	"cronvisor/lock"
+	"cronvisor/lock/backends"
 	"cronvisor/proc"
 )
 
@@ -56,5 +56,6 @@ func profile(path string) (stop func()) {
 	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
-// keepLease lets a keeper renew the Redis lease of a dead supervisor's run.
-func keepLease(handoff []byte) (proc.KeptLease, error) { return lock.KeepLease(handoff) }
+// keepLease lets a keeper renew the lease of a dead supervisor's run, in
+// the backend that wrote its hand-off.
+func keepLease(handoff []byte) (proc.KeptLease, error) { return backends.KeepLease(handoff) }

@@ -59,10 +59,7 @@ func backendNotAsked(cfg *config.Config) string {
 	if len(cfg.UnsetEnv) == 0 {
 		return ""
 	}
-	key := "url"
-	if cfg.LockBackend.Type == config.BackendMySQL {
-		key = "dsn"
-	}
+	key := cfg.LockBackend.AddressKey()
 	verb := "is"
 	if len(cfg.UnsetEnv) > 1 {
 		verb = "are"

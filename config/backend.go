@@ -24,84 +24,92 @@ func (d *decoder) lockBackend(lb *LockBackend, e entry) (secrets []string) {
 	return d.backendAddress(lb, e, known, f)
 }
 
-// backendScalars decodes lock_backend's type, ttl and prefix.
+// backendScalars decodes lock_backend's type, ttl and prefix; the
+// backend named by type checks its ttl and prefix (lockkind.go).
 func (d *decoder) backendScalars(lb *LockBackend, known []string, f []entry) {
 	if t, ok := lookup(known, f, "type"); ok {
 		if s, ok := d.text("lock_backend.type", t.val); ok {
 			lb.Type = s
-			if !slices.Contains(backendTypes, s) {
-				d.errorf(t.val, "lock_backend.type: %q is not one of %s", s, strings.Join(backendTypes, ", "))
+			if _, ok := lockKind(s); !ok {
+				d.errorf(t.val, "lock_backend.type: %q is not one of %s", s, lockKindNames())
 			}
 		}
 	}
+	kind, _ := lockKind(lb.Type) // nil: the type is refused already
 	if t, ok := lookup(known, f, "ttl"); ok {
 		if v, ok := d.duration("lock_backend.ttl", t.val); ok {
 			lb.TTL = v
-			if v < time.Second {
-				d.errorf(t.val, "lock_backend.ttl: %v is shorter than 1s; the lease could lapse between renewals", v)
-			} else if v > maxRedisTTL {
-				d.errorf(t.val, "lock_backend.ttl: %v is longer than 7d, how long Redis keeps the locks' records; the lease would outlive them", v)
-			}
-		}
-		if lb.Type != BackendRedis {
-			d.warnf(t.key, "lock_backend.ttl is only used by the redis backend")
+			d.backendTTL(kind, lb, t, v)
 		}
 	}
 	if p, ok := lookup(known, f, "prefix"); ok {
 		if s, ok := d.text("lock_backend.prefix", p.val); ok {
 			lb.Prefix = s
-			if !prefixRE.MatchString(s) {
-				d.errorf(p.val, "lock_backend.prefix: %q: use letters, digits, '_', '.', '-' and ':', up to 50 characters", s)
-			} else if isSQL(lb.Type) && s != "" && !sqlPrefixRE.MatchString(s) {
-				d.errorf(p.val, "lock_backend.prefix: %q: the %s backend takes letters, digits, '_', '.' and '-', and ':' only at the end", s, lb.Type)
-			}
+			d.backendPrefix(kind, lb, p, s)
 		}
-		if lb.Type == BackendFile {
-			d.warnf(p.key, "lock_backend.prefix is not used by the file backend")
-		}
+	}
+}
+
+// backendTTL checks lock_backend.ttl by the backend's rule.
+func (d *decoder) backendTTL(kind LockKind, lb *LockBackend, t entry, v time.Duration) {
+	if kind == nil {
+		return
+	}
+	if used, err := kind.CheckTTL(v); !used {
+		d.warnf(t.key, "lock_backend.ttl is not used by the %s backend", lb.Type)
+	} else if err != nil {
+		d.errorf(t.val, "lock_backend.ttl: %v is %v", v, err)
+	}
+}
+
+// backendPrefix checks lock_backend.prefix: the form every backend's
+// names take, then the backend's own rule.
+func (d *decoder) backendPrefix(kind LockKind, lb *LockBackend, p entry, s string) {
+	if !prefixRE.MatchString(s) {
+		d.errorf(p.val, "lock_backend.prefix: %q: use letters, digits, '_', '.', '-' and ':', up to 50 characters", s)
+		return
+	}
+	if kind == nil {
+		return
+	}
+	if used, err := kind.CheckPrefix(s); !used {
+		d.warnf(p.key, "lock_backend.prefix is not used by the %s backend", lb.Type)
+	} else if err != nil {
+		d.errorf(p.val, "lock_backend.prefix: %q: the %s backend takes %v", s, lb.Type, err)
 	}
 }
 
 // backendAddress decodes lock_backend's url or dsn, as its type wants,
 // and returns the variables it expanded.
 func (d *decoder) backendAddress(lb *LockBackend, e entry, known []string, f []entry) (secrets []string) {
-	u, hasURL := lookup(known, f, "url")
-	dsn, hasDSN := lookup(known, f, "dsn")
-	switch lb.Type {
-	case BackendFile:
-		for _, k := range []entry{u, dsn} {
-			if k.has() {
-				d.warnf(k.key, "lock_backend.%s is not used by the file backend", k.name)
+	kind, ok := lockKind(lb.Type)
+	if !ok {
+		return nil
+	}
+	key, hint := kind.AddressKey()
+	if key == "" {
+		for _, name := range []string{"url", "dsn"} {
+			if k, ok := lookup(known, f, name); ok {
+				d.warnf(k.key, "lock_backend.%s is not used by the %s backend", name, lb.Type)
 			}
 		}
-	case BackendMySQL:
-		if hasURL {
-			d.errorf(u.key, "lock_backend.url: the mysql backend takes a dsn (user:pass@tcp(host:3306)/db), not a url")
-		}
-		if !hasDSN {
-			d.errorf(e.key, "lock_backend: the mysql backend needs a dsn")
-			break
-		}
-		lb.URL, secrets = d.backendAddr("lock_backend.dsn", dsn.val, checkMySQLDSN)
-	case BackendRedis, BackendPostgres:
-		if hasDSN {
-			d.errorf(dsn.key, "lock_backend.dsn: the %s backend takes a url, not a dsn", lb.Type)
-		}
-		if !hasURL {
-			d.errorf(e.key, "lock_backend: the %s backend needs a url", lb.Type)
-			break
-		}
-		check := checkRedisURL
-		if lb.Type == BackendPostgres {
-			check = checkPostgresURL
-		}
-		lb.URL, secrets = d.backendAddr("lock_backend.url", u.val, check)
+		return nil
 	}
+	other := "url"
+	if key == "url" {
+		other = "dsn"
+	}
+	if o, ok := lookup(known, f, other); ok {
+		d.errorf(o.key, "lock_backend.%s: the %s backend takes a %s%s, not a %s", other, lb.Type, key, hint, other)
+	}
+	a, ok := lookup(known, f, key)
+	if !ok {
+		d.errorf(e.key, "lock_backend: the %s backend needs a %s", lb.Type, key)
+		return nil
+	}
+	lb.URL, secrets = d.backendAddr("lock_backend."+key, a.val, kind.CheckAddress)
 	return secrets
 }
-
-// backendTypes are the lock_backend types, in the order messages list them.
-var backendTypes = []string{BackendFile, BackendRedis, BackendMySQL, BackendPostgres}
 
 // prefixRE is what a lock name prefix may hold: it starts server-side
 // names and keys, and MySQL's names are short.

@@ -16,9 +16,9 @@ func TestLoadSQLBackends(t *testing.T) {
 		want          LockBackend
 	}{
 		{"mysql", "{type: mysql, dsn: 'cron:${CV_TEST_DB_PASSWORD}@tcp(127.0.0.1:3306)/app', prefix: 'team-a:'}",
-			LockBackend{Type: BackendMySQL, URL: "cron:s3cret@tcp(127.0.0.1:3306)/app", Prefix: "team-a:"}},
+			LockBackend{Type: "mysql", URL: "cron:s3cret@tcp(127.0.0.1:3306)/app", Prefix: "team-a:"}},
 		{"postgres", "{type: postgres, url: 'postgres://cron:${CV_TEST_DB_PASSWORD}@127.0.0.1:5432/app'}",
-			LockBackend{Type: BackendPostgres, URL: "postgres://cron:s3cret@127.0.0.1:5432/app"}},
+			LockBackend{Type: "postgres", URL: "postgres://cron:s3cret@127.0.0.1:5432/app"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,7 +28,7 @@ func TestLoadValid(t *testing.T) {
 		Path:          path,
 		StateDir:      filepath.Join(dir, "state"),
 		ShutdownGrace: 45 * time.Second,
-		LockBackend: LockBackend{Type: BackendRedis, URL: "redis://:s3cret@127.0.0.1:6379/2",
+		LockBackend: LockBackend{Type: "redis", URL: "redis://:s3cret@127.0.0.1:6379/2",
 			TTL: 20 * time.Second, Line: 4, Col: 1},
 		History:    HistoryPolicy{KeepRuns: 50, KeepAge: 168 * time.Hour, LogLimit: 512 << 10},
 		SecretEnv:  []string{"CRONVISOR_TEST_REDIS_PASSWORD"},

@@ -104,21 +104,16 @@ type JobSource struct {
 
 // LockBackend selects where locks live.
 type LockBackend struct {
-	Type   string        // "file" (default), "redis", "mysql" or "postgres"
-	URL    string        // redis and postgres url, or mysql dsn; ${ENV} expanded
-	TTL    time.Duration // redis lease; default 30s
+	Type   string        // a registered backend's kind (RegisterLockBackends); "file" by default
+	URL    string        // its url or dsn (AddressKey); ${ENV} expanded
+	TTL    time.Duration // a lease's, for a backend that takes one; default 30s
 	Prefix string        // network backends' name prefix; "" for their default
 	Line   int           // position of the lock_backend key, for messages (0 when absent)
 	Col    int
 }
 
-// Lock backend types.
-const (
-	BackendFile     = "file"
-	BackendRedis    = "redis"
-	BackendMySQL    = "mysql"
-	BackendPostgres = "postgres"
-)
+// BackendFile is the default lock backend's kind (lock.File).
+const BackendFile = "file"
 
 // HistoryBackend selects the shared history (history_backend). The local
 // SQLite store is always written; with Type "postgres" its records are

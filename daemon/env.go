@@ -107,8 +107,8 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	}
 	e.Ledger, _ = locker.(lock.SlotLedger)
 	e.relock = relockOf(locker)
-	if r, ok := locker.(*lock.RedisLocker); ok {
-		warnClockSkew(r, log)
+	if r, ok := locker.(lock.ClockSkewer); ok {
+		warnClockSkew(r, cfg.LockBackend.Type, log)
 	}
 	e.startReaper()
 

@@ -77,19 +77,21 @@ func (r redisLog) Printf(_ context.Context, format string, v ...any) {
 	r.log.Warn("redis: " + fmt.Sprintf(format, v...))
 }
 
-// maxClockSkew is how far this host's clock may be from Redis's before
+// maxClockSkew is how far this host's clock may be from the lock
+// server's (a backend that can tell: lock.ClockSkewer) before
 // cronvisor warns: slots are wall-clock instants, so hosts whose clocks
 // disagree by more fire the "same" slot at visibly different times.
 const maxClockSkew = 500 * time.Millisecond
 
-func warnClockSkew(r *lock.RedisLocker, log *slog.Logger) {
+func warnClockSkew(r lock.ClockSkewer, backend string, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	skew, err := r.ClockSkew(ctx)
 	switch {
 	case err != nil:
-		log.Warn("cannot compare clocks with Redis", "err", err)
+		log.Warn("cannot compare clocks with the lock backend's server", "backend", backend, "err", err)
 	case skew > maxClockSkew || skew < -maxClockSkew:
-		log.Warn("this host's clock is off Redis's (TIME); fix NTP: slots are wall-clock instants", "skew", skew.String())
+		log.Warn("this host's clock is off the lock backend's server's; fix NTP: slots are wall-clock instants",
+			"backend", backend, "skew", skew.String())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"cronvisor/ctl"
 	"cronvisor/history"
 	"cronvisor/lock"
+	"cronvisor/lock/backends"
 	"cronvisor/runner"
 	"cronvisor/statedir"
 	"cronvisor/systemd"
@@ -68,24 +69,27 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// NewLocker returns the configured lock backend.
+// NewLocker returns the configured lock backend, from the one list.
 func NewLocker(cfg *config.Config) (lock.Locker, error) {
-	switch cfg.LockBackend.Type {
-	case "", "file":
-		return lock.NewFileLocker(statedir.Dir(cfg.StateDir).Locks(), runner.InRun,
-			lock.WithDurability(cfg.Durability)), nil
-	case "redis":
-		var opts []lock.RedisOption
-		if p := cfg.LockBackend.Prefix; p != "" {
-			opts = append(opts, lock.WithKeyPrefix(p))
-		}
-		l, err := lock.NewRedisLocker(cfg.LockBackend.URL, cfg.LockBackend.TTL, opts...)
-		if err != nil {
-			return nil, backendErr(cfg, err)
-		}
-		return l, nil
-	case "mysql", "postgres":
-		return newSQLLocker(cfg)
+	lb := cfg.LockBackend
+	l, err := backends.Open(lb.Type, lock.Settings{URL: lb.URL, TTL: lb.TTL, Prefix: lb.Prefix,
+		LocksDir: statedir.Dir(cfg.StateDir).Locks(), InRun: runner.InRun, Durability: cfg.Durability})
+	if err != nil {
+		return nil, backendErr(cfg, err)
 	}
-	return nil, fmt.Errorf("unknown lock backend %q", cfg.LockBackend.Type)
+	return l, nil
+}
+
+// backendErr places a lock backend's error at its key in the file.
+func backendErr(cfg *config.Config, err error) error {
+	return fmt.Errorf("%s:%d:%d: lock_backend: %w", cfg.Path, cfg.LockBackend.Line, cfg.LockBackend.Col, err)
+}
+
+// The lock backends are registered for config.Load here, where every
+// command that loads jobs.yaml passes (cli imports daemon): config may not
+// import lock itself.
+func init() {
+	for _, b := range backends.All {
+		config.RegisterLockBackends(b)
+	}
 }

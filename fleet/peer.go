@@ -107,8 +107,8 @@ func (s *Store) closeLost(ctx context.Context, since time.Time) ([]run.Record, e
 // still holds the lock) columns, given package lock's tables; false and
 // false without them. A job with no record here locks elsewhere or not
 // at all (overlap: allow), and only the heartbeat can tell. A lock
-// record's key is lock.PostgresLockKey of its name, which pg_locks splits
-// into classid (the high 32 bits) and objid.
+// record's key is PostgresLockKey (lock/sql) of its name, which pg_locks
+// splits into classid (the high 32 bits) and objid.
 func lockTerms(locks bool) string {
 	if !locks {
 		return `false AS tracked, false AS held`

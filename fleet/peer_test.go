@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cronvisor/lock"
+	sqllock "cronvisor/lock/sql"
 	"cronvisor/run"
 )
 
@@ -108,7 +109,7 @@ func takeLock(t *testing.T, url, host, name, runID string) lock.Grant {
 // takeLockFor takes lock name for job's run runID as host would.
 func takeLockFor(t *testing.T, url, host, name, job, runID string) lock.Grant {
 	t.Helper()
-	l, err := lock.NewPostgresLocker(url)
+	l, err := sqllock.NewPostgresLocker(url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,11 +41,11 @@ func newRecord(req Record, host string) Record {
 	return h
 }
 
-// recordStore is a backend's write of its lease's record.
-type recordStore interface {
-	// store makes h the lock's record; op names the change for errors.
-	// The lease's core calls it with its mutex held.
-	store(h Record, op string) error
+// RecordStore is a backend's write of its lease's record.
+type RecordStore interface {
+	// StoreRecord makes h the lock's record; op names the change for
+	// errors. The lease's core calls it with its mutex held.
+	StoreRecord(h Record, op string) error
 }
 
 // leaseCore is what every backend's lease shares: the lock's name, the
@@ -54,7 +54,7 @@ type recordStore interface {
 // Lease.
 type leaseCore struct {
 	name    string
-	backend recordStore
+	backend RecordStore
 
 	mu       sync.Mutex
 	holder   Record
@@ -90,7 +90,7 @@ func (c *leaseCore) rewrite(op string, change func(*Record)) error {
 	}
 	h := c.holder
 	change(&h)
-	if err := c.backend.store(h, op); err != nil {
+	if err := c.backend.StoreRecord(h, op); err != nil {
 		return err
 	}
 	c.holder = h

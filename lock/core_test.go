@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/internal/redistest"
 	"cronvisor/run"
 )
 
@@ -40,23 +39,5 @@ func TestNewRecord(t *testing.T) {
 	}
 	if got := newRecord(Record{}, "local"); got.Since.IsZero() {
 		t.Error("newRecord left Since zero, want now")
-	}
-}
-
-// A Redis record does not outlive its lease, so it never says a run is
-// in flight or waits for a retry, whatever the request carried.
-func TestRedisRecordNeverInFlight(t *testing.T) {
-	srv := redistest.New(t)
-	ctx := testCtx(t, 10*time.Second)
-	l := newRedisLocker(t, srv.URL(), 5*time.Second)
-	req := redisReq("sync", "run-a", "host-a", slotAt(1))
-	req.Record.InFlight, req.Record.RetryAt = true, slotAt(2)
-	mustAcquire(ctx, t, l, req)
-	st, err := l.Inspect(ctx, req.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !st.Held || st.Record.RunID != "run-a" || st.Record.InFlight || !st.Record.RetryAt.IsZero() {
-		t.Fatalf("Inspect: %+v, want held by run-a, not in flight, no retry", st)
 	}
 }

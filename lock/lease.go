@@ -44,7 +44,7 @@ func (le *fileLease) SetRetry(at time.Time) error {
 
 // store rewrites the line in the file, and starts the fsync of a new slot
 // cursor (see FileLocker.Acquire).
-func (le *fileLease) store(h Record, _ string) error {
+func (le *fileLease) StoreRecord(h Record, _ string) error {
 	size, err := writeRecord(le.rec, h, le.size)
 	le.size = size
 	if err != nil {

@@ -5,12 +5,12 @@
 // The file backend (FileLocker) takes flock(2) on STATE_DIR/locks/NAME.lock,
 // so any other program using `flock -n` on the same file is respected and
 // the lock outlives a supervisor whose run's processes still hold the file.
-// The Redis backend (RedisLocker) serves several hosts: a leased SET NX PX
+// The Redis backend (lock/redis) serves several hosts: a leased SET NX PX
 // key renewed while the run lives, a slot cursor and a fencing token taken
 // atomically with it; its doc comment says what it does and does not
-// guarantee. The SQL backends (MySQLLocker, PostgresLocker) hold the
+// guarantee. The SQL backends (lock/sql: MySQL, PostgreSQL) hold the
 // server's session lock on one connection pinned to each lease, with
-// holder records and slot claims as rows (see NewMySQLLocker).
+// holder records and slot claims as rows.
 package lock
 
 import (
@@ -256,8 +256,8 @@ type Grant struct {
 	// Nil where it could not be found.
 	Session *os.File
 	// Handoff, for a lease that must be renewed (Redis), describes it
-	// for KeepLease, which a run's keeper calls to keep renewing it once
-	// the supervisor is dead. It holds the backend's credentials. Nil:
+	// for its Backend.Keep (backends.KeepLease), which a run's keeper
+	// calls to keep renewing it once the supervisor is dead. It holds the backend's credentials. Nil:
 	// none (the keeper ends the run at once instead).
 	Handoff []byte
 	// FencingToken grows with every acquisition of the lock (Redis): a

@@ -40,7 +40,6 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	sqlServers.close()
 	os.Exit(code)
 }
 

@@ -153,7 +153,7 @@ type Orphaned struct {
 	// within Within (a lease nothing of it could keep).
 	AtOnce bool
 	Within time.Duration
-	Lease  []byte // a lease hand-off for lock.KeepLease, nil for none
+	Lease  []byte // a lease hand-off for backends.KeepLease, nil for none
 	// Session: the run holds its lock's SQL session (fd 3); Lock: it
 	// holds its lock file (fd 3).
 	Session, Lock bool

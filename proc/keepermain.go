@@ -174,7 +174,7 @@ func (k *kept) keep() {
 }
 
 // LeaseKeeper takes over a lease that a supervisor handed its run's keeper
-// (Keeper.Handoff): lock.KeepLease. A keeper given nil ends such a run at
+// (Keeper.Handoff): backends.KeepLease (package lock/backends). A keeper given nil ends such a run at
 // once when its supervisor dies.
 type LeaseKeeper func(handoff []byte) (KeptLease, error)
 

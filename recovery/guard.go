@@ -10,6 +10,7 @@ import (
 
 	"cronvisor/cgroup"
 	"cronvisor/lock"
+	"cronvisor/lock/backends"
 	"cronvisor/proc"
 	"cronvisor/procfs"
 	"cronvisor/run"
@@ -21,7 +22,7 @@ import (
 // would outlive its deadline, and its lease would lapse under it and let
 // another run of the job start beside it. The next supervisor on the
 // state dir guards it in their place, from the run's guard file
-// (proc.ReadGuard): it renews its lease (lock.KeepLease, as the keeper
+// (proc.ReadGuard): it renews its lease (backends.KeepLease, as the keeper
 // did), ends it at its deadline (SIGTERM, kill_grace, SIGKILL: through
 // its cgroup leaf, else its process group and tag), records its end
 // through the one path, and only then releases the lease.
@@ -33,7 +34,7 @@ type guardEnd struct {
 	class   run.Class
 }
 
-// guardLease is a lease taken over for a guarded run (lock.KeepLease).
+// guardLease is a lease taken over for a guarded run (backends.KeepLease).
 type guardLease interface {
 	lock.KeptLease
 	// Leave stops renewing it without releasing it.
@@ -259,7 +260,7 @@ func (r *Recoverer) keepLease(g proc.Orphaned) (lease guardLease, lost <-chan st
 	if g.Lease == nil {
 		return nil, nil, ""
 	}
-	kl, err := lock.KeepLease(g.Lease)
+	kl, err := backends.KeepLease(g.Lease)
 	if err != nil {
 		return nil, nil, " (" + err.Error() + ")"
 	}

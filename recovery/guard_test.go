@@ -14,6 +14,7 @@ import (
 	"cronvisor/internal/redistest"
 	"cronvisor/internal/testlog"
 	"cronvisor/lock"
+	"cronvisor/lock/redis"
 	"cronvisor/run"
 	"cronvisor/statedir"
 )
@@ -155,7 +156,7 @@ func TestGuardKeepsAnOrphansLease(t *testing.T) {
 	// A ttl well above a loaded machine's set-up time: the lease must not
 	// lapse before the guard takes it over.
 	const ttl, timeout = 2 * time.Second, 5 * time.Second
-	dead, err := lock.NewRedisLocker(srv.URL(), ttl)
+	dead, err := redis.NewRedisLocker(srv.URL(), ttl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestGuardKeepsAnOrphansLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := lock.NewRedisLocker(srv.URL(), ttl)
+	other, err := redis.NewRedisLocker(srv.URL(), ttl)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,17 @@ import (
 	"testing"
 
 	"cronvisor/config"
+	"cronvisor/lock/backends"
 	"cronvisor/run"
 )
+
+// The file below names a redis lock_backend, which config checks through
+// the registered backends, as the program registers them (daemon).
+func init() {
+	for _, b := range backends.All {
+		config.RegisterLockBackends(b)
+	}
+}
 
 // TestFireKeepsSecretEnvOut: the variables the lock backend's URL expanded
 // stay out of a job's environment unless its own env sets them; the rest
