@@ -1,7 +1,6 @@
 package config
 
 import (
-	"cronvisor/statedir"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
+
+	"cronvisor/statedir"
 )
 
 // What execve(2) accepts, as fs/exec.c counts it: every argument and

@@ -1,7 +1,6 @@
 package ctl
 
 import (
-	"cronvisor/statedir"
 	"errors"
 	"io/fs"
 	"net"
@@ -10,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/statedir"
 )
 
 func TestListen(t *testing.T) {

@@ -8,7 +8,6 @@ package daemon
 
 import (
 	"context"
-	"cronvisor/exepages"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"cronvisor/config"
+	"cronvisor/exepages"
 	"cronvisor/fleet"
 	"cronvisor/internal/ratelog"
 	"cronvisor/outlog"

@@ -2,12 +2,14 @@ package daemon
 
 import (
 	"context"
-	"cronvisor/cgroup"
 	"io"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"cronvisor/cgroup"
 	"cronvisor/config"
 	"cronvisor/history"
 	"cronvisor/lock"
@@ -18,8 +20,6 @@ import (
 	"cronvisor/run"
 	"cronvisor/runner"
 	"cronvisor/statedir"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Env is what running jobs needs: the lock backend, the event fan-out and

@@ -3,7 +3,6 @@ package daemon
 import (
 	"bytes"
 	"context"
-	"cronvisor/ending"
 	"errors"
 	"log/slog"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"cronvisor/clock"
+	"cronvisor/ending"
 	"cronvisor/run"
 )
 

@@ -2,12 +2,12 @@ package daemon
 
 import (
 	"context"
-	"cronvisor/cgroup"
 	"errors"
 	"log/slog"
 	"os"
 	"time"
 
+	"cronvisor/cgroup"
 	"cronvisor/clock"
 	"cronvisor/config"
 	"cronvisor/ending"

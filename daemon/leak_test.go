@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"cronvisor/ctl"
 	"cronvisor/statedir"
-
-	"go.uber.org/goleak"
 )
 
 // TestShutdownLeavesNoGoroutine starts a daemon with its real parts (file

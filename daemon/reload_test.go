@@ -2,12 +2,13 @@ package daemon
 
 import (
 	"context"
-	"cronvisor/run"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 const twoJobs = oneJob + `  - name: tick

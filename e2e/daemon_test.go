@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"cronvisor/run"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 // TestE2EDaemonAndRunsNeverOverlap: the daemon fires a 2.5 s job every

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"cronvisor/cgroup"
-
 	"golang.org/x/sys/unix"
+
+	"cronvisor/cgroup"
 )
 
 // runIDInName finds a run id (run.NewID's form) in a state dir entry's

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"cronvisor/ctl"
-	"cronvisor/run"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/ctl"
+	"cronvisor/run"
 )
 
 // startDaemon starts `cronvisor daemon` and waits until it serves.

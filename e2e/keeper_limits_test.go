@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/cgroup"
 	"cronvisor/run"
-
-	"golang.org/x/sys/unix"
 )
 
 // cutMarker is the line that marks a log's cut (run.LogCutMarker).

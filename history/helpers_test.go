@@ -2,11 +2,12 @@ package history
 
 import (
 	"context"
-	"cronvisor/run"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
+
+	"cronvisor/run"
 )
 
 // base is the reference instant of the tests: a Saturday noon, UTC.

@@ -1,11 +1,12 @@
 package history
 
 import (
-	"cronvisor/statedir"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"cronvisor/statedir"
 )
 
 // ReadLog returns the end of the saved log of job's run runID in stateDir:

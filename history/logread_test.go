@@ -1,7 +1,6 @@
 package history
 
 import (
-	"cronvisor/statedir"
 	"errors"
 	"io/fs"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"cronvisor/statedir"
 )
 
 func TestReadLog(t *testing.T) {

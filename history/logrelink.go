@@ -1,13 +1,14 @@
 package history
 
 import (
-	"cronvisor/statedir"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"cronvisor/statedir"
 )
 
 // Relink gives a log whose file was deleted (its state dir removed under

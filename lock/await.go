@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"cronvisor/procfs"
-
 	"golang.org/x/sys/unix"
+
+	"cronvisor/procfs"
 )
 
 // recheckHidden is how long AwaitRelease waits before it looks again at a

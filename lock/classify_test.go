@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/procfs"
 	"cronvisor/run"
-
-	"golang.org/x/sys/unix"
 )
 
 // TestFlockToolRespectsOurLock: `flock -n` on the file fails while a

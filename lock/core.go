@@ -2,10 +2,11 @@ package lock
 
 import (
 	"context"
-	"cronvisor/procfs"
 	"os"
 	"sync"
 	"time"
+
+	"cronvisor/procfs"
 )
 
 // localHost is the machine's name for records, "localhost" when it has

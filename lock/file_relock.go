@@ -1,9 +1,10 @@
 package lock
 
 import (
-	"cronvisor/statedir"
 	"errors"
 	"fmt"
+
+	"cronvisor/statedir"
 )
 
 // Relock takes again, on a new file at its path, each lock this locker

@@ -8,9 +8,9 @@ import (
 	"os"
 	"syscall"
 
-	"cronvisor/procfs"
-
 	"golang.org/x/sys/unix"
+
+	"cronvisor/procfs"
 )
 
 // lockFlags opens the descriptor the flock is taken on, which the run's

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"cronvisor/procfs"
-
 	"github.com/gofrs/flock"
+
+	"cronvisor/procfs"
 )
 
 // Inspect reports one lock. It never writes and never holds the lock for

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/procfs"
 	"cronvisor/run"
-
-	"golang.org/x/sys/unix"
 )
 
 // helperEnv makes the test binary act as a supervisor process instead of

@@ -11,7 +11,6 @@ package outlog
 
 import (
 	"context"
-	"cronvisor/run"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"cronvisor/run"
 )
 
 // Defaults of the rate cap: DefaultRate lines a second on average, bursts

@@ -5,9 +5,9 @@ import (
 	"math"
 	"os"
 
-	"cronvisor/procfs"
-
 	"golang.org/x/sys/unix"
+
+	"cronvisor/procfs"
 )
 
 // CloseInheritedOnExec marks every descriptor above stderr close-on-exec,

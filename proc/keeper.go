@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"cronvisor/procfs"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"cronvisor/procfs"
 )
 
 // KeeperName is argv[0] of a keeper process. The executable is this one

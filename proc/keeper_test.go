@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/cgroup"
 	"cronvisor/internal/testlog"
 	"cronvisor/procfs"
-
-	"golang.org/x/sys/unix"
 )
 
 // supervisorEnv makes the test binary a supervisor of one guarded run (see

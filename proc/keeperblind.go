@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/cgroup"
 	"cronvisor/procfs"
-
-	"golang.org/x/sys/unix"
 )
 
 // A supervisor can die between its run's exec and the "pid N" message

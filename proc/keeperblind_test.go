@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/cgroup"
 	"cronvisor/internal/testlog"
 	"cronvisor/procfs"
-
-	"golang.org/x/sys/unix"
 )
 
 // blindRun is a run started as Run starts one (its own process group,

@@ -2,14 +2,14 @@ package proc
 
 import (
 	"context"
-
-	"cronvisor/cgroup"
-	"cronvisor/run"
 	"os"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"cronvisor/cgroup"
+	"cronvisor/run"
 )
 
 // kept is a keeper's view of a run it keeps.

@@ -2,7 +2,6 @@ package proc
 
 import (
 	"context"
-	"cronvisor/exepages"
 	"flag"
 	"io"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"cronvisor/exepages"
 )
 
 // keeperFlags are a keeper's arguments (see keeperArgs).

@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"cronvisor/procfs"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"cronvisor/procfs"
 )
 
 // Keepers starts keeper processes and hands them runs: one keeper process

@@ -7,11 +7,11 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/cgroup"
 	"cronvisor/procfs"
 	"cronvisor/run"
-
-	"golang.org/x/sys/unix"
 )
 
 // newLeaf creates the run's cgroup leaf when spec has a hierarchy, with

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/cgroup"
 	"cronvisor/internal/testlog"
-
-	"golang.org/x/sys/unix"
 )
 
 // cgroupEnv makes the guarded supervisor helper (see TestMain) start its

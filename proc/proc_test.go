@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/internal/testlog"
 	"cronvisor/procfs"
-
-	"golang.org/x/sys/unix"
 )
 
 // sessionTag marks every process any test of this package starts, so

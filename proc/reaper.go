@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"cronvisor/procfs"
-
 	"golang.org/x/sys/unix"
+
+	"cronvisor/procfs"
 )
 
 // zombieSettle is how long a zombie child stays uncollected before the

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/internal/testlog"
 	"cronvisor/procfs"
-
-	"golang.org/x/sys/unix"
 )
 
 // isZombie reports whether pid is a zombie.

@@ -1,9 +1,6 @@
 package proc
 
 import (
-	"cronvisor/cgroup"
-	"cronvisor/run"
-
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +8,9 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"cronvisor/cgroup"
+	"cronvisor/run"
 )
 
 // Outcome is how a run ended, from the executor's point of view; the runner

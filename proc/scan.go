@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 
-	"cronvisor/procfs"
-
 	"golang.org/x/sys/unix"
+
+	"cronvisor/procfs"
 )
 
 // kcmpFile is KCMP_FILE from linux/kcmp.h (not in x/sys/unix).

@@ -6,9 +6,9 @@ import (
 	"syscall"
 	"time"
 
-	"cronvisor/procfs"
-
 	"golang.org/x/sys/unix"
+
+	"cronvisor/procfs"
 )
 
 // maxPoll caps the pause between /proc scans while waiting for a run's

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/internal/testlog"
 	"cronvisor/procfs"
-
-	"golang.org/x/sys/unix"
 )
 
 // lockFile opens a fresh file standing in for the run's lock file.

@@ -20,13 +20,13 @@ package recovery
 
 import (
 	"context"
-	"cronvisor/cgroup"
 	"errors"
 	"log/slog"
 	"os"
 	"sync"
 	"time"
 
+	"cronvisor/cgroup"
 	"cronvisor/ending"
 	"cronvisor/history"
 	"cronvisor/lock"

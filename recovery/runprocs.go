@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/cgroup"
 	"cronvisor/procfs"
-
-	"golang.org/x/sys/unix"
 )
 
 // runProcs finds and ends the processes of a run that no process of

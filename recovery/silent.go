@@ -8,12 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/cgroup"
 	"cronvisor/proc"
 	"cronvisor/procfs"
 	"cronvisor/statedir"
-
-	"golang.org/x/sys/unix"
 )
 
 // silence is an adopted run that an operator's kill (or a replacing fire)

@@ -1,8 +1,9 @@
 package runner
 
 import (
-	"cronvisor/run"
 	"sync"
+
+	"cronvisor/run"
 )
 
 // Fanout hands every event to each listener in the order they were added,

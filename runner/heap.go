@@ -1,8 +1,9 @@
 package runner
 
 import (
-	"cronvisor/config"
 	"time"
+
+	"cronvisor/config"
 )
 
 // entry is one job in the heap. It points into the job list given to Run

@@ -9,12 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/clock"
 	"cronvisor/config"
 	"cronvisor/lock"
 	"cronvisor/run"
-
-	"golang.org/x/sys/unix"
 )
 
 // Defaults for the loop; see the Scheduler doc for what they mean.

@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"cronvisor/cgroup"
-	"cronvisor/proc"
 	"errors"
 	"log/slog"
 	"os"
@@ -11,11 +9,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"cronvisor/cgroup"
 	"cronvisor/clock"
 	"cronvisor/config"
 	"cronvisor/ending"
 	"cronvisor/lastok"
 	"cronvisor/lock"
+	"cronvisor/proc"
 	"cronvisor/run"
 	"cronvisor/statedir"
 )

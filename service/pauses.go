@@ -12,11 +12,11 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/ctl"
 	"cronvisor/procfs"
 	"cronvisor/statedir"
-
-	"golang.org/x/sys/unix"
 )
 
 // LoadPauses reads the pauses in effect, saved in the state dir so that a

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"cronvisor/ctl"
 	"cronvisor/run"
-
-	tea "github.com/charmbracelet/bubbletea"
 )
 
 // manyJobs is a snapshot of n jobs in every state, a tenth of them running

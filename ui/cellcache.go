@@ -1,10 +1,10 @@
 package ui
 
 import (
+	"github.com/charmbracelet/lipgloss"
+
 	"cronvisor/ctl"
 	"cronvisor/run"
-
-	"github.com/charmbracelet/lipgloss"
 )
 
 // styleID names a style of styles, so that a styled cell can be looked

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"cronvisor/ctl"
 	"cronvisor/run"
-
-	tea "github.com/charmbracelet/bubbletea"
 )
 
 const (

@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
+
 	"cronvisor/ctl"
 	"cronvisor/run"
-
-	"github.com/charmbracelet/lipgloss"
 )
 
 func TestCostLine(t *testing.T) {

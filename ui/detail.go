@@ -5,13 +5,13 @@ import (
 	"strings"
 	"time"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
-
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"cronvisor/ctl"
+	"cronvisor/run"
 )
 
 // detailKeys are the job detail's bindings: up/down pick a run, the page

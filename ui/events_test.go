@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"cronvisor/ctl"
 	"cronvisor/run"
-
-	tea "github.com/charmbracelet/bubbletea"
 )
 
 func TestEventsUpdateTheStore(t *testing.T) {

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
-	"cronvisor/history"
-	"cronvisor/run"
-
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+
+	"cronvisor/ctl"
+	"cronvisor/history"
+	"cronvisor/run"
 )
 
 // TestMain pins what a golden screen depends on besides the model: no

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"time"
 
-	"cronvisor/ctl"
-
 	tea "github.com/charmbracelet/bubbletea"
+
+	"cronvisor/ctl"
 )
 
 // askRun runs job now, asking first when its pause or enabled: false

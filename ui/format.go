@@ -8,10 +8,10 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"cronvisor/ctl"
 	"cronvisor/run"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 // dur is a duration in at most two units, short enough for a table cell:

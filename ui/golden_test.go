@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
-
 	"github.com/charmbracelet/x/ansi"
+
+	"cronvisor/ctl"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden screens (and docs/screens)")

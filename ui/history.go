@@ -6,12 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"cronvisor/run"
-
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+
+	"cronvisor/run"
 )
 
 // historyKeys are the history view's bindings.

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"cronvisor/ctl"
 	"cronvisor/run"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 // stateText is a job's state cell: a running job shows its elapsed time

@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"cronvisor/ctl"
-
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"cronvisor/ctl"
 )
 
 // jobsKeys are the jobs table's bindings.

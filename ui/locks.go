@@ -4,11 +4,11 @@ import (
 	"strconv"
 	"strings"
 
-	"cronvisor/ctl"
-
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"cronvisor/ctl"
 )
 
 // locksKeys are the locks table's bindings.

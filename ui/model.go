@@ -4,12 +4,12 @@ import (
 	"context"
 	"time"
 
-	"cronvisor/ctl"
-
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"cronvisor/ctl"
 )
 
 // refreshEvery is how often the console re-reads the rows on screen and,

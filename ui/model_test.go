@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
-
 	tea "github.com/charmbracelet/bubbletea"
+
+	"cronvisor/ctl"
 )
 
 // isQuit reports whether cmd ends the program.

@@ -3,10 +3,10 @@ package ui
 import (
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"cronvisor/ctl"
 	"cronvisor/run"
-
-	tea "github.com/charmbracelet/bubbletea"
 )
 
 // offlineState is the fallback to the state dir while the source is lost.

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"time"
 
-	"cronvisor/ctl"
-
 	tea "github.com/charmbracelet/bubbletea"
+
+	"cronvisor/ctl"
 )
 
 // The console reads the whole table once (at start, after a reconnect, a

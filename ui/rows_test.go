@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
-
 	tea "github.com/charmbracelet/bubbletea"
+
+	"cronvisor/ctl"
 )
 
 // idleJobs are n jobs none of which fires within the hour after ref.

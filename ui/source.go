@@ -1,16 +1,16 @@
 package ui
 
 import (
-	"cronvisor/exepages"
 	"errors"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
-	"cronvisor/ctl"
-
 	tea "github.com/charmbracelet/bubbletea"
+
+	"cronvisor/ctl"
+	"cronvisor/exepages"
 )
 
 // conn is the state of the link to the source.

@@ -3,12 +3,12 @@ package ui
 import (
 	"strconv"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
-
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+
+	"cronvisor/ctl"
+	"cronvisor/run"
 )
 
 // theme is the console's semantic palette. Each colour has a light and a

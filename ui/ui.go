@@ -15,11 +15,11 @@ import (
 	"os"
 	"time"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
-
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"cronvisor/ctl"
+	"cronvisor/run"
 )
 
 // Source is where the console gets its data and sends its actions. It is

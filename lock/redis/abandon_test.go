@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/lock"
 	"go.uber.org/goleak"
+
+	"cronvisor/lock"
 )
 
 // silentServer accepts connections and never answers (what is sent

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"cronvisor/lock"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"cronvisor/lock"
 )
 
 // Acquire takes the lock in one atomic script: if the lock key exists it

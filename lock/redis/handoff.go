@@ -2,10 +2,11 @@ package redis
 
 import (
 	"context"
-	"cronvisor/lock"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"cronvisor/lock"
 )
 
 // redisHandoff is what a run's keeper needs to keep a Redis lease of a dead

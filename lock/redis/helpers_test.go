@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/procfs"
 	"cronvisor/run"
-
-	"golang.org/x/sys/unix"
 )
 
 // The helpers below are lock's test helpers (lock/main_test.go) that the

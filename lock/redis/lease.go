@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"cronvisor/lock"
 	"golang.org/x/sys/unix"
+
+	"cronvisor/lock"
 )
 
 // redisLease is a held Redis lock, kept alive by its renewal goroutine

@@ -11,12 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"cronvisor/internal/mask"
-	"cronvisor/run"
-
-	"cronvisor/lock"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"cronvisor/internal/mask"
+	"cronvisor/lock"
+	"cronvisor/run"
 )
 
 // ErrLeaseLost means a Redis lease is no longer ours: its key expired or

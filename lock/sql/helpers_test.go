@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cronvisor/procfs"
 	"cronvisor/run"
-
-	"golang.org/x/sys/unix"
 )
 
 // TestMain stops the package's database servers (sqlServers) after the

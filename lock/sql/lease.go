@@ -2,12 +2,13 @@ package sql
 
 import (
 	"context"
-	"cronvisor/lock"
 	"database/sql"
 	"fmt"
 	"os"
 	"sync/atomic"
 	"time"
+
+	"cronvisor/lock"
 )
 
 // sqlLease is a held SQL lock: a session lock on its pinned connection,

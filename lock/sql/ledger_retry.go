@@ -2,10 +2,11 @@ package sql
 
 import (
 	"context"
-	"cronvisor/lock"
 	"fmt"
 	"sync"
 	"time"
+
+	"cronvisor/lock"
 )
 
 // A slot's outcome whose write failed (the lock's connection died with

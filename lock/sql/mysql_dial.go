@@ -9,8 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"cronvisor/lock"
 	"golang.org/x/sys/unix"
+
+	"cronvisor/lock"
 )
 
 // mysqlConnsKept bounds mysqlConns: connection ids only grow, so the

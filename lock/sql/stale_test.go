@@ -2,7 +2,6 @@ package sql
 
 import (
 	"context"
-	"cronvisor/lock"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"cronvisor/lock"
 )
 
 // cutOff drops every TCP packet to and from the server's port, as a
