@@ -90,7 +90,8 @@ func TestE2ESQLTwoHostsNeverOverlap(t *testing.T) {
 		// loaded machine 0.5 s (a 2.5-s run) was sometimes too little, and
 		// that fire was skipped as lock held too.
 		if runs := checkNoOverlap(t, filepath.Join(shared, "runs.txt"), false); runs < 4 {
-			t.Errorf("only %d runs of sync in 15 s", runs)
+			t.Errorf("only %d runs of sync in 15 s (from %s):\n%s\na:\n%s\nb:\n%s", runs, start.Format(time.StampMilli),
+				readFile(t, filepath.Join(shared, "runs.txt")), tail(da.stderr(), 40), tail(dbd.stderr(), 40))
 		}
 		first := start.Truncate(time.Second).Add(2 * time.Second)
 		last := stop.Truncate(time.Second).Add(-time.Second)
