@@ -133,6 +133,7 @@ func (s *server) Stop() {
 	for deadline := time.Now().Add(5 * time.Second); groupAlive(pgid) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
+	awaitShmDetached(s.dir, 5*time.Second)
 }
 
 // groupAlive reports whether a process of group pgid is still running
