@@ -34,6 +34,7 @@ import (
 // torn by a crash, and reading stops at the first one that does.
 type Spool struct {
 	f    *os.File
+	name string // f's path (f.Name is the name it was made under)
 	gen  uint64
 	used int64 // end of the last entry
 	size int64 // space reserved
@@ -73,17 +74,22 @@ func CreateSpool(dir string, size int64, opts ...SpoolOption) (*Spool, error) {
 		return nil, fmt.Errorf("history spool: %w", err)
 	}
 	name := filepath.Join(dir, strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(time.Now().UnixNano(), 36)+spoolSuffix)
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	// Made under a name AdoptSpools passes over, and given its name once
+	// locked and headed: another process's adoption must never find a
+	// spool between its creation and its lock (it would take the lock
+	// and find no header).
+	making := name + ".new"
+	f, err := os.OpenFile(making, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("history spool: %w", err)
 	}
-	s := &Spool{f: f, size: size}
+	s := &Spool{f: f, name: name, size: size}
 	for _, o := range opts {
 		o(s)
 	}
 	fail := func(err error) (*Spool, error) {
 		_ = f.Close()
-		_ = os.Remove(name)
+		_ = os.Remove(making)
 		return nil, fmt.Errorf("history spool %s: %w", name, err)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
@@ -95,6 +101,9 @@ func CreateSpool(dir string, size int64, opts ...SpoolOption) (*Spool, error) {
 		return fail(fmt.Errorf("reserving %d bytes: %w", size, err))
 	}
 	if err := s.writeHeader(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(making, name); err != nil {
 		return fail(err)
 	}
 	if d, err := os.Open(dir); err == nil { // the new name survives a crash
@@ -167,7 +176,7 @@ func (s *Spool) Reset() error {
 // false); a kept file is an orphan for the next process to adopt.
 func (s *Spool) Close(keep bool) error {
 	if !keep {
-		_ = os.Remove(s.f.Name())
+		_ = os.Remove(s.name)
 	}
 	return s.f.Close()
 }

@@ -158,7 +158,7 @@ func TestSpoolTornEntryEndsTheRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := s.used
-	name := s.f.Name()
+	name := s.name
 	_ = s.Close(true)
 	f, err := os.OpenFile(name, os.O_RDWR, 0)
 	if err != nil {
@@ -182,7 +182,7 @@ func TestSpoolRefusesWhatItHasNoRoomFor(t *testing.T) {
 	if err := s.Append([]Write{spoolWrite("a"), spoolWrite("b")}); !errors.Is(err, errSpoolFull) {
 		t.Fatalf("Append past the reserved space: %v, want errSpoolFull", err)
 	}
-	fi, err := os.Stat(s.f.Name())
+	fi, err := os.Stat(s.name)
 	if err != nil {
 		t.Fatal(err)
 	}
