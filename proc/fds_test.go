@@ -66,3 +66,9 @@ func childFDs(t *testing.T) []string {
 	})
 	return fds
 }
+
+// dupCloexec duplicates fd close-on-exec: a plain dup(2) in one test would
+// reach the children of every test running beside it.
+func dupCloexec(fd uintptr) (int, error) {
+	return unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+}

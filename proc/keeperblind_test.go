@@ -73,7 +73,7 @@ func (b *blindRun) keeper(t *testing.T, deadline time.Time) *kept {
 			t.Fatal(err)
 		}
 		w.Close()
-		if out[i], err = unix.Dup(int(r.Fd())); err != nil {
+		if out[i], err = dupCloexec(r.Fd()); err != nil {
 			t.Fatal(err)
 		}
 		r.Close()

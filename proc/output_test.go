@@ -103,7 +103,7 @@ func TestOutputFinishCutsOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd, err := unix.Dup(int(o.stderrW.Fd())) // plays the orphan that keeps stderr open
+	fd, err := dupCloexec(o.stderrW.Fd()) // plays the orphan that keeps stderr open
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func sessionPair(t *testing.T) (net.Conn, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd, err := unix.Dup(int(f.Fd()))
+	fd, err := dupCloexec(f.Fd())
 	if err != nil {
 		t.Fatal(err)
 	}
