@@ -14,9 +14,9 @@ import (
 	"runtime/pprof"
 	_ "time/tzdata" // zone names work on machines without a zone database
 
-	"cronvisor/cli"
-	"cronvisor/lock/backends"
-	"cronvisor/proc"
+	"cronvisor/internal/cli"
+	"cronvisor/internal/lock/backends"
+	"cronvisor/internal/proc"
 )
 
 func main() {

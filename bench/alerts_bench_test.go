@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/metrics"
-	"cronvisor/notify"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/observe/metrics"
+	"cronvisor/internal/observe/notify"
 )
 
 // BenchmarkFireToExecAlerts is BenchmarkFireToExec's span for a rig as

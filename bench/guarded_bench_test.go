@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/history"
-	"cronvisor/lock"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/lock"
+	"cronvisor/internal/store/history"
 	"cronvisor/runner"
 )
 

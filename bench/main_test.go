@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"cronvisor/proc"
+	"cronvisor/internal/proc"
 )
 
 // TestMain sets the process up as the daemon does: a child subreaper with

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/outlog"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/observe/outlog"
 )
 
 // chattyCommands are the jobs of BenchmarkChattyJob: 200 MB of output

@@ -77,15 +77,15 @@ build() {
     raw) cc -O2 -static -nostdlib -ffreestanding -fno-builtin -fno-stack-protector \
            -o "$out/stamp" bench/stamp/stamp_x86_64.c ;;
     libc) cc -O2 -static -o "$out/stamp" bench/stamp/stamp.c ;;
-    go) go build -o "$out/stamp" ./bench/cmd/stamp ;;
+    go) (cd bench && go build -o "$out/stamp" ./cmd/stamp) ;;
     *) echo "bench/run.sh: STAMP is raw, libc or go" >&2; exit 2 ;;
   esac
   echo "stamp: $stamp"
   # The stripped size compare prints: this checkout built without its
   # symbol table and DWARF (with CRONVISOR set, that binary's strip(1)).
   if [ -z "${CRONVISOR:-}" ]; then go build -ldflags='-s -w' -o "$out/cronvisor-stripped" .; fi
-  go build -o "$out/cvbench" ./bench/cmd/cvbench
-  go build -o "$out/floor" ./bench/cmd/floor
+  (cd bench && go build -o "$out/cvbench" ./cmd/cvbench)
+  (cd bench && go build -o "$out/floor" ./cmd/floor)
 }
 
 machine() {
@@ -97,7 +97,9 @@ machine() {
 }
 
 gobench() {
-  go test -run '^$' -bench . -benchtime "$BENCHTIME" -count "$COUNT" ./bench/ ./history/ ./runner/ ./service/ ./ui/
+  go test -run '^$' -bench . -benchtime "$BENCHTIME" -count "$COUNT" ./internal/store/history/ ./runner/ ./internal/daemon/service/ ./ui/
+  # The harness's own benchmarks: bench is a module of its own.
+  (cd bench && go test -run '^$' -bench . -benchtime "$BENCHTIME" -count "$COUNT" .)
 }
 
 lateness() {
@@ -152,7 +154,7 @@ case "${1:-all}" in
   attached) build; attached "${2:?jobs}" ;;
   alerts) build; alerts "${2:?jobs}" ;;
   budget) machine; build; budget ;;
-  fleet) machine; build; go build -o "$out/fleetbench" ./bench/cmd/fleetbench
+  fleet) machine; build; (cd bench && go build -o "$out/fleetbench" ./cmd/fleetbench)
     "$out/fleetbench" -cronvisor "$out/cronvisor" -hosts "${2:-3,10,20}" -duration "${FLEET_WINDOW:-5m}" ;;
   compare) shift; [ -n "${SUPERCRONIC:-}" ] || compare; machine; build; compare "$@" ;;
   all)

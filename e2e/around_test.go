@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/cgroup"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/proc/cgroup"
 )
 
 // hierarchy is this host's cgroup v2 hierarchy, where runs get their

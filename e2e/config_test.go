@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/internal/redistest"
+	"cronvisor/internal/harness/redistest"
 )
 
 // TestE2EValidateRejectsWhatCannotRun: a file whose runs could never

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 // TestConsoleShowsASavedLog drives `cronvisor ui` against a daemon: a past

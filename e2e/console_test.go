@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 var numRE = regexp.MustCompile(`(\d+)`)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // TestE2EContainmentEndsTheEscapee is issue 28's first "done when": a job

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // TestE2ESIGKILLAtRunStartedLeavesOneRecordPerRun kills a daemon at the

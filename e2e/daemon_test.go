@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // TestE2EDaemonAndRunsNeverOverlap: the daemon fires a 2.5 s job every

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // endRig is one job "j" under a daemon with metrics and a webhook target

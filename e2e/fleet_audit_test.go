@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/history"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/store/history"
 )
 
 // allowJobs is a job that allows overlaps: it takes no lock. Hosts whose

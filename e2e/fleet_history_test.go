@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/history"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/store/history"
 )
 
 // fleetJobs are the jobs both hosts of a fleet test run: a fire a second,

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // TestE2EFleetMissedOnce: two hosts on one PostgreSQL lock backend, both

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/internal/sqltest"
+	"cronvisor/internal/harness/sqltest"
 )
 
 // sqlServers are the shared database servers of the SQL backends' tests,

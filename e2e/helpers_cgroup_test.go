@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"cronvisor/cgroup"
+	"cronvisor/internal/proc/cgroup"
 )
 
 // runIDInName finds a run id (run.NewID's form) in a state dir entry's

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 // startDaemon starts `cronvisor daemon` and waits until it serves.

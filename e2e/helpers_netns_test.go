@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/internal/sqltest"
+	"cronvisor/internal/harness/sqltest"
 )
 
 // netLab is a test's own network: a bridge in the root namespace, whose

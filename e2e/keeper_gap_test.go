@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/internal/redistest"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/redistest"
 
 	_ "modernc.org/sqlite" // history.db
 )

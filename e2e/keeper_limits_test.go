@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"cronvisor/cgroup"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/proc/cgroup"
 )
 
 // cutMarker is the line that marks a log's cut (run.LogCutMarker).

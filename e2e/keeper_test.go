@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/internal/redistest"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/redistest"
 )
 
 // killDaemonInto starts a daemon, waits for its first `run started`, and

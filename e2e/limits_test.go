@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/cgroup"
+	"cronvisor/internal/proc/cgroup"
 )
 
 // limitsReadings is what a job writes of its own settings, read from

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/internal/redistest"
+	"cronvisor/internal/harness/redistest"
 )
 
 func TestE2EConcurrentRunsOneWins(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/internal/redistest"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/redistest"
 )
 
 // orphanGuardTries is the tries of each backend in one run of the test:

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/internal/redistest"
+	"cronvisor/internal/harness/redistest"
 )
 
 // TestE2ERedisKillHolderNoOverlap is two hosts on one Redis (ttl 2 s) for

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/internal/redistest"
+	"cronvisor/internal/harness/redistest"
 )
 
 func TestE2ERedisTwoHostsNeverOverlap(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 // ctlStatusOf is job's row of `status --json`, whole.

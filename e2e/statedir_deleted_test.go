@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // TestE2EStateDirDeletedUnderDaemon: `rm -rf` of the state dir under a

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // firingJob is a job that fires every second and appends its run id to

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
+	"cronvisor/internal/config"
 )
 
 // The unit and the production layout it installs (README, operations.md).

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
+	"cronvisor/internal/config"
 )
 
 // TestValidateReportsOnOneStream (issue 25, point 6): validate's report,

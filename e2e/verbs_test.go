@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 // verbsJobs fire only when triggered (1 January at midnight, far away).

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // heldJobs: held is paused by the test, off is enabled: false, stubborn

@@ -4,7 +4,7 @@ import (
 	"os"
 	"syscall"
 
-	"cronvisor/config"
+	"cronvisor/internal/config"
 )
 
 // credential is what a job with user: or group: runs as (nil: as the

@@ -6,8 +6,8 @@ import (
 	"os"
 	"testing"
 
-	"cronvisor/config"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
 )
 
 // TestFireAsAnotherUser: a job with RunAs runs with that uid, gid and

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"cronvisor/config"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
 )
 
 // TestRefusedAdmissionRunsNothingAndFreesTheLock: a run the recorder does

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"time"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // stallRetry is how long the scheduler waits before it asks a schedule

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
+	"cronvisor/internal/config"
 )
 
 // TestSchedulerRunsEveryFireOfADSTBurst: crond runs each fixed time inside

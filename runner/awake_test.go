@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/clock"
-	"cronvisor/run"
+	"cronvisor/internal/base/clock"
+	"cronvisor/internal/base/run"
 )
 
 // TestAwakeTurnsFalseWhenTheLoopStalls: a loop that has not woken within

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 func TestClassOfNamesTheCauseOfAnEarlyEnd(t *testing.T) {

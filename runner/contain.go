@@ -1,8 +1,8 @@
 package runner
 
 import (
-	"cronvisor/cgroup"
-	"cronvisor/config"
+	"cronvisor/internal/config"
+	"cronvisor/internal/proc/cgroup"
 )
 
 // WithCgroup contains every run in a cgroup v2 leaf of its own under h

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
+	"cronvisor/internal/config"
 )
 
 // TestDecide: what a wake-up does with a due entry, from the entry and

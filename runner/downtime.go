@@ -5,8 +5,8 @@ import (
 	"maps"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/lock"
+	"cronvisor/internal/config"
+	"cronvisor/internal/lock"
 )
 
 // Start-up after downtime: where each job's slots resume (the newer of

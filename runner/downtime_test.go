@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/lock"
+	"cronvisor/internal/config"
+	"cronvisor/internal/lock"
 )
 
 // peersUp answers WithPeers' question with since (zero: no peer up) or

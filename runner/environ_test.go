@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"cronvisor/config"
-	"cronvisor/lock/backends"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/lock/backends"
 )
 
 // The file below names a redis lock_backend, which config checks through

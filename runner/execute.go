@@ -12,11 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/lock"
-	"cronvisor/proc"
-	"cronvisor/procfs"
-	"cronvisor/run"
+	"cronvisor/internal/base/procfs"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/lock"
+	"cronvisor/internal/proc"
 )
 
 // attempt runs one attempt of f: its command under f's grant (the zero

@@ -3,7 +3,7 @@ package runner
 import (
 	"sync"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // Fanout hands every event to each listener in the order they were added,

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"cronvisor/proc"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/proc"
 )
 
 // fdsScript prints the job's shell's own descriptors (ls is forked with the

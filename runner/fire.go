@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/lock"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/lock"
 )
 
 // fire is one fire of a job on its way through the supervisor: made once

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/internal/testlog"
-	"cronvisor/lock"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/harness/testlog"
+	"cronvisor/internal/lock"
 )
 
 // losingLocker hands out file grants whose Lost channel the test closes,

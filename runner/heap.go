@@ -3,7 +3,7 @@ package runner
 import (
 	"time"
 
-	"cronvisor/config"
+	"cronvisor/internal/config"
 )
 
 // entry is one job in the heap. It points into the job list given to Run

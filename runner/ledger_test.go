@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/lock"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/lock"
 )
 
 // fakeLedger is a fleet's slot ledger in memory: each job's cursor, and

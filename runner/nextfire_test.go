@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
+	"cronvisor/internal/config"
 )
 
 // TestNextFireIsNextFiresEntry: NextFire answers for one job what

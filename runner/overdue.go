@@ -3,7 +3,7 @@ package runner
 import (
 	"time"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // stoppingBehind is the reason of the fires a stopping scheduler had not

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/clock"
-	"cronvisor/run"
+	"cronvisor/internal/base/clock"
+	"cronvisor/internal/base/run"
 )
 
 // A scheduler that stops while it runs behind records the fires that came

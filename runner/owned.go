@@ -3,8 +3,8 @@ package runner
 import (
 	"context"
 
-	"cronvisor/config"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
 )
 
 // Ownership says whether this host fires a job's scheduled slot, in a

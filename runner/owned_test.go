@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"cronvisor/config"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
 )
 
 // fakeOwnership answers Slot with mine, counting the asks and the dones.

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"cronvisor/lock"
-	"cronvisor/proc"
+	"cronvisor/internal/lock"
+	"cronvisor/internal/proc"
 )
 
 var (

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"cronvisor/ending"
-	"cronvisor/lock"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/lock"
+	"cronvisor/runner/ending"
 )
 
 // Recorder keeps the record of every fire: history. The Supervisor calls it

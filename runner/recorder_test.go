@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/internal/testlog"
-	"cronvisor/lock"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/testlog"
+	"cronvisor/internal/lock"
 )
 
 // fakeRecorder records in memory; finished, when set, decides what

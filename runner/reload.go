@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
 )
 
 // Reload replaces the job list. A job whose definition is unchanged keeps

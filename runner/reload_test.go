@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
+	"cronvisor/internal/config"
 )
 
 // parseJobs loads jobs.yaml text the way the daemon does on a reload.

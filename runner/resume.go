@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/lock"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/lock"
 )
 
 // errHandingOver cuts a backoff short when the supervisor exits leaving

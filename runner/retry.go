@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/lock"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/lock"
 )
 
 // withRetries runs the job's attempts for one slot under f's grant (the

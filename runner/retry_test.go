@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/internal/testlog"
-	"cronvisor/lock"
-	"cronvisor/run"
-	"cronvisor/schedule"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/base/schedule"
+	"cronvisor/internal/config"
+	"cronvisor/internal/harness/testlog"
+	"cronvisor/internal/lock"
 )
 
 // failTwice fails its first two runs (counted in a file of dir), then

@@ -11,10 +11,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"cronvisor/clock"
-	"cronvisor/config"
-	"cronvisor/lock"
-	"cronvisor/run"
+	"cronvisor/internal/base/clock"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/lock"
 )
 
 // Defaults for the loop; see the Scheduler doc for what they mean.

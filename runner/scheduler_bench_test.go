@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/clock"
-	"cronvisor/config"
+	"cronvisor/internal/base/clock"
+	"cronvisor/internal/config"
 )
 
 // BenchmarkSchedulerHour is the scheduling loop's own cost, without runs

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/lock"
+	"cronvisor/internal/config"
+	"cronvisor/internal/lock"
 )
 
 // SchedulerOption configures a Scheduler.

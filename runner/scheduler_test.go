@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/clock"
-	"cronvisor/config"
-	"cronvisor/run"
-	"cronvisor/schedule"
+	"cronvisor/internal/base/clock"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/base/schedule"
+	"cronvisor/internal/config"
 )
 
 // recorder is a Firer and event sink that remembers what happened.

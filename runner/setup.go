@@ -6,8 +6,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"cronvisor/config"
-	"cronvisor/proc"
+	"cronvisor/internal/config"
+	"cronvisor/internal/proc"
 )
 
 // ioClasses are ionice's classes as jobs.yaml names them.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
+	"cronvisor/internal/config"
 )
 
 // TestSchedulerStartUpAsksOnceForAllJobs checks that start-up looks up

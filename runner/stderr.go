@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // maxStderrReason bounds the stderr line quoted in a reason: a reason is

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 func TestLastStderrReason(t *testing.T) {

@@ -9,15 +9,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"cronvisor/cgroup"
-	"cronvisor/clock"
-	"cronvisor/config"
-	"cronvisor/ending"
-	"cronvisor/lastok"
-	"cronvisor/lock"
-	"cronvisor/proc"
-	"cronvisor/run"
-	"cronvisor/statedir"
+	"cronvisor/internal/base/clock"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/base/statedir"
+	"cronvisor/internal/config"
+	"cronvisor/internal/lock"
+	"cronvisor/internal/proc"
+	"cronvisor/internal/proc/cgroup"
+	"cronvisor/runner/ending"
 )
 
 // Causes a run can be ended with besides its deadline; they tell the outcome.
@@ -36,9 +35,6 @@ var (
 // flock(1)), which cannot notify us.
 const queuePoll = 50 * time.Millisecond
 
-// LastOKFunc returns the slot of a job's last successful run (zero if none).
-type LastOKFunc = lastok.Source
-
 // Supervisor fires jobs through their guards: lock, deadline, overlap policy,
 // process tree. It is safe for concurrent use; each Fire blocks until its
 // run (or skip) is over.
@@ -50,7 +46,7 @@ type Supervisor struct {
 	path   ending.Path // every fire's end and skip: rec, then emit
 	log    *slog.Logger
 	lastOK LastOKFunc // the memo's source, until NewSupervisor made the memo
-	memo   *lastok.Memo
+	memo   *lastOKMemo
 	host   string
 	pid    int
 	// secretEnv are variables of the supervisor's environment that jobs
@@ -194,7 +190,7 @@ func NewSupervisor(locker lock.Locker, rec Recorder, emit func(run.Event), opts 
 	for _, o := range opts {
 		o(s)
 	}
-	s.memo = lastok.New(lastok.Source(s.lastOK), s.host, s.pid)
+	s.memo = newLastOKMemo(LastOKFunc(s.lastOK), s.host, s.pid)
 	s.fires, s.resumes = s.fireSteps(), s.resumeSteps()
 	return s
 }

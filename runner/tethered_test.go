@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/internal/testlog"
-	"cronvisor/lock"
-	"cronvisor/proc"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/harness/testlog"
+	"cronvisor/internal/lock"
+	"cronvisor/internal/proc"
 )
 
 // tetheredLocker hands out leases that nothing of the run holds, as Redis

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // TestTriggerIsManualUnderTheRules: a trigger's records say manual (no

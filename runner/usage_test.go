@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/config"
-	"cronvisor/proc"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/config"
+	"cronvisor/internal/proc"
 )
 
 // TestFinishedCarriesUsage: what proc.Run measured goes into the End the

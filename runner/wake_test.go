@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/clock"
-	"cronvisor/config"
+	"cronvisor/internal/base/clock"
+	"cronvisor/internal/config"
 )
 
 // settler stands in for nanosleep: it advances the fake clock and

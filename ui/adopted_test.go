@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 // TestAdoptedRunSaysSo: a run a dead supervisor left to its keeper is shown

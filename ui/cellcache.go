@@ -3,8 +3,8 @@ package ui
 import (
 	"github.com/charmbracelet/lipgloss"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 // styleID names a style of styles, so that a styled cell can be looked

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // costLine is what an ended run cost, the first line of its output pane:

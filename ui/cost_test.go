@@ -6,8 +6,8 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 func TestCostLine(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 // TestFailCountsFailedSlots is issue 25's point 6: a slot whose failed

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 // infoLines is the height of the definition block at the top of the view.

@@ -15,9 +15,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"cronvisor/ctl"
-	"cronvisor/history"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
+	"cronvisor/internal/store/history"
 )
 
 // TestMain pins what a golden screen depends on besides the model: no

@@ -3,8 +3,8 @@ package ui
 import (
 	"time"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 // The fixture is one supervisor on host web-1 at ref:

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 // TestAmendedEndCountsOneRun: through the console's store, an attempt

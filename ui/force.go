@@ -6,7 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 // askRun runs job now, asking first when its pause or enabled: false

@@ -11,7 +11,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden screens (and docs/screens)")

@@ -11,7 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // historyKeys are the history view's bindings.

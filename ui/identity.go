@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
 )
 
 // recKey is a record's identity: its run id, its attempt and whether it is

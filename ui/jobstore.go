@@ -3,8 +3,8 @@ package ui
 import (
 	"time"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 // jobRow is what the store keeps of a job: the fields the table shows

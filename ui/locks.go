@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 // locksKeys are the locks table's bindings.

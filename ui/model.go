@@ -9,7 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 // refreshEvery is how often the console re-reads the rows on screen and,

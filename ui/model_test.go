@@ -12,7 +12,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 // isQuit reports whether cmd ends the program.

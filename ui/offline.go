@@ -5,8 +5,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 // offlineState is the fallback to the state dir while the source is lost.

@@ -7,7 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 // The console reads the whole table once (at start, after a reconnect, a

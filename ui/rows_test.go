@@ -9,7 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 // idleJobs are n jobs none of which fires within the hour after ref.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 // TestSlowRunIsMarked: a run_slow event marks the job's running row until

@@ -9,8 +9,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"cronvisor/ctl"
-	"cronvisor/exepages"
+	"cronvisor/internal/base/exepages"
+	"cronvisor/internal/ctl"
 )
 
 // conn is the state of the link to the source.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 // Limits on what the console keeps in memory.

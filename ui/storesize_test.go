@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
+	"cronvisor/internal/ctl"
 )
 
 // hourlyJobs is n jobs as a daemon reports hourly jobs that have not run

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/ctl"
-	"cronvisor/run"
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 // fakeStateDir is the state dir as a console without its daemon reads it:

@@ -7,7 +7,7 @@
 // server's CPU (its processes' in /proc, reaped backends included), and
 // whether every slot ran exactly once. cvbench fleet runs it by hand for
 // BENCHMARKS.md; its test smoke-runs a small fleet. It needs root (unshare
-// --uts) and a PostgreSQL install (internal/sqltest).
+// --uts) and a PostgreSQL install (internal/harness/sqltest).
 package fleetbench
 
 import (
@@ -20,7 +20,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the admin connection
 
-	"cronvisor/internal/sqltest"
+	"cronvisor/internal/harness/sqltest"
 )
 
 // Config is one measurement.

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"cronvisor/history" // also registers the "sqlite" driver
-	"cronvisor/statedir"
+	"cronvisor/internal/base/statedir"
+	"cronvisor/internal/store/history" // also registers the "sqlite" driver
 )
 
 // idleRun is one measured start and idle span of a daemon.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/proc"
+	"cronvisor/internal/proc"
 )
 
 // A keeper of the measured process counts in its CPU: a child named as a

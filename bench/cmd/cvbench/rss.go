@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"cronvisor/proc"
+	"cronvisor/internal/proc"
 )
 
 // rssJobs and rssSettle: the rss part's daemons hold 3 hourly jobs, and

@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"cronvisor/schedule"
+	"cronvisor/internal/base/schedule"
 )
 
 func main() {

@@ -1,0 +1,193 @@
+package proc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"cronvisor/internal/base/procfs"
+	"cronvisor/internal/base/statedir"
+)
+
+// A run's guard file (a slot, statedir.Dir.Guard, beside the Ends) is
+// what the next supervisor on the state dir needs to guard the run if
+// its supervisor and its keeper both die: the keeper's arguments
+// (deadline, timeout, grace, tag, cgroup leaf, job and slot) and, for a
+// Redis lease, its hand-off (the URL with its password: the file is
+// 0600 in a 0700 directory, as the rest of the state dir). The
+// supervisor writes it before the run is handed to its keeper and marks
+// it free once it saw the run end; a run handed over (a dead or upgraded
+// supervisor) keeps it until the next supervisor is done with it. A
+// supervisor keeps its slot files open and reuses them: a run costs two
+// writes into the page cache, not a file's creation and removal (a
+// journalled metadata change each). Not synced: after a machine crash
+// there is no run left to guard.
+type guardFile struct {
+	Written time.Time `json:"written"`
+	Args    []string  `json:"args"`
+	Lease   []byte    `json:"lease,omitempty"`
+}
+
+// freeGuard marks a slot free: no JSON object starts with it.
+var freeGuard = []byte("-")
+
+// guardSlot is one open slot file.
+type guardSlot struct {
+	f    *os.File
+	pool *guardPool
+}
+
+// guardPool is this process's slots in one state dir.
+type guardPool struct {
+	mu    sync.Mutex
+	name  string // this process's part of its slots' names: PID-STARTNS
+	free  []*guardSlot
+	count int
+}
+
+// guardPools are this process's guard slots by state dir (the
+// directory of the Ends). Process-wide, as the slots' names are the
+// process's: two pools of one process would write the same files.
+var guardPools = struct {
+	sync.Mutex
+	byDir map[string]*guardPool
+}{byDir: map[string]*guardPool{}}
+
+func poolFor(dir string) *guardPool {
+	guardPools.Lock()
+	defer guardPools.Unlock()
+	p := guardPools.byDir[dir]
+	if p == nil {
+		// The start tells this process's slots from those a dead
+		// process of the same pid left.
+		p = &guardPool{name: strconv.Itoa(procfs.Self()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 10)}
+		guardPools.byDir[dir] = p
+	}
+	return p
+}
+
+// take returns a free slot beside end, opened if none is free.
+func (p *guardPool) take(end string) (*guardSlot, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		s := p.free[n-1]
+		p.free = p.free[:n-1]
+		return s, nil
+	}
+	path := statedir.GuardBeside(end, p.name+"-"+strconv.Itoa(p.count))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if errors.Is(err, os.ErrNotExist) {
+		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.count++
+	return &guardSlot{f: f, pool: p}, nil
+}
+
+// writeGuard writes the guard of the run that keeper args (keeperArgs)
+// and lease describe into a slot beside end; nil if it cannot (the run
+// is then its keeper's alone, as before guard files).
+func writeGuard(end string, args []string, lease []byte) *guardSlot {
+	if end == "" {
+		return nil
+	}
+	data, err := json.Marshal(guardFile{Written: time.Now(), Args: args[1:], Lease: lease})
+	if err != nil {
+		return nil
+	}
+	p := poolFor(filepath.Dir(end))
+	s, err := p.take(end)
+	if err != nil {
+		return nil
+	}
+	// Over the slot's last run's longer guard, if it was: the reader
+	// takes the first JSON object and leaves the rest.
+	if _, err := s.f.WriteAt(data, 0); err != nil {
+		s.release()
+		return nil
+	}
+	return s
+}
+
+// release marks the slot free and gives it back to its pool.
+func (s *guardSlot) release() {
+	if s == nil {
+		return
+	}
+	if _, err := s.f.WriteAt(freeGuard, 0); err != nil {
+		s.f.Close() // not reused: its run may still read as kept
+		return
+	}
+	s.pool.mu.Lock()
+	s.pool.free = append(s.pool.free, s)
+	s.pool.mu.Unlock()
+}
+
+// ErrGuardFree is ReadGuard's answer for a slot no run holds.
+var ErrGuardFree = errors.New("guard slot free")
+
+// Orphaned is a run as its guard file describes it.
+type Orphaned struct {
+	RunID string
+	// Run names the run: job, slot, attempt, manual, supervisor.
+	Run KeptRun
+	// Written is when the file was written, just before the run's start.
+	Written  time.Time
+	Tag      string // the run's KEY=VALUE environment tag
+	Cgroup   string // the run's cgroup leaf, "" for none
+	Deadline time.Time
+	Timeout  time.Duration
+	Grace    time.Duration // between SIGTERM and SIGKILL
+	// AtOnce: the run was to be ended at once when its supervisor died,
+	// within Within (a lease nothing of it could keep).
+	AtOnce bool
+	Within time.Duration
+	Lease  []byte // a lease hand-off for backends.KeepLease, nil for none
+	// Session: the run holds its lock's SQL session (fd 3); Lock: it
+	// holds its lock file (fd 3).
+	Session, Lock bool
+}
+
+// ReadGuard reads the guard file at path: ErrGuardFree for a free slot.
+func ReadGuard(path string) (Orphaned, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Orphaned{}, err
+	}
+	if !bytes.HasPrefix(data, []byte("{")) {
+		return Orphaned{}, ErrGuardFree
+	}
+	var g guardFile
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&g); err != nil {
+		return Orphaned{}, fmt.Errorf("%s: %w", path, err)
+	}
+	f, ok := parseKeeperFlags(g.Args)
+	if !ok {
+		return Orphaned{}, fmt.Errorf("%s: not a run's keeper arguments: %q", path, g.Args)
+	}
+	return Orphaned{RunID: runIDOf(f.tag), Run: f.run, Written: g.Written, Tag: f.tag, Cgroup: f.cgroup,
+		Deadline: f.deadline, Timeout: f.timeout, Grace: f.grace, AtOnce: f.atOnce, Within: f.within,
+		Lease: g.Lease, Session: f.session, Lock: f.lock}, nil
+}
+
+// GuardOwner is the supervisor pid and start of a guard slot's name
+// (statedir.GuardSlot); false if the name is not a slot's.
+func GuardOwner(slot string) (pid int, started time.Time, ok bool) {
+	var ns int64
+	var n int
+	if _, err := fmt.Sscanf(slot, "%d-%d-%d", &pid, &ns, &n); err != nil || pid <= 0 {
+		return 0, time.Time{}, false
+	}
+	return pid, time.Unix(0, ns), true
+}

@@ -1,0 +1,305 @@
+package proc
+
+import (
+	"context"
+	"flag"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"cronvisor/internal/base/exepages"
+)
+
+// keeperFlags are a keeper's arguments (see keeperArgs).
+type keeperFlags struct {
+	tag, end, log    string
+	logLimit         int64
+	noSync           bool
+	cgroup           string
+	grace            time.Duration
+	atOnce, session  bool
+	lease            bool
+	within           time.Duration
+	timeout          time.Duration
+	deadline         time.Time
+	lock             bool
+	deadlineArgument string
+	run              KeptRun
+	slotArgument     string
+}
+
+func parseKeeperFlags(args []string) (keeperFlags, bool) {
+	var f keeperFlags
+	fs := flag.NewFlagSet(KeeperName, flag.ContinueOnError)
+	fs.StringVar(&f.tag, "tag", "", "the run's KEY=VALUE environment tag")
+	fs.DurationVar(&f.grace, "grace", 0, "delay between SIGTERM and SIGKILL")
+	fs.BoolVar(&f.atOnce, "at-once", false, "end the run at once when the supervisor dies")
+	fs.BoolVar(&f.session, "session", false, "fd 7 is the connection whose session holds the run's lock")
+	fs.BoolVar(&f.lease, "lease", false, "a lease hand-off comes on the tether")
+	fs.DurationVar(&f.within, "within", 0, "how long a lost lease leaves the run")
+	fs.StringVar(&f.deadlineArgument, "deadline", "", "RFC 3339 time at which the run is ended")
+	fs.DurationVar(&f.timeout, "timeout", 0, "the run's timeout, for the end's reason")
+	fs.StringVar(&f.end, "end", "", "where to write the run's end")
+	fs.BoolVar(&f.noSync, "no-sync", false, "write the end without syncing it")
+	fs.StringVar(&f.log, "log", "", "the run's output file, appended to once the supervisor is dead")
+	fs.Int64Var(&f.logLimit, "log-limit", 0, "the most bytes of output the log keeps (0: all)")
+	fs.BoolVar(&f.lock, "lock", false, "fd 4 is the run's lock")
+	fs.StringVar(&f.cgroup, "cgroup", "", "the run's cgroup leaf")
+	fs.StringVar(&f.run.Job, "job", "", "the run's job")
+	fs.IntVar(&f.run.SupervisorPID, "supervisor", 0, "the supervisor's pid")
+	fs.StringVar(&f.slotArgument, "slot", "", "the run's slot (RFC 3339)")
+	fs.IntVar(&f.run.Attempt, "attempt", 0, "the run's attempt in its slot")
+	fs.BoolVar(&f.run.Manual, "manual", false, "the run is a manual one")
+	fs.SetOutput(io.Discard) // a keeper has no stderr; the supervisor sees the exit
+	if fs.Parse(args) != nil || fs.NArg() > 0 {
+		return f, false
+	}
+	if f.slotArgument != "" {
+		slot, err := time.Parse(time.RFC3339Nano, f.slotArgument)
+		if err != nil {
+			return f, false
+		}
+		f.run.Slot = slot
+	}
+	if f.deadlineArgument != "" {
+		d, err := time.Parse(time.RFC3339Nano, f.deadlineArgument)
+		if err != nil {
+			return f, false
+		}
+		f.deadline = d
+	}
+	return f, true
+}
+
+// KeeperInfo is what a keeper process's command line says of it.
+type KeeperInfo struct {
+	Ends          string // the directory of its runs' Ends: their state dir's
+	SupervisorPID int
+}
+
+// ParseKeeper reads a keeper process's command line (its /proc cmdline
+// as argv); false if argv is not a keeper's.
+func ParseKeeper(argv []string) (KeeperInfo, bool) {
+	if !IsKeeper(argv) {
+		return KeeperInfo{}, false
+	}
+	info, ok := parseKeeperProcFlags(argv[1:])
+	return info, ok
+}
+
+// parseKeeperProcFlags reads a keeper process's own arguments (see
+// startKeeperProc).
+func parseKeeperProcFlags(args []string) (KeeperInfo, bool) {
+	var info KeeperInfo
+	fs := flag.NewFlagSet(KeeperName, flag.ContinueOnError)
+	fs.StringVar(&info.Ends, "ends", "", "the directory of the runs' Ends")
+	fs.IntVar(&info.SupervisorPID, "supervisor", 0, "the supervisor's pid")
+	fs.SetOutput(io.Discard) // a keeper has no stderr; the supervisor sees the exit
+	if fs.Parse(args) != nil || fs.NArg() > 0 || info.SupervisorPID <= 0 {
+		return info, false
+	}
+	return info, true
+}
+
+// PidfdExited reports whether the process of pidfd fd has exited.
+func PidfdExited(fd int) bool {
+	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(p, 0)
+	return err == nil && n > 0
+}
+
+// fdControl is a keeper process's end of its control socket: one
+// message per run, the run's descriptors attached.
+const fdControl = 3
+
+// KeeperMain is the body of a keeper process, given its arguments after
+// argv[0]; it returns the exit code. It keeps every run its supervisor
+// hands it (see kept.keep) and exits once the supervisor is gone (the
+// control socket's end) and every run it kept is over. Its lifetime is
+// its runs', told by sockets: signals are not for it (a terminal's or a
+// service manager's are for the supervisor; ending one run is asked on
+// its socket, see keeperServer).
+func KeeperMain(args []string, leases LeaseKeeper) int {
+	info, ok := parseKeeperProcFlags(args)
+	if !ok {
+		return 2
+	}
+	signal.Ignore(unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2)
+	s := newKeeperServer(leases)
+	s.room = newEndRoom(info.Ends)
+	defer s.room.remove()
+	closeListener := s.listen()
+	// Ready: the socket above is there before any run is handed over.
+	if _, err := unix.Write(fdControl, []byte(msgReady)); err != nil {
+		return 1
+	}
+	// Start-up's code will not run again here: hand its pages back,
+	// beside the first runs rather than before them. An error costs RSS
+	// only, never a run.
+	s.wg.Go(func() { _, _ = exepages.Release() })
+	if info.Ends != "" {
+		s.wg.Go(func() { removeStaleRooms(info.Ends) })
+	}
+	s.serve(fdControl)
+	s.wg.Wait()
+	closeListener()
+	return 0
+}
+
+// keep keeps one run: it watches while the supervisor lives; when the
+// tether reaches its end without "stop", the supervisor's death, it
+// takes the supervisor's place: it reads the run's output into its log,
+// ends the run at once (-within) or at its deadline, or when asked
+// (killed by operator, or replaced), ends what the main process left
+// behind, writes the run's End and only then lets go of the lock.
+func (k *kept) keep() {
+	defer k.close() // the lock last but for the tether: it outlives the End's write
+	k.followTether()
+	end, orphaned := k.guard()
+	if !orphaned {
+		return
+	}
+	if k.f.end != "" {
+		end.Notes = k.notes
+		if k.writeEnd(end, k.room, endTries, endRetryEvery) != nil {
+			return // lost: the next supervisor records the run from what else it knows
+		}
+	}
+	if k.lease != nil {
+		_ = k.lease.Release() // once the end is written: the lock outlives the record's write
+	}
+}
+
+// LeaseKeeper takes over a lease that a supervisor handed its run's keeper
+// (Keeper.Handoff): backends.KeepLease (package lock/backends). A keeper given nil ends such a run at
+// once when its supervisor dies.
+type LeaseKeeper func(handoff []byte) (KeptLease, error)
+
+// KeptLease is a lease a keeper holds for a dead supervisor.
+type KeptLease interface {
+	// Keep renews it until ctx ends; the channel is closed if it is lost.
+	Keep(ctx context.Context) <-chan struct{}
+	// Within is how long a lost lease leaves for the run to end.
+	Within() time.Duration
+	// Release gives it up.
+	Release() error
+}
+
+// tether is a keeper's end of a run's tether.
+type tether struct {
+	f  *os.File        // owns fd; nil for a bare descriptor (tests)
+	rc syscall.RawConn // waits for it in the runtime's poller; nil: blocking reads
+	fd int
+}
+
+// newTether takes fd over, non-blocking in the runtime's poller, so that
+// a thousand kept runs wait without a thread each.
+func newTether(fd int) *tether {
+	t := &tether{fd: fd}
+	if unix.SetNonblock(fd, true) != nil {
+		return t
+	}
+	t.f = os.NewFile(uintptr(fd), "tether")
+	if rc, err := t.f.SyscallConn(); err == nil {
+		t.rc = rc
+	}
+	return t
+}
+
+// recv reads a message and its descriptors, waiting for one.
+func (t *tether) recv(buf, oob []byte) (n, oobn int, err error) {
+	if t.rc == nil {
+		for {
+			n, oobn, _, _, err = unix.Recvmsg(t.fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+			if err != unix.EINTR {
+				return n, oobn, err
+			}
+		}
+	}
+	rerr := t.rc.Read(func(fd uintptr) bool {
+		n, oobn, _, _, err = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		return err != unix.EAGAIN && err != unix.EINTR
+	})
+	if err == nil {
+		err = rerr
+	}
+	return n, oobn, err
+}
+
+func (t *tether) write(msg string) { _, _ = unix.Write(t.fd, []byte(msg)) }
+
+func (t *tether) close() {
+	if t.f != nil {
+		t.f.Close()
+		return
+	}
+	unix.Close(t.fd)
+}
+
+// readTether reads the tether until the supervisor's "pid N" (and the
+// pidfd that comes with it), its "stop", or its end: the run's pid, 0 if
+// never told (the supervisor died before or while starting the run: the
+// tag still finds the run then), and the pidfd, -1 if none came.
+func readTether(t *tether) (pid, pidfd int, started time.Time, handoff []byte, stopped bool) {
+	pidfd = -1
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4))
+	for {
+		n, oobn, err := t.recv(buf, oob)
+		if err != nil || n == 0 {
+			return pid, pidfd, started, handoff, false
+		}
+		if fds := rightsOf(oob[:oobn]); len(fds) > 0 {
+			pidfd = fds[0]
+		}
+		for _, m := range parseTether(string(buf[:n])) {
+			switch m.kind {
+			case tetherStop:
+				return pid, pidfd, started, handoff, true
+			case tetherLease:
+				handoff = m.handoff
+			case tetherPID:
+				pid, started = m.pid, m.started
+			}
+		}
+		if pid > 0 {
+			return pid, pidfd, started, handoff, false
+		}
+	}
+}
+
+func rightsOf(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err == nil {
+			out = append(out, fds...)
+		}
+	}
+	return out
+}
+
+// awaitEOF blocks until the supervisor's "stop" (true: the run is over)
+// or the tether's end (false: the supervisor's death).
+func awaitEOF(t *tether) bool {
+	buf := make([]byte, 256)
+	for {
+		n, _, err := t.recv(buf, nil)
+		if err != nil || n == 0 {
+			return false
+		}
+		for _, m := range parseTether(string(buf[:n])) {
+			if m.kind == tetherStop {
+				return true
+			}
+		}
+	}
+}
