@@ -15,12 +15,12 @@ import (
 
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/config"
-	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/internal/store/history"
 	"cronvisor/runner"
 )
 
-// rig is a supervisor wired as the daemon wires it: a FileLocker, the
+// rig is a supervisor wired as the daemon wires it: a file.Locker, the
 // history Writer on a real store (synchronous=FULL, or OFF for
 // durability: process) and the last-ok cursor read from it. Only the
 // daemon's slog listener is missing.
@@ -53,7 +53,7 @@ func newRig(b *testing.B, withStarts bool, d run.Durability) *rig {
 			}
 		})
 	}
-	locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun, lock.WithDurability(d))
+	locker := file.NewLocker(filepath.Join(dir, "locks"), runner.InRun, file.WithDurability(d))
 	r.sup = runner.NewSupervisor(locker, hist, fan.Emit,
 		runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts))
 	return r

@@ -12,6 +12,7 @@ import (
 	"cronvisor/internal/config"
 	"cronvisor/internal/harness/testlog"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 )
 
 // losingLocker hands out file grants whose Lost channel the test closes,
@@ -42,7 +43,7 @@ func TestLockLost(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ll := &losingLocker{Locker: lock.NewFileLocker(filepath.Join(t.TempDir(), "locks"), InRun), lost: make(chan struct{})}
+			ll := &losingLocker{Locker: file.NewLocker(filepath.Join(t.TempDir(), "locks"), InRun), lost: make(chan struct{})}
 			ev := &events{}
 			s := NewSupervisor(ll, NopRecorder{}, ev.emit)
 			j := shJob("lease", `echo "token=$CRONVISOR_FENCING_TOKEN"; sleep 0.5`)
@@ -101,7 +102,7 @@ func TestLastOKMemo(t *testing.T) {
 	fire(okJob, 4, slotAt(2), 1)   // ...leaves the last ok where it was
 
 	// Another process runs the job: it takes the lock and rewrites the record.
-	other := lock.NewFileLocker(filepath.Join(dir, "locks"), InRun)
+	other := file.NewLocker(filepath.Join(dir, "locks"), InRun)
 	lease, err := other.Acquire(context.Background(), lock.Request{Name: "memo",
 		Record: lock.Record{Holder: run.Holder{PID: 1, Host: "elsewhere", Job: "memo", RunID: "foreign"}, SupervisorPID: 1}})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/harness/testlog"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 )
 
 // fakeRecorder records in memory; finished, when set, decides what
@@ -66,13 +67,13 @@ func (r *fakeRecorder) ends() []run.End {
 func newRecordedSupervisor(t *testing.T, dir string, rec Recorder, opts ...Option) (*Supervisor, *events) {
 	t.Helper()
 	ev := &events{}
-	return NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks"), InRun), rec, ev.emit, opts...), ev
+	return NewSupervisor(file.NewLocker(filepath.Join(dir, "locks"), InRun), rec, ev.emit, opts...), ev
 }
 
 // tryLock takes name from a locker of its own, as another supervisor on
 // the same state dir would, and releases it at once.
 func tryLock(dir, name string) error {
-	lease, err := lock.NewFileLocker(filepath.Join(dir, "locks"), InRun).Acquire(context.Background(),
+	lease, err := file.NewLocker(filepath.Join(dir, "locks"), InRun).Acquire(context.Background(),
 		lock.Request{Name: name, Record: lock.Record{Holder: run.Holder{Job: "probe", RunID: "probe"}}})
 	if err != nil {
 		return err
@@ -119,7 +120,7 @@ func TestBlockedRecorderKeepsTheLockHeld(t *testing.T) {
 	if err := tryLock(dir, "a"); err != nil {
 		t.Fatalf("lock after the recorder returned: %v, want free", err)
 	}
-	st, err := lock.NewFileLocker(filepath.Join(dir, "locks"), InRun).Inspect(context.Background(), "a")
+	st, err := file.NewLocker(filepath.Join(dir, "locks"), InRun).Inspect(context.Background(), "a")
 	if err != nil || st.Record.RunID != "probe" {
 		t.Fatalf("inspect: %+v %v", st, err)
 	}
@@ -147,7 +148,7 @@ func TestFailingRecorderIsLoggedAndLeavesTheRunInFlight(t *testing.T) {
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "run_id="+f.RunID) || !strings.Contains(msgs[0], "disk full") {
 		t.Fatalf("logged %q, want one warning naming run %s and the cause", msgs, f.RunID)
 	}
-	st, err := lock.NewFileLocker(filepath.Join(dir, "locks"), InRun).Inspect(context.Background(), "a")
+	st, err := file.NewLocker(filepath.Join(dir, "locks"), InRun).Inspect(context.Background(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestFailingRecorderIsLoggedAndLeavesTheRunInFlight(t *testing.T) {
 
 	rec.finished = nil // history works again: the next end clears it
 	f = s.Fire(context.Background(), shJob("a", "true"), slotAt(1), false)
-	st, err = lock.NewFileLocker(filepath.Join(dir, "locks"), InRun).Inspect(context.Background(), "a")
+	st, err = file.NewLocker(filepath.Join(dir, "locks"), InRun).Inspect(context.Background(), "a")
 	if err != nil || st.Record.InFlight || st.Record.RunID != f.RunID {
 		t.Fatalf("lock after a recorded run: %+v %v, want run %s not in flight", st.Record, err, f.RunID)
 	}
@@ -181,7 +182,7 @@ func TestSkipsAndRefusalsAreRecorded(t *testing.T) {
 	dir := t.TempDir()
 	rec := newFakeRecorder()
 	s, ev := newRecordedSupervisor(t, dir, rec)
-	holder, err := lock.NewFileLocker(filepath.Join(dir, "locks"), InRun).Acquire(context.Background(),
+	holder, err := file.NewLocker(filepath.Join(dir, "locks"), InRun).Acquire(context.Background(),
 		lock.Request{Name: "a", Record: lock.Record{Holder: run.Holder{Job: "other", RunID: "other-run"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"cronvisor/internal/base/schedule"
 	"cronvisor/internal/config"
 	"cronvisor/internal/harness/testlog"
-	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 )
 
 // TestHandOverLeavesRetriesAndTheNextSupervisorResumesThem: a supervisor
@@ -104,7 +104,7 @@ func TestKillAtAnAttemptsEndCancelsItsRetry(t *testing.T) {
 	var s *Supervisor
 	ev := &events{}
 	killed := -1
-	s = NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks"), InRun), NopRecorder{}, func(e run.Event) {
+	s = NewSupervisor(file.NewLocker(filepath.Join(dir, "locks"), InRun), NopRecorder{}, func(e run.Event) {
 		ev.emit(e)
 		if end, ok := e.(run.End); ok && end.Retrying && killed < 0 {
 			killed = s.Kill("r", ErrKilled)

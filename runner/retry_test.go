@@ -12,7 +12,7 @@ import (
 	"cronvisor/internal/base/schedule"
 	"cronvisor/internal/config"
 	"cronvisor/internal/harness/testlog"
-	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 )
 
 // failTwice fails its first two runs (counted in a file of dir), then
@@ -37,7 +37,7 @@ func finishes(ev *events) []run.End {
 
 func TestRetriesInOneSlotUnderOneLock(t *testing.T) {
 	dir := t.TempDir()
-	locker := lock.NewFileLocker(filepath.Join(dir, "locks"), InRun)
+	locker := file.NewLocker(filepath.Join(dir, "locks"), InRun)
 	other, otherEv := newTestSupervisor(t, dir)
 	j := failTwice(dir)
 	ev := &events{}

@@ -12,7 +12,7 @@ import (
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/config"
 	"cronvisor/internal/harness/testlog"
-	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/internal/proc"
 )
 
@@ -78,7 +78,7 @@ func shJob(name, script string) config.Job {
 func newTestSupervisor(t *testing.T, dir string, opts ...Option) (*Supervisor, *events) {
 	t.Helper()
 	ev := &events{}
-	return NewSupervisor(lock.NewFileLocker(filepath.Join(dir, "locks"), InRun), NopRecorder{}, ev.emit, opts...), ev
+	return NewSupervisor(file.NewLocker(filepath.Join(dir, "locks"), InRun), NopRecorder{}, ev.emit, opts...), ev
 }
 
 // fireAsync fires in the background and returns a channel with the result.

@@ -13,6 +13,7 @@ import (
 	"cronvisor/internal/config"
 	"cronvisor/internal/harness/testlog"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/internal/proc"
 )
 
@@ -34,7 +35,7 @@ func (l *tetheredLocker) Acquire(ctx context.Context, req lock.Request) (lock.Gr
 }
 
 func newTetheredSupervisor(t *testing.T) (*Supervisor, *events, *tetheredLocker) {
-	tl := &tetheredLocker{Locker: lock.NewFileLocker(filepath.Join(t.TempDir(), "locks"), InRun), lost: make(chan struct{})}
+	tl := &tetheredLocker{Locker: file.NewLocker(filepath.Join(t.TempDir(), "locks"), InRun), lost: make(chan struct{})}
 	ev := &events{}
 	return NewSupervisor(tl, NopRecorder{}, ev.emit), ev, tl
 }

@@ -112,7 +112,7 @@ type LockBackend struct {
 	Col    int
 }
 
-// BackendFile is the default lock backend's kind (lock.File).
+// BackendFile is the default lock backend's kind (file.Backend).
 const BackendFile = "file"
 
 // HistoryBackend selects the shared history (history_backend). The local

@@ -41,7 +41,7 @@ type Env struct {
 	// fleet (history_backend postgres), else nil; see owner.go.
 	Owner *owner.Gate
 	// relock takes again the locks whose files were deleted with the
-	// state dir (lock.FileLocker.Relock); nil for the other backends.
+	// state dir (file.Locker.Relock); nil for the other backends.
 	relock  func() (int, error)
 	log     *slog.Logger
 	cfg     atomic.Pointer[config.Config] // the current one, for Recovery

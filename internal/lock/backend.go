@@ -33,6 +33,12 @@ type Backend struct {
 	Keep func(handoff []byte) (KeptLease, error)
 }
 
+// InRun tells whether process pid belongs to run runID (it carries the
+// run's tag in its environment, say). The locker's caller knows how a run
+// marks its processes; the locker only asks, to tell a survivor of a
+// run that still holds the lock from a program outside cronvisor.
+type InRun func(pid int, runID string) bool
+
 // Settings are what Open takes: lock_backend's values, and the file
 // backend's place and rules.
 type Settings struct {

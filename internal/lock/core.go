@@ -2,12 +2,27 @@ package lock
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"regexp"
 	"sync"
 	"time"
 
 	"cronvisor/internal/base/procfs"
 )
+
+// nameRE is the job-name alphabet; it keeps lock names plain file names.
+// (A compiled regexp, read-only after init.)
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// checkLockName refuses a name that is not a plain file name (nameRE).
+func checkLockName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, name)
+	}
+	return nil
+}
 
 // localHost is the machine's name for records, "localhost" when it has
 // none.
@@ -103,11 +118,7 @@ func (c *leaseCore) rewrite(op string, change func(*Record)) error {
 func (c *leaseCore) beginRelease() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.released {
-		return false
-	}
-	c.released = true
-	return true
+	return c.MarkReleasedLocked()
 }
 
 // watch is the goroutine that a lease nothing of the run holds (Redis,
@@ -170,6 +181,17 @@ func (o *ownLeases[L]) add(name string, le L) {
 	o.m[name] = le
 }
 
+// all is every lease held, in no order.
+func (o *ownLeases[L]) all() []L {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]L, 0, len(o.m))
+	for _, le := range o.m {
+		out = append(out, le)
+	}
+	return out
+}
+
 // forget drops le once released, unless another lease took its place.
 func (o *ownLeases[L]) forget(name string, le L) {
 	o.mu.Lock()
@@ -177,4 +199,27 @@ func (o *ownLeases[L]) forget(name string, le L) {
 	if o.m[name] == le {
 		delete(o.m, name)
 	}
+}
+
+// inspectAll inspects each of names, for a backend's List: a lock that
+// cannot be inspected is skipped and its error joined to the others, and
+// a done context ends the walk with what was found so far.
+func inspectAll(ctx context.Context, names []string, inspect func(context.Context, string) (Status, error)) ([]Status, error) {
+	var out []Status
+	var errs []error
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		st, err := inspect(ctx, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return out, err
+			}
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, st)
+	}
+	return out, errors.Join(errs...)
 }

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// What a backend in a folder of its own (lock/redis, …) takes from the
-// lease core: the core and the watch to embed, and the helpers every
-// backend's Acquire shares. Inside package lock the unexported names
-// serve.
+// What a backend in a folder of its own (lock/file, lock/redis, …)
+// takes from the lease core: the core and the watch to embed, and the
+// helpers every backend's Acquire shares. Inside package lock the
+// unexported names serve.
 
 // LeaseCore is the lease core a backend's lease embeds (Record, SetPID,
 // SetRun); Init it before the lease is shared.
@@ -26,6 +26,40 @@ func (c *leaseCore) Name() string { return c.name }
 // BeginRelease marks the lease released; false when it already was, and
 // Release has nothing left to do.
 func (c *leaseCore) BeginRelease() bool { return c.beginRelease() }
+
+// Lock takes the core's mutex, for a lease that guards state of its own
+// with it (the file backend's descriptors, which its StoreRecord, called
+// with the mutex held, writes through) or holds it across a whole
+// Release.
+func (c *leaseCore) Lock() { c.mu.Lock() }
+
+// Unlock drops the core's mutex (see Lock).
+func (c *leaseCore) Unlock() { c.mu.Unlock() }
+
+// HolderLocked is the record as last written, to be called with the
+// mutex held. It is not a copy: its Slots map must not be changed.
+func (c *leaseCore) HolderLocked() Record { return c.holder }
+
+// ReleasedLocked reports whether the lease was released, to be called
+// with the mutex held.
+func (c *leaseCore) ReleasedLocked() bool { return c.released }
+
+// MarkReleasedLocked marks the lease released, to be called with the
+// mutex held; false when it already was.
+func (c *leaseCore) MarkReleasedLocked() bool {
+	if c.released {
+		return false
+	}
+	c.released = true
+	return true
+}
+
+// Rewrite stores the record changed by change, unless released (see
+// rewrite); op names the change for errors.
+func (c *leaseCore) Rewrite(op string, change func(*Record)) error { return c.rewrite(op, change) }
+
+// Clone copies h with its own Slots map.
+func (h Record) Clone() Record { return h.clone() }
 
 // Watch is the goroutine a lease nothing of the run holds keeps checking
 // its lock with (see watch); make it with NewWatch.
@@ -96,6 +130,9 @@ func (o *ownLeases[L]) Get(name string) L { return o.get(name) }
 
 // Add records le as held on name.
 func (o *ownLeases[L]) Add(name string, le L) { o.add(name, le) }
+
+// All is every lease held, in no order.
+func (o *ownLeases[L]) All() []L { return o.all() }
 
 // Forget drops le once released, unless another lease took its place.
 func (o *ownLeases[L]) Forget(name string, le L) { o.forget(name, le) }

@@ -2,7 +2,7 @@
 // record of who holds it, and a per-job slot cursor so that a job runs at
 // most once per scheduled slot across every supervisor sharing the lock.
 //
-// The file backend (FileLocker) takes flock(2) on STATE_DIR/locks/NAME.lock,
+// The file backend (lock/file) takes flock(2) on STATE_DIR/locks/NAME.lock,
 // so any other program using `flock -n` on the same file is respected and
 // the lock outlives a supervisor whose run's processes still hold the file.
 // The Redis backend (lock/redis) serves several hosts: a leased SET NX PX
@@ -173,7 +173,7 @@ type Lease interface {
 	// Record returns the record as last written.
 	Record() Record
 	// SetPID rewrites the record with the run's process id once started,
-	// and makes a new slot cursor durable (see FileLocker.Acquire).
+	// and makes a new slot cursor durable (see file.Locker.Acquire).
 	SetPID(pid int) error
 	// SetRun rewrites the record for a retry of the same slot, which kept
 	// the lock: its run id and, started, its pid.

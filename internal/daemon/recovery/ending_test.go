@@ -12,6 +12,7 @@ import (
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/harness/testlog"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/runner"
 	"cronvisor/runner/ending"
 )
@@ -47,7 +48,7 @@ func TestARecoveredEndIsToldOnce(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.Path = ending.New(told.emit) })
 	f.writeRecord(t, "j", lock.Record{Holder: run.Holder{PID: 4321, Host: host, Job: "j", RunID: "r", Since: started},
 		Slot: started, SupervisorPID: deadPID, Slots: map[string]time.Time{"j": started}, InFlight: true})
-	other := New(Config{Store: f.store, Locker: lock.NewFileLocker(f.dir+"/locks", runner.InRun), Alive: aliveOnly(livePID),
+	other := New(Config{Store: f.store, Locker: file.NewLocker(f.dir+"/locks", runner.InRun), Alive: aliveOnly(livePID),
 		Self: os.Getpid(), Started: started, LockOf: func(j string) string { return j }, StateDir: f.dir,
 		Now: func() time.Time { return now.Add(time.Second) }, Path: ending.New(told.emit)})
 	defer other.Close()

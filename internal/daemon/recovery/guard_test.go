@@ -16,6 +16,7 @@ import (
 	"cronvisor/internal/harness/redistest"
 	"cronvisor/internal/harness/testlog"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/internal/lock/redis"
 )
 
@@ -99,7 +100,7 @@ func TestGuardEndsAnOrphanAtItsDeadline(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, nil)
 			runID := "guarded-" + strings.ReplaceAll(tc.name, " ", "-") // its tag: unique among the parallel tests' processes
-			lease, err := lock.NewFileLocker(filepath.Join(f.dir, "locks"), nil).Acquire(context.Background(), lock.Request{Name: "j",
+			lease, err := file.NewLocker(filepath.Join(f.dir, "locks"), nil).Acquire(context.Background(), lock.Request{Name: "j",
 				Record: lock.Record{Holder: run.Holder{Job: "j", RunID: runID, Since: started.Add(time.Second), PID: deadPID}, Slot: started, SupervisorPID: deadPID}})
 			if err != nil {
 				t.Fatal(err)

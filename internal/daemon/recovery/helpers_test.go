@@ -13,6 +13,7 @@ import (
 
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/internal/store/history"
 	"cronvisor/runner"
 )
@@ -39,7 +40,7 @@ func aliveOnly(pid int) Alive {
 type fixture struct {
 	dir       string
 	store     *history.Store
-	locker    *lock.FileLocker
+	locker    *file.Locker
 	r         *Recoverer
 	interrupt chan string // run ids Interrupt closed
 }
@@ -67,7 +68,7 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	f := &fixture{dir: dir, store: store, locker: lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun),
+	f := &fixture{dir: dir, store: store, locker: file.NewLocker(filepath.Join(dir, "locks"), runner.InRun),
 		interrupt: make(chan string, 16)}
 	cfg := Config{
 		Store: notifying{store, f.interrupt}, Locker: f.locker, Alive: aliveOnly(livePID),
@@ -125,7 +126,7 @@ func (f *fixture) orphan(t *testing.T, name, runID string, slot time.Time) (int,
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	lease, err := lock.NewFileLocker(filepath.Join(f.dir, "locks"), runner.InRun).Acquire(ctx, lock.Request{
+	lease, err := file.NewLocker(filepath.Join(f.dir, "locks"), runner.InRun).Acquire(ctx, lock.Request{
 		Name: name, Record: lock.Record{Holder: run.Holder{Job: name, RunID: runID, Since: slot.Add(time.Second), PID: deadPID}, Slot: slot, SupervisorPID: deadPID}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@
 // it, and closes the run as interrupted (exit status unknown) as soon as
 // the run's processes have let go of the lock: at once when they have,
 // else when the last of them exits, which it waits for as an event
-// (lock.FileLocker.AwaitRelease) rather than polls.
+// (file.Locker.AwaitRelease) rather than polls.
 //
 // It looks at start-up (Sweep), whenever this supervisor takes or
 // inspects a lock (the Locker it wraps reports every record it sees), and
@@ -43,7 +43,7 @@ type Store interface {
 }
 
 // Awaiter is a lock backend whose release can be waited for
-// (*lock.FileLocker). With another backend a run still held is looked at
+// (*file.Locker). With another backend a run still held is looked at
 // again at the next Sweep.
 type Awaiter interface {
 	AwaitRelease(ctx context.Context, name, runID string) error

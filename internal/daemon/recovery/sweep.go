@@ -10,7 +10,7 @@ import (
 )
 
 // changedLister is a lock backend that can list only the locks written
-// since a time (*lock.FileLocker).
+// since a time (*file.Locker).
 type changedLister interface {
 	ListChangedSince(ctx context.Context, t time.Time) ([]lock.Status, error)
 }

@@ -10,6 +10,7 @@ import (
 
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/internal/store/history"
 	"cronvisor/runner"
 )
@@ -129,7 +130,7 @@ func TestSweepTwiceRecordsOnce(t *testing.T) {
 	host, _ := os.Hostname()
 	f := newFixture(t, nil)
 	f.writeRecord(t, "j", lock.Record{Holder: run.Holder{PID: 4321, Host: host, Job: "j", RunID: "r", Since: started}, Slot: started, SupervisorPID: deadPID, InFlight: true})
-	other := New(Config{Store: f.store, Locker: lock.NewFileLocker(f.dir+"/locks", runner.InRun), Alive: aliveOnly(livePID),
+	other := New(Config{Store: f.store, Locker: file.NewLocker(f.dir+"/locks", runner.InRun), Alive: aliveOnly(livePID),
 		Self: os.Getpid(), Started: started, LockOf: func(j string) string { return j }, StateDir: f.dir,
 		Now: func() time.Time { return now.Add(time.Second) }})
 	defer other.Close()

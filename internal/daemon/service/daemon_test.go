@@ -15,6 +15,7 @@ import (
 	"cronvisor/internal/config"
 	"cronvisor/internal/ctl"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/runner"
 )
 
@@ -51,7 +52,7 @@ func TestRunNowSaysWhatTheFireDid(t *testing.T) {
 func TestPausesSurviveARestart(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *Service {
-		locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
+		locker := file.NewLocker(filepath.Join(dir, "locks"), runner.InRun)
 		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(run.Event) {})
 		s, err := New(sup, locker, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "a", true)}})
 		if err != nil {
@@ -96,7 +97,7 @@ func TestPausesSurviveARestart(t *testing.T) {
 func TestDaemonsSharingAStateDirKeepEachOthersPauses(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *Service {
-		locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
+		locker := file.NewLocker(filepath.Join(dir, "locks"), runner.InRun)
 		sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(run.Event) {})
 		s, err := New(sup, locker, &config.Config{StateDir: dir, Jobs: []config.Job{job(t, "x", true), job(t, "y", true)}})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"cronvisor/internal/base/schedule"
 	"cronvisor/internal/config"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/runner"
 )
 
@@ -19,7 +20,7 @@ import (
 // has run: Jobs reads every lock through locker.List.
 func BenchmarkJobs(b *testing.B) {
 	const n = 1000
-	locker := lock.NewFileLocker(filepath.Join(b.TempDir(), "locks"), runner.InRun)
+	locker := file.NewLocker(filepath.Join(b.TempDir(), "locks"), runner.InRun)
 	sched, err := schedule.Parse("@hourly", time.UTC)
 	if err != nil {
 		b.Fatal(err)

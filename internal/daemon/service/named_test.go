@@ -14,7 +14,7 @@ import (
 	"cronvisor/internal/base/schedule"
 	"cronvisor/internal/config"
 	"cronvisor/internal/ctl"
-	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/runner"
 )
 
@@ -35,7 +35,7 @@ func scheduledService(t testing.TB, n int) *Service {
 		j.Lock = j.Name
 		jobs[i] = j
 	}
-	locker := lock.NewFileLocker(filepath.Join(t.TempDir(), "locks"), runner.InRun)
+	locker := file.NewLocker(filepath.Join(t.TempDir(), "locks"), runner.InRun)
 	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(run.Event) {})
 	clk := clock.NewFake(time.Date(2026, 6, 1, 12, 0, 30, 0, time.UTC))
 	sc := runner.NewScheduler(sup, clk, func(run.Event) {})

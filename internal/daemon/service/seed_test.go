@@ -8,7 +8,7 @@ import (
 
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/config"
-	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/internal/store/history"
 	"cronvisor/runner"
 )
@@ -36,7 +36,7 @@ func TestNewSeedsLastOutcomesFromHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	locker := lock.NewFileLocker(filepath.Join(dir, "locks"), runner.InRun)
+	locker := file.NewLocker(filepath.Join(dir, "locks"), runner.InRun)
 	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, func(run.Event) {})
 	cfg := &config.Config{Jobs: []config.Job{job(t, "a", true), job(t, "b", true), job(t, "c", true), job(t, "d", true)}}
 	s, err := New(sup, locker, cfg, WithStore(store), WithRecent(ReadRecent(ctx, store, cfg.Jobs)))

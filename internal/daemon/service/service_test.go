@@ -13,14 +13,14 @@ import (
 	"cronvisor/internal/base/schedule"
 	"cronvisor/internal/config"
 	"cronvisor/internal/ctl"
-	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/runner"
 )
 
 func newTestService(t *testing.T, jobs ...config.Job) (*Service, *runner.Fanout) {
 	t.Helper()
 	fan := &runner.Fanout{}
-	locker := lock.NewFileLocker(filepath.Join(t.TempDir(), "locks"), runner.InRun)
+	locker := file.NewLocker(filepath.Join(t.TempDir(), "locks"), runner.InRun)
 	sup := runner.NewSupervisor(locker, runner.NopRecorder{}, fan.Emit)
 	cfg := &config.Config{Jobs: jobs}
 	reload := func(context.Context) error { return errors.New("reload refused: test") }

@@ -8,13 +8,14 @@ import (
 	"fmt"
 
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/internal/lock/redis"
 	"cronvisor/internal/lock/sql"
 )
 
 // All are the lock backends, in the order messages list them; the first
 // is the default.
-var All = []lock.Backend{lock.File, redis.Redis, sql.MySQL, sql.Postgres}
+var All = []lock.Backend{file.Backend, redis.Redis, sql.MySQL, sql.Postgres}
 
 // Find returns the backend of kind.
 func Find(kind string) (lock.Backend, bool) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 )
 
 func TestEachBackendIsListedOnceWhole(t *testing.T) {
@@ -31,8 +32,8 @@ func TestTheDefaultOpensTheFileBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := l.(*lock.FileLocker); !ok {
-		t.Errorf("the default backend is %T, want *lock.FileLocker", l)
+	if _, ok := l.(*file.Locker); !ok {
+		t.Errorf("the default backend is %T, want *file.Locker", l)
 	}
 	if _, err := Open("etcd", lock.Settings{}); err == nil || !strings.Contains(err.Error(), `unknown lock backend "etcd"`) {
 		t.Errorf("an unknown kind opened: %v", err)

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"cronvisor/internal/harness/locktest"
 	"cronvisor/internal/lock"
 )
 
@@ -71,7 +72,7 @@ func TestRedisCloseWaitsForAbandon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = l.Acquire(testCtx(t, 5*time.Second), redisReq("sync", "run-1", "host-a", slotAt(1)))
+	_, err = l.Acquire(locktest.Context(t, 5*time.Second), locktest.Request("sync", "run-1", "host-a", locktest.SlotAt(1)))
 	if !errors.Is(err, lock.ErrUnavailable) {
 		t.Fatalf("Acquire on a server that never answers: %v, want lock.ErrUnavailable", err)
 	}

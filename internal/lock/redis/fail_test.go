@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
 	"cronvisor/internal/harness/redistest"
 	"cronvisor/internal/lock"
 )
 
 // redisHelperEnv makes the test binary hold a Redis lock until it is
-// killed (see TestRedisKilledHolderExpires). It is read in init, which runs
-// before main_test.go's TestMain, to keep the Redis tests to their files.
+// killed (see TestRedisKilledHolderExpires). It is read in init, which
+// runs before any test, so that the helper keeps to this file.
 const redisHelperEnv = "LOCK_TEST_REDIS_HELPER"
 
 func init() {
@@ -39,7 +40,7 @@ func holdRedisLock(url string) error {
 	if err != nil {
 		return err
 	}
-	lease, err := l.Acquire(context.Background(), redisReq("sync", "run-killed", "host-k", time.Time{}))
+	lease, err := l.Acquire(context.Background(), locktest.Request("sync", "run-killed", "host-k", time.Time{}))
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func TestRedisKilledHolderExpires(t *testing.T) {
 	t.Parallel()
 	const ttl = time.Second
 	srv := redistest.New(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	raw := rawRedis(t, srv.URL())
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), redisHelperEnv+"="+srv.URL())
@@ -67,8 +68,8 @@ func TestRedisKilledHolderExpires(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killGroup(cmd.Process.Pid); _ = cmd.Wait() })
-	if line, err := readLine(ctx, stdout); line != "held" {
+	t.Cleanup(func() { locktest.KillGroup(cmd.Process.Pid); _ = cmd.Wait() })
+	if line, err := locktest.ReadLine(ctx, stdout); line != "held" {
 		t.Fatalf("helper said %q (%v), want held", line, err)
 	}
 	// Kill a holder that has been renewing, as a real one would be.
@@ -76,13 +77,13 @@ func TestRedisKilledHolderExpires(t *testing.T) {
 	// the first reading alone, one taken just after the acquisition, a
 	// renewal read a moment later than its own write could never show.)
 	prev := raw.PTTL(ctx, "cronvisor:lock:orders").Val()
-	waitUntil(ctx, t, "the helper renews its lease", func() bool {
+	locktest.WaitUntil(ctx, t, "the helper renews its lease", func() bool {
 		cur := raw.PTTL(ctx, "cronvisor:lock:orders").Val()
 		renewed := cur > prev
 		prev = cur
 		return renewed
 	})
-	killGroup(cmd.Process.Pid)
+	locktest.KillGroup(cmd.Process.Pid)
 	_ = cmd.Wait()
 	killed := time.Now()
 	left, err := raw.PTTL(ctx, "cronvisor:lock:orders").Result()
@@ -92,7 +93,7 @@ func TestRedisKilledHolderExpires(t *testing.T) {
 	l := newRedisLocker(t, srv.URL(), ttl)
 	var sawHolder bool
 	for {
-		lease, err := l.Acquire(ctx, redisReq("sync", "run-next", "host-n", time.Time{}))
+		lease, err := l.Acquire(ctx, locktest.Request("sync", "run-next", "host-n", time.Time{}))
 		if err == nil {
 			_ = lease.Release()
 			break
@@ -123,11 +124,11 @@ func TestRedisRenewalAndRelease(t *testing.T) {
 	}
 	t.Parallel()
 	srv := redistest.New(t)
-	ctx := testCtx(t, 15*time.Second)
+	ctx := locktest.Context(t, 15*time.Second)
 	raw := rawRedis(t, srv.URL())
 	a := newRedisLocker(t, srv.URL(), time.Second)
 	b := newRedisLocker(t, srv.URL(), time.Second)
-	lease := mustAcquire(ctx, t, a, redisReq("sync", "run-a", "host-a", time.Time{}))
+	lease := mustAcquire(ctx, t, a, locktest.Request("sync", "run-a", "host-a", time.Time{}))
 	select { // three TTLs: only renewal keeps the key alive that long
 	case <-lease.Lost():
 		t.Fatal("lease lost while Redis is up")
@@ -138,7 +139,7 @@ func TestRedisRenewalAndRelease(t *testing.T) {
 		check func() error
 	}{
 		{"still held after 3 TTLs", func() error {
-			if _, err := b.Acquire(ctx, redisReq("sync", "run-b", "host-b", time.Time{})); !errors.Is(err, lock.ErrLocked) {
+			if _, err := b.Acquire(ctx, locktest.Request("sync", "run-b", "host-b", time.Time{})); !errors.Is(err, lock.ErrLocked) {
 				return fmt.Errorf("second host's Acquire: %v, want lock.ErrLocked", err)
 			}
 			return nil
@@ -160,7 +161,7 @@ func TestRedisRenewalAndRelease(t *testing.T) {
 			return nil
 		}},
 		{"free for the second host", func() error {
-			next, err := b.Acquire(ctx, redisReq("sync", "run-b", "host-b", time.Time{}))
+			next, err := b.Acquire(ctx, locktest.Request("sync", "run-b", "host-b", time.Time{}))
 			if err == nil {
 				err = next.Release()
 			}
@@ -178,20 +179,20 @@ func TestRedisRenewalAndRelease(t *testing.T) {
 
 func TestRedisExpiredLeaseSparesSuccessor(t *testing.T) {
 	srv := redistest.New(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	raw := rawRedis(t, srv.URL())
 	a := newRedisLocker(t, srv.URL(), time.Second)
 	b := newRedisLocker(t, srv.URL(), time.Second)
-	old := mustAcquire(ctx, t, a, redisReq("sync", "run-old", "host-a", time.Time{}))
+	old := mustAcquire(ctx, t, a, locktest.Request("sync", "run-old", "host-a", time.Time{}))
 	old.stopRenewal() // a holder stalled past its TTL
 	if err := raw.PExpire(ctx, "cronvisor:lock:orders", time.Millisecond).Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(ctx, t, "the stalled lease expires", func() bool {
+	locktest.WaitUntil(ctx, t, "the stalled lease expires", func() bool {
 		n, err := raw.Exists(ctx, "cronvisor:lock:orders").Result()
 		return err == nil && n == 0
 	})
-	succ := mustAcquire(ctx, t, b, redisReq("sync", "run-new", "host-b", time.Time{}))
+	succ := mustAcquire(ctx, t, b, locktest.Request("sync", "run-new", "host-b", time.Time{}))
 	steps := []struct {
 		name  string
 		check func() error
@@ -238,10 +239,10 @@ func TestRedisExpiredLeaseSparesSuccessor(t *testing.T) {
 // that is not the holder's, as a lease that lost its lock would.
 func TestRedisScriptsRefuseForeignToken(t *testing.T) {
 	srv := redistest.New(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	raw := rawRedis(t, srv.URL())
 	l := newRedisLocker(t, srv.URL(), time.Minute)
-	holder := mustAcquire(ctx, t, l, redisReq("sync", "run-h", "host-h", slotAt(3)))
+	holder := mustAcquire(ctx, t, l, locktest.Request("sync", "run-h", "host-h", locktest.SlotAt(3)))
 	k := l.keys("orders")
 	slotKey := l.slotKey("orders", "sync")
 	const stranger = "0123456789abcdef0123456789abcdef"
@@ -299,9 +300,9 @@ func TestRedisOutage(t *testing.T) {
 	t.Parallel()
 	const ttl = time.Second
 	srv := redistest.New(t)
-	ctx := testCtx(t, 15*time.Second)
+	ctx := locktest.Context(t, 15*time.Second)
 	l := newRedisLocker(t, srv.URL(), ttl)
-	lease := mustAcquire(ctx, t, l, redisReq("sync", "run-a", "host-a", time.Time{}))
+	lease := mustAcquire(ctx, t, l, locktest.Request("sync", "run-a", "host-a", time.Time{}))
 	srv.Stop()
 	stopped := time.Now()
 	select {
@@ -319,8 +320,14 @@ func TestRedisOutage(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"Acquire", func() error { _, err := l.Acquire(ctx, redisReq("sync", "r", "h", slotAt(1))); return err }},
-		{"Acquire on a fresh locker", func() error { _, err := fresh.Acquire(ctx, redisReq("sync", "r", "h", slotAt(1))); return err }},
+		{"Acquire", func() error {
+			_, err := l.Acquire(ctx, locktest.Request("sync", "r", "h", locktest.SlotAt(1)))
+			return err
+		}},
+		{"Acquire on a fresh locker", func() error {
+			_, err := fresh.Acquire(ctx, locktest.Request("sync", "r", "h", locktest.SlotAt(1)))
+			return err
+		}},
 		{"Inspect", func() error { _, err := l.Inspect(ctx, "orders"); return err }},
 		{"List", func() error { _, err := fresh.List(ctx); return err }},
 		{"ClockSkew", func() error { _, err := l.ClockSkew(ctx); return err }},
@@ -338,7 +345,7 @@ func TestRedisOutage(t *testing.T) {
 	t.Run("Acquire after restart", func(t *testing.T) {
 		srv.Start() // without persistence: every key is gone
 		for {
-			next, err := l.Acquire(ctx, redisReq("sync", "run-b", "host-a", slotAt(1)))
+			next, err := l.Acquire(ctx, locktest.Request("sync", "run-b", "host-a", locktest.SlotAt(1)))
 			if err == nil {
 				_ = next.Release()
 				if old, tok := lease.fence, next.FencingToken; tok <= old {

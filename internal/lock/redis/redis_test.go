@@ -12,8 +12,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
 	"cronvisor/internal/harness/redistest"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 )
 
 // newRedisLocker is a locker on url, closed when the test ends.
@@ -39,16 +41,6 @@ func rawRedis(t *testing.T, url string) *redis.Client {
 	return c
 }
 
-// redisReq asks for lock "orders" as job on host; a non-zero slot makes it
-// a scheduled fire (CheckSlot), a zero one a manual run.
-func redisReq(job, runID, host string, slot time.Time) lock.Request {
-	return lock.Request{
-		Name:      "orders",
-		Record:    lock.Record{Holder: run.Holder{Job: job, RunID: runID, Host: host}, Slot: slot},
-		CheckSlot: !slot.IsZero(),
-	}
-}
-
 // mustAcquire takes a Redis lease or fails the test; it is released when
 // the test ends.
 func mustAcquire(ctx context.Context, t *testing.T, l *RedisLocker, req lock.Request) *redisLease {
@@ -63,10 +55,10 @@ func mustAcquire(ctx context.Context, t *testing.T, l *RedisLocker, req lock.Req
 
 func TestRedisHolderVisibleToSecondHost(t *testing.T) {
 	srv := redistest.New(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	a := newRedisLocker(t, srv.URL(), 5*time.Second)
 	b := newRedisLocker(t, srv.URL(), 5*time.Second)
-	lease := mustAcquire(ctx, t, a, redisReq("sync", "run-a", "host-a", slotAt(1)))
+	lease := mustAcquire(ctx, t, a, locktest.Request("sync", "run-a", "host-a", locktest.SlotAt(1)))
 	if err := lease.SetPID(4242); err != nil {
 		t.Fatalf("SetPID: %v", err)
 	}
@@ -76,7 +68,7 @@ func TestRedisHolderVisibleToSecondHost(t *testing.T) {
 		get  func() (lock.Record, bool, error)
 	}{
 		{"Acquire", func() (lock.Record, bool, error) {
-			_, err := b.Acquire(ctx, redisReq("sync", "run-b", "host-b", slotAt(2)))
+			_, err := b.Acquire(ctx, locktest.Request("sync", "run-b", "host-b", locktest.SlotAt(2)))
 			var held *lock.HeldError
 			if !errors.As(err, &held) {
 				return lock.Record{}, false, err
@@ -129,14 +121,14 @@ func assertHolder(t *testing.T, got, want lock.Record) {
 
 func TestRedisConcurrentAcquireOneWinner(t *testing.T) {
 	srv := redistest.New(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	lockers := []*RedisLocker{newRedisLocker(t, srv.URL(), 5*time.Second), newRedisLocker(t, srv.URL(), 5*time.Second)}
 	tests := []struct {
 		name string
 		slot time.Time
 	}{
 		{"manual", time.Time{}},
-		{"scheduled, same slot", slotAt(7)},
+		{"scheduled, same slot", locktest.SlotAt(7)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,7 +138,7 @@ func TestRedisConcurrentAcquireOneWinner(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range 2 * perLocker {
 				wg.Go(func() {
-					lease, err := lockers[i%2].Acquire(ctx, redisReq("sync", "run", "h", tc.slot))
+					lease, err := lockers[i%2].Acquire(ctx, locktest.Request("sync", "run", "h", tc.slot))
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
@@ -170,11 +162,11 @@ func TestRedisConcurrentAcquireOneWinner(t *testing.T) {
 
 func TestRedisSlotCursor(t *testing.T) {
 	srv := redistest.New(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	a := newRedisLocker(t, srv.URL(), 5*time.Second)
 	b := newRedisLocker(t, srv.URL(), 5*time.Second)
 	manual := func(slot time.Time) lock.Request {
-		r := redisReq("sync", "manual", "host-b", slot)
+		r := locktest.Request("sync", "manual", "host-b", slot)
 		r.CheckSlot = false
 		return r
 	}
@@ -185,14 +177,14 @@ func TestRedisSlotCursor(t *testing.T) {
 		want    error  // nil, or ErrSlotDone
 		wantRun string // the SlotDoneError's record
 	}{
-		{"first run of slot 1", a, redisReq("sync", "r1", "host-a", slotAt(1)), nil, ""},
-		{"slot 1 again from another host", b, redisReq("sync", "r2", "host-b", slotAt(1)), lock.ErrSlotDone, "r1"},
-		{"earlier slot", b, redisReq("sync", "r3", "host-b", slotAt(0)), lock.ErrSlotDone, "r1"},
-		{"manual run at slot 1 does not check", b, manual(slotAt(1)), nil, ""},
-		{"manual run at slot 5 does not advance", b, manual(slotAt(5)), nil, ""},
-		{"slot 2 runs", b, redisReq("sync", "r4", "host-b", slotAt(2)), nil, ""},
-		{"other job sharing the lock has its own cursor", a, redisReq("report", "r5", "host-a", slotAt(1)), nil, ""},
-		{"slot 2 again", a, redisReq("sync", "r6", "host-a", slotAt(2)), lock.ErrSlotDone, "r4"},
+		{"first run of slot 1", a, locktest.Request("sync", "r1", "host-a", locktest.SlotAt(1)), nil, ""},
+		{"slot 1 again from another host", b, locktest.Request("sync", "r2", "host-b", locktest.SlotAt(1)), lock.ErrSlotDone, "r1"},
+		{"earlier slot", b, locktest.Request("sync", "r3", "host-b", locktest.SlotAt(0)), lock.ErrSlotDone, "r1"},
+		{"manual run at slot 1 does not check", b, manual(locktest.SlotAt(1)), nil, ""},
+		{"manual run at slot 5 does not advance", b, manual(locktest.SlotAt(5)), nil, ""},
+		{"slot 2 runs", b, locktest.Request("sync", "r4", "host-b", locktest.SlotAt(2)), nil, ""},
+		{"other job sharing the lock has its own cursor", a, locktest.Request("report", "r5", "host-a", locktest.SlotAt(1)), nil, ""},
+		{"slot 2 again", a, locktest.Request("sync", "r6", "host-a", locktest.SlotAt(2)), lock.ErrSlotDone, "r4"},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -216,12 +208,12 @@ func TestRedisSlotCursor(t *testing.T) {
 
 func TestRedisFencingTokensIncrease(t *testing.T) {
 	srv := redistest.New(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	raw := rawRedis(t, srv.URL())
 	lockers := []*RedisLocker{newRedisLocker(t, srv.URL(), 5*time.Second), newRedisLocker(t, srv.URL(), 5*time.Second)}
 	var last int64
 	for i := range 6 {
-		lease, err := lockers[i%2].Acquire(ctx, redisReq("sync", "run", "h", slotAt(i)))
+		lease, err := lockers[i%2].Acquire(ctx, locktest.Request("sync", "run", "h", locktest.SlotAt(i)))
 		if err != nil {
 			t.Fatalf("Acquire %d: %v", i, err)
 		}
@@ -243,7 +235,7 @@ func TestRedisFencingTokensIncrease(t *testing.T) {
 func TestRedisClockSkew(t *testing.T) {
 	srv := redistest.New(t)
 	l := newRedisLocker(t, srv.URL(), time.Second)
-	skew, err := l.ClockSkew(testCtx(t, 5*time.Second))
+	skew, err := l.ClockSkew(locktest.Context(t, 5*time.Second))
 	if err != nil {
 		t.Fatalf("ClockSkew: %v", err)
 	}
@@ -262,7 +254,7 @@ func TestRedisLeaseMinLifeLeft(t *testing.T) {
 	srv := redistest.New(t)
 	ctx := context.Background()
 	const ttl = time.Second
-	g, err := newRedisLocker(t, srv.URL(), ttl).Acquire(ctx, redisReq("sync", "r1", "a", time.Time{}))
+	g, err := newRedisLocker(t, srv.URL(), ttl).Acquire(ctx, locktest.Request("sync", "r1", "a", time.Time{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +277,7 @@ func TestRedisLeaseMinLifeLeft(t *testing.T) {
 		t.Errorf("the renewed key had %v left, less than MinLifeLeft %v", least, g.MinLifeLeft)
 	}
 
-	fl, err := lock.NewFileLocker(t.TempDir(), inRun).Acquire(ctx, lock.Request{Name: "orders", Record: lock.Record{Holder: run.Holder{Job: "sync", RunID: "r2"}}})
+	fl, err := file.NewLocker(t.TempDir(), locktest.InRun).Acquire(ctx, lock.Request{Name: "orders", Record: lock.Record{Holder: run.Holder{Job: "sync", RunID: "r2"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,10 +292,10 @@ func TestRedisLeaseMinLifeLeft(t *testing.T) {
 // in flight or waits for a retry, whatever the request carried.
 func TestRedisRecordNeverInFlight(t *testing.T) {
 	srv := redistest.New(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	l := newRedisLocker(t, srv.URL(), 5*time.Second)
-	req := redisReq("sync", "run-a", "host-a", slotAt(1))
-	req.Record.InFlight, req.Record.RetryAt = true, slotAt(2)
+	req := locktest.Request("sync", "run-a", "host-a", locktest.SlotAt(1))
+	req.Record.InFlight, req.Record.RetryAt = true, locktest.SlotAt(2)
 	mustAcquire(ctx, t, l, req)
 	st, err := l.Inspect(ctx, req.Name)
 	if err != nil {

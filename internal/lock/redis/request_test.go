@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
 	"cronvisor/internal/lock"
 )
 
@@ -20,7 +21,7 @@ func TestRedisAcquireBadRequest(t *testing.T) {
 	}{
 		{"bad lock name", lock.Request{Name: "a/b"}, lock.ErrBadName},
 		{"check slot without a slot", lock.Request{Name: "a", Record: lock.Record{Holder: run.Holder{Job: "j"}}, CheckSlot: true}, nil},
-		{"job name with a colon", lock.Request{Name: "a", Record: lock.Record{Holder: run.Holder{Job: "j:k"}, Slot: slotAt(1)}, CheckSlot: true}, lock.ErrBadName},
+		{"job name with a colon", lock.Request{Name: "a", Record: lock.Record{Holder: run.Holder{Job: "j:k"}, Slot: locktest.SlotAt(1)}, CheckSlot: true}, lock.ErrBadName},
 		{"slot before 1970", lock.Request{Name: "a", Record: lock.Record{Holder: run.Holder{Job: "j"}, Slot: time.Unix(-5, 0)}, CheckSlot: true}, nil},
 	}
 	for _, tc := range tests {

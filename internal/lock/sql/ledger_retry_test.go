@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
 )
 
 // killSession ends the lease's session from outside and waits until the
@@ -26,12 +27,12 @@ func killSession(t *testing.T, b sqlBackend, l *sqlLocker, lease *sqlLease) {
 func TestSQLLedgerOutcomeAfterTheLocksConnectionDied(t *testing.T) {
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, _ := b.open(t, WithKeepAlive(time.Hour))
-		lease := mustSQL(t, l, sqlReq("sync", "run-1", "host-a", slotAt(7)))
+		lease := mustSQL(t, l, locktest.Request("sync", "run-1", "host-a", locktest.SlotAt(7)))
 		killSession(t, b, l, lease)
 		if err := lease.SetOutcome(run.OK, "run-1"); err != nil {
 			t.Fatalf("SetOutcome after the lock's connection died: %v", err)
 		}
-		if _, outcome, runID, _ := ledgerRowOf(t, l, "sync", slotAt(7)); outcome != "ok" || runID != "run-1" {
+		if _, outcome, runID, _ := ledgerRowOf(t, l, "sync", locktest.SlotAt(7)); outcome != "ok" || runID != "run-1" {
 			t.Errorf("row = %q by %s, want ok by run-1", outcome, runID)
 		}
 	})
@@ -44,8 +45,8 @@ func TestSQLLedgerOutcomeRetriedWhenTheServerIsBack(t *testing.T) {
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, _ := b.open(t, WithKeepAlive(time.Hour))
 		other, _ := b.open(t, WithKeepAlive(time.Hour))
-		lease := mustSQL(t, l, sqlReq("sync", "run-1", "host-a", slotAt(8)))
-		req2 := sqlReq("sync2", "run-2", "host-b", slotAt(8))
+		lease := mustSQL(t, l, locktest.Request("sync", "run-1", "host-a", locktest.SlotAt(8)))
+		req2 := locktest.Request("sync2", "run-2", "host-b", locktest.SlotAt(8))
 		req2.Name = "orders2"
 		lease2 := mustSQL(t, other, req2)
 		start := b.stop(t)
@@ -84,7 +85,7 @@ func TestSQLLedgerOutcomeRetriedWhenTheServerIsBack(t *testing.T) {
 		back := time.Now()
 		var outcome, runID string
 		for deadline := time.Now().Add(30 * time.Second); ; {
-			if _, outcome, runID, _ = ledgerRowOf(t, l, "sync", slotAt(8)); outcome == "failed" {
+			if _, outcome, runID, _ = ledgerRowOf(t, l, "sync", locktest.SlotAt(8)); outcome == "failed" {
 				break
 			}
 			if time.Now().After(deadline) {

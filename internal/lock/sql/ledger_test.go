@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
 	"cronvisor/internal/lock"
 )
 
@@ -36,11 +37,11 @@ func TestSQLLedgerTokensRiseAcrossHosts(t *testing.T) {
 		var last int64
 		for i := range 6 {
 			h := hosts[i%2]
-			g, err := h.l.Acquire(t.Context(), sqlReq("sync", fmt.Sprintf("run-%d", i), h.name, slotAt(i+1)))
+			g, err := h.l.Acquire(t.Context(), locktest.Request("sync", fmt.Sprintf("run-%d", i), h.name, locktest.SlotAt(i+1)))
 			if err != nil {
 				t.Fatalf("slot %d on %s: %v", i+1, h.name, err)
 			}
-			fence, outcome, _, host := ledgerRowOf(t, a, "sync", slotAt(i+1))
+			fence, outcome, _, host := ledgerRowOf(t, a, "sync", locktest.SlotAt(i+1))
 			if g.FencingToken <= last || fence != g.FencingToken || outcome != "running" || host != h.name {
 				t.Errorf("slot %d on %s: grant token %d, row token %d %q on %s; want above %d, equal, running",
 					i+1, h.name, g.FencingToken, fence, outcome, host, last)
@@ -57,25 +58,25 @@ func TestSQLLedgerTokensRiseAcrossHosts(t *testing.T) {
 func TestSQLLedgerOutcome(t *testing.T) {
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, _ := b.open(t)
-		g, err := l.Acquire(t.Context(), sqlReq("sync", "run-1", "host-a", slotAt(3)))
+		g, err := l.Acquire(t.Context(), locktest.Request("sync", "run-1", "host-a", locktest.SlotAt(3)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, outcome, _, _ := ledgerRowOf(t, l, "sync", slotAt(3)); outcome != "running" {
+		if _, outcome, _, _ := ledgerRowOf(t, l, "sync", locktest.SlotAt(3)); outcome != "running" {
 			t.Errorf("outcome while held = %q, want running", outcome)
 		}
 		if err := g.Lease.(lock.OutcomeSetter).SetOutcome(run.Failed, "run-1b"); err != nil {
 			t.Fatalf("SetOutcome: %v", err)
 		}
 		_ = g.Release()
-		if _, outcome, runID, _ := ledgerRowOf(t, l, "sync", slotAt(3)); outcome != "failed" || runID != "run-1b" {
+		if _, outcome, runID, _ := ledgerRowOf(t, l, "sync", locktest.SlotAt(3)); outcome != "failed" || runID != "run-1b" {
 			t.Errorf("row after the end = %q by %s, want failed by run-1b (the last attempt)", outcome, runID)
 		}
-		manual := mustSQL(t, l, sqlReq("sync", "run-m", "host-a", time.Time{}))
+		manual := mustSQL(t, l, locktest.Request("sync", "run-m", "host-a", time.Time{}))
 		if err := manual.SetOutcome(run.OK, "run-m"); err != nil {
 			t.Errorf("SetOutcome of a manual run: %v", err)
 		}
-		if _, outcome, _, _ := ledgerRowOf(t, l, "sync", slotAt(3)); outcome != "failed" {
+		if _, outcome, _, _ := ledgerRowOf(t, l, "sync", locktest.SlotAt(3)); outcome != "failed" {
 			t.Errorf("a manual run's end changed the slot's row to %q", outcome)
 		}
 	})
@@ -87,15 +88,15 @@ func TestSQLLedgerSlotDoneNamesHost(t *testing.T) {
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		a, _ := b.open(t)
 		other, _ := b.open(t)
-		g := mustSQL(t, a, sqlReq("sync", "run-1", "host-a", slotAt(5)))
+		g := mustSQL(t, a, locktest.Request("sync", "run-1", "host-a", locktest.SlotAt(5)))
 		_ = g.SetOutcome(run.OK, "run-1")
 		_ = g.Release()
-		_, err := other.Acquire(t.Context(), sqlReq("sync", "run-2", "host-b", slotAt(5)))
+		_, err := other.Acquire(t.Context(), locktest.Request("sync", "run-2", "host-b", locktest.SlotAt(5)))
 		var done *lock.SlotDoneError
 		if !errors.As(err, &done) {
 			t.Fatalf("second host: %v, want a *lock.SlotDoneError", err)
 		}
-		if r := done.Record; r.Host != "host-a" || r.RunID != "run-1" || r.Job != "sync" || !r.Slot.Equal(slotAt(5)) || done.Outcome != "ok" {
+		if r := done.Record; r.Host != "host-a" || r.RunID != "run-1" || r.Job != "sync" || !r.Slot.Equal(locktest.SlotAt(5)) || done.Outcome != "ok" {
 			t.Errorf("lock.SlotDoneError = %+v outcome %q, want run-1 on host-a, slot 5, ok", r, done.Outcome)
 		}
 	})
@@ -111,16 +112,16 @@ func TestSQLLedgerLastSlots(t *testing.T) {
 		if err != nil || len(got) != 0 {
 			t.Fatalf("LastSlots of an empty ledger = %v, %v; want none", got, err)
 		}
-		_ = mustSQL(t, l, sqlReq("sync", "run-1", "", slotAt(2))).Release()
-		_ = mustSQL(t, l, sqlReq("sync", "run-2", "", slotAt(3))).Release()
-		_ = mustSQL(t, elsewhere, sqlReq("sync", "run-x", "", slotAt(9))).Release() // another installation's
+		_ = mustSQL(t, l, locktest.Request("sync", "run-1", "", locktest.SlotAt(2))).Release()
+		_ = mustSQL(t, l, locktest.Request("sync", "run-2", "", locktest.SlotAt(3))).Release()
+		_ = mustSQL(t, elsewhere, locktest.Request("sync", "run-x", "", locktest.SlotAt(9))).Release() // another installation's
 		steps := []struct {
 			name  string
 			claim *lock.MissedClaim
 			want  time.Time
 		}{
-			{"newest run", nil, slotAt(3)},
-			{"missed claim", &lock.MissedClaim{Lock: "orders", Job: "sync", First: slotAt(4), Through: slotAt(6), RunID: "m"}, slotAt(6)},
+			{"newest run", nil, locktest.SlotAt(3)},
+			{"missed claim", &lock.MissedClaim{Lock: "orders", Job: "sync", First: locktest.SlotAt(4), Through: locktest.SlotAt(6), RunID: "m"}, locktest.SlotAt(6)},
 		}
 		for _, st := range steps {
 			if st.claim != nil {
@@ -134,12 +135,12 @@ func TestSQLLedgerLastSlots(t *testing.T) {
 			}
 		}
 		// The missed claim covers its slots: a fire of one of them is refused.
-		_, err = l.Acquire(ctx, sqlReq("sync", "run-late", "", slotAt(5)))
+		_, err = l.Acquire(ctx, locktest.Request("sync", "run-late", "", locktest.SlotAt(5)))
 		var done *lock.SlotDoneError
 		if !errors.As(err, &done) || done.Outcome != "missed" || done.Record.RunID != "m" {
 			t.Errorf("fire of a slot a missed claim covers: %v, want a *lock.SlotDoneError naming m, missed", err)
 		}
-		_ = mustSQL(t, l, sqlReq("sync", "run-3", "", slotAt(7))).Release()
+		_ = mustSQL(t, l, locktest.Request("sync", "run-3", "", locktest.SlotAt(7))).Release()
 	})
 }
 
@@ -161,7 +162,7 @@ func TestSQLLedgerClaimMissedOneWinner(t *testing.T) {
 				wg.Go(func() {
 					<-start
 					won, by, err := l.ClaimMissed(t.Context(), lock.MissedClaim{Lock: "orders", Job: job,
-						First: slotAt(10), Through: slotAt(12), RunID: "run-" + host, Host: host})
+						First: locktest.SlotAt(10), Through: locktest.SlotAt(12), RunID: "run-" + host, Host: host})
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
@@ -183,7 +184,7 @@ func TestSQLLedgerClaimMissedOneWinner(t *testing.T) {
 				t.Errorf("round %d: loser names %+v, want the winner %v", round, by, winners)
 			}
 			won, _, err := a.ClaimMissed(t.Context(), lock.MissedClaim{Lock: "orders", Job: job,
-				First: slotAt(11), Through: slotAt(12), RunID: "late"})
+				First: locktest.SlotAt(11), Through: locktest.SlotAt(12), RunID: "late"})
 			if won || err != nil {
 				t.Errorf("round %d: a claim inside the claimed slots = %v, %v; want lost", round, won, err)
 			}
@@ -210,16 +211,16 @@ func TestSQLLedgerOldTable(t *testing.T) {
 		}
 		l, _ := b.open(t)
 		if _, err := raw.ExecContext(ctx, l.d.rebind(`INSERT INTO cronvisor_slots VALUES (?, ?, ?, 'old', 'host-o', '')`),
-			l.prefix+"orders", "sync", slotAt(4).UnixNano()); err != nil {
+			l.prefix+"orders", "sync", locktest.SlotAt(4).UnixNano()); err != nil {
 			t.Fatal(err)
 		}
-		_, err := l.Acquire(ctx, sqlReq("sync", "run-1", "", slotAt(4)))
+		_, err := l.Acquire(ctx, locktest.Request("sync", "run-1", "", locktest.SlotAt(4)))
 		var done *lock.SlotDoneError
 		if !errors.As(err, &done) || done.Record.RunID != "old" || done.Outcome != "" {
 			t.Errorf("fire of an old row's slot: %v, want a *lock.SlotDoneError naming old", err)
 		}
-		g := mustSQL(t, l, sqlReq("sync", "run-2", "", slotAt(5)))
-		if _, outcome, _, _ := ledgerRowOf(t, l, "sync", slotAt(5)); outcome != "running" || g.fence == 0 {
+		g := mustSQL(t, l, locktest.Request("sync", "run-2", "", locktest.SlotAt(5)))
+		if _, outcome, _, _ := ledgerRowOf(t, l, "sync", locktest.SlotAt(5)); outcome != "running" || g.fence == 0 {
 			t.Errorf("new claim in an old table: outcome %q, token %d", outcome, g.fence)
 		}
 	})

@@ -3,14 +3,26 @@ package sql
 import (
 	"database/sql"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"cronvisor/internal/harness/locktest"
 	"cronvisor/internal/harness/sqltest"
 )
+
+// TestMain stops the package's database servers (sqlServers) after the
+// tests, and makes the test process a child subreaper as lock/file's tests
+// do, so that processes orphaned by a kill are re-parented here.
+func TestMain(m *testing.M) {
+	locktest.BecomeSubreaper()
+	code := m.Run()
+	sqlServers.close()
+	os.Exit(code)
+}
 
 // sqlServers are the package's database servers, started by the first
 // test that needs each and stopped by TestMain: starting them takes

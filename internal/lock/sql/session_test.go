@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/harness/locktest"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -26,7 +28,7 @@ func TestSQLGrantCarriesItsSession(t *testing.T) {
 			l, _ := tc.open(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			g, err := l.Acquire(ctx, sqlReq("sessioned", "run-s", "", time.Now()))
+			g, err := l.Acquire(ctx, locktest.Request("sessioned", "run-s", "", time.Now()))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,16 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
 	"cronvisor/internal/lock"
 )
-
-// sqlReq asks for lock "orders" as job on host; a non-zero slot makes it
-// a scheduled fire.
-func sqlReq(job, runID, host string, slot time.Time) lock.Request {
-	return lock.Request{Name: "orders", Record: lock.Record{Holder: run.Holder{Job: job, RunID: runID, Host: host}, Slot: slot},
-		CheckSlot: !slot.IsZero()}
-}
 
 func mustSQL(t *testing.T, l *sqlLocker, req lock.Request) *sqlLease {
 	t.Helper()
@@ -34,16 +27,16 @@ func TestSQLHolderVisibleToSecondHost(t *testing.T) {
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		a, _ := b.open(t)
 		other, _ := b.open(t)
-		lease := mustSQL(t, a, sqlReq("sync", "run-1", "host-a", slotAt(1)))
+		lease := mustSQL(t, a, locktest.Request("sync", "run-1", "host-a", locktest.SlotAt(1)))
 		if err := lease.SetPID(4242); err != nil {
 			t.Fatalf("SetPID: %v", err)
 		}
-		_, err := other.Acquire(t.Context(), sqlReq("sync", "run-2", "host-b", slotAt(2)))
+		_, err := other.Acquire(t.Context(), locktest.Request("sync", "run-2", "host-b", locktest.SlotAt(2)))
 		var held *lock.HeldError
 		if !errors.As(err, &held) {
 			t.Fatalf("second Acquire: %v, want a *lock.HeldError", err)
 		}
-		if h := held.Record; h.Foreign || h.Host != "host-a" || h.RunID != "run-1" || h.PID != 4242 || !h.Slot.Equal(slotAt(1)) {
+		if h := held.Record; h.Foreign || h.Host != "host-a" || h.RunID != "run-1" || h.PID != 4242 || !h.Slot.Equal(locktest.SlotAt(1)) {
 			t.Errorf("holder = %+v, want run-1 pid 4242 on host-a", h)
 		}
 		st, err := other.Inspect(t.Context(), "orders")
@@ -57,7 +50,7 @@ func TestSQLHolderVisibleToSecondHost(t *testing.T) {
 		if err != nil || len(list) != 1 || list[0].Held || list[0].Record.RunID != "run-1" {
 			t.Errorf("List after release = %+v, %v; want orders free with run-1's record", list, err)
 		}
-		mustSQL(t, other, sqlReq("sync", "run-2", "host-b", slotAt(2)))
+		mustSQL(t, other, locktest.Request("sync", "run-2", "host-b", locktest.SlotAt(2)))
 	})
 }
 
@@ -65,22 +58,22 @@ func TestSQLSlotClaims(t *testing.T) {
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, _ := b.open(t)
 		ctx := t.Context()
-		first := mustSQL(t, l, sqlReq("sync", "run-1", "", slotAt(5)))
+		first := mustSQL(t, l, locktest.Request("sync", "run-1", "", locktest.SlotAt(5)))
 		_ = first.Release()
 		for _, tc := range []struct {
 			name string
 			slot time.Time
-		}{{"same slot", slotAt(5)}, {"earlier slot", slotAt(4)}} {
-			_, err := l.Acquire(ctx, sqlReq("sync", "run-x", "", tc.slot))
+		}{{"same slot", locktest.SlotAt(5)}, {"earlier slot", locktest.SlotAt(4)}} {
+			_, err := l.Acquire(ctx, locktest.Request("sync", "run-x", "", tc.slot))
 			var done *lock.SlotDoneError
 			if !errors.As(err, &done) || done.Record.RunID != "run-1" {
 				t.Errorf("%s: Acquire = %v, want a *lock.SlotDoneError naming run-1", tc.name, err)
 			}
 		}
 		// The refused attempts left the lock free.
-		_ = mustSQL(t, l, sqlReq("other-job", "run-o", "", slotAt(5))).Release()
-		_ = mustSQL(t, l, sqlReq("sync", "run-manual", "", time.Time{})).Release()
-		mustSQL(t, l, sqlReq("sync", "run-2", "", slotAt(6)))
+		_ = mustSQL(t, l, locktest.Request("other-job", "run-o", "", locktest.SlotAt(5))).Release()
+		_ = mustSQL(t, l, locktest.Request("sync", "run-manual", "", time.Time{})).Release()
+		mustSQL(t, l, locktest.Request("sync", "run-2", "", locktest.SlotAt(6)))
 	})
 }
 
@@ -97,7 +90,7 @@ func TestSQLConcurrentSlotOneWinner(t *testing.T) {
 		var wg sync.WaitGroup
 		for i, l := range lockers {
 			wg.Go(func() {
-				lease, err := l.Acquire(t.Context(), sqlReq("sync", "run-"+string(rune('a'+i)), "", slotAt(7)))
+				lease, err := l.Acquire(t.Context(), locktest.Request("sync", "run-"+string(rune('a'+i)), "", locktest.SlotAt(7)))
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -127,7 +120,7 @@ func TestSQLFencingTokensIncrease(t *testing.T) {
 		other, _ := b.open(t)
 		var last int64
 		for i, l := range []*sqlLocker{a, other, a, other} {
-			lease := mustSQL(t, l, sqlReq("sync", "run", "", time.Time{}))
+			lease := mustSQL(t, l, locktest.Request("sync", "run", "", time.Time{}))
 			if tok := lease.fence; tok <= last {
 				t.Errorf("acquisition %d: token %d, not above %d", i, tok, last)
 			} else {
@@ -154,7 +147,7 @@ func TestSQLForeignHolder(t *testing.T) {
 				t.Fatal(err)
 			}
 			b.takeForeign(t, c, DefaultSQLPrefix+name)
-			req := sqlReq("sync", "run-1", "", slotAt(1))
+			req := locktest.Request("sync", "run-1", "", locktest.SlotAt(1))
 			req.Name = name
 			_, err = l.Acquire(ctx, req)
 			var held *lock.HeldError
@@ -179,7 +172,7 @@ func TestSQLKilledConnectionIsLost(t *testing.T) {
 	const keepAlive = 200 * time.Millisecond
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, raw := b.open(t, WithKeepAlive(keepAlive))
-		lease := mustSQL(t, l, sqlReq("sync", "run-1", "", slotAt(1)))
+		lease := mustSQL(t, l, locktest.Request("sync", "run-1", "", locktest.SlotAt(1)))
 		if g := lease.grant(); !g.Tethered || g.MinLifeLeft != 0 || g.File != nil {
 			t.Errorf("grant Tethered %v, MinLifeLeft %s, lock.File %v; want true, 0 (the server frees the lock with the session), nil",
 				g.Tethered, g.MinLifeLeft, g.File)
@@ -199,7 +192,7 @@ func TestSQLKilledConnectionIsLost(t *testing.T) {
 		}
 		other, _ := b.open(t)
 		waitFree(t, other, "orders")
-		mustSQL(t, other, sqlReq("sync", "run-2", "", slotAt(2)))
+		mustSQL(t, other, locktest.Request("sync", "run-2", "", locktest.SlotAt(2)))
 	})
 }
 
@@ -209,7 +202,7 @@ func TestSQLServerDown(t *testing.T) {
 	const keepAlive = 200 * time.Millisecond
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, _ := b.open(t, WithKeepAlive(keepAlive))
-		lease := mustSQL(t, l, sqlReq("sync", "run-1", "", slotAt(1)))
+		lease := mustSQL(t, l, locktest.Request("sync", "run-1", "", locktest.SlotAt(1)))
 		start := b.stop(t)
 		restarted := false
 		defer func() {
@@ -224,7 +217,7 @@ func TestSQLServerDown(t *testing.T) {
 		}
 		_ = lease.Release()
 		began := time.Now()
-		_, err := l.Acquire(context.Background(), sqlReq("sync", "run-2", "", slotAt(2)))
+		_, err := l.Acquire(context.Background(), locktest.Request("sync", "run-2", "", locktest.SlotAt(2)))
 		if !errors.Is(err, lock.ErrUnavailable) {
 			t.Errorf("Acquire with the server down: %v, want lock.ErrUnavailable", err)
 		}
@@ -235,7 +228,7 @@ func TestSQLServerDown(t *testing.T) {
 		restarted = true
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			lease, err := l.Acquire(t.Context(), sqlReq("sync", "run-3", "", slotAt(3)))
+			lease, err := l.Acquire(t.Context(), locktest.Request("sync", "run-3", "", locktest.SlotAt(3)))
 			if err == nil {
 				_ = lease.Release()
 				break
@@ -271,18 +264,18 @@ func TestSQLNames(t *testing.T) {
 func TestSQLOwnUnreleasedLeaseRefuses(t *testing.T) {
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, raw := b.open(t, WithKeepAlive(time.Hour))
-		lease := mustSQL(t, l, sqlReq("sync", "run-1", "", slotAt(1)))
+		lease := mustSQL(t, l, locktest.Request("sync", "run-1", "", locktest.SlotAt(1)))
 		if _, err := raw.ExecContext(t.Context(), b.killConn, lease.conn); err != nil {
 			t.Fatalf("kill the holder's connection: %v", err)
 		}
-		_, err := l.Acquire(t.Context(), sqlReq("sync", "run-2", "", slotAt(2)))
+		_, err := l.Acquire(t.Context(), locktest.Request("sync", "run-2", "", locktest.SlotAt(2)))
 		var held *lock.HeldError
 		if !errors.As(err, &held) || held.Record.RunID != "run-1" {
 			t.Fatalf("Acquire beside an unreleased lease: %v, want held by run-1", err)
 		}
 		_ = lease.Release()
 		waitFree(t, l, "orders") // the server ends a killed session asynchronously
-		mustSQL(t, l, sqlReq("sync", "run-3", "", slotAt(3)))
+		mustSQL(t, l, locktest.Request("sync", "run-3", "", locktest.SlotAt(3)))
 	})
 }
 
@@ -312,12 +305,12 @@ func TestSQLSessionMovedIsRefused(t *testing.T) {
 		l, _ := b.open(t)
 		real := l.d
 		l.d = movedSession{real}
-		_, err := l.Acquire(t.Context(), sqlReq("sync", "run-1", "", slotAt(1)))
+		_, err := l.Acquire(t.Context(), locktest.Request("sync", "run-1", "", locktest.SlotAt(1)))
 		if !errors.Is(err, ErrSessionMoved) || !strings.Contains(err.Error(), "PgBouncer") {
 			t.Fatalf("Acquire through a moving session: %v, want ErrSessionMoved naming the likely pooler", err)
 		}
 		l.d = real
 		waitFree(t, l, "orders")
-		mustSQL(t, l, sqlReq("sync", "run-2", "", slotAt(1))) // the refused fire claimed nothing
+		mustSQL(t, l, locktest.Request("sync", "run-2", "", locktest.SlotAt(1))) // the refused fire claimed nothing
 	})
 }

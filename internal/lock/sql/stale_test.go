@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/harness/locktest"
 	"cronvisor/internal/lock"
 )
 
@@ -94,7 +95,7 @@ func TestPostgresCutOffHolderFreedByServer(t *testing.T) {
 	b := sqlBackends()[1]
 	l, _ := b.open(t)
 	admin, port := unixAdmin(t, b)
-	le := mustSQL(t, l, sqlReq("sync", "run-1", "", slotAt(1)))
+	le := mustSQL(t, l, locktest.Request("sync", "run-1", "", locktest.SlotAt(1)))
 	settings := map[string]string{}
 	rows, err := le.c.QueryContext(t.Context(), `SELECT name, setting FROM pg_settings WHERE name LIKE 'tcp_%'`)
 	if err != nil {
@@ -142,7 +143,7 @@ func TestSQLStaleSessionEndedAfterHeal(t *testing.T) {
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, _ := b.open(t)
 		admin, port := unixAdmin(t, b)
-		le := mustSQL(t, l, sqlReq("sync", "run-1", "", slotAt(1)))
+		le := mustSQL(t, l, locktest.Request("sync", "run-1", "", locktest.SlotAt(1)))
 		if le.session == nil || le.sess.Port == 0 {
 			t.Fatalf("the lease has no session socket (port %d)", le.sess.Port)
 		}
@@ -187,7 +188,7 @@ func TestSQLStaleSessionEndedAfterHeal(t *testing.T) {
 func TestSQLEndStaleSparesAnotherSession(t *testing.T) {
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, raw := b.open(t)
-		le := mustSQL(t, l, sqlReq("sync", "run-1", "", slotAt(1)))
+		le := mustSQL(t, l, locktest.Request("sync", "run-1", "", locktest.SlotAt(1)))
 		ctx := t.Context()
 		for _, tc := range []struct {
 			name string
@@ -243,7 +244,7 @@ func TestSQLLockHeldNamesThePeer(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-start
-					req := sqlReq("sync", fmt.Sprintf("run-%d-%d", round, i), fmt.Sprintf("host-%d", i), slotAt(round+1))
+					req := locktest.Request("sync", fmt.Sprintf("run-%d-%d", round, i), fmt.Sprintf("host-%d", i), locktest.SlotAt(round+1))
 					grants[i], errs[i] = l.Acquire(context.Background(), req)
 				}()
 			}

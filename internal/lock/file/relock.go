@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"errors"
@@ -16,13 +16,8 @@ import (
 // until Release; later rewrites of the record go to it. It returns how
 // many locks it took again. A lock whose new file another process took
 // first is an error naming it: the two copies run.
-func (l *FileLocker) Relock() (int, error) {
-	l.held.mu.Lock()
-	leases := make([]*fileLease, 0, len(l.held.m))
-	for _, le := range l.held.m {
-		leases = append(leases, le)
-	}
-	l.held.mu.Unlock()
+func (l *Locker) Relock() (int, error) {
+	leases := l.held.All()
 	n := 0
 	var errs []error
 	for _, le := range leases {
@@ -37,33 +32,33 @@ func (l *FileLocker) Relock() (int, error) {
 
 // relock is Relock of one lease.
 func (le *fileLease) relock() (bool, error) {
-	le.mu.Lock()
-	defer le.mu.Unlock()
+	le.Lock()
+	defer le.Unlock()
 	held := le.f // the newest file locked: the last of stale once relocked
 	if n := len(le.stale); n > 0 {
 		held = le.stale[n-1]
 	}
-	if le.released || !statedir.Unlinked(held) {
+	if le.ReleasedLocked() || !statedir.Unlinked(held) {
 		return false, nil
 	}
-	path, err := le.locker.path(le.name)
+	path, err := le.locker.path(le.Name())
 	if err != nil {
 		return false, err
 	}
 	f, err := le.locker.lockOnce(path)
 	if err != nil {
-		return false, fmt.Errorf("lock %q: its file was deleted; taking it again: %w", le.name, err)
+		return false, fmt.Errorf("lock %q: its file was deleted; taking it again: %w", le.Name(), err)
 	}
 	if f == nil {
-		return false, fmt.Errorf("lock %q: its file was deleted, and another process holds the new one at %s", le.name, path)
+		return false, fmt.Errorf("lock %q: its file was deleted, and another process holds the new one at %s", le.Name(), path)
 	}
-	size, err := writeRecord(f.record, le.holder, 0)
+	size, err := writeRecord(f.record, le.HolderLocked(), 0)
 	if err == nil && !le.locker.noSync {
 		err = syncData(f.record) // the slot cursor, as a new lease's
 	}
 	if err != nil {
 		f.close()
-		return false, fmt.Errorf("lock %q: taking it again: %w", le.name, err)
+		return false, fmt.Errorf("lock %q: taking it again: %w", le.Name(), err)
 	}
 	// The old record descriptor may still be syncing (SetPID): it is
 	// closed at Release, with the new lock's.

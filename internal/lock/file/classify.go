@@ -1,17 +1,12 @@
-package lock
+package file
 
 import (
 	"strings"
 
 	"cronvisor/internal/base/procfs"
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/lock"
 )
-
-// InRun tells whether process pid belongs to run runID (it carries the
-// run's tag in its environment, say). The locker's caller knows how a run
-// marks its processes; the locker only asks, to tell a survivor of a
-// run that still holds the lock from a program outside cronvisor.
-type InRun func(pid int, runID string) bool
 
 // locksOn returns the locks of all that are on the file.
 func locksOn(all []procfs.Lock, id procfs.FileID) []procfs.Lock {
@@ -26,7 +21,7 @@ func locksOn(all []procfs.Lock, id procfs.FileID) []procfs.Lock {
 
 // ofRecord reports whether process pid is the record's run: its pid, its
 // supervisor, or one of its processes by InRun.
-func (l *FileLocker) ofRecord(pid int, rec Record) bool {
+func (l *Locker) ofRecord(pid int, rec lock.Record) bool {
 	return pid == rec.PID || pid == rec.SupervisorPID || (rec.RunID != "" && l.inRun != nil && l.inRun(pid, rec.RunID))
 }
 
@@ -42,11 +37,11 @@ func (l *FileLocker) ofRecord(pid int, rec Record) bool {
 //     locker's InRun (a survivor of that run), makes it cronvisor's; else
 //     the first such process is a foreign holder;
 //   - nothing visible (another pid namespace): trust the record if any.
-func (l *FileLocker) classify(rec Record, haveRec bool, lockers []procfs.Lock, id procfs.FileID) Record {
+func (l *Locker) classify(rec lock.Record, haveRec bool, lockers []procfs.Lock, id procfs.FileID) lock.Record {
 	self := procfs.Self()
 	for _, lk := range lockers {
 		if lk.PID == self && !haveRec {
-			return Record{Holder: run.Holder{PID: self, Host: l.host}, SupervisorPID: self}
+			return lock.Record{Holder: run.Holder{PID: self, Host: l.host}, SupervisorPID: self}
 		}
 		if lk.PID > 0 && (lk.PID == self || lk.PID == rec.PID || lk.PID == rec.SupervisorPID) {
 			return rec
@@ -77,8 +72,8 @@ func (l *FileLocker) classify(rec Record, haveRec bool, lockers []procfs.Lock, i
 }
 
 // foreign describes a holder outside cronvisor from its /proc entry.
-func (l *FileLocker) foreign(pid int) Record {
-	h := Record{Holder: run.Holder{PID: pid, Host: l.host, Foreign: true}}
+func (l *Locker) foreign(pid int) lock.Record {
+	h := lock.Record{Holder: run.Holder{PID: pid, Host: l.host, Foreign: true}}
 	if pid > 0 {
 		argv, _ := procfs.Argv(pid)
 		h.Cmdline = strings.Join(argv, " ")

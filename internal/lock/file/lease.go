@@ -1,31 +1,33 @@
-package lock
+package file
 
 import (
 	"fmt"
 	"os"
 	"syscall"
 	"time"
+
+	"cronvisor/internal/lock"
 )
 
 // fileLease is a held file lock. Its core's mutex also guards the
 // fields below.
 type fileLease struct {
-	leaseCore
-	locker   *FileLocker
-	f        *os.File   // locked, read-only: the run's fd 3 (Grant.File)
-	rec      *os.File   // writable, the supervisor's alone: the record is written through it
-	previous *Record    // the record found at acquisition, nil if none
-	size     int        // of the record in the file, for writeRecord
-	unsynced bool       // the record holds a new slot cursor not yet fsynced (see Acquire)
-	synced   chan error // the fsync SetPID started; Release waits for it
+	lock.LeaseCore
+	locker   *Locker
+	f        *os.File     // locked, read-only: the run's fd 3 (Grant.File)
+	rec      *os.File     // writable, the supervisor's alone: the record is written through it
+	previous *lock.Record // the record found at acquisition, nil if none
+	size     int          // of the record in the file, for writeRecord
+	unsynced bool         // the record holds a new slot cursor not yet fsynced (see Acquire)
+	synced   chan error   // the fsync SetPID started; Release waits for it
 	// stale are descriptors Relock replaced, closed at Release: the
 	// deleted file's record descriptor, and the new file's lock.
 	stale []*os.File
 }
 
-func (l *FileLocker) newLease(name string, f *lockedFile, h Record, size int, unsynced bool) *fileLease {
-	le := &fileLease{leaseCore: leaseCore{name: name, holder: h}, locker: l, f: f.lock, rec: f.record, size: size, unsynced: unsynced}
-	le.backend = le
+func (l *Locker) newLease(name string, f *lockedFile, h lock.Record, size int, unsynced bool) *fileLease {
+	le := &fileLease{locker: l, f: f.lock, rec: f.record, size: size, unsynced: unsynced}
+	le.Init(name, h, le)
 	return le
 }
 
@@ -34,7 +36,7 @@ func (l *FileLocker) newLease(name string, f *lockedFile, h Record, size int, un
 // the supervisor (the attempt's processes are gone), so the record names
 // it: `locks` and `status` show a live holder, not the attempt's dead pid.
 func (le *fileLease) SetRetry(at time.Time) error {
-	return le.rewrite("set retry", func(h *Record) {
+	return le.Rewrite("set retry", func(h *lock.Record) {
 		h.RetryAt = at
 		if !at.IsZero() {
 			h.PID = h.SupervisorPID
@@ -43,8 +45,8 @@ func (le *fileLease) SetRetry(at time.Time) error {
 }
 
 // store rewrites the line in the file, and starts the fsync of a new slot
-// cursor (see FileLocker.Acquire).
-func (le *fileLease) StoreRecord(h Record, _ string) error {
+// cursor (see Locker.Acquire).
+func (le *fileLease) StoreRecord(h lock.Record, _ string) error {
 	size, err := writeRecord(le.rec, h, le.size)
 	le.size = size
 	if err != nil {
@@ -61,10 +63,10 @@ func (le *fileLease) StoreRecord(h Record, _ string) error {
 }
 
 // grant is what a file lease offers: its file, and the record it found.
-func (le *fileLease) grant() Grant {
-	g := Grant{Lease: le, File: le.f, Preceded: true, RecordsInFlight: true}
+func (le *fileLease) grant() lock.Grant {
+	g := lock.Grant{Lease: le, File: le.f, Preceded: true, RecordsInFlight: true}
 	if le.previous != nil {
-		prev := le.previous.clone()
+		prev := le.previous.Clone()
 		g.Previous = &prev
 	}
 	return g
@@ -87,14 +89,13 @@ func (le *fileLease) ReleaseInFlight() error { return le.release(true) }
 func (le *fileLease) release(inFlight bool) error {
 	// Holding the mutex to the end: an Acquire of this process meanwhile
 	// waits for the lock to be free rather than find it held.
-	le.mu.Lock()
-	defer le.mu.Unlock()
-	if le.released {
+	le.Lock()
+	defer le.Unlock()
+	if !le.MarkReleasedLocked() {
 		return nil
 	}
-	le.released = true
-	le.locker.held.forget(le.name, le)
-	defer le.locker.track(le.name, -1)
+	le.locker.held.Forget(le.Name(), le)
+	defer le.locker.track(le.Name(), -1)
 	var syncErr error
 	switch {
 	case le.synced != nil:
@@ -104,7 +105,7 @@ func (le *fileLease) release(inFlight bool) error {
 	}
 	var writeErr error
 	if !inFlight {
-		h := le.holder
+		h := le.HolderLocked()
 		h.InFlight, h.RetryAt = false, time.Time{}
 		_, writeErr = writeRecord(le.rec, h, le.size)
 	}
@@ -117,7 +118,7 @@ func (le *fileLease) release(inFlight bool) error {
 	case syncErr != nil:
 		return fmt.Errorf("sync lock record: %w", syncErr)
 	case writeErr != nil:
-		return fmt.Errorf("lock %q: release: %w", le.name, writeErr)
+		return fmt.Errorf("lock %q: release: %w", le.Name(), writeErr)
 	}
 	return closeErr
 }

@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"context"
@@ -35,7 +35,7 @@ const recheckHidden = time.Second
 // found by that look and watched in turn. Holders it cannot see (another
 // pid namespace, /proc/PID/fd of another user) are looked at again every
 // recheckHidden instead.
-func (l *FileLocker) AwaitRelease(ctx context.Context, name, runID string) error {
+func (l *Locker) AwaitRelease(ctx context.Context, name, runID string) error {
 	path, err := l.path(name)
 	if err != nil {
 		return err

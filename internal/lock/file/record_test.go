@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
+	"cronvisor/internal/lock"
 )
 
 func TestParseRecord(t *testing.T) {
@@ -46,13 +48,13 @@ func TestParseRecord(t *testing.T) {
 func TestRecordFormat(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l := NewFileLocker(dir, inRun)
+	l := NewLocker(dir, locktest.InRun)
 	host, _ := os.Hostname()
 	slot := time.Date(2025, 3, 30, 2, 30, 0, 123456789, time.FixedZone("CEST", 2*3600))
 	since := slot.Add(1500 * time.Millisecond)
-	lease, err := l.Acquire(t.Context(), Request{
+	lease, err := l.Acquire(t.Context(), lock.Request{
 		Name:      "orders",
-		Record:    Record{Holder: run.Holder{PID: 1234567, Job: "sync_orders", RunID: "run-42", Since: since}, Slot: slot, SupervisorPID: 1234567},
+		Record:    lock.Record{Holder: run.Holder{PID: 1234567, Job: "sync_orders", RunID: "run-42", Since: since}, Slot: slot, SupervisorPID: 1234567},
 		CheckSlot: true,
 	})
 	if err != nil {
@@ -114,8 +116,8 @@ func TestRecordFormat(t *testing.T) {
 func TestReleaseInFlightKeepsTheRecordInFlight(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l := NewFileLocker(dir, inRun)
-	lease, err := l.Acquire(t.Context(), Request{Name: "orders", Record: Record{Holder: run.Holder{Job: "sync_orders", RunID: "run-7"}}})
+	l := NewLocker(dir, locktest.InRun)
+	lease, err := l.Acquire(t.Context(), lock.Request{Name: "orders", Record: lock.Record{Holder: run.Holder{Job: "sync_orders", RunID: "run-7"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +127,7 @@ func TestReleaseInFlightKeepsTheRecordInFlight(t *testing.T) {
 	if fields := readLockFile(t, filepath.Join(dir, "orders.lock")); fields["in_flight"] != true || fields["run_id"] != "run-7" {
 		t.Errorf("record %v after ReleaseInFlight, want run-7 in flight", fields)
 	}
-	st, err := NewFileLocker(dir, inRun).Inspect(t.Context(), "orders")
+	st, err := NewLocker(dir, locktest.InRun).Inspect(t.Context(), "orders")
 	if err != nil || st.Held {
 		t.Errorf("lock after ReleaseInFlight: held %v (%v), want free", st.Held, err)
 	}
@@ -156,4 +158,22 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestFileSetRunRenamesTheHolder: a retry keeps the lock and renames its
+// record, which Inspect then reads.
+func TestFileSetRunRenamesTheHolder(t *testing.T) {
+	l := NewLocker(t.TempDir(), locktest.InRun)
+	lease, err := l.Acquire(t.Context(), lock.Request{Name: "orders", Record: lock.Record{Holder: run.Holder{Job: "sync", RunID: "run-1", PID: 1}, SupervisorPID: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release()
+	if err := lease.SetRun("run-1b", 4343); err != nil {
+		t.Fatalf("SetRun: %v", err)
+	}
+	st, err := l.Inspect(t.Context(), "orders")
+	if err != nil || st.Record.RunID != "run-1b" || st.Record.PID != 4343 {
+		t.Errorf("Inspect = %+v, %v; want run-1b pid 4343 in the record", st, err)
+	}
 }

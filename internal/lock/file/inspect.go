@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"cronvisor/internal/base/procfs"
+	"cronvisor/internal/lock"
 )
 
 // Inspect reports one lock. It never writes and never holds the lock for
@@ -21,13 +22,13 @@ import (
 // probed at all, others get a shared, non-blocking probe on a fresh
 // read-only descriptor, dropped at once. A lock whose file does not exist
 // yet is free.
-func (l *FileLocker) Inspect(ctx context.Context, name string) (Status, error) {
+func (l *Locker) Inspect(ctx context.Context, name string) (lock.Status, error) {
 	if err := ctx.Err(); err != nil {
-		return Status{}, err
+		return lock.Status{}, err
 	}
 	path, err := l.path(name)
 	if err != nil {
-		return Status{}, err
+		return lock.Status{}, err
 	}
 	return l.inspect(name, path, false, procfs.Locks())
 }
@@ -35,8 +36,8 @@ func (l *FileLocker) Inspect(ctx context.Context, name string) (Status, error) {
 // inspect is Inspect on a path, given the machine's flock locks (nil when
 // unknown); knownHeld skips the probe when the caller has just failed to
 // take the lock.
-func (l *FileLocker) inspect(name, path string, knownHeld bool, procLocks []procfs.Lock) (Status, error) {
-	st := Status{Name: name}
+func (l *Locker) inspect(name, path string, knownHeld bool, procLocks []procfs.Lock) (lock.Status, error) {
+	st := lock.Status{Name: name}
 	f, err := os.OpenFile(path, inspectFlags, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
@@ -86,19 +87,19 @@ func probe(path string) (held bool, err error) {
 // List reports every DIR/NAME.lock file, sorted by name. A lock that
 // cannot be inspected (a planted symlink, say) is left out and named in
 // the returned error, next to the others' statuses.
-func (l *FileLocker) List(ctx context.Context) ([]Status, error) {
+func (l *Locker) List(ctx context.Context) ([]lock.Status, error) {
 	return l.list(ctx, time.Time{})
 }
 
 // ListChangedSince is List of the lock files written at or after t only
 // (by modification time, which every record write moves): a periodic look
 // for new records reads the few that changed rather than every lock.
-func (l *FileLocker) ListChangedSince(ctx context.Context, t time.Time) ([]Status, error) {
+func (l *Locker) ListChangedSince(ctx context.Context, t time.Time) ([]lock.Status, error) {
 	return l.list(ctx, t)
 }
 
 // list is List of the files modified at or after since (zero: all).
-func (l *FileLocker) list(ctx context.Context, since time.Time) ([]Status, error) {
+func (l *Locker) list(ctx context.Context, since time.Time) ([]lock.Status, error) {
 	entries, err := os.ReadDir(l.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -112,7 +113,7 @@ func (l *FileLocker) list(ctx context.Context, since time.Time) ([]Status, error
 	var names []string
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".lock")
-		if !ok || !nameRE.MatchString(name) || e.IsDir() {
+		if !ok || !lock.ValidName(name) || e.IsDir() {
 			continue
 		}
 		if !since.IsZero() {
@@ -122,32 +123,9 @@ func (l *FileLocker) list(ctx context.Context, since time.Time) ([]Status, error
 		}
 		names = append(names, name)
 	}
-	out, err := inspectAll(ctx, names, func(_ context.Context, name string) (Status, error) {
+	out, err := lock.InspectAll(ctx, names, func(_ context.Context, name string) (lock.Status, error) {
 		return l.inspect(name, filepath.Join(l.dir, name+".lock"), false, procLocks)
 	})
-	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b lock.Status) int { return strings.Compare(a.Name, b.Name) })
 	return out, err
-}
-
-// inspectAll inspects each of names, for a backend's List: a lock that
-// cannot be inspected is skipped and its error joined to the others, and
-// a done context ends the walk with what was found so far.
-func inspectAll(ctx context.Context, names []string, inspect func(context.Context, string) (Status, error)) ([]Status, error) {
-	var out []Status
-	var errs []error
-	for _, name := range names {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		st, err := inspect(ctx, name)
-		if err != nil {
-			if ctx.Err() != nil {
-				return out, err
-			}
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, st)
-	}
-	return out, errors.Join(errs...)
 }

@@ -1,9 +1,7 @@
-package lock
+package file
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,12 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
-	"golang.org/x/sys/unix"
-
-	"cronvisor/internal/base/procfs"
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
+	"cronvisor/internal/lock"
 )
 
 // helperEnv makes the test binary act as a supervisor process instead of
@@ -35,10 +31,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		fmt.Fprintln(os.Stderr, "PR_SET_CHILD_SUBREAPER:", err)
-		os.Exit(1)
-	}
+	locktest.BecomeSubreaper()
 	code := m.Run()
 	os.Exit(code)
 }
@@ -53,9 +46,9 @@ func TestMain(m *testing.M) {
 // shell (the pid printed) that, a second later, leaves a background
 // `sleep` behind, writes its pid to DIR/bg.pid and exits.
 func runHelper(mode, dir string) error {
-	lease, err := NewFileLocker(dir, inRun).Acquire(context.Background(), Request{
+	lease, err := NewLocker(dir, locktest.InRun).Acquire(context.Background(), lock.Request{
 		Name:      "survivor",
-		Record:    Record{Holder: run.Holder{Job: "j", RunID: "run-1"}, Slot: slotAt(1)},
+		Record:    lock.Record{Holder: run.Holder{Job: "j", RunID: "run-1"}, Slot: locktest.SlotAt(1)},
 		CheckSlot: true,
 	})
 	if err != nil {
@@ -101,67 +94,3 @@ func runHelper(mode, dir string) error {
 	_, err = io.Copy(io.Discard, os.Stdin)
 	return err
 }
-
-// slotAt is a fixed slot: minute m of a reference hour.
-func slotAt(m int) time.Time {
-	return time.Date(2025, 3, 30, 1, m, 0, 0, time.UTC)
-}
-
-// testCtx bounds a test that starts processes.
-func testCtx(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// readLine reads one line from r, giving up when ctx ends.
-func readLine(ctx context.Context, r io.Reader) (string, error) {
-	type result struct {
-		s   string
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		s, err := bufio.NewReader(r).ReadString('\n')
-		ch <- result{strings.TrimSpace(s), err}
-	}()
-	select {
-	case res := <-ch:
-		return res.s, res.err
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
-}
-
-// killAndReap SIGKILLs pid and reaps it; it must be our child, directly or
-// adopted through the subreaper. Errors mean it is already gone.
-func killAndReap(pid int) {
-	_ = unix.Kill(pid, unix.SIGKILL)
-	var ws unix.WaitStatus
-	_, _ = unix.Wait4(pid, &ws, 0, nil)
-}
-
-// killGroup SIGKILLs a process group; ESRCH (already gone) is fine.
-func killGroup(pgid int) {
-	if err := unix.Kill(-pgid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
-		fmt.Fprintln(os.Stderr, "kill group:", err)
-	}
-}
-
-// waitUntil polls cond every few milliseconds until it holds or ctx ends;
-// it is for waiting on another process, never on this one.
-func waitUntil(ctx context.Context, t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting until %s", what)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-}
-
-// inRun is the predicate the daemon gives its locker (runner.InRun): a
-// process of run runID carries its tag in its environment.
-func inRun(pid int, runID string) bool { return procfs.HasEnv(pid, []byte(run.Tag(runID))) }

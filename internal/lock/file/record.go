@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"cronvisor/internal/lock"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,10 +23,10 @@ const maxRecord = 64 << 10
 // pwrite and ftruncate, which leaves a tail of the older, longer record.
 // It uses pread, so the offset it shares with the run's processes is
 // untouched.
-func readRecord(f *os.File) (h Record, ok bool, size int, err error) {
+func readRecord(f *os.File) (h lock.Record, ok bool, size int, err error) {
 	data, err := readUpTo(f, maxRecord)
 	if err != nil {
-		return Record{}, false, 0, fmt.Errorf("read %s: %w", f.Name(), err)
+		return lock.Record{}, false, 0, fmt.Errorf("read %s: %w", f.Name(), err)
 	}
 	h, ok = parseRecord(data)
 	return h, ok, len(data), nil
@@ -70,19 +72,19 @@ func onFD(f *os.File, call func(fd int) error) error {
 }
 
 // parseRecord is readRecord's pure part.
-func parseRecord(data []byte) (Record, bool) {
+func parseRecord(data []byte) (lock.Record, bool) {
 	lines := bytes.Split(data, []byte("\n"))
 	for i := len(lines) - 1; i >= 0; i-- {
 		line := bytes.TrimSpace(lines[i])
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}
-		var h Record
+		var h lock.Record
 		if json.Unmarshal(line, &h) == nil {
 			return h, true
 		}
 	}
-	return Record{}, false
+	return lock.Record{}, false
 }
 
 // writeRecord replaces the file's content, size bytes long, with h as one
@@ -91,8 +93,8 @@ func parseRecord(data []byte) (Record, bool) {
 // that a crash in between still leaves the new record readable (see
 // readRecord); the ftruncate is skipped when the new record is not shorter
 // than the file, which has no tail to cut then. It does not sync: see
-// FileLocker.Acquire and syncData.
-func writeRecord(f *os.File, h Record, size int) (int, error) {
+// Locker.Acquire and syncData.
+func writeRecord(f *os.File, h lock.Record, size int) (int, error) {
 	data, err := json.Marshal(h)
 	if err != nil {
 		return size, fmt.Errorf("encode lock record: %w", err)

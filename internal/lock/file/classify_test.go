@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"context"
@@ -17,16 +17,18 @@ import (
 
 	"cronvisor/internal/base/procfs"
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
+	"cronvisor/internal/lock"
 )
 
 // TestFlockToolRespectsOurLock: `flock -n` on the file fails while a
 // lease is held and succeeds after Release.
 func TestFlockToolRespectsOurLock(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	dir := t.TempDir()
-	l := NewFileLocker(dir, inRun)
-	lease := acquire(t, l, "x", "j", "r", slotAt(1), true)
+	l := NewLocker(dir, locktest.InRun)
+	lease := acquire(t, l, "x", "j", "r", locktest.SlotAt(1), true)
 	// After the release, -w: a job forked meanwhile by a parallel test may
 	// hold a copy of the descriptor until it has exec'd.
 	flockRun := func(wait string) int {
@@ -65,11 +67,11 @@ func TestForeignHolder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := testCtx(t, 15*time.Second)
+			ctx := locktest.Context(t, 15*time.Second)
 			dir := t.TempDir()
-			l := NewFileLocker(dir, inRun)
+			l := NewLocker(dir, locktest.InRun)
 			path := filepath.Join(dir, "x.lock")
-			if err := acquire(t, l, "x", "j", "run-old", slotAt(1), true).Release(); err != nil {
+			if err := acquire(t, l, "x", "j", "run-old", locktest.SlotAt(1), true).Release(); err != nil {
 				t.Fatal(err)
 			}
 			before := mustRead(t, path)
@@ -78,17 +80,17 @@ func TestForeignHolder(t *testing.T) {
 			wantPID := fl.cmd.Process.Pid
 			if tt.killFlock {
 				wantPID = onlyChild(t, fl.cmd.Process.Pid)
-				t.Cleanup(func() { killAndReap(wantPID) })
+				t.Cleanup(func() { locktest.KillAndReap(wantPID) })
 				if err := fl.cmd.Process.Kill(); err != nil {
 					t.Fatal(err)
 				}
 				_ = fl.cmd.Wait()
 			}
 
-			_, err := l.Acquire(ctx, Request{Name: "x", Record: Record{Holder: run.Holder{Job: "j", RunID: "run-new"}, Slot: slotAt(2)}, CheckSlot: true})
-			var held *HeldError
+			_, err := l.Acquire(ctx, lock.Request{Name: "x", Record: lock.Record{Holder: run.Holder{Job: "j", RunID: "run-new"}, Slot: locktest.SlotAt(2)}, CheckSlot: true})
+			var held *lock.HeldError
 			if !errors.As(err, &held) {
-				t.Fatalf("Acquire: got %v, want *HeldError", err)
+				t.Fatalf("Acquire: got %v, want *lock.HeldError", err)
 			}
 			h := held.Record
 			if !h.Foreign || h.PID != wantPID || !strings.Contains(h.Cmdline, tt.wantInArgs) || h.Since.IsZero() {
@@ -113,19 +115,19 @@ type flockHolder struct {
 // startFlock starts flock(1) on path and waits until Inspect reports it
 // as the lock's foreign holder. -w rather than -n: a job forked meanwhile
 // by a parallel test may briefly hold a copy of a released descriptor.
-func startFlock(t *testing.T, l *FileLocker, path string) flockHolder {
+func startFlock(t *testing.T, l *Locker, path string) flockHolder {
 	t.Helper()
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	cmd := exec.CommandContext(ctx, "flock", "-w", "5", path, "sleep", "30")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	var once sync.Once
-	drop := func() { once.Do(func() { killGroup(cmd.Process.Pid); _ = cmd.Wait() }) }
+	drop := func() { once.Do(func() { locktest.KillGroup(cmd.Process.Pid); _ = cmd.Wait() }) }
 	t.Cleanup(drop)
 	name := strings.TrimSuffix(filepath.Base(path), ".lock")
-	waitUntil(ctx, t, "flock(1) holds the lock", func() bool {
+	locktest.WaitUntil(ctx, t, "flock(1) holds the lock", func() bool {
 		st, err := l.Inspect(ctx, name)
 		return err == nil && st.Held && st.Record.Foreign && st.Record.PID == cmd.Process.Pid
 	})
@@ -157,10 +159,10 @@ func TestLockSurvivesSupervisor(t *testing.T) {
 	for _, mode := range []string{"child", "grandchild", "released"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			ctx := testCtx(t, 20*time.Second)
+			ctx := locktest.Context(t, 20*time.Second)
 			dir := t.TempDir()
 			survivor, helper := startHelper(ctx, t, mode, dir)
-			l := NewFileLocker(dir, inRun)
+			l := NewLocker(dir, locktest.InRun)
 			st, err := l.Inspect(ctx, "survivor")
 			if err != nil || !st.Held || st.Record.Foreign || st.Record.SupervisorPID != helper.Process.Pid {
 				t.Fatalf("before the kill: %+v, %v; want held by the helper", st, err)
@@ -170,14 +172,14 @@ func TestLockSurvivesSupervisor(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = helper.Wait()
-			_, err = l.Acquire(ctx, Request{Name: "survivor", Record: Record{Holder: run.Holder{Job: "j", RunID: "run-2"}}})
-			var held *HeldError
+			_, err = l.Acquire(ctx, lock.Request{Name: "survivor", Record: lock.Record{Holder: run.Holder{Job: "j", RunID: "run-2"}}})
+			var held *lock.HeldError
 			if !errors.As(err, &held) || held.Record.Foreign || held.Record.RunID != "run-1" {
 				t.Fatalf("after the supervisor died: got %v (%+v); want held by run-1", err, held)
 			}
 
-			killAndReap(survivor)
-			lease, err := l.Acquire(ctx, Request{Name: "survivor", Record: Record{Holder: run.Holder{Job: "j", RunID: "run-2"}}})
+			locktest.KillAndReap(survivor)
+			lease, err := l.Acquire(ctx, lock.Request{Name: "survivor", Record: lock.Record{Holder: run.Holder{Job: "j", RunID: "run-2"}}})
 			if err != nil {
 				t.Fatalf("after the survivor exited: %v", err)
 			}
@@ -207,8 +209,8 @@ func startHelper(ctx context.Context, t *testing.T, mode, dir string) (int, *exe
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stdin.Close(); killGroup(cmd.Process.Pid); _ = cmd.Wait() })
-	line, err := readLine(ctx, stdout)
+	t.Cleanup(func() { stdin.Close(); locktest.KillGroup(cmd.Process.Pid); _ = cmd.Wait() })
+	line, err := locktest.ReadLine(ctx, stdout)
 	if err != nil {
 		t.Fatalf("helper: %v", err)
 	}
@@ -220,9 +222,9 @@ func startHelper(ctx context.Context, t *testing.T, mode, dir string) (int, *exe
 	// does not reach; the survivor is adopted by this subreaper process.
 	t.Cleanup(func() {
 		if pgid, err := unix.Getpgid(pid); err == nil {
-			killGroup(pgid)
+			locktest.KillGroup(pgid)
 		}
-		killAndReap(pid)
+		locktest.KillAndReap(pid)
 	})
 	return pid, cmd
 }
@@ -231,10 +233,10 @@ func startHelper(ctx context.Context, t *testing.T, mode, dir string) (int, *exe
 // the lock file open, and made-up /proc/locks entries and records.
 func TestClassify(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	dir := t.TempDir()
-	l := NewFileLocker(dir, inRun)
-	if err := acquire(t, l, "x", "j", "r", slotAt(1), true).Release(); err != nil {
+	l := NewLocker(dir, locktest.InRun)
+	if err := acquire(t, l, "x", "j", "r", locktest.SlotAt(1), true).Release(); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(filepath.Join(dir, "x.lock"))
@@ -253,15 +255,15 @@ func TestClassify(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killGroup(cmd.Process.Pid); _ = cmd.Wait() })
+	t.Cleanup(func() { locktest.KillGroup(cmd.Process.Pid); _ = cmd.Wait() })
 	opener, self := cmd.Process.Pid, os.Getpid()
 	const gone = 1 << 22 // pids stay below PID_MAX_LIMIT (1<<22): no such process
 
-	rec := Record{Holder: run.Holder{PID: gone, RunID: "run-1", Job: "j"}, SupervisorPID: gone + 1}
-	other := Record{Holder: run.Holder{PID: gone, RunID: "run-other", Job: "j"}, SupervisorPID: gone + 1}
+	rec := lock.Record{Holder: run.Holder{PID: gone, RunID: "run-1", Job: "j"}, SupervisorPID: gone + 1}
+	other := lock.Record{Holder: run.Holder{PID: gone, RunID: "run-other", Job: "j"}, SupervisorPID: gone + 1}
 	tests := []struct {
 		name        string
-		rec         Record
+		rec         lock.Record
 		haveRec     bool
 		lockers     []int
 		id          procfs.FileID
@@ -270,13 +272,13 @@ func TestClassify(t *testing.T) {
 	}{
 		{"locker is the record's supervisor", rec, true, []int{gone + 1}, id, false, gone},
 		{"locker is the record's run", other, true, []int{gone}, id, false, gone},
-		{"locker is this process, record not written yet", Record{}, false, []int{self}, id, false, self},
+		{"locker is this process, record not written yet", lock.Record{}, false, []int{self}, id, false, self},
 		{"live locker outside the record", other, true, []int{opener}, id, true, opener},
 		{"locker gone, opener carries the record's run id", rec, true, []int{0}, id, false, gone},
 		{"locker hidden, opener carries the record's run id", rec, true, nil, id, false, gone},
 		{"locker gone, unrelated opener", other, true, []int{0}, id, true, opener},
 		{"nothing visible: trust the record", other, true, nil, procfs.FileID{Dev: 1, Ino: 1}, false, gone},
-		{"nothing visible and no record", Record{}, false, []int{gone}, procfs.FileID{Dev: 1, Ino: 1}, true, gone},
+		{"nothing visible and no record", lock.Record{}, false, []int{gone}, procfs.FileID{Dev: 1, Ino: 1}, true, gone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

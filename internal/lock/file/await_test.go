@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cronvisor/internal/harness/locktest"
 )
 
 // awaitBound is how long AwaitRelease may take to notice a release; it
@@ -16,7 +18,7 @@ import (
 const awaitBound = 2 * time.Second
 
 // awaitAsync runs AwaitRelease in a goroutine; the channel gets its result.
-func awaitAsync(ctx context.Context, l *FileLocker, name, runID string) <-chan error {
+func awaitAsync(ctx context.Context, l *Locker, name, runID string) <-chan error {
 	done := make(chan error, 1)
 	go func() { done <- l.AwaitRelease(ctx, name, runID) }()
 	return done
@@ -57,20 +59,20 @@ func TestAwaitReleaseWakesAtTheSurvivorsExit(t *testing.T) {
 	for _, mode := range []string{"child", "grandchild", "forks"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			ctx := testCtx(t, 20*time.Second)
+			ctx := locktest.Context(t, 20*time.Second)
 			dir := t.TempDir()
 			survivor, helper := startHelper(ctx, t, mode, dir)
 			if err := helper.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
 			_ = helper.Wait()
-			l := NewFileLocker(dir, inRun)
+			l := NewLocker(dir, locktest.InRun)
 			done := awaitAsync(ctx, l, "survivor", "run-1")
 			if mode == "forks" {
 				// The shell holds the lock, then leaves a
 				// background sleep holding it and exits.
 				var bg int
-				waitUntil(ctx, t, "the shell forked its successor", func() bool {
+				locktest.WaitUntil(ctx, t, "the shell forked its successor", func() bool {
 					b, err := os.ReadFile(filepath.Join(dir, "bg.pid"))
 					if err != nil {
 						return false
@@ -78,13 +80,13 @@ func TestAwaitReleaseWakesAtTheSurvivorsExit(t *testing.T) {
 					bg, err = strconv.Atoi(strings.TrimSpace(string(b)))
 					return err == nil
 				})
-				t.Cleanup(func() { killAndReap(bg) })
-				killAndReap(survivor) // the shell, if not gone already
+				t.Cleanup(func() { locktest.KillAndReap(bg) })
+				locktest.KillAndReap(survivor) // the shell, if not gone already
 				survivor = bg
 			}
 			stillWaiting(t, done, "while the run's process holds the lock")
 			released := time.Now()
-			killAndReap(survivor)
+			locktest.KillAndReap(survivor)
 			t.Logf("returned %v after the last holder's exit", returnsSoon(t, done, released).Round(time.Microsecond))
 		})
 	}
@@ -92,13 +94,13 @@ func TestAwaitReleaseWakesAtTheSurvivorsExit(t *testing.T) {
 
 func TestAwaitReleaseReturnsAtOnce(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	dir := t.TempDir()
-	l := NewFileLocker(dir, inRun)
-	if err := acquire(t, l, "free", "j", "run-1", slotAt(1), true).Release(); err != nil {
+	l := NewLocker(dir, locktest.InRun)
+	if err := acquire(t, l, "free", "j", "run-1", locktest.SlotAt(1), true).Release(); err != nil {
 		t.Fatal(err)
 	}
-	held := acquire(t, l, "other", "j", "run-2", slotAt(1), true)
+	held := acquire(t, l, "other", "j", "run-2", locktest.SlotAt(1), true)
 	defer held.Release()
 	tests := []struct{ name, lock, runID string }{
 		{"free lock", "free", "run-1"},
@@ -118,7 +120,7 @@ func TestAwaitReleaseReturnsAtOnce(t *testing.T) {
 // ends with the context's error when the context is cancelled.
 func TestAwaitReleaseStopsWithItsContext(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 20*time.Second)
+	ctx := locktest.Context(t, 20*time.Second)
 	dir := t.TempDir()
 	_, helper := startHelper(ctx, t, "child", dir)
 	if err := helper.Process.Kill(); err != nil {
@@ -126,7 +128,7 @@ func TestAwaitReleaseStopsWithItsContext(t *testing.T) {
 	}
 	_ = helper.Wait()
 	wctx, cancel := context.WithCancel(ctx)
-	done := awaitAsync(wctx, NewFileLocker(dir, inRun), "survivor", "run-1")
+	done := awaitAsync(wctx, NewLocker(dir, locktest.InRun), "survivor", "run-1")
 	stillWaiting(t, done, "while the survivor holds the lock")
 	cancelled := time.Now()
 	cancel()
@@ -145,11 +147,11 @@ func TestAwaitReleaseStopsWithItsContext(t *testing.T) {
 // or after the given time.
 func TestListChangedSince(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	dir := t.TempDir()
-	l := NewFileLocker(dir, inRun)
+	l := NewLocker(dir, locktest.InRun)
 	for _, name := range []string{"old", "new"} {
-		if err := acquire(t, l, name, "j", "run-"+name, slotAt(1), true).Release(); err != nil {
+		if err := acquire(t, l, name, "j", "run-"+name, locktest.SlotAt(1), true).Release(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
+	"cronvisor/internal/lock"
 )
 
 // TestSlotCursorDurability (issue 29): in both durability modes the slot
@@ -17,27 +19,27 @@ func TestSlotCursorDurability(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name      string
-		opts      []FileOption
+		opts      []Option
 		wantSync  bool
 		releaseIt bool // false: the holder "dies" with its lease held
 	}{
 		{"default", nil, true, true},
-		{"machine", []FileOption{WithDurability(run.DurabilityMachine)}, true, true},
-		{"process", []FileOption{WithDurability(run.DurabilityProcess)}, false, true},
-		{"process, holder dies", []FileOption{WithDurability(run.DurabilityProcess)}, false, false},
+		{"machine", []Option{WithDurability(run.DurabilityMachine)}, true, true},
+		{"process", []Option{WithDurability(run.DurabilityProcess)}, false, true},
+		{"process, holder dies", []Option{WithDurability(run.DurabilityProcess)}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			first := NewFileLocker(dir, inRun, tc.opts...)
-			g := acquire(t, first, "x", "a", "run-1", slotAt(10), true)
+			first := NewLocker(dir, locktest.InRun, tc.opts...)
+			g := acquire(t, first, "x", "a", "run-1", locktest.SlotAt(10), true)
 			if err := g.Lease.SetPID(4242); err != nil {
 				t.Fatal(err)
 			}
 			le := g.Lease.(*fileLease)
-			le.mu.Lock()
+			le.Lock()
 			synced := le.synced != nil || le.unsynced
-			le.mu.Unlock()
+			le.Unlock()
 			if synced != tc.wantSync {
 				t.Errorf("cursor synced: %v, want %v", synced, tc.wantSync)
 			}
@@ -50,12 +52,12 @@ func TestSlotCursorDurability(t *testing.T) {
 				// and the cursor is in the page cache only.
 				t.Cleanup(func() { _ = g.Lease.Release() })
 			}
-			next := NewFileLocker(dir, inRun, tc.opts...)
-			_, err := next.Acquire(context.Background(), Request{
-				Name: "x", Record: Record{Holder: run.Holder{Job: "a", RunID: "run-2"}, Slot: slotAt(10)}, CheckSlot: true,
+			next := NewLocker(dir, locktest.InRun, tc.opts...)
+			_, err := next.Acquire(context.Background(), lock.Request{
+				Name: "x", Record: lock.Record{Holder: run.Holder{Job: "a", RunID: "run-2"}, Slot: locktest.SlotAt(10)}, CheckSlot: true,
 			})
-			want := error(ErrSlotDone)
-			var held *HeldError
+			want := error(lock.ErrSlotDone)
+			var held *lock.HeldError
 			if !tc.releaseIt {
 				if !errors.As(err, &held) || held.Record.RunID != "run-1" {
 					t.Fatalf("second locker while held: %v, want held by run-1", err)
@@ -65,7 +67,7 @@ func TestSlotCursorDurability(t *testing.T) {
 			if !errors.Is(err, want) {
 				t.Fatalf("second locker on the same slot: %v, want %v", err, want)
 			}
-			if err := acquire(t, next, "x", "a", "run-3", slotAt(11), true).Lease.Release(); err != nil {
+			if err := acquire(t, next, "x", "a", "run-3", locktest.SlotAt(11), true).Lease.Release(); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"context"
@@ -12,13 +12,15 @@ import (
 	"time"
 
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
+	"cronvisor/internal/lock"
 )
 
 // acquire takes lock name for job at slot, failing the test on error.
-func acquire(t *testing.T, l *FileLocker, name, job, runID string, slot time.Time, check bool) Grant {
+func acquire(t *testing.T, l *Locker, name, job, runID string, slot time.Time, check bool) lock.Grant {
 	t.Helper()
-	lease, err := l.Acquire(context.Background(), Request{
-		Name: name, Record: Record{Holder: run.Holder{Job: job, RunID: runID}, Slot: slot}, CheckSlot: check,
+	lease, err := l.Acquire(context.Background(), lock.Request{
+		Name: name, Record: lock.Record{Holder: run.Holder{Job: job, RunID: runID}, Slot: slot}, CheckSlot: check,
 	})
 	if err != nil {
 		t.Fatalf("Acquire(%s, %s, %s): %v", name, job, runID, err)
@@ -28,20 +30,20 @@ func acquire(t *testing.T, l *FileLocker, name, job, runID string, slot time.Tim
 
 func TestAcquireConcurrentOneWins(t *testing.T) {
 	t.Parallel()
-	l := NewFileLocker(t.TempDir(), inRun)
+	l := NewLocker(t.TempDir(), locktest.InRun)
 	const n = 16
 	var (
 		wg      sync.WaitGroup
 		start   = make(chan struct{})
-		leases  = make(chan Lease, n)
+		leases  = make(chan lock.Lease, n)
 		errs    = make(chan error, n)
 		release = make(chan struct{})
 	)
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			lease, err := l.Acquire(context.Background(), Request{
-				Name: "shared", Record: Record{Holder: run.Holder{Job: "j", RunID: "run-" + string(rune('a'+i))}},
+			lease, err := l.Acquire(context.Background(), lock.Request{
+				Name: "shared", Record: lock.Record{Holder: run.Holder{Job: "j", RunID: "run-" + string(rune('a'+i))}},
 			})
 			if err != nil {
 				errs <- err
@@ -54,9 +56,9 @@ func TestAcquireConcurrentOneWins(t *testing.T) {
 	close(start)
 	for range n - 1 {
 		err := <-errs
-		var held *HeldError
-		if !errors.Is(err, ErrLocked) || !errors.As(err, &held) {
-			t.Fatalf("loser got %v, want a *HeldError", err)
+		var held *lock.HeldError
+		if !errors.Is(err, lock.ErrLocked) || !errors.As(err, &held) {
+			t.Fatalf("loser got %v, want a *lock.HeldError", err)
 		}
 		if held.Record.Foreign {
 			t.Errorf("holder in this process reported as foreign: %+v", held.Record)
@@ -80,7 +82,7 @@ func TestAcquireConcurrentOneWins(t *testing.T) {
 func TestOwnLeaseRefusesWithoutTheFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l := NewFileLocker(dir, inRun)
+	l := NewLocker(dir, locktest.InRun)
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	lease := acquire(t, l, "job", "job", "run-1", slot, true)
 	if err := lease.SetPID(4242); err != nil {
@@ -89,9 +91,9 @@ func TestOwnLeaseRefusesWithoutTheFile(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "job.lock")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := l.Acquire(context.Background(), Request{Name: "job",
-		Record: Record{Holder: run.Holder{Job: "job", RunID: "run-2"}, Slot: slot.Add(time.Second)}, CheckSlot: true})
-	var held *HeldError
+	_, err := l.Acquire(context.Background(), lock.Request{Name: "job",
+		Record: lock.Record{Holder: run.Holder{Job: "job", RunID: "run-2"}, Slot: slot.Add(time.Second)}, CheckSlot: true})
+	var held *lock.HeldError
 	if !errors.As(err, &held) || held.Record.RunID != "run-1" || held.Record.PID != 4242 {
 		t.Fatalf("second Acquire: %v (holder %+v), want held by run-1, pid 4242", err, held)
 	}
@@ -118,27 +120,27 @@ func TestSlots(t *testing.T) {
 		name  string
 		steps []step
 	}{
-		{"same slot twice", []step{{"a", slotAt(10), true, nil}, {"a", slotAt(10), true, ErrSlotDone}}},
-		{"earlier slot refused", []step{{"a", slotAt(10), true, nil}, {"a", slotAt(5), true, ErrSlotDone}}},
-		{"later slot runs", []step{{"a", slotAt(10), true, nil}, {"a", slotAt(11), true, nil}}},
+		{"same slot twice", []step{{"a", locktest.SlotAt(10), true, nil}, {"a", locktest.SlotAt(10), true, lock.ErrSlotDone}}},
+		{"earlier slot refused", []step{{"a", locktest.SlotAt(10), true, nil}, {"a", locktest.SlotAt(5), true, lock.ErrSlotDone}}},
+		{"later slot runs", []step{{"a", locktest.SlotAt(10), true, nil}, {"a", locktest.SlotAt(11), true, nil}}},
 		{"same instant in another zone", []step{
-			{"a", slotAt(10), true, nil}, {"a", slotAt(10).In(shanghai), true, ErrSlotDone}}},
+			{"a", locktest.SlotAt(10), true, nil}, {"a", locktest.SlotAt(10).In(shanghai), true, lock.ErrSlotDone}}},
 		{"manual runs do not advance the cursor", []step{
-			{"a", slotAt(20), false, nil}, {"a", slotAt(10), true, nil},
-			{"a", slotAt(30), false, nil}, {"a", slotAt(10), true, ErrSlotDone}}},
-		{"manual run after the slot ran", []step{{"a", slotAt(10), true, nil}, {"a", slotAt(10), false, nil}}},
+			{"a", locktest.SlotAt(20), false, nil}, {"a", locktest.SlotAt(10), true, nil},
+			{"a", locktest.SlotAt(30), false, nil}, {"a", locktest.SlotAt(10), true, lock.ErrSlotDone}}},
+		{"manual run after the slot ran", []step{{"a", locktest.SlotAt(10), true, nil}, {"a", locktest.SlotAt(10), false, nil}}},
 		{"jobs sharing a lock keep their own cursors", []step{
-			{"a", slotAt(10), true, nil}, {"b", slotAt(10), true, nil}, {"b", slotAt(10), true, ErrSlotDone},
-			{"a", slotAt(11), true, nil}, {"b", slotAt(9), true, ErrSlotDone}, {"b", slotAt(11), true, nil}}},
+			{"a", locktest.SlotAt(10), true, nil}, {"b", locktest.SlotAt(10), true, nil}, {"b", locktest.SlotAt(10), true, lock.ErrSlotDone},
+			{"a", locktest.SlotAt(11), true, nil}, {"b", locktest.SlotAt(9), true, lock.ErrSlotDone}, {"b", locktest.SlotAt(11), true, nil}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			l := NewFileLocker(t.TempDir(), inRun)
+			l := NewLocker(t.TempDir(), locktest.InRun)
 			for i, s := range tt.steps {
 				runID := "run-" + string(rune('0'+i))
-				lease, err := l.Acquire(context.Background(), Request{
-					Name: "shared", Record: Record{Holder: run.Holder{Job: s.job, RunID: runID}, Slot: s.slot}, CheckSlot: s.check,
+				lease, err := l.Acquire(context.Background(), lock.Request{
+					Name: "shared", Record: lock.Record{Holder: run.Holder{Job: s.job, RunID: runID}, Slot: s.slot}, CheckSlot: s.check,
 				})
 				if !errors.Is(err, s.want) {
 					t.Fatalf("step %d (%s at %s): got %v, want %v", i, s.job, s.slot, err, s.want)
@@ -156,20 +158,20 @@ func TestSlots(t *testing.T) {
 func TestSlotDoneNamesTheRunAndFreesTheLock(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l := NewFileLocker(dir, inRun)
-	if err := acquire(t, l, "x", "a", "run-1", slotAt(10), true).Release(); err != nil {
+	l := NewLocker(dir, locktest.InRun)
+	if err := acquire(t, l, "x", "a", "run-1", locktest.SlotAt(10), true).Release(); err != nil {
 		t.Fatal(err)
 	}
 	before, err := os.ReadFile(filepath.Join(dir, "x.lock"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = l.Acquire(context.Background(), Request{
-		Name: "x", Record: Record{Holder: run.Holder{Job: "a", RunID: "run-2"}, Slot: slotAt(10)}, CheckSlot: true,
+	_, err = l.Acquire(context.Background(), lock.Request{
+		Name: "x", Record: lock.Record{Holder: run.Holder{Job: "a", RunID: "run-2"}, Slot: locktest.SlotAt(10)}, CheckSlot: true,
 	})
-	var done *SlotDoneError
+	var done *lock.SlotDoneError
 	if !errors.As(err, &done) || done.Record.RunID != "run-1" || done.Lock != "x" {
-		t.Fatalf("got %v, want *SlotDoneError naming run-1", err)
+		t.Fatalf("got %v, want *lock.SlotDoneError naming run-1", err)
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "x.lock")); string(after) != string(before) {
 		t.Errorf("refused acquire rewrote the record:\n%s\nwas\n%s", after, before)
@@ -183,17 +185,17 @@ func TestAcquireRejects(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		req  Request
+		req  lock.Request
 		want error
 	}{
-		{"parent directory", Request{Name: "../x"}, ErrBadName},
-		{"slash", Request{Name: "a/b"}, ErrBadName},
-		{"empty", Request{Name: ""}, ErrBadName},
+		{"parent directory", lock.Request{Name: "../x"}, lock.ErrBadName},
+		{"slash", lock.Request{Name: "a/b"}, lock.ErrBadName},
+		{"empty", lock.Request{Name: ""}, lock.ErrBadName},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := NewFileLocker(t.TempDir(), inRun).Acquire(context.Background(), tt.req)
+			_, err := NewLocker(t.TempDir(), locktest.InRun).Acquire(context.Background(), tt.req)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("got %v, want %v", err, tt.want)
 			}
@@ -201,7 +203,7 @@ func TestAcquireRejects(t *testing.T) {
 	}
 	t.Run("slot check without a slot", func(t *testing.T) {
 		t.Parallel()
-		_, err := NewFileLocker(t.TempDir(), inRun).Acquire(context.Background(), Request{Name: "x", CheckSlot: true})
+		_, err := NewLocker(t.TempDir(), locktest.InRun).Acquire(context.Background(), lock.Request{Name: "x", CheckSlot: true})
 		if err == nil || !strings.Contains(err.Error(), "needs a slot") {
 			t.Fatalf("got %v, want a missing-slot error", err)
 		}
@@ -235,13 +237,13 @@ func TestPlantedFilesAreRefused(t *testing.T) {
 			}
 			path := filepath.Join(dir, "x.lock")
 			tt.plant(t, path, target)
-			l := NewFileLocker(dir, inRun)
-			_, err := l.Acquire(context.Background(), Request{Name: "x", Record: Record{Holder: run.Holder{Job: "j"}}})
-			if !errors.Is(err, ErrUnsafeFile) || !strings.Contains(err.Error(), path) {
-				t.Errorf("Acquire: got %v, want ErrUnsafeFile naming %s", err, path)
+			l := NewLocker(dir, locktest.InRun)
+			_, err := l.Acquire(context.Background(), lock.Request{Name: "x", Record: lock.Record{Holder: run.Holder{Job: "j"}}})
+			if !errors.Is(err, lock.ErrUnsafeFile) || !strings.Contains(err.Error(), path) {
+				t.Errorf("Acquire: got %v, want lock.ErrUnsafeFile naming %s", err, path)
 			}
-			if _, err := l.Inspect(context.Background(), "x"); !errors.Is(err, ErrUnsafeFile) {
-				t.Errorf("Inspect: got %v, want ErrUnsafeFile", err)
+			if _, err := l.Inspect(context.Background(), "x"); !errors.Is(err, lock.ErrUnsafeFile) {
+				t.Errorf("Inspect: got %v, want lock.ErrUnsafeFile", err)
 			}
 			got, err := os.ReadFile(target)
 			if tt.target == "" && !errors.Is(err, os.ErrNotExist) {
@@ -267,8 +269,8 @@ func TestPermissions(t *testing.T) {
 	old := syscall.Umask(0)
 	t.Cleanup(func() { syscall.Umask(old) })
 	dir := filepath.Join(t.TempDir(), "state", "locks")
-	l := NewFileLocker(dir, inRun)
-	if err := acquire(t, l, "x", "j", "r", slotAt(1), true).Release(); err != nil {
+	l := NewLocker(dir, locktest.InRun)
+	if err := acquire(t, l, "x", "j", "r", locktest.SlotAt(1), true).Release(); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -288,8 +290,8 @@ func TestPermissions(t *testing.T) {
 func TestReleaseIsIdempotentAndKeepsTheFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l := NewFileLocker(dir, inRun)
-	lease := acquire(t, l, "x", "j", "run-1", slotAt(1), true)
+	l := NewLocker(dir, locktest.InRun)
+	lease := acquire(t, l, "x", "j", "run-1", locktest.SlotAt(1), true)
 	if lease.Lost != nil {
 		t.Fatal("file grant may be lost: a flock cannot be taken away")
 	}
@@ -298,14 +300,14 @@ func TestReleaseIsIdempotentAndKeepsTheFile(t *testing.T) {
 			t.Fatalf("Release #%d: %v", i+1, err)
 		}
 	}
-	if err := lease.SetPID(1); !errors.Is(err, ErrReleased) {
-		t.Errorf("SetPID after Release: got %v, want ErrReleased", err)
+	if err := lease.SetPID(1); !errors.Is(err, lock.ErrReleased) {
+		t.Errorf("SetPID after Release: got %v, want lock.ErrReleased", err)
 	}
 	rec, ok := parseRecord(mustRead(t, filepath.Join(dir, "x.lock")))
 	if !ok || rec.RunID != "run-1" {
 		t.Errorf("record after release: %+v, %v; want run-1's", rec, ok)
 	}
-	if err := acquire(t, l, "x", "j", "run-2", slotAt(2), true).Release(); err != nil {
+	if err := acquire(t, l, "x", "j", "run-2", locktest.SlotAt(2), true).Release(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -323,7 +325,7 @@ func TestList(t *testing.T) {
 	t.Parallel()
 	t.Run("missing directory", func(t *testing.T) {
 		t.Parallel()
-		got, err := NewFileLocker(filepath.Join(t.TempDir(), "nope"), inRun).List(context.Background())
+		got, err := NewLocker(filepath.Join(t.TempDir(), "nope"), locktest.InRun).List(context.Background())
 		if err != nil || len(got) != 0 {
 			t.Fatalf("got %v, %v; want nothing", got, err)
 		}
@@ -331,21 +333,21 @@ func TestList(t *testing.T) {
 	t.Run("locks sorted, others skipped, bad ones reported", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		l := NewFileLocker(dir, inRun)
+		l := NewLocker(dir, locktest.InRun)
 		for _, name := range []string{"b", "a.x", "a"} {
-			if err := acquire(t, l, name, "j", "r-"+name, slotAt(1), true).Release(); err != nil {
+			if err := acquire(t, l, name, "j", "r-"+name, locktest.SlotAt(1), true).Release(); err != nil {
 				t.Fatal(err)
 			}
 		}
-		held := acquire(t, l, "c", "j", "r-c", slotAt(1), true)
+		held := acquire(t, l, "c", "j", "r-c", locktest.SlotAt(1), true)
 		defer held.Release()
 		if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		symlink(t, "/etc/passwd", filepath.Join(dir, "evil.lock"))
 		got, err := l.List(context.Background())
-		if !errors.Is(err, ErrUnsafeFile) {
-			t.Errorf("List error %v, want ErrUnsafeFile for evil.lock", err)
+		if !errors.Is(err, lock.ErrUnsafeFile) {
+			t.Errorf("List error %v, want lock.ErrUnsafeFile for evil.lock", err)
 		}
 		var names []string
 		for _, st := range got {
@@ -362,7 +364,7 @@ func TestList(t *testing.T) {
 
 func TestInspectUnknownLockIsFree(t *testing.T) {
 	t.Parallel()
-	st, err := NewFileLocker(t.TempDir(), inRun).Inspect(context.Background(), "never")
+	st, err := NewLocker(t.TempDir(), locktest.InRun).Inspect(context.Background(), "never")
 	if err != nil || st.Held || st.Name != "never" {
 		t.Fatalf("got %+v, %v; want free", st, err)
 	}

@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"errors"
@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"cronvisor/internal/harness/locktest"
+	"cronvisor/internal/lock"
 )
 
 // TestRelockAfterDeletion: a lock held while its directory is deleted is
@@ -15,8 +18,8 @@ import (
 func TestRelockAfterDeletion(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "locks")
-	mine := NewFileLocker(dir, inRun)
-	other := NewFileLocker(dir, inRun) // another process's: flock excludes between open files
+	mine := NewLocker(dir, locktest.InRun)
+	other := NewLocker(dir, locktest.InRun) // another process's: flock excludes between open files
 	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	g := acquire(t, mine, "a", "a", "run-1", slot, true)
 	if n, err := mine.Relock(); n != 0 || err != nil {
@@ -31,8 +34,8 @@ func TestRelockAfterDeletion(t *testing.T) {
 	if n, err := mine.Relock(); n != 0 || err != nil {
 		t.Fatalf("Relock again: %d, %v; want 0", n, err)
 	}
-	var held *HeldError
-	_, err := other.Acquire(t.Context(), Request{Name: "a"})
+	var held *lock.HeldError
+	_, err := other.Acquire(t.Context(), lock.Request{Name: "a"})
 	if !errors.As(err, &held) || held.Record.RunID != "run-1" {
 		t.Fatalf("another locker's Acquire during the run: %v; want held by run-1", err)
 	}
@@ -56,7 +59,7 @@ func TestRelockAfterDeletion(t *testing.T) {
 func TestRelockRefusedWhenTaken(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "locks")
-	mine, other := NewFileLocker(dir, inRun), NewFileLocker(dir, inRun)
+	mine, other := NewLocker(dir, locktest.InRun), NewLocker(dir, locktest.InRun)
 	g := acquire(t, mine, "a", "a", "run-1", time.Time{}, false)
 	defer g.Lease.Release()
 	if err := os.RemoveAll(dir); err != nil {

@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
+	"cronvisor/internal/lock"
 )
 
 // TestAcquireWaitsOutTransientHolders: Acquire retries while the only
@@ -19,8 +21,8 @@ func TestAcquireWaitsOutTransientHolders(t *testing.T) {
 	t.Parallel()
 	// flockFD takes a lock on a descriptor of its own, as an Inspect probe
 	// or a forked child's copy would hold it.
-	flockFD := func(how int) func(*testing.T, *FileLocker, string) func() {
-		return func(t *testing.T, _ *FileLocker, path string) func() {
+	flockFD := func(how int) func(*testing.T, *Locker, string) func() {
+		return func(t *testing.T, _ *Locker, path string) func() {
 			f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o600)
 			if err != nil {
 				t.Fatal(err)
@@ -34,29 +36,29 @@ func TestAcquireWaitsOutTransientHolders(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		hold       func(t *testing.T, l *FileLocker, path string) (drop func())
+		hold       func(t *testing.T, l *Locker, path string) (drop func())
 		dropAfter  int // pauses after which the holder goes; 0: never
 		wantErr    error
 		wantPauses int // at least this many when wantErr is nil (a child forked by a parallel test may keep a dropped lock a moment longer), else exactly
 	}{
 		{"probe gone at the first retry", flockFD(syscall.LOCK_SH), 1, nil, 1},
 		{"probe gone later", flockFD(syscall.LOCK_SH), 3, nil, 3},
-		{"shared holder that stays", flockFD(syscall.LOCK_SH), 0, ErrLocked, probeRetries},
+		{"shared holder that stays", flockFD(syscall.LOCK_SH), 0, lock.ErrLocked, probeRetries},
 		{"released descriptor in a forked child", flockFD(syscall.LOCK_EX), 2, nil, 2},
-		{"live lease of this locker: no retry", func(t *testing.T, l *FileLocker, _ string) func() {
-			lease := acquire(t, l, "x", "j", "r", slotAt(1), false)
+		{"live lease of this locker: no retry", func(t *testing.T, l *Locker, _ string) func() {
+			lease := acquire(t, l, "x", "j", "r", locktest.SlotAt(1), false)
 			t.Cleanup(func() { lease.Release() })
 			return func() { lease.Release() }
-		}, 0, ErrLocked, 0},
-		{"holder in another process: no retry", func(t *testing.T, l *FileLocker, path string) func() {
+		}, 0, lock.ErrLocked, 0},
+		{"holder in another process: no retry", func(t *testing.T, l *Locker, path string) func() {
 			return startFlock(t, l, path).drop
-		}, 0, ErrLocked, 0},
+		}, 0, lock.ErrLocked, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			l := NewFileLocker(dir, inRun)
+			l := NewLocker(dir, locktest.InRun)
 			drop := tt.hold(t, l, filepath.Join(dir, "x.lock"))
 			pauses := 0
 			l.pause = func(context.Context) error {
@@ -65,7 +67,7 @@ func TestAcquireWaitsOutTransientHolders(t *testing.T) {
 				}
 				return nil
 			}
-			lease, err := l.Acquire(context.Background(), Request{Name: "x", Record: Record{Holder: run.Holder{Job: "j"}}})
+			lease, err := l.Acquire(context.Background(), lock.Request{Name: "x", Record: lock.Record{Holder: run.Holder{Job: "j"}}})
 			pausesOK := pauses == tt.wantPauses || (tt.wantErr == nil && pauses > tt.wantPauses && pauses < probeRetries)
 			if !errors.Is(err, tt.wantErr) || !pausesOK {
 				t.Fatalf("got %v after %d pauses, want %v after %d", err, pauses, tt.wantErr, tt.wantPauses)

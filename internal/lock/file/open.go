@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cronvisor/internal/base/procfs"
+	"cronvisor/internal/lock"
 )
 
 // lockFlags opens the descriptor the flock is taken on, which the run's
@@ -52,7 +53,7 @@ func (f *lockedFile) close() {
 // the run's processes and must never unlock it (see fileLease.Release).
 // What gofrs adds beyond the syscall (a mutex around its own state, an NFS
 // reopen in O_RDWR) is not needed here.
-func (l *FileLocker) tryLock(ctx context.Context, name, path string) (*lockedFile, error) {
+func (l *Locker) tryLock(ctx context.Context, name, path string) (*lockedFile, error) {
 	for attempt := 0; ; attempt++ {
 		f, err := l.lockOnce(path)
 		if f != nil || err != nil {
@@ -74,7 +75,7 @@ func (l *FileLocker) tryLock(ctx context.Context, name, path string) (*lockedFil
 // file that already exists costs one open until the flock is had (a held
 // lock, the common refusal, costs no more than it did); the writable
 // descriptor is opened after, and must name the same file.
-func (l *FileLocker) lockOnce(path string) (*lockedFile, error) {
+func (l *Locker) lockOnce(path string) (*lockedFile, error) {
 	f := &lockedFile{}
 	lock, err := openFile(path, lockFlags)
 	if errors.Is(err, fs.ErrNotExist) { // new: create it, and its directory if need be
@@ -111,7 +112,7 @@ func (l *FileLocker) lockOnce(path string) (*lockedFile, error) {
 
 // createRecord opens the writable descriptor of a lock file that does not
 // exist yet, creating it (and the locks directory).
-func (l *FileLocker) createRecord(path string) (*os.File, error) {
+func (l *Locker) createRecord(path string) (*os.File, error) {
 	f, err := openFile(path, recordFlags)
 	if errors.Is(err, fs.ErrNotExist) { // the directory: made on first use, or deleted since
 		if err = l.ensureDir(); err == nil {
@@ -153,7 +154,7 @@ func sameFile(record *os.File, id procfs.FileID) error {
 		return err
 	}
 	if got != id {
-		return fmt.Errorf("%w: %s was replaced while it was being locked", ErrUnsafeFile, record.Name())
+		return fmt.Errorf("%w: %s was replaced while it was being locked", lock.ErrUnsafeFile, record.Name())
 	}
 	return nil
 }

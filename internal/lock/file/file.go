@@ -1,4 +1,10 @@
-package lock
+// Package file is the flock(2) lock backend, the default (Backend): one
+// file per lock, STATE_DIR/locks/NAME.lock, whose flock any other program
+// using `flock -n` on the same file respects, and which outlives a
+// supervisor while its run's processes hold the file. The lock's record
+// is one JSON line in that file, written by the lease core of package
+// lock through the supervisor's own descriptor.
+package file
 
 import (
 	"context"
@@ -7,7 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +21,7 @@ import (
 
 	"cronvisor/internal/base/procfs"
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/lock"
 )
 
 // inspectFlags is enough for flock(2) and reading, and cannot create or
@@ -30,15 +36,11 @@ const inspectFlags = os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_CLOEXEC | sysc
 // the lock, or a job was being forked, at that very instant.
 const probeRetries = 20
 
-// nameRE is the job-name alphabet; it keeps lock names plain file names.
-// (A compiled regexp, read-only after init.)
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-
-// FileLocker is the flock(2) backend: one file per lock, DIR/NAME.lock.
-type FileLocker struct {
+// Locker is the flock(2) backend: one file per lock, DIR/NAME.lock.
+type Locker struct {
 	dir   string
-	host  string // os.Hostname, looked up once
-	inRun InRun  // nil: no process is known as a run's but by its record's pids
+	host  string     // os.Hostname, looked up once
+	inRun lock.InRun // nil: no process is known as a run's but by its record's pids
 	// pause waits between Acquire's retries (see probeRetries); tests
 	// replace it to act at that moment.
 	pause func(ctx context.Context) error
@@ -48,26 +50,26 @@ type FileLocker struct {
 
 	mu   sync.Mutex
 	live map[string]int // leases not yet released, by lock name, under mu
-	held ownLeases[*fileLease]
+	held lock.OwnLeases[*fileLease]
 }
 
-var _ Locker = (*FileLocker)(nil)
+var _ lock.Locker = (*Locker)(nil)
 
-// NewFileLocker returns a locker on dir (STATE_DIR/locks). The directory is
+// NewLocker returns a locker on dir (STATE_DIR/locks). The directory is
 // created, mode 0700, by the first Acquire that needs it. inRun tells the
 // processes of a run that hold its lock after its supervisor died (nil:
 // only the record's pids are known as the run's).
-func NewFileLocker(dir string, inRun InRun, opts ...FileOption) *FileLocker {
-	l := &FileLocker{dir: dir, host: localHost(), inRun: inRun, pause: pauseMillisecond, live: make(map[string]int),
-		held: newOwnLeases[*fileLease]()}
+func NewLocker(dir string, inRun lock.InRun, opts ...Option) *Locker {
+	l := &Locker{dir: dir, host: lock.LocalHost(), inRun: inRun, pause: pauseMillisecond, live: make(map[string]int),
+		held: lock.NewOwnLeases[*fileLease]()}
 	for _, o := range opts {
 		o(l)
 	}
 	return l
 }
 
-// FileOption configures a FileLocker.
-type FileOption func(*FileLocker)
+// Option configures a Locker.
+type Option func(*Locker)
 
 // WithDurability syncs a record with a new slot cursor (see Acquire)
 // unless d is run.DurabilityProcess. Without the sync the record is still
@@ -75,8 +77,8 @@ type FileOption func(*FileLocker)
 // opens the file reads and which outlives the supervisor: a cursor is
 // lost only by a crash of the machine, which that mode does not promise
 // to survive.
-func WithDurability(d run.Durability) FileOption {
-	return func(l *FileLocker) { l.noSync = !d.Syncs() }
+func WithDurability(d run.Durability) Option {
+	return func(l *Locker) { l.noSync = !d.Syncs() }
 }
 
 func pauseMillisecond(ctx context.Context) error {
@@ -88,19 +90,11 @@ func pauseMillisecond(ctx context.Context) error {
 	}
 }
 
-func (l *FileLocker) path(name string) (string, error) {
-	if err := checkLockName(name); err != nil {
+func (l *Locker) path(name string) (string, error) {
+	if err := lock.CheckName(name); err != nil {
 		return "", err
 	}
 	return filepath.Join(l.dir, name+".lock"), nil
-}
-
-// checkLockName refuses a name that is not a plain file name (nameRE).
-func checkLockName(name string) error {
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-'", ErrBadName, name)
-	}
-	return nil
 }
 
 // Acquire takes the lock without waiting. On success the record is
@@ -116,37 +110,37 @@ func checkLockName(name string) error {
 // crash their pids mean nothing. With durability: process no record is
 // synced (WithDurability). A supervisor that dies loses nothing:
 // the written record is in the page cache.
-func (l *FileLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
+func (l *Locker) Acquire(ctx context.Context, req lock.Request) (lock.Grant, error) {
 	if err := ctx.Err(); err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
 	path, err := l.path(req.Name)
 	if err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
 	if req.CheckSlot && req.Record.Slot.IsZero() {
-		return Grant{}, fmt.Errorf("lock %q: CheckSlot needs a slot", req.Name)
+		return lock.Grant{}, fmt.Errorf("lock %q: CheckSlot needs a slot", req.Name)
 	}
 	if h, ok := l.ownHolder(req.Name); ok {
-		return Grant{}, &HeldError{Lock: req.Name, Record: h}
+		return lock.Grant{}, &lock.HeldError{Lock: req.Name, Record: h}
 	}
 	f, err := l.tryLock(ctx, req.Name, path)
 	if err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
 	if f == nil {
 		st, err := l.inspect(req.Name, path, true, procfs.Locks())
-		held := &HeldError{Lock: req.Name, Record: st.Record}
+		held := &lock.HeldError{Lock: req.Name, Record: st.Record}
 		if err != nil { // still a held lock to the caller: skip, don't fail
-			return Grant{}, fmt.Errorf("%w (holder unknown: %v)", held, err)
+			return lock.Grant{}, fmt.Errorf("%w (holder unknown: %v)", held, err)
 		}
-		return Grant{}, held
+		return lock.Grant{}, held
 	}
 	lease, err := l.claim(f, req)
 	if err != nil {
 		f.close() // our descriptors are the only ones yet: this frees the lock
 		l.track(req.Name, -1)
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
 	return lease.grant(), nil
 }
@@ -156,21 +150,21 @@ func (l *FileLocker) Acquire(ctx context.Context, req Request) (Grant, error) {
 // descriptions of one process too), so a fire of a job still running here,
 // the common skip, costs no open, no flock, no /proc/locks parse and no
 // ForkLock: with hundreds of fires a second those starved the forks.
-func (l *FileLocker) ownHolder(name string) (Record, bool) {
-	le := l.held.get(name)
+func (l *Locker) ownHolder(name string) (lock.Record, bool) {
+	le := l.held.Get(name)
 	if le == nil {
-		return Record{}, false
+		return lock.Record{}, false
 	}
-	le.mu.Lock()
-	defer le.mu.Unlock()
-	if le.released {
-		return Record{}, false
+	le.Lock()
+	defer le.Unlock()
+	if le.ReleasedLocked() {
+		return lock.Record{}, false
 	}
-	return le.holder.clone(), true
+	return le.HolderLocked().Clone(), true
 }
 
 // track counts live leases per lock name, for transientHolders.
-func (l *FileLocker) track(name string, delta int) {
+func (l *Locker) track(name string, delta int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.live[name] += delta; l.live[name] <= 0 {
@@ -178,14 +172,14 @@ func (l *FileLocker) track(name string, delta int) {
 	}
 }
 
-func (l *FileLocker) hasLive(name string) bool {
+func (l *Locker) hasLive(name string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.live[name] > 0
 }
 
 // ensureDir creates the locks directory 0700, whatever the umask.
-func (l *FileLocker) ensureDir() error {
+func (l *Locker) ensureDir() error {
 	if _, err := os.Stat(l.dir); !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -217,7 +211,7 @@ func tryFlock(f *os.File, how int) (bool, error) {
 // run, which only cost the retries). No lock at all means the holder left
 // in between, or is invisible (another pid namespace), again only costing
 // the retries.
-func (l *FileLocker) transientHolders(name, path string) bool {
+func (l *Locker) transientHolders(name, path string) bool {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return false
@@ -235,7 +229,7 @@ func (l *FileLocker) transientHolders(name, path string) bool {
 func openError(path string, err error) error {
 	if errors.Is(err, syscall.ELOOP) {
 		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%w: %s is a symbolic link (refusing to follow it)", ErrUnsafeFile, path)
+			return fmt.Errorf("%w: %s is a symbolic link (refusing to follow it)", lock.ErrUnsafeFile, path)
 		}
 	}
 	return fmt.Errorf("open lock file: %w", err)
@@ -248,23 +242,23 @@ func regularID(f *os.File) (procfs.FileID, error) {
 		return procfs.FileID{}, fmt.Errorf("stat lock file: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return procfs.FileID{}, fmt.Errorf("%w: %s is not a regular file (%s)", ErrUnsafeFile, f.Name(), fi.Mode().Type())
+		return procfs.FileID{}, fmt.Errorf("%w: %s is not a regular file (%s)", lock.ErrUnsafeFile, f.Name(), fi.Mode().Type())
 	}
 	return procfs.IDOf(fi), nil
 }
 
 // claim runs the slot check and writes the new record on a locked file.
-func (l *FileLocker) claim(f *lockedFile, req Request) (*fileLease, error) {
+func (l *Locker) claim(f *lockedFile, req lock.Request) (*fileLease, error) {
 	prev, hadPrev, size, err := readRecord(f.lock)
 	if err != nil {
 		return nil, err
 	}
-	h := newRecord(req.Record, l.host)
+	h := lock.NewRecord(req.Record, l.host)
 	h.InFlight = true // until Release (Grant.RecordsInFlight)
-	h.Slots = prev.clone().Slots
+	h.Slots = prev.Clone().Slots
 	if req.CheckSlot {
 		if last, ok := prev.Slots[h.Job]; ok && !h.Slot.After(last) {
-			return nil, &SlotDoneError{Lock: req.Name, Record: prev}
+			return nil, &lock.SlotDoneError{Lock: req.Name, Record: prev}
 		}
 		if h.Slots == nil {
 			h.Slots = make(map[string]time.Time, 1)
@@ -279,6 +273,6 @@ func (l *FileLocker) claim(f *lockedFile, req Request) (*fileLease, error) {
 	if hadPrev {
 		le.previous = &prev
 	}
-	l.held.add(req.Name, le)
+	l.held.Add(req.Name, le)
 	return le, nil
 }

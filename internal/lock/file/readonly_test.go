@@ -1,4 +1,4 @@
-package lock
+package file
 
 import (
 	"bufio"
@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cronvisor/internal/harness/locktest"
+	"cronvisor/internal/lock"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,13 +37,13 @@ func TestRunDescriptorIsReadOnly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			l := NewFileLocker(dir, inRun)
+			l := NewLocker(dir, locktest.InRun)
 			if tc.exists {
-				if err := acquire(t, l, "ro", "j", "run-0", slotAt(0), true).Release(); err != nil {
+				if err := acquire(t, l, "ro", "j", "run-0", locktest.SlotAt(0), true).Release(); err != nil {
 					t.Fatal(err)
 				}
 			}
-			g := acquire(t, l, "ro", "j", "run-1", slotAt(1), true)
+			g := acquire(t, l, "ro", "j", "run-1", locktest.SlotAt(1), true)
 			checkReadOnly(t, g.File)
 			checkRunHoldsReadOnly(t, l, g, filepath.Join(dir, "ro.lock"))
 		})
@@ -56,10 +59,10 @@ func checkReadOnly(t *testing.T, f *os.File) {
 		t.Fatal(err)
 	}
 	if fl&unix.O_ACCMODE != unix.O_RDONLY || fl&unix.O_NONBLOCK != 0 {
-		t.Errorf("Grant.File status flags %#o, want O_RDONLY without O_NONBLOCK", fl)
+		t.Errorf("lock.Grant.File status flags %#o, want O_RDONLY without O_NONBLOCK", fl)
 	}
 	if _, err := unix.Pwrite(int(f.Fd()), []byte("x"), 0); !errors.Is(err, unix.EBADF) {
-		t.Errorf("pwrite through Grant.File: %v, want EBADF", err)
+		t.Errorf("pwrite through lock.Grant.File: %v, want EBADF", err)
 	}
 }
 
@@ -67,9 +70,9 @@ func checkReadOnly(t *testing.T, f *os.File) {
 // tries to write through it, releases the lease (the supervisor's
 // descriptors close), and checks that the process alone holds the lock
 // and that the record is the supervisor's, untouched by the process.
-func checkRunHoldsReadOnly(t *testing.T, l *FileLocker, g Grant, path string) {
+func checkRunHoldsReadOnly(t *testing.T, l *Locker, g lock.Grant, path string) {
 	t.Helper()
-	ctx := testCtx(t, 10*time.Second)
+	ctx := locktest.Context(t, 10*time.Second)
 	cmd := exec.CommandContext(ctx, "sh", "-c",
 		`if echo rewritten >&3; then echo wrote; else echo refused; fi 2>/dev/null; exec sleep 30`)
 	cmd.ExtraFiles = []*os.File{g.File}
@@ -81,7 +84,7 @@ func checkRunHoldsReadOnly(t *testing.T, l *FileLocker, g Grant, path string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killGroup(cmd.Process.Pid); _ = cmd.Wait() })
+	t.Cleanup(func() { locktest.KillGroup(cmd.Process.Pid); _ = cmd.Wait() })
 	if err := g.SetPID(cmd.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +104,7 @@ func checkRunHoldsReadOnly(t *testing.T, l *FileLocker, g Grant, path string) {
 	if err != nil || !ok || rec.RunID != "run-1" || rec.PID != cmd.Process.Pid || rec.InFlight {
 		t.Errorf("record after Release = %+v, %v, %v; want run-1's, pid %d, not in flight", rec, ok, err, cmd.Process.Pid)
 	}
-	killGroup(cmd.Process.Pid)
+	locktest.KillGroup(cmd.Process.Pid)
 	_ = cmd.Wait()
 	if heldElsewhere(t, path) {
 		t.Error("the lock is still held after the run's process exited")
