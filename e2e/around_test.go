@@ -44,6 +44,7 @@ func (s *sandbox) onlyRecord(job string, timeout time.Duration) run.Record {
 // its 2 s deadline by its process group and tag: recorded timeout, no
 // process of it left.
 func TestE2ERootJobLeavingItsCgroup(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	h := hierarchy(t)
 	arg := sleepArg("64.1")
@@ -90,6 +91,7 @@ func TestE2ERootJobLeavingItsCgroup(t *testing.T) {
 // (ok) or is ended at its deadline there (timeout), the run's leaf is
 // removed whole, with no warning.
 func TestE2ERootJobWithSubCgroups(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	h := hierarchy(t)
 	arg := sleepArg("64.2")
@@ -137,6 +139,7 @@ func TestE2ERootJobWithSubCgroups(t *testing.T) {
 // deadline by process group (nothing of it left by start + timeout +
 // kill_grace + 1 s); the next daemon records it once, timeout.
 func TestE2ERootJobLeavingItsCgroupOutlivesItsSupervisor(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	h := hierarchy(t)
 	arg := sleepArg("64.3")

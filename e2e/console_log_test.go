@@ -14,6 +14,7 @@ import (
 // run's saved log comes through the control socket, stdout and stderr told
 // apart; with the daemon gone, the same log is read from the state dir.
 func TestConsoleShowsASavedLog(t *testing.T) {
+	fullSuiteOnly(t)
 	s := newSandbox(t, `jobs:
   - name: talk
     schedule: "@yearly"

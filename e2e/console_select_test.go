@@ -99,6 +99,7 @@ func TestConsoleSelectionHoldsUnderFire(t *testing.T) {
 // --read-only` refuses the keys and commands that change anything, and
 // offers none in its help; `:` commands switch the views.
 func TestConsoleReadOnlyAndCommands(t *testing.T) {
+	fullSuiteOnly(t)
 	s := newSandbox(t, `jobs:
   - name: idle
     schedule: "@yearly"

@@ -74,6 +74,7 @@ func TestE2EStatusOffline(t *testing.T) {
 // paused; a restarted daemon keeps the job paused, and status shows it
 // with and without a daemon.
 func TestE2EPauseSurvivesRestart(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	s := newSandbox(t, `jobs:
   - name: p1
@@ -243,6 +244,7 @@ func TestConsoleRefusedReloadStays(t *testing.T) {
 // in-process scheduler (SIGHUP) ends it like a confirmed quit: the
 // process exits, its run is ended and recorded, no socket is served.
 func TestConsoleHangUpQuits(t *testing.T) {
+	fullSuiteOnly(t)
 	arg := sleepArg("37.3")
 	s := newSandbox(t, `jobs:
   - name: long

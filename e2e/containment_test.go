@@ -19,6 +19,7 @@ import (
 // lives (through kill_grace), and once the run is over no process of it is
 // left: the cgroup leaf found and killed what nothing else could.
 func TestE2EContainmentEndsTheEscapee(t *testing.T) {
+	fullSuiteOnly(t)
 	arg := sleepArg("60.7")
 	s, p, held, start := startEscape(t, arg, "2s", `trap "" TERM; `)
 	if esc := escapees(arg)[0]; strings.Contains(strings.Join(esc.environ, "\n"), "CRONVISOR") {
@@ -52,6 +53,7 @@ func TestE2EContainmentEndsTheEscapee(t *testing.T) {
 // where the hierarchy is usable, the process tree where it is not (here a
 // mount namespace without the cgroup2 mount), and runs run in both.
 func TestE2EContainmentInForce(t *testing.T) {
+	fullSuiteOnly(t)
 	for _, tc := range []struct {
 		name   string
 		umount bool
@@ -114,6 +116,7 @@ func cgroup2Mount(t *testing.T) string {
 // SIGTERM to every process of the leaf at the 2 s deadline ends it then,
 // not kill_grace (10 s) later, and the lock is held until it is gone.
 func TestE2EContainmentEndsTheEscapeeAtItsDeadline(t *testing.T) {
+	fullSuiteOnly(t)
 	arg := sleepArg("60.8")
 	s, p, held, start := startEscape(t, arg, "10s", "")
 	time.Sleep(time.Until(start.Add(1500 * time.Millisecond)))
@@ -146,6 +149,7 @@ func TestE2EContainmentEndsTheEscapeeAtItsDeadline(t *testing.T) {
 // the run interrupted and ends that descendant through the leaf: a run
 // ending leaves nothing behind.
 func TestE2ELeftoversOfADeadRunAreEnded(t *testing.T) {
+	fullSuiteOnly(t)
 	arg, mainArg := sleepArg("61.9"), sleepArg("31.9")
 	job := func(schedule string) string {
 		return `jobs:

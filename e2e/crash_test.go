@@ -92,6 +92,7 @@ func sigkillAtRunStarted(t *testing.T, durability string) {
 // durability modes: the lock record the next supervisor reads was never
 // synced under process.
 func TestE2EOrphanInterruptedWithinSecondsOfItsExit(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	eachDurability(t, orphanInterruptedWithinSeconds)
 }

@@ -104,6 +104,7 @@ func TestE2EReloadKeepsOldJobsOnBrokenFile(t *testing.T) {
 }
 
 func TestE2ESIGTERMWaitsForRunningJob(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	s := newSandbox(t, `shutdown_grace: 20s
 jobs:
@@ -128,6 +129,7 @@ jobs:
 }
 
 func TestE2EShutdownGraceEndsRuns(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	arg := sleepArg("41.1")
 	s := newSandbox(t, `shutdown_grace: 1s

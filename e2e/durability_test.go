@@ -38,6 +38,7 @@ const syncCalls = "trace=fsync,fdatasync,sync_file_range,syncfs,sync,msync"
 // few scheduled and one manual run: with durability: machine they sync
 // (the history's commits, the slot cursors); with process, not once.
 func TestE2EDurabilitySyncs(t *testing.T) {
+	fullSuiteOnly(t)
 	strace, err := exec.LookPath("strace")
 	if err != nil {
 		t.Fatal("strace is missing: test.sh installs it")

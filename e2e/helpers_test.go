@@ -323,3 +323,13 @@ func lines(s string) []string {
 // holderPIDRE finds the holder's pid in a skip reason such as
 // "cronvisor: once: skipped: lock held by pid 123@host (job once, ...)".
 var holderPIDRE = regexp.MustCompile(`lock held by pid (\d+)`)
+
+// fullSuiteOnly keeps a test that waits seconds on real deadlines,
+// keepers, terminals or servers out of `go test -short`, the quick loop
+// of CONTRIBUTING.md; ./test.sh and CI run it.
+func fullSuiteOnly(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("slow: waits seconds on real deadlines, keepers or servers; runs in the full suite (./test.sh)")
+	}
+}

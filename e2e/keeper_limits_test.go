@@ -24,6 +24,7 @@ var cutMarker = regexp.MustCompile(`(?m)^\.\.\. \[cronvisor: (more than )?(\d+) 
 // marked cut, the supervisor's first line at its head and the last line
 // at its end; the next daemon records the run ok.
 func TestE2EKeeperKeepsLogLimit(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	arg := sleepArg("1.2")
 	s := newSandbox(t, "")
@@ -93,6 +94,7 @@ func (s *sandbox) mountTmpfs(size int) {
 // the next daemon's log says the disk was full, and the record keeps what
 // the keeper saw: timeout, exit 143, not interrupted.
 func TestE2EKeeperEndOnAFullDisk(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	arg := sleepArg("30.5")
 	s := newSandbox(t, "")
@@ -151,6 +153,7 @@ func (s *sandbox) keeperPIDs() []int {
 // group without cgroup v2); once the keeper resumes, the run is recorded
 // once, interrupted, killed by operator.
 func TestE2EKillWithAFrozenKeeper(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	arg := sleepArg("42.4")
 	s := newSandbox(t, `shutdown_grace: 1s

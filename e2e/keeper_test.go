@@ -48,6 +48,7 @@ func (s *sandbox) recordOf(runID string, within time.Duration) run.Record {
 // still ended at its deadline (nothing of it is left 2 s + kill_grace +
 // 1 s after its start); the next daemon records it once, `timeout`.
 func TestE2EDeadlineOutlivesAKilledSupervisor(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	arg := sleepArg("30.3")
 	s := newSandbox(t, `jobs:

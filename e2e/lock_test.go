@@ -19,6 +19,7 @@ import (
 )
 
 func TestE2EConcurrentRunsOneWins(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	s := newSandbox(t, `jobs:
   - name: once

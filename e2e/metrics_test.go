@@ -14,6 +14,7 @@ import (
 // failure and failure streak of a failing job, and the reload gauges
 // before and after a refused edit of jobs.yaml.
 func TestE2EMetricsUsersLookFor(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	body := "jobs:\n  - {name: bad, schedule: \"* * * * * *\", command: \"exit 3\", timeout: 5s}\n"
 	s := newSandbox(t, body)

@@ -27,6 +27,7 @@ const orphanGuardTries = 2
 // holds its lock's session itself (fd 3): the same, the deadline alone
 // being the guard's to keep.
 func TestE2EOrphanGuardedWhenDaemonAndKeeperDie(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	for _, kind := range []string{"file", "redis", "mysql", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
@@ -107,6 +108,7 @@ func guardTry(t *testing.T, s *sandbox, try int) {
 // later), and it is ended at its deadline, recorded timeout by 4 s +
 // kill_grace + 1 s after its start.
 func TestE2EOrphanGuardedWhenAnAdoptedRunsKeeperDies(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	s := newSandbox(t, `shutdown_grace: 2s
 jobs:

@@ -95,6 +95,7 @@ jobs:
 // TestE2ELogOutputFalseKeepsOutputOutOfDaemonLog: log_output: false keeps
 // a job's lines out of the daemon's log, not out of its run log.
 func TestE2ELogOutputFalseKeepsOutputOutOfDaemonLog(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	s := newSandbox(t, `jobs:
   - {name: quiet, schedule: "@every 1s", command: "echo secret-line", timeout: 10s, log_output: false}

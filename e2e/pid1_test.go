@@ -21,6 +21,7 @@ import (
 // still finds it and ends it, as it should.) The namespace ends with its
 // PID 1, so nothing of it outlives the test.
 func TestE2EDaemonAsPID1(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {

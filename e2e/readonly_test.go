@@ -60,6 +60,7 @@ const readerJobs = `jobs:
 // in one line, while jobs.yaml holds a refused edit; without the daemon
 // they show what the state dir says.
 func TestReadOnlyCommandsNeedNoSecretNorValidFile(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	s := newSandbox(t, readerJobs)
 	d := s.startEnv([]string{"CV25_HOOK_TOKEN=s3cret"}, cvBin, "--config", s.config, "daemon", "--log-format", "json")

@@ -73,6 +73,7 @@ func (n *notifySocket) expect(t *testing.T, want string, pings *int) string {
 // READY once started, RELOADING (with MONOTONIC_USEC) then READY around a
 // SIGHUP, STOPPING at SIGTERM, and pings the watchdog meanwhile.
 func TestE2ESystemdNotify(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	s := newSandbox(t, `jobs:
   - name: a

@@ -122,6 +122,7 @@ func TestVersionMatchesReadmeInstall(t *testing.T) {
 // The old demo chose by the epoch second modulo 3, which the first fire
 // after a slow run always shared with it.
 func TestDemoJobIsSlowOnlySometimes(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	cfg, problems := config.Load("../jobs.yaml")
 	if cfg == nil {

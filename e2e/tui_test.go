@@ -20,6 +20,7 @@ var (
 // run, then the skip naming the pid that holds the lock, the same pid the
 // lock file names; then quitting must ask, and end the run.
 func TestConsoleShowsWhoHoldsTheLock(t *testing.T) {
+	fullSuiteOnly(t)
 	s := newSandbox(t, `jobs:
   - name: overlap
     schedule: "@every 1s"

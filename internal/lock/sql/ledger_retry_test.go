@@ -25,6 +25,9 @@ func killSession(t *testing.T, b sqlBackend, l *sqlLocker, lease *sqlLease) {
 // network cut): the outcome is written on another connection at once,
 // not left "running".
 func TestSQLLedgerOutcomeAfterTheLocksConnectionDied(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: waits on the servers' own timeouts; runs in the full suite (./test.sh)")
+	}
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, _ := b.open(t, WithKeepAlive(time.Hour))
 		lease := mustSQL(t, l, locktest.Request("sync", "run-1", "host-a", locktest.SlotAt(7)))
@@ -42,6 +45,9 @@ func TestSQLLedgerOutcomeAfterTheLocksConnectionDied(t *testing.T) {
 // it will be retried, and lands once the server is back; a locker closed
 // with a write pending stops its retries at once.
 func TestSQLLedgerOutcomeRetriedWhenTheServerIsBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: restarts the server; runs in the full suite (./test.sh)")
+	}
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, _ := b.open(t, WithKeepAlive(time.Hour))
 		other, _ := b.open(t, WithKeepAlive(time.Hour))

@@ -92,6 +92,9 @@ func waitLost(t *testing.T, le *sqlLease, cut time.Time) {
 // for the last keep-alive before it): never sooner than the holder
 // sees the loss and ends its run, never hours later.
 func TestPostgresCutOffHolderFreedByServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: waits on the servers' own timeouts; runs in the full suite (./test.sh)")
+	}
 	b := sqlBackends()[1]
 	l, _ := b.open(t)
 	admin, port := unixAdmin(t, b)
@@ -140,6 +143,9 @@ func TestPostgresCutOffHolderFreedByServer(t *testing.T) {
 // default): once the network heals, the locker that lost it ends it
 // itself, and the lock is free within seconds.
 func TestSQLStaleSessionEndedAfterHeal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: waits on the servers' own timeouts; runs in the full suite (./test.sh)")
+	}
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, _ := b.open(t)
 		admin, port := unixAdmin(t, b)
@@ -186,6 +192,9 @@ func TestSQLStaleSessionEndedAfterHeal(t *testing.T) {
 // id with another client port (or, on PostgreSQL, another start) is
 // another session, as after a server restart, and is left alone.
 func TestSQLEndStaleSparesAnotherSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: waits on the servers' own timeouts; runs in the full suite (./test.sh)")
+	}
 	eachSQL(t, func(t *testing.T, b sqlBackend) {
 		l, raw := b.open(t)
 		le := mustSQL(t, l, locktest.Request("sync", "run-1", "", locktest.SlotAt(1)))
