@@ -8,7 +8,7 @@ import (
 // FuzzParse feeds arbitrary expressions to Parse, Next and Lint: none may
 // panic or hang, Next must move strictly forward, and the job's name may
 // change what H and ~ draw but never whether the expression parses. Run it with
-// `go test -fuzz FuzzParse ./schedule`.
+// `go test -fuzz FuzzParse ./internal/base/schedule`.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		"* * * * *", "*/15 * * * *", "30 2 * * *", "30 1 * * *", "0 0 12 * * *", "0 12 * * ? *",

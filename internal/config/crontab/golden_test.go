@@ -113,7 +113,7 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./crontab -update)", err)
+		t.Fatalf("%v (run go test ./internal/config/crontab -update)", err)
 	}
 	if string(got) != string(want) {
 		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
