@@ -20,6 +20,7 @@ import (
 
 	"cronvisor/internal/base/procfs"
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/testlog"
 	"cronvisor/internal/lock"
 )
 
@@ -60,18 +61,13 @@ func ReadLine(ctx context.Context, r io.Reader) (string, error) {
 	}
 }
 
-// WaitUntil polls cond every few milliseconds until it holds or ctx ends,
-// and fails the test, naming what, when ctx ends first. It is for waiting
-// on another process, never on this one.
+// WaitUntil is testlog.Eventually bounded by ctx's deadline rather than a
+// duration: the lock tests bound each one by its context. It is for
+// waiting on another process, never on this one.
 func WaitUntil(ctx context.Context, t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting until %s", what)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	deadline, _ := ctx.Deadline() // none: cond is asked once
+	testlog.Eventually(t, time.Until(deadline), what, cond)
 }
 
 // BecomeSubreaper makes the test process a child subreaper, so that
