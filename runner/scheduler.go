@@ -33,9 +33,8 @@ const (
 	// wakeLead is how early the loop's timer is set before a fire on the
 	// real clock. Go's timers wake late, because the runtime's poller
 	// sleeps in whole milliseconds; so the loop wakes this much early and
-	// sleeps the rest in nanosleep(2), which the kernel ends far more
-	// precisely. It costs one short blocking syscall per wake-up
-	// (BENCHMARKS.md, "Start lateness", has the figures).
+	// sleeps the rest on a timer the kernel ends far more precisely
+	// (timerSettle; BENCHMARKS.md, "Start lateness", has the figures).
 	wakeLead = 2 * time.Millisecond
 )
 
@@ -74,6 +73,10 @@ type Scheduler struct {
 	// timer woke lead early; nil (fake clocks) waits for the timer alone.
 	settle func(d time.Duration)
 	lead   time.Duration
+	// timerSettle: Run settles on a timerfd (see timerSettle), settle
+	// being the fallback.
+	timerSettle bool
+	procs       parallelism
 
 	maxSleep time.Duration
 	reload   chan []config.Job
@@ -82,6 +85,9 @@ type Scheduler struct {
 	// woke is when the loop last woke (Unix nanoseconds): /healthz tells
 	// a live loop from a stuck one by it.
 	woke atomic.Int64
+
+	began     chan struct{} // closed once Run has built its heap
+	beganOnce sync.Once
 
 	mu     sync.Mutex
 	next   map[string]time.Time // job -> next due fire, for status
@@ -108,9 +114,10 @@ func NewScheduler(f Firer, c clock.Clock, emit func(run.Event), opts ...Schedule
 		next:     map[string]time.Time{},
 		stalls:   map[string]run.Stall{},
 		delay:    (*config.Job).Delay,
+		began:    make(chan struct{}),
 	}
 	if _, real := c.(clock.Real); real {
-		s.settle, s.lead = sleepPrecise, wakeLead
+		s.settle, s.lead, s.timerSettle = sleepPrecise, wakeLead, true
 	}
 	for _, o := range opts {
 		o(s)
@@ -146,13 +153,23 @@ func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 	// Asked once: whatever the func holds (history read at start-up) is
 	// garbage from here on.
 	s.lastSlots, s.ledger, s.peers = nil, nil, nil
+	s.beganOnce.Do(func() { close(s.began) })
 	timer := s.clock.NewTimer(time.Hour)
 	defer timer.Stop()
+	s.procs.adjust()
+	defer s.procs.restore()
+	settle := s.settle
+	if s.timerSettle {
+		if t, err := openTimerSettle(); err == nil {
+			defer t.close()
+			settle = t.sleep
+		}
+	}
 	for {
 		now = s.clock.Now()
 		s.woke.Store(now.UnixNano())
-		if d := s.untilNext(h, now); s.settle != nil && d > 0 && d <= s.lead {
-			s.settle(d)
+		if d := s.untilNext(h, now); settle != nil && d > 0 && d <= s.lead {
+			settle(d)
 			now = s.clock.Now()
 		}
 		for h.Len() > 0 && !(*h)[0].due.After(now) {
@@ -160,7 +177,9 @@ func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 			s.fire(ctx, e, now)
 			heap.Fix(h, 0)
 			s.publish(e)
+			s.procs.adjust()
 		}
+		s.procs.adjust()
 		wait := min(s.maxSleep, s.untilNext(h, now))
 		if s.settle != nil {
 			wait = max(wait-s.lead, 0) // wake early; settle sleeps the rest
@@ -177,6 +196,10 @@ func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 		}
 	}
 }
+
+// Began is closed once Run has read the jobs' last slots and built its
+// schedule: what start-up allocates for the loop is allocated by then.
+func (s *Scheduler) Began() <-chan struct{} { return s.began }
 
 // Awake tells whether the loop has woken within its longest sleep (plus
 // slack for a loaded machine) before now: false once it is stuck, or
@@ -262,7 +285,11 @@ func (s *Scheduler) fire(ctx context.Context, e *entry, now time.Time) {
 }
 
 func (s *Scheduler) dispatch(ctx context.Context, j config.Job, slot time.Time) {
-	s.runs.Go(func() { s.firer.Fire(ctx, j, slot, false) })
+	s.procs.inFlight.Add(1)
+	s.runs.Go(func() {
+		defer s.procs.inFlight.Add(-1)
+		s.firer.Fire(ctx, j, slot, false)
+	})
 }
 
 func (s *Scheduler) recordMissed(j config.Job, first time.Time, n int, reason string) {

@@ -57,3 +57,13 @@ type PeersUpFunc func(ctx context.Context) (since time.Time, ok bool, err error)
 func WithPeers(f PeersUpFunc) SchedulerOption {
 	return func(s *Scheduler) { s.peers = f }
 }
+
+// WithParallelism lets the loop choose how many processors the process
+// runs Go code on, through set (runtime.GOMAXPROCS in the daemon), up to
+// most: one while fewer than busyRuns runs are in flight, most once that
+// many are. A lone fire then wakes one thread, where two processors
+// hand each of its steps from one thread to another (a futex wake-up
+// and a context switch each); a burst gets every processor.
+func WithParallelism(set func(n int), most int) SchedulerOption {
+	return func(s *Scheduler) { s.procs = parallelism{set: set, most: most} }
+}

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -96,19 +97,35 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 		d.log.Error("saved pauses not restored; every job runs unpaused", "err", err)
 	}
 	e.Listen(d.svc.Handle)
-	defer d.recordSchedules(cfg, o.Clock.Now()) // the instant before the scheduler starts
+	scheduledAt := o.Clock.Now() // the instant before the scheduler starts
 	d.startParts(cfg, ln)
-	// Parsing jobs.yaml builds a node tree several times the size of the
-	// jobs; hand it back to the system now rather than over minutes of
-	// scavenging, so a resident daemon's RSS is its live heap.
-	debug.FreeOSMemory()
-	d.releaseStartupPages()
 	d.log.Info("cronvisor started", "config", cfg.Path, "state_dir", cfg.StateDir, "jobs", len(cfg.Jobs), "pid", os.Getpid(),
 		"durability", cfg.Durability.String())
 	d.log.Info("containment: " + e.Supervisor.Containment())
 	o.Notify.Ready()
 	d.stopWatchdog = o.Notify.Watchdog(func() bool { return d.stopping.Load() || d.sched.Awake(o.Clock.Now(), healthSlack) })
+	d.recordSchedules(cfg, scheduledAt)
+	d.settleMemory()
 	return d, nil
+}
+
+// settleWait bounds how long start-up waits for the scheduler's first
+// build before it hands memory back (settleMemory).
+const settleWait = 10 * time.Second
+
+// settleMemory hands back to the system what start-up no longer needs,
+// once the last of it is done (the scheduler's build of its heap, the
+// schedules' record): parsing jobs.yaml builds a node tree several times
+// the size of the jobs, so a resident daemon's RSS is then its live heap
+// rather than what minutes of scavenging leave; and the executable's
+// start-up pages.
+func (d *Daemon) settleMemory() {
+	select {
+	case <-d.sched.Began():
+	case <-time.After(settleWait):
+	}
+	debug.FreeOSMemory()
+	d.releaseStartupPages()
 }
 
 // releaseStartupPages hands back the mappings of the executable's pages
@@ -171,7 +188,8 @@ func (d *Daemon) newService(cfg *config.Config, recent service.StoredRuns) error
 // shares one; and, with a shared history, since when live peers have been
 // up, whose slots are theirs rather than missed.
 func schedulerOptions(e *Env, recent service.StoredRuns, shared *fleet.Store) []runner.SchedulerOption {
-	opts := []runner.SchedulerOption{runner.WithLastSlots(recent.LastSlots)}
+	opts := []runner.SchedulerOption{runner.WithLastSlots(recent.LastSlots),
+		runner.WithParallelism(func(n int) { runtime.GOMAXPROCS(n) }, runtime.GOMAXPROCS(0))}
 	if e.Ledger != nil {
 		opts = append(opts, runner.WithLedger(e.Ledger))
 	}

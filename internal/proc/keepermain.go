@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -128,6 +129,10 @@ func KeeperMain(args []string, leases LeaseKeeper) int {
 	if !ok {
 		return 2
 	}
+	// One processor: a keeper's work is short handlers between waits,
+	// and a second processor only adds a thread hand-off (a wake-up of
+	// another thread) to every message and exit it handles.
+	runtime.GOMAXPROCS(1)
 	signal.Ignore(unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2)
 	s := newKeeperServer(leases)
 	s.room = newEndRoom(info.Ends)
