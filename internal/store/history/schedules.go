@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"cronvisor/internal/base/run"
@@ -58,15 +59,8 @@ func (s *Store) RecordSchedules(ctx context.Context, at time.Time, host string, 
 		return nil, fmt.Errorf("history: record schedules: %w", classify(err))
 	}
 	changes := scheduleChanges(latest, current, at, host)
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO schedules (`+scheduleColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return nil, fmt.Errorf("history: record schedules: %w", classify(err))
-	}
-	defer ins.Close()
-	for _, v := range changes {
-		if _, err := ins.ExecContext(ctx, v.Job, v.Since.UnixNano(), string(v.Change), v.Schedule, v.Zone, int64(v.Jitter), v.Enabled, v.Host); err != nil {
-			return nil, fmt.Errorf("history: record the schedule of %s: %w", v.Job, classify(err))
-		}
+	if err := insertSchedules(ctx, tx, changes); err != nil {
+		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("history: record schedules: %w", classify(err))
@@ -86,7 +80,7 @@ func scheduleChanges(latest, current []run.ScheduleVersion, at time.Time, host s
 	for _, v := range latest {
 		last[v.Job] = v
 	}
-	var out []run.ScheduleVersion
+	out := make([]run.ScheduleVersion, 0, len(current))
 	seen := make(map[string]bool, len(current))
 	for _, v := range current {
 		seen[v.Job] = true
@@ -198,4 +192,56 @@ func scanSchedules(rows *sql.Rows, err error) ([]run.ScheduleVersion, error) {
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// scheduleBatch is how many schedule rows one INSERT statement carries:
+// a statement a row spent most of the first start of ten thousand jobs
+// in database/sql's and the driver's per-statement work.
+const scheduleBatch = 256
+
+// insertSchedules inserts vs into schedules, scheduleBatch rows a
+// statement (prepared once), in tx. The statements run under a context
+// that cannot end, ctx being looked at between them: the driver gives a
+// statement whose context can end a goroutine of its own.
+func insertSchedules(ctx context.Context, tx *sql.Tx, vs []run.ScheduleVersion) error {
+	exec := context.WithoutCancel(ctx)
+	var full *sql.Stmt
+	defer func() {
+		if full != nil {
+			full.Close()
+		}
+	}()
+	args := make([]any, 0, scheduleBatch*8)
+	for len(vs) > 0 {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("history: record schedules: %w", err)
+		}
+		chunk := vs[:min(len(vs), scheduleBatch)]
+		vs = vs[len(chunk):]
+		args = args[:0]
+		for _, v := range chunk {
+			args = append(args, v.Job, v.Since.UnixNano(), string(v.Change), v.Schedule, v.Zone, int64(v.Jitter), v.Enabled, v.Host)
+		}
+		var err error
+		switch {
+		case len(chunk) < scheduleBatch:
+			_, err = tx.ExecContext(exec, insertSchedulesSQL(len(chunk)), args...)
+		case full == nil:
+			if full, err = tx.PrepareContext(exec, insertSchedulesSQL(scheduleBatch)); err == nil {
+				_, err = full.ExecContext(exec, args...)
+			}
+		default:
+			_, err = full.ExecContext(exec, args...)
+		}
+		if err != nil {
+			return fmt.Errorf("history: record the schedules of %s to %s: %w", chunk[0].Job, chunk[len(chunk)-1].Job, classify(err))
+		}
+	}
+	return nil
+}
+
+// insertSchedulesSQL inserts n schedule rows.
+func insertSchedulesSQL(n int) string {
+	return `INSERT INTO schedules (` + scheduleColumns + `) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
 }

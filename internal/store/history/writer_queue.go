@@ -190,9 +190,12 @@ func (w *Writer) commit(batch []*pendingWrite) (failed []*pendingWrite, cause er
 	for i, p := range applied {
 		writes[i] = p.w
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	errs := w.store.Apply(ctx, writes)
-	cancel()
+	// No deadline on the statements themselves: SQLite's busy_timeout
+	// (busyTimeoutMS, as long as writeTimeout) bounds a wait for another
+	// writer, and a run's end waits writeTimeout at most whatever the
+	// commit does (WriteEnd). A context that can end costs, in the
+	// driver, a goroutine and an interrupt handler per statement.
+	errs := w.store.Apply(context.Background(), writes)
 	for i, p := range batch {
 		err := errs[by[i]]
 		if err == nil || errors.Is(err, ErrBadRecord) || errors.Is(err, ErrDuplicate) {
