@@ -95,7 +95,7 @@ func parseRecord(data []byte) (lock.Record, bool) {
 // than the file, which has no tail to cut then. It does not sync: see
 // Locker.Acquire and syncData.
 func writeRecord(f *os.File, h lock.Record, size int) (int, error) {
-	data, err := json.Marshal(h)
+	data, err := encodeRecord(h)
 	if err != nil {
 		return size, fmt.Errorf("encode lock record: %w", err)
 	}
