@@ -303,7 +303,7 @@ func (k *keeper) exitedAt() time.Time {
 		return time.Time{}
 	}
 	var n int
-	_ = rc.Control(func(fd uintptr) { n, _, _, _, err = unix.Recvmsg(int(fd), buf, nil, unix.MSG_DONTWAIT) })
+	_ = rc.Control(func(fd uintptr) { n, _, err = recvmsgNow(int(fd), buf, nil, 0) })
 	if err != nil || n <= 0 {
 		return time.Time{}
 	}

@@ -107,11 +107,7 @@ func parseKeeperProcFlags(args []string) (KeeperInfo, bool) {
 }
 
 // PidfdExited reports whether the process of pidfd fd has exited.
-func PidfdExited(fd int) bool {
-	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	n, err := unix.Poll(p, 0)
-	return err == nil && n > 0
-}
+func PidfdExited(fd int) bool { return readableNow(fd) }
 
 // fdControl is a keeper process's end of its control socket: one
 // message per run, the run's descriptors attached.
@@ -226,7 +222,7 @@ func (t *tether) recv(buf, oob []byte) (n, oobn int, err error) {
 		}
 	}
 	rerr := t.rc.Read(func(fd uintptr) bool {
-		n, oobn, _, _, err = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, err = recvmsgNow(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
 		return err != unix.EAGAIN && err != unix.EINTR
 	})
 	if err == nil {
@@ -235,7 +231,13 @@ func (t *tether) recv(buf, oob []byte) (n, oobn int, err error) {
 	return n, oobn, err
 }
 
-func (t *tether) write(msg string) { _, _ = unix.Write(t.fd, []byte(msg)) }
+func (t *tether) write(msg string) {
+	if t.rc != nil { // non-blocking
+		_, _ = writeNow(t.fd, []byte(msg))
+		return
+	}
+	_, _ = unix.Write(t.fd, []byte(msg))
+}
 
 func (t *tether) close() {
 	if t.f != nil {

@@ -55,7 +55,7 @@ func (s *keeperServer) serve(fd int) {
 		var n, oobn int
 		var rerr error
 		err := rc.Read(func(fd uintptr) bool {
-			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
+			n, oobn, rerr = recvmsgNow(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
 			return rerr != unix.EAGAIN && rerr != unix.EINTR
 		})
 		if err != nil || rerr != nil || n == 0 {
