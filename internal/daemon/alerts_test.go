@@ -19,7 +19,7 @@ func TestMetricsServedWhenAsked(t *testing.T) {
 	}
 	want := []string{"started locker", "started reaper", "started history", "started history writer", "started recovery",
 		"started notifications", "started skip log", "started outlog", "started metrics", "started scheduler", "started housekeeping",
-		"started socket", "started state dir guard", "started watcher"}
+		"started socket", "started state dir guard", "started watcher", "started memory settling"}
 	equalSteps(t, "start-up", h.tr.prefixed("started "), want)
 	addr := rec[0]["addr"]
 	body := func(path string) (int, string) {

@@ -47,6 +47,7 @@ type Daemon struct {
 	reloads       chan chan error
 	changed       chan struct{}
 	schedDone     chan struct{}
+	settleDone    chan struct{} // settleMemory's end
 	housekeepDone chan struct{}
 	watchDone     <-chan struct{} // nil when jobs.yaml is not watched
 	socket        *socket         // nil when this daemon serves no socket
@@ -105,7 +106,7 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	o.Notify.Ready()
 	d.stopWatchdog = o.Notify.Watchdog(func() bool { return d.stopping.Load() || d.sched.Awake(o.Clock.Now(), healthSlack) })
 	d.recordSchedules(cfg, scheduledAt)
-	d.settleMemory()
+	d.settleDone = d.start("memory settling", d.settleMemory)
 	return d, nil
 }
 
@@ -122,6 +123,8 @@ const settleWait = 10 * time.Second
 func (d *Daemon) settleMemory() {
 	select {
 	case <-d.sched.Began():
+	case <-d.ctx.Done():
+		return
 	case <-time.After(settleWait):
 	}
 	debug.FreeOSMemory()

@@ -87,6 +87,9 @@ func (d *Daemon) Shutdown(cause error) {
 	d.stop()
 	<-d.schedDone
 	d.log.Debug("stopped", "part", "scheduler")
+	if d.settleDone != nil {
+		<-d.settleDone
+	}
 	d.endRuns(grace, cause)
 	d.guard.stop()
 	if d.socket != nil {

@@ -17,12 +17,13 @@ import (
 
 // startOrder is what New starts, in order: the lock backend before the
 // reaper, history before the writer that writes it, Recovery after both,
-// and the goroutines that fire, sweep, serve, guard the state dir and
-// watch last.
+// the goroutines that fire, sweep, serve, guard the state dir and
+// watch, and last the one that hands start-up's memory back once the
+// scheduler has built its heap.
 var startOrder = []string{
 	"started locker", "started reaper", "started history", "started history writer", "started recovery", "started notifications",
 	"started skip log", "started outlog", "started scheduler", "started housekeeping", "started socket", "started state dir guard",
-	"started watcher",
+	"started watcher", "started memory settling",
 }
 
 func TestNewStartsInOrder(t *testing.T) {
