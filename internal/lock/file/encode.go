@@ -2,6 +2,7 @@ package file
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -39,7 +40,7 @@ func encodeRecord(h lock.Record) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(h.SupervisorPID), 10)
 	if len(h.Slots) > 0 {
 		b = append(b, `,"slots":{`...)
-		for i, job := range sortedKeys(h.Slots) {
+		for i, job := range slices.Sorted(maps.Keys(h.Slots)) {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -116,13 +117,4 @@ func appendTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
 	b = t.AppendFormat(b, time.RFC3339Nano)
 	return append(b, '"')
-}
-
-func sortedKeys(m map[string]time.Time) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

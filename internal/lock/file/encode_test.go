@@ -3,6 +3,7 @@ package file
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -64,7 +65,7 @@ func TestEncodeRecordIsJSONMarshal(t *testing.T) {
 		"negative pid":        func(h *lock.Record) { h.PID = -1 },
 	} {
 		h := full
-		h.Slots = cloneSlots(full.Slots)
+		h.Slots = maps.Clone(full.Slots)
 		change(&h)
 		cases[name] = h
 	}
@@ -75,14 +76,6 @@ func TestEncodeRecordIsJSONMarshal(t *testing.T) {
 			t.Errorf("%s:\n got %s (%v)\nwant %s (%v)", name, got, gotErr, want, wantErr)
 		}
 	}
-}
-
-func cloneSlots(m map[string]time.Time) map[string]time.Time {
-	out := make(map[string]time.Time, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // FuzzEncodeRecord holds encodeRecord to json.Marshal for any strings,

@@ -205,12 +205,14 @@ const scheduleBatch = 256
 // statement whose context can end a goroutine of its own.
 func insertSchedules(ctx context.Context, tx *sql.Tx, vs []run.ScheduleVersion) error {
 	exec := context.WithoutCancel(ctx)
-	var full *sql.Stmt
-	defer func() {
-		if full != nil {
-			full.Close()
+	var full *sql.Stmt // the statement of a whole batch, prepared once
+	if len(vs) >= scheduleBatch {
+		var err error
+		if full, err = tx.PrepareContext(exec, insertSchedulesSQL(scheduleBatch)); err != nil {
+			return fmt.Errorf("history: record schedules: %w", classify(err))
 		}
-	}()
+		defer full.Close()
+	}
 	args := make([]any, 0, scheduleBatch*8)
 	for len(vs) > 0 {
 		if err := ctx.Err(); err != nil {
@@ -223,15 +225,10 @@ func insertSchedules(ctx context.Context, tx *sql.Tx, vs []run.ScheduleVersion) 
 			args = append(args, v.Job, v.Since.UnixNano(), string(v.Change), v.Schedule, v.Zone, int64(v.Jitter), v.Enabled, v.Host)
 		}
 		var err error
-		switch {
-		case len(chunk) < scheduleBatch:
-			_, err = tx.ExecContext(exec, insertSchedulesSQL(len(chunk)), args...)
-		case full == nil:
-			if full, err = tx.PrepareContext(exec, insertSchedulesSQL(scheduleBatch)); err == nil {
-				_, err = full.ExecContext(exec, args...)
-			}
-		default:
+		if len(chunk) == scheduleBatch {
 			_, err = full.ExecContext(exec, args...)
+		} else {
+			_, err = tx.ExecContext(exec, insertSchedulesSQL(len(chunk)), args...)
 		}
 		if err != nil {
 			return fmt.Errorf("history: record the schedules of %s to %s: %w", chunk[0].Job, chunk[len(chunk)-1].Job, classify(err))

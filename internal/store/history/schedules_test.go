@@ -129,3 +129,29 @@ func TestPruneKeepsTheScheduleInForce(t *testing.T) {
 		t.Errorf("after the prune:\n%s\nwant\n%s", versionLines(all), want)
 	}
 }
+
+// TestRecordSchedulesInBatches records more versions than a statement
+// carries (two whole batches and a part): each job's version is there,
+// and recording them again adds none.
+func TestRecordSchedulesInBatches(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := testCtx(t)
+	n := 2*scheduleBatch + 7
+	current := make([]run.ScheduleVersion, n)
+	for i := range current {
+		current[i] = sv(fmt.Sprintf("job-%04d", i), "@hourly")
+	}
+	got, err := s.RecordSchedules(ctx, minute(0), "h1", current)
+	if err != nil || len(got) != n {
+		t.Fatalf("RecordSchedules: %d recorded, %v; want %d", len(got), err, n)
+	}
+	for _, job := range []string{"job-0000", fmt.Sprintf("job-%04d", scheduleBatch), fmt.Sprintf("job-%04d", n-1)} {
+		vs, err := s.Schedules(ctx, job)
+		if err != nil || len(vs) != 1 || vs[0].Schedule != "@hourly" || vs[0].Change != run.ScheduleKnown {
+			t.Errorf("Schedules(%s) = %+v, %v; want its one version", job, vs, err)
+		}
+	}
+	if again, err := s.RecordSchedules(ctx, minute(1), "h1", current); err != nil || len(again) != 0 {
+		t.Errorf("recorded again: %d, %v; want none", len(again), err)
+	}
+}
