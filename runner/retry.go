@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"cronvisor/internal/base/durations"
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/config"
 	"cronvisor/internal/lock"
@@ -159,26 +160,28 @@ func nextSlot(job config.Job, slot time.Time) time.Time {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// warnSlow emits run.Slow once the run has lasted the job's warn_after,
-// unless it ends (runCtx done, or the returned stop called) first. stop
-// waits for the watcher, so run.Slow never follows the run's run.End.
+// warnSlow emits run.Slow once the run has lasted the job's warn_after
+// (or, with warn_after: auto, the bound learned from its runs), unless it
+// ends (runCtx done, or the returned stop called) first. stop waits for
+// the watcher, so run.Slow never follows the run's run.End.
 func (s *Supervisor) warnSlow(runCtx context.Context, f *fire) (stop func()) {
 	job := &f.job
-	if job.WarnAfter <= 0 || (job.Timeout > 0 && job.WarnAfter >= job.Timeout) {
+	after, basis := s.slowAfter(runCtx, job)
+	if after <= 0 || (job.Timeout > 0 && after >= job.Timeout) {
 		return func() {}
 	}
 	// Taken now: the fire's run id and attempt move on once this one ends.
 	runID, slot, attempt := f.runID, f.slot, f.attempt
 	started := s.clock.Now()
-	t := s.clock.NewTimer(job.WarnAfter)
+	t := s.clock.NewTimer(after)
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		defer t.Stop()
 		select {
 		case <-t.C():
-			s.emit(run.Slow{Job: job.Name, RunID: runID, Slot: slot, Started: started,
-				Time: s.clock.Now(), After: job.WarnAfter, Attempt: attempt})
+			s.emit(run.Slow{Job: job.Name, RunID: runID, Slot: slot, Started: started, Time: s.clock.Now(),
+				After: after, Attempt: attempt, Reason: "running " + durations.Round(after).String() + "; " + basis})
 		case <-quit:
 		case <-runCtx.Done():
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cronvisor/internal/base/clock"
+	"cronvisor/internal/base/durations"
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/base/statedir"
 	"cronvisor/internal/config"
@@ -61,11 +62,12 @@ type Supervisor struct {
 	// stateDir, when set, gives every run a keeper that outlives this
 	// supervisor and writes the run's end there (see keeper).
 	stateDir statedir.Dir
-	keepers  *proc.Keepers // the keeper processes of this supervisor's runs, with stateDir
-	noSync   bool          // durability: process (WithDurability)
-	logLimit int64         // the runs' log_limit, for their keepers (WithLogLimit)
-	adopter  Adopter       // nil: none
-	owner    Ownership     // nil: every scheduled fire is this host's
+	keepers  *proc.Keepers      // the keeper processes of this supervisor's runs, with stateDir
+	noSync   bool               // durability: process (WithDurability)
+	logLimit int64              // the runs' log_limit, for their keepers (WithLogLimit)
+	adopter  Adopter            // nil: none
+	learner  *durations.Learner // nil: nothing learned (warn_after and warn_fast: auto judge nothing)
+	owner    Ownership          // nil: every scheduled fire is this host's
 	// fires is the way every fire takes (fireSteps), made once; resumes
 	// a resumed slot's (resumeSteps).
 	fires, resumes runFunc
@@ -189,6 +191,9 @@ func NewSupervisor(locker lock.Locker, rec Recorder, emit func(run.Event), opts 
 	}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.learner != nil {
+		s.path = ending.New(emit, ending.WithJudge(s.learner))
 	}
 	s.memo = newLastOKMemo(LastOKFunc(s.lastOK), s.host, s.pid)
 	s.fires, s.resumes = s.fireSteps(), s.resumeSteps()

@@ -65,13 +65,9 @@ func auditAt(g *globals, f auditFlags, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	jobs := cfg.Jobs
-	if f.job != "" {
-		j, ok := findJob(cfg, f.job)
-		if !ok {
-			return noJob(g, cfg, f.job)
-		}
-		jobs = []config.Job{j}
+	jobs, err := jobsNamed(g, cfg, f.job)
+	if err != nil {
+		return err
 	}
 	from := now.Add(-since)
 	h, err := auditRecords(context.Background(), g.stderr, cfg, f.job, from, now)

@@ -191,10 +191,11 @@ var (
 		"completion": {"completion", "bash"}, "import crontab": {"import", "crontab", "CRONTAB"},
 	}
 	notRunHere = map[string]string{
-		"run":            "runs a job beside its keeper (e2e: run beside a daemon)",
-		"cronvisor":      "needs a terminal (e2e: the console in tmux)",
-		"daemon":         "a daemon's life (e2e: a second daemon refused)",
-		"status --fleet": "needs PostgreSQL (e2e: the fleet tests)",
+		"run":             "runs a job beside its keeper (e2e: run beside a daemon)",
+		"cronvisor":       "needs a terminal (e2e: the console in tmux)",
+		"daemon":          "a daemon's life (e2e: a second daemon refused)",
+		"status --fleet":  "needs PostgreSQL (e2e: the fleet tests)",
+		"suggest timeout": "needs recorded runs (TestSuggestTimeoutFromHistory, beside a daemon's socket)",
 	}
 	noTerminal = map[string]bool{"ui": true} // with a daemon it opens the console
 )

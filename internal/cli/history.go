@@ -26,6 +26,7 @@ type historyFlags struct {
 	limit    int
 	asJSON   bool
 	overlaps bool
+	stats    bool
 }
 
 // knownOutcomes are the values --outcome takes: the final ones and running.
@@ -44,12 +45,20 @@ func newHistory(g *globals) *cobra.Command {
 		Short: "Runs and skips, newest first",
 		Long: `Runs and skips, newest first, read from the history store in the state dir
 (works with or without a daemon). --overlaps groups each skip under the run
-that held the lock.`,
+that held the lock. --stats prints, per job, the figures learned from its
+newest successful runs (at most 50, within keep_age or --since): with a
+shared history, for the fleet and per host.`,
 		Example: `  cronvisor history --job sync_orders --outcome skipped --since 24h
   cronvisor history --overlaps --since 1h
+  cronvisor history --stats --job sync_orders
   cronvisor history --json --limit 1000 | jq .`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runHistory(g, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.stats {
+				return runStats(g, f)
+			}
+			return runHistory(g, f)
+		},
 	}
 	c.Flags().StringVar(&f.job, "job", "", "only this job")
 	c.Flags().StringArrayVar(&f.outcomes, "outcome", nil, "only these outcomes (repeatable): "+strings.Join(knownOutcomes(), ", "))
@@ -57,6 +66,7 @@ that held the lock.`,
 	c.Flags().IntVar(&f.limit, "limit", 100, "at most N records (0: all)")
 	c.Flags().BoolVar(&f.asJSON, "json", false, "one JSON object per line")
 	c.Flags().BoolVar(&f.overlaps, "overlaps", false, "group skips with the run that caused them")
+	c.Flags().BoolVar(&f.stats, "stats", false, "per job, what its last 50 successful runs took (p50, p95, p99, max) and a suggested timeout")
 	return c
 }
 

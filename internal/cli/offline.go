@@ -77,7 +77,7 @@ func (s *stateDirSource) Jobs(ctx context.Context) ([]ctl.JobStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	return offlineStatuses(ctx, io.Discard, cfg, s.locker) // stderr is the console's screen
+	return offlineStatuses(ctx, io.Discard, cfg, s.locker, true) // stderr is the console's screen
 }
 
 // Locks implements ui.StateDir.

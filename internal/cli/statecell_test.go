@@ -36,7 +36,7 @@ func TestStatusShowsAWaitingRetry(t *testing.T) {
 	}
 	var out bytes.Buffer
 	g := &globals{stdout: &out, stderr: &bytes.Buffer{}}
-	if err := printStatus(g, []ctl.JobStatus{j}, "test", false, true); err != nil {
+	if err := printStatus(g, []ctl.JobStatus{j}, "test", false, true, false); err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]any

@@ -50,7 +50,9 @@ version, pid, start, last heartbeat, clock offset and running jobs.`,
 				return fleetStatus(g, cfg, asJSON)
 			}
 			ctx := context.Background()
-			jobs, source, offline, err := jobStatuses(ctx, g, cfg)
+			// The learned durations cost a read of every job's history
+			// without a daemon: only JSON and named jobs show them.
+			jobs, source, offline, err := jobStatuses(ctx, g, cfg, asJSON || len(names) > 0)
 			if err != nil {
 				return exitCode(1, err)
 			}
@@ -73,7 +75,7 @@ version, pid, start, last heartbeat, clock offset and running jobs.`,
 			if len(names) > 0 {
 				jobs = slices.DeleteFunc(jobs, func(j ctl.JobStatus) bool { return !slices.Contains(names, j.Name) })
 			}
-			return printStatus(g, jobs, source, offline, asJSON)
+			return printStatus(g, jobs, source, offline, asJSON, len(names) > 0)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per job per line")
@@ -82,8 +84,9 @@ version, pid, start, last heartbeat, clock offset and running jobs.`,
 }
 
 // printStatus prints the jobs' statuses, as JSON lines or a table with
-// the alerts and the source below.
-func printStatus(g *globals, jobs []ctl.JobStatus, source string, offline, asJSON bool) error {
+// the alerts and the source below, and for jobs named the durations
+// their runs took.
+func printStatus(g *globals, jobs []ctl.JobStatus, source string, offline, asJSON, named bool) error {
 	if asJSON {
 		enc := json.NewEncoder(g.stdout)
 		for _, j := range jobs {
@@ -95,6 +98,9 @@ func printStatus(g *globals, jobs []ctl.JobStatus, source string, offline, asJSO
 	}
 	printStatusTable(g, jobs, offline)
 	printAlerts(g, jobs)
+	if named {
+		printDurations(g, jobs)
+	}
 	if len(jobs) > 0 && jobs[0].History != "" {
 		fmt.Fprintln(g.stderr, "cronvisor: "+jobs[0].History)
 	}
@@ -104,7 +110,7 @@ func printStatus(g *globals, jobs []ctl.JobStatus, source string, offline, asJSO
 
 // jobStatuses asks the daemon, or works it out from the state dir;
 // offline says which.
-func jobStatuses(ctx context.Context, g *globals, cfg *config.Config) (jobs []ctl.JobStatus, source string, offline bool, err error) {
+func jobStatuses(ctx context.Context, g *globals, cfg *config.Config, learned bool) (jobs []ctl.JobStatus, source string, offline bool, err error) {
 	// Only "no daemon" falls back to the state dir: a daemon that refused
 	// us, or a socket of another user that we refuse, is said as it is.
 	client, err := ctl.Dial(statedir.Dir(cfg.StateDir).Socket())
@@ -126,7 +132,7 @@ func jobStatuses(ctx context.Context, g *globals, cfg *config.Config) (jobs []ct
 		return nil, "", true, err
 	}
 	defer closeLocker(locker)
-	jobs, err = offlineStatuses(ctx, g.stderr, cfg, locker)
+	jobs, err = offlineStatuses(ctx, g.stderr, cfg, locker, learned)
 	return jobs, "no daemon running; read from " + cfg.StateDir, true, err
 }
 
@@ -167,7 +173,7 @@ func daemonNote(d ctl.DaemonStatus) string {
 // job's state comes from its lock file. With a shared history, the last
 // outcomes and starts are the fleet's; a line on stderr says when it did
 // not answer.
-func offlineStatuses(ctx context.Context, stderr io.Writer, cfg *config.Config, locker lock.Locker) ([]ctl.JobStatus, error) {
+func offlineStatuses(ctx context.Context, stderr io.Writer, cfg *config.Config, locker lock.Locker, learned bool) ([]ctl.JobStatus, error) {
 	store, err := history.OpenReadOnly(statedir.Dir(cfg.StateDir).History())
 	if err != nil && !errors.Is(err, history.ErrNoHistory) {
 		return nil, err
@@ -184,6 +190,9 @@ func offlineStatuses(ctx context.Context, stderr io.Writer, cfg *config.Config, 
 		b.History = shared // the fleet's last outcomes and starts
 	} else if store != nil {
 		b.History = service.ReadRecent(ctx, store, cfg.Jobs)
+	}
+	if learned && store != nil {
+		b.Durations = newLearner(store, cfg).StatsOf
 	}
 	return b.Build(ctx, cfg.Jobs), nil
 }

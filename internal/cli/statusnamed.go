@@ -42,7 +42,7 @@ func namedStatus(ctx context.Context, g *globals, names []string, asJSON bool) (
 	} else if derr == nil && len(d.Refused) > 0 {
 		sayRefused(g, d.Refused[0], len(d.Refused))
 	}
-	return true, printStatus(g, jobs, daemonSource(cfg, d, derr), false, asJSON)
+	return true, printStatus(g, jobs, daemonSource(cfg, d, derr), false, asJSON, true)
 }
 
 // allShown reports whether every name has its job among jobs.

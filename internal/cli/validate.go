@@ -18,13 +18,15 @@ func newValidate(g *globals) *cobra.Command {
 		Short: "Check jobs.yaml: one PATH:LINE:COL line per problem, exit 1 if any is an error",
 		Long: `Check jobs.yaml. Errors and warnings are printed one per line on stdout as
 PATH:LINE:COL: message, then, for a valid file, "PATH: valid, N job(s)". Warnings (legal but almost surely wrong: a schedule that
-never fires, a fixed time in a DST gap, a timeout longer than the interval)
+never fires, a fixed time in a DST gap, a timeout longer than the interval,
+a timeout below the p99 of the job's recorded runs or far above it)
 do not change the exit code: 0 when the file is valid, 1 otherwise.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, problems := config.Load(g.configPath)
 			if cfg != nil {
 				problems = append(problems, config.Lint(cfg, time.Now(), config.WithControllerCheck(controllerCheck()))...)
+				problems = append(problems, timeoutWarnings(cfg)...)
 			}
 			config.Report(g.stdout, problems)
 			if cfg == nil || config.HasErrors(problems) {
@@ -48,6 +50,19 @@ func loadConfig(g *globals) (*config.Config, error) {
 		return nil, exitCode(1, fmt.Errorf("%s is not valid; see above (cronvisor validate)", g.configPath))
 	}
 	return cfg, nil
+}
+
+// jobsNamed is a --job flag's selection: cfg's job called name, or every
+// job when name is "".
+func jobsNamed(g *globals, cfg *config.Config, name string) ([]config.Job, error) {
+	if name == "" {
+		return cfg.Jobs, nil
+	}
+	j, ok := findJob(cfg, name)
+	if !ok {
+		return nil, noJob(g, cfg, name)
+	}
+	return []config.Job{j}, nil
 }
 
 // findJob returns the job called name.

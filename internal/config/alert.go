@@ -45,10 +45,12 @@ const (
 	// EventHostLost: a run of another host that this peer closed because
 	// that host was lost (history_backend postgres; see package fleet).
 	EventHostLost
+	// EventFast: a run ended ok in less than its job's warn_fast.
+	EventFast
 )
 
 // eventNames are the names of the Events bits in order.
-var eventNames = []string{"failure", "timeout", "skip", "missed", "recovered", "success", "start", "slow", "host_lost"}
+var eventNames = []string{"failure", "timeout", "skip", "missed", "recovered", "success", "start", "slow", "host_lost", "fast"}
 
 // EventName is the name of one event bit as written in jobs.yaml.
 func EventName(e Events) string {

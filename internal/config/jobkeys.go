@@ -2,6 +2,7 @@ package config
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -34,6 +35,7 @@ const (
 	kRetryBackoffMax
 	kRetryOn
 	kWarnAfter
+	kWarnFast
 	kPing
 	kPingSkips
 	kNotify
@@ -125,8 +127,10 @@ var jobTable = [numJobKeys]jobKey{
 		decode: durationOf(func(j *Job) *time.Duration { return &j.RetryBackoffMax })},
 	kRetryOn: {Key: Key{"retry_on", "[failed, timeout]", "the outcomes retried"},
 		decode: func(d *decoder, j *Job, n *yaml.Node, _ string) { j.RetryOn = d.retryOn(n) }},
-	kWarnAfter: {Key: Key{"warn_after", "0s", "a slow notification and a console mark once a run passes this (0: off)"},
-		decode: durationOf(func(j *Job) *time.Duration { return &j.WarnAfter })},
+	kWarnAfter: {Key: Key{"warn_after", "0s", "a slow notification and a console mark once a run passes this (0: off; auto: learned from the job's runs)"},
+		decode: learnedOf(func(j *Job) (*time.Duration, *bool) { return &j.WarnAfter, &j.WarnAfterLearned })},
+	kWarnFast: {Key: Key{"warn_fast", "off", "a fast notification when a run ends ok in less than this (auto: learned from the job's runs)"},
+		decode: learnedOf(func(j *Job) (*time.Duration, *bool) { return &j.WarnFast, &j.WarnFastLearned })},
 	kPing: {Key: Key{"ping", "", "monitor URL, healthchecks.io scheme: /start, success, /fail or /EXIT, ?rid=RUN_ID"},
 		decode: (*decoder).ping},
 	kPingSkips: {Key: Key{"ping_skips", "false", "also ping /fail with the reason for skips and misses"},
@@ -210,6 +214,30 @@ func isJobKey(k string) bool { return slices.Contains(jobKeys, k) }
 // durationOf decodes a duration into the field field returns.
 func durationOf(field func(*Job) *time.Duration) func(*decoder, *Job, *yaml.Node, string) {
 	return func(d *decoder, j *Job, n *yaml.Node, key string) { d.setDuration(field(j), key, n) }
+}
+
+// learnedOf decodes a duration, off (0) or auto (learned) into the
+// fields field returns.
+func learnedOf(field func(*Job) (*time.Duration, *bool)) func(*decoder, *Job, *yaml.Node, string) {
+	return func(d *decoder, j *Job, n *yaml.Node, key string) {
+		dur, learned := field(j)
+		*dur, *learned = 0, false
+		rn := resolve(n)
+		if rn.Kind == yaml.ScalarNode && rn.Tag != "!!bool" {
+			switch rn.Value {
+			case "auto":
+				*learned = true
+				return
+			case "off":
+				return
+			}
+		}
+		if _, err := ParseDuration(strings.TrimSpace(rn.Value)); err != nil && rn.Kind == yaml.ScalarNode && !isBareNumber(rn.Value) {
+			d.errorf(n, "%s: %q is neither a duration, auto nor off; write it like 90s, 10m, auto or off", key, rn.Value)
+			return
+		}
+		d.setDuration(dur, key, n)
+	}
 }
 
 // booleanOf decodes true or false into the field field returns.

@@ -89,11 +89,15 @@ var keySamples = map[string]string{
 	"overlap": "queue", "lock": "shared", "jitter": "5s", "catch_up": "1h", "enabled": "false",
 	"on_lock_lost": "continue", "log_output": "false", "user": `"0"`, "group": `"0"`,
 	"retries": "2", "retry_backoff": "1s", "retry_backoff_max": "1m", "retry_on": "[failed]",
-	"warn_after": "1m", "ping": "https://hc.example/abc", "ping_skips": "true",
+	"warn_after": "1m", "warn_fast": "auto", "ping": "https://hc.example/abc", "ping_skips": "true",
 	"notify": "[{on: [failure], url: 'https://hooks.example/x'}]", "io_weight": "200",
 	"nice": "19", "ionice": "idle", "oom_score_adj": "1000", "nofile": "64", "nproc": "64",
 	"core": "0", "memory_max": "1G", "memory_high": "512M", "cpu_max": "50%", "tasks_max": "10",
 }
+
+// moreSamples are further values of keys that set other fields than
+// their keySamples value: a duration or auto.
+var moreSamples = map[string]string{"warn_after": "auto", "warn_fast": "30s"}
 
 // notFromYAML are the exported fields of Job that no key sets.
 var notFromYAML = []string{}
@@ -176,6 +180,11 @@ func coverageProblems(t *testing.T, samples map[string]string) []string {
 		}
 	}
 	set := map[string]bool{}
+	for _, fields := range keyEffects(t, moreSamples) {
+		for _, f := range fields {
+			set[f] = true
+		}
+	}
 	for key, fields := range keyEffects(t, samples) {
 		if len(fields) == 0 {
 			out = append(out, key+": decodes into no field of Job")

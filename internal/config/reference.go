@@ -30,7 +30,7 @@ var (
 		{"prefix", "cronvisor:", "redis, mysql, postgres: starts every key, lock name and row, so installations can share a server"},
 	}
 	targetRef = []Key{
-		{"on", "(required)", "events: failure, timeout, skip, missed, recovered, success, start, slow, host_lost"},
+		{"on", "(required)", "events: failure, timeout, skip, missed, recovered, success, start, slow, host_lost, fast"},
 		{"url", "", "webhook: POST the JSON body here (one of url or command)"},
 		{"headers", "{}", "webhook headers; ${VAR} is expanded from the environment"},
 		{"command", "", "run with the body's fields in CRONVISOR_* variables and the output tail on stdin"},

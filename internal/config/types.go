@@ -183,10 +183,17 @@ type Job struct {
 	RetryBackoffMax time.Duration
 	RetryOn         RetryOn
 	WarnAfter       time.Duration // a slow notification once a run passes it; 0: off
-	Ping            string        // healthchecks.io-style monitor URL; "" for none
-	PingSkips       bool          // report skips and misses to Ping as /fail
-	Notify          []Target      // read-only, like Command
-	Limits          Limits        // resource limits (resources.go)
+	// WarnAfterLearned: warn_after: auto, the bound learned from the
+	// job's runs (package durations) instead of WarnAfter.
+	WarnAfterLearned bool
+	// WarnFast: a fast notification when a run ends ok in less than it
+	// (0: off); WarnFastLearned: warn_fast: auto, the learned bound.
+	WarnFast        time.Duration
+	WarnFastLearned bool
+	Ping            string   // healthchecks.io-style monitor URL; "" for none
+	PingSkips       bool     // report skips and misses to Ping as /fail
+	Notify          []Target // read-only, like Command
+	Limits          Limits   // resource limits (resources.go)
 }
 
 // Account is a user and group a job runs as, looked up in the system's

@@ -25,7 +25,10 @@ func EventOf(ev run.Event) (WireEvent, bool) {
 		return hostLostOf(e), true
 	case run.Slow:
 		return WireEvent{Type: EventRunSlow, Job: e.Job, RunID: e.RunID, Time: e.Time, Slot: e.Slot,
-			StartedAt: e.Started, Attempt: e.Attempt, Reason: "still running after warn_after " + e.After.String()}, true
+			StartedAt: e.Started, Attempt: e.Attempt, Reason: slowReason(e)}, true
+	case run.Fast:
+		return WireEvent{Type: EventRunFast, Job: e.Job, RunID: e.RunID, Time: e.Ended, Slot: e.Slot,
+			StartedAt: e.Started, Outcome: run.OK, Attempt: e.Attempt, Manual: e.Manual, Reason: e.Reason}, true
 	case run.Skip:
 		w := WireEvent{Type: EventRunSkipped, Job: e.Job, RunID: e.RunID, Time: e.Time,
 			Slot: e.Slot, Outcome: run.Skipped, Reason: e.Reason, Manual: e.Manual}
@@ -55,4 +58,12 @@ func hostLostOf(e run.HostLost) WireEvent {
 	return WireEvent{Type: EventHostLost, Job: e.Job, RunID: e.RunID, Time: at, Slot: e.Slot,
 		StartedAt: e.Started, Outcome: run.Interrupted, Reason: e.Reason, Manual: e.Manual,
 		Attempt: e.Attempt, Host: e.Host}
+}
+
+// slowReason is a slow run's reason, also of an engine that gave none.
+func slowReason(e run.Slow) string {
+	if e.Reason != "" {
+		return e.Reason
+	}
+	return "still running after warn_after " + e.After.String()
 }

@@ -23,7 +23,7 @@ func Apply(j *JobStatus, ev WireEvent) {
 		started(j, ev)
 	case EventRunSlow:
 		if j.RunID == ev.RunID {
-			j.Slow = true
+			j.Slow, j.SlowReason = true, ev.Reason
 		}
 	case EventRunFinished, EventHostLost:
 		ended(j, ev)
@@ -36,7 +36,7 @@ func Apply(j *JobStatus, ev WireEvent) {
 func started(j *JobStatus, ev WireEvent) {
 	j.State, j.RunID, j.PID = StateRunning, ev.RunID, ev.PID
 	j.StartedAt, j.Deadline = ev.StartedAt, ev.Deadline
-	j.Attempt, j.MaxAttempts, j.RetryAt, j.Slow = ev.Attempt, ev.MaxAttempts, time.Time{}, false
+	j.Attempt, j.MaxAttempts, j.RetryAt, j.Slow, j.SlowReason = ev.Attempt, ev.MaxAttempts, time.Time{}, false, ""
 	j.Adopted, j.SupervisorPID = false, 0 // this daemon's own run
 	if ev.StartedAt.After(j.LastStartedAt) {
 		j.LastStartedAt = ev.StartedAt
@@ -56,7 +56,7 @@ func ended(j *JobStatus, ev WireEvent) {
 	if j.RunID == ev.RunID && ev.RunID != "" {
 		j.State, j.RunID, j.PID = restingState(j), "", 0
 		j.StartedAt, j.Deadline = time.Time{}, time.Time{}
-		j.Attempt, j.MaxAttempts, j.Slow = 0, 0, false
+		j.Attempt, j.MaxAttempts, j.Slow, j.SlowReason = 0, 0, false, ""
 		j.Adopted, j.SupervisorPID = false, 0
 		if j.Holder != nil && j.Holder.RunID == ev.RunID {
 			j.Holder = nil

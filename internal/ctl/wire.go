@@ -185,6 +185,34 @@ type JobStatus struct {
 	// this daemon answers for the run, which goes on with its keeper.
 	Adopted       bool `json:"adopted,omitempty"`
 	SupervisorPID int  `json:"supervisor_pid,omitempty"`
+	// SlowReason says why the current run is slow: what it passed and
+	// where that bound came from; "" when it is not slow.
+	SlowReason string `json:"slow_reason,omitempty"`
+	// Durations are what the job's successful runs took; nil when it has
+	// none, or when the status was built without them (see Durations).
+	Durations *Durations `json:"durations,omitempty"`
+}
+
+// Durations are the figures learned from a job's newest successful runs
+// (at most 50, within the history's keep_age), in milliseconds; the
+// rules are in docs/durations.md. The bounds and the advice are given
+// from 10 runs on.
+type Durations struct {
+	Runs  int   `json:"runs"`
+	P5MS  int64 `json:"p5_ms"`
+	P50MS int64 `json:"p50_ms"`
+	P95MS int64 `json:"p95_ms"`
+	P99MS int64 `json:"p99_ms"`
+	MaxMS int64 `json:"max_ms"`
+	// SlowAfterMS is when a run is slow by the learned bound (warn_after:
+	// auto), FastBelowMS when an ok run is fast by it (warn_fast: auto);
+	// 0 when the job does not learn that bound or has too few runs.
+	SlowAfterMS int64 `json:"slow_after_ms,omitempty"`
+	FastBelowMS int64 `json:"fast_below_ms,omitempty"`
+	// SuggestedTimeoutMS is a timeout drawn from the runs, and
+	// TimeoutAdvice what is wrong with the job's own, "" when nothing.
+	SuggestedTimeoutMS int64  `json:"suggested_timeout_ms,omitempty"`
+	TimeoutAdvice      string `json:"timeout_advice,omitempty"`
 }
 
 // PauseInfo says who paused a job and when: the user and process at the
@@ -294,6 +322,9 @@ const (
 	EventConfigReloaded EventType = "config_reloaded"
 	// EventRunSlow: a run passed its job's warn_after and goes on.
 	EventRunSlow EventType = "run_slow"
+	// EventRunFast: a run ended ok in less than its job's warn_fast; it
+	// follows the run's run_finished.
+	EventRunFast EventType = "run_fast"
 	// EventShuttingDown: the daemon stopped firing and waits for Jobs runs
 	// to finish; the stream ends when they have.
 	EventShuttingDown EventType = "shutting_down"

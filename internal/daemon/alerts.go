@@ -76,6 +76,7 @@ func (d *Daemon) newMetrics(cfg *config.Config, o Options) *metrics.Metrics {
 		NextFires:     func() map[string]time.Time { return d.sched.NextFires() },
 		HistoryFailed: func() int64 { return d.env.History.WriteFailures() },
 		LeftToOwner:   leftToOwner(cfg, d),
+		Durations:     d.learnedDurations,
 	})
 }
 

@@ -177,7 +177,8 @@ func (d *Daemon) newService(cfg *config.Config, recent service.StoredRuns) error
 	opts := []service.Option{service.WithScheduler(d.sched), service.WithStore(e.Store),
 		service.WithRecent(recent), service.WithReload(d.Reload), service.WithAlerts(e.Notifier.Describe),
 		service.WithHistoryHealth(func() string { return e.History.Health().String() }),
-		service.WithAdopted(e.Recovery.Adopted), service.WithSilentKeepers(e.Recovery.Silent)}
+		service.WithAdopted(e.Recovery.Adopted), service.WithSilentKeepers(e.Recovery.Silent),
+		service.WithDurations(e.Learner.StatsOf)}
 	if d.shared != nil {
 		opts = append(opts, service.WithShared(d.shared))
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"cronvisor/internal/base/durations"
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/base/statedir"
 	"cronvisor/internal/config"
@@ -40,6 +41,9 @@ type Env struct {
 	// Owner gives each job's scheduled slots to one live host of the
 	// fleet (history_backend postgres), else nil; see owner.go.
 	Owner *owner.Gate
+	// Learner learns what each job's runs take (warn_after and
+	// warn_fast: auto, status, metrics); see package durations.
+	Learner *durations.Learner
 	// relock takes again the locks whose files were deleted with the
 	// state dir (file.Locker.Relock); nil for the other backends.
 	relock  func() (int, error)
@@ -130,6 +134,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	e.History = hist
 	e.onClose("history writer", hist.Close)
 	hier, noCgroup := cgroup.Detect()
+	e.Learner = e.newLearner(store, o.Clock.Now)
 	e.Recovery = e.newRecovery(store, hist.InFlight, started, hier, log)
 	e.onClose("recovery", func() error { e.Recovery.Close(); return nil })
 	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
@@ -137,7 +142,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
 		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock),
 		runner.WithKeepers(cfg.StateDir), runner.WithDurability(cfg.Durability), runner.WithAdopter(e.Recovery),
-		runner.WithLogLimit(cfg.History.LogLimit)}
+		runner.WithLogLimit(cfg.History.LogLimit), runner.WithLearner(e.Learner)}
 	opts = append(opts, runner.WithCgroup(hier, noCgroup))
 	opts = append(opts, e.ownership(cfg, o.Clock)...)
 	e.Supervisor = runner.NewSupervisor(e.Locker, hist, e.Emit, opts...)

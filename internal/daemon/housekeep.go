@@ -38,7 +38,7 @@ func (e *Env) newRecovery(store *history.Store, mine func(runID string) bool, st
 		Cgroup:   hier,
 		KeepAge:  func() time.Duration { return e.cfg.Load().History.KeepAge },
 		Log:      log,
-		Path:     ending.New(e.Emit),
+		Path:     ending.New(e.Emit, ending.WithJudge(e.Learner)),
 		Resume: func(ctx context.Context, r recovery.Resumption) error {
 			return e.resumeRetries(ctx, lookup, r)
 		},

@@ -45,15 +45,34 @@ type LostCloser interface {
 	CloseLostRuns(ctx context.Context) ([]run.Record, error)
 }
 
+// Judge learns from every end the path tells and may judge it: a run
+// that ended ok far sooner than the job's runs do returns the run.Fast
+// to tell after its end (durations.Learner).
+type Judge interface {
+	Ended(ctx context.Context, e run.End) (run.Fast, bool)
+}
+
 // Path carries ends to the observers. Its zero value tells nobody.
 type Path struct {
-	emit func(run.Event)
+	emit  func(run.Event)
+	judge Judge
 }
+
+// Option configures a Path.
+type Option func(*Path)
+
+// WithJudge has j learn from every end told, and the fast runs it finds
+// told after their ends.
+func WithJudge(j Judge) Option { return func(p *Path) { p.judge = j } }
 
 // New returns the path whose observers emit reaches (the daemon's
 // fan-out); nil emit: none.
-func New(emit func(run.Event)) Path {
-	return Path{emit: emit}
+func New(emit func(run.Event), opts ...Option) Path {
+	p := Path{emit: emit}
+	for _, o := range opts {
+		o(&p)
+	}
+	return p
 }
 
 func (p Path) tell(ev run.Event) {
@@ -66,8 +85,14 @@ func (p Path) tell(ev run.Event) {
 // observer. It returns what the write returned.
 func (p Path) End(ctx context.Context, w Writer, e run.End) (closed bool, err error) {
 	closed, err = w.WriteEnd(ctx, e)
-	if closed {
-		p.tell(e)
+	if !closed {
+		return closed, err
+	}
+	p.tell(e)
+	if p.judge != nil {
+		if fast, ok := p.judge.Ended(ctx, e); ok {
+			p.tell(fast)
+		}
 	}
 	return closed, err
 }

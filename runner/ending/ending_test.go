@@ -88,3 +88,37 @@ func TestSkipsAndLostRunsAreWrittenThenTold(t *testing.T) {
 		t.Fatalf("%d skips written; want 2", w.n)
 	}
 }
+
+// judgeAll is a Judge that learns every end it is told and finds each
+// ok one fast.
+type judgeAll struct{ learned []string }
+
+func (j *judgeAll) Ended(_ context.Context, e run.End) (run.Fast, bool) {
+	j.learned = append(j.learned, e.RunID)
+	return run.Fast{Job: e.Job, RunID: e.RunID}, e.Outcome == run.OK
+}
+
+// TestTheJudgeLearnsEachEndOnce: the judge hears an end only from the
+// write that ended it, and a fast run is told right after its end.
+func TestTheJudgeLearnsEachEndOnce(t *testing.T) {
+	var obs told
+	j := &judgeAll{}
+	p := New(obs.emit, WithJudge(j))
+	w := &closeOnce{ended: map[string]bool{}}
+	ok := run.End{Job: "a", RunID: "r1", Outcome: run.OK}
+	failed := run.End{Job: "a", RunID: "r2", Outcome: run.Failed}
+	for _, e := range []run.End{ok, ok, failed} {
+		if _, err := p.End(context.Background(), w, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(j.learned) != 2 || len(obs.events) != 3 {
+		t.Fatalf("judge learned %v; told %v", j.learned, obs.events)
+	}
+	if _, isEnd := obs.events[0].(run.End); !isEnd {
+		t.Errorf("first told %T, want the end", obs.events[0])
+	}
+	if f, isFast := obs.events[1].(run.Fast); !isFast || f.RunID != "r1" {
+		t.Errorf("second told %+v, want r1's run.Fast", obs.events[1])
+	}
+}

@@ -157,8 +157,27 @@ type Slow struct {
 	Slot    time.Time
 	Started time.Time
 	Time    time.Time
-	After   time.Duration // the job's warn_after
+	After   time.Duration // the job's warn_after, or the bound learned for warn_after: auto
 	Attempt int
+	// Reason says what the run passed and where the bound came from:
+	// "running 22s; p99 of the last 50 runs is 11s".
+	Reason string
+}
+
+// Fast: a run ended ok far sooner than the job's runs do (warn_fast).
+// It follows the run's End, told by the same path.
+type Fast struct {
+	Job     string
+	RunID   string
+	Slot    time.Time
+	Started time.Time
+	Ended   time.Time
+	Took    time.Duration
+	Bound   time.Duration // an ok run under this is fast
+	Attempt int
+	Manual  bool
+	// Reason: "ended ok in 0.2s; p5 of the last 50 runs is 9.1s".
+	Reason string
 }
 
 // HostLost: a peer closed a run of another host as Interrupted because
@@ -220,6 +239,12 @@ func (e Slow) JobName() string { return e.Job }
 
 // At implements Event.
 func (e Slow) At() time.Time { return e.Time }
+
+// JobName implements Event.
+func (e Fast) JobName() string { return e.Job }
+
+// At implements Event.
+func (e Fast) At() time.Time { return e.Ended }
 
 // JobName implements Event.
 func (e HostLost) JobName() string { return e.Job }

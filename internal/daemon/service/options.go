@@ -45,3 +45,7 @@ func WithAdopted(f func(runID string) (supervisorPID int, ok bool)) Option {
 var errNoReload = errors.New("this supervisor cannot reload jobs.yaml")
 
 func noReload(context.Context) error { return errNoReload }
+
+// WithDurations supplies JobStatus.Durations, the figures learned from
+// each job's successful runs.
+func WithDurations(f LearnedDurations) Option { return func(s *Service) { s.durations = f } }

@@ -32,18 +32,19 @@ const subscriberBuffer = 4096
 
 // Service implements ctl.Backend.
 type Service struct {
-	sup     *runner.Supervisor
-	sched   *runner.Scheduler
-	locker  lock.Locker
-	store   *history.Store // nil when history is unavailable
-	shared  SharedHistory  // the fleet's history; nil without one
-	reload  func(ctx context.Context) error
-	health  func() string // the history path's state for JobStatus.History; nil: none
-	alerts  func(job string) (notification, failedPing string)
-	adopted func(runID string) (supervisorPID int, ok bool)
-	silent  SilentFunc // adopted runs a kill ended without their keeper; nil: none
-	cfg     atomic.Pointer[config.Config]
-	index   atomic.Pointer[jobIndex] // cfg's jobs by name, see named.go
+	sup       *runner.Supervisor
+	sched     *runner.Scheduler
+	locker    lock.Locker
+	store     *history.Store // nil when history is unavailable
+	shared    SharedHistory  // the fleet's history; nil without one
+	reload    func(ctx context.Context) error
+	health    func() string // the history path's state for JobStatus.History; nil: none
+	alerts    func(job string) (notification, failedPing string)
+	adopted   func(runID string) (supervisorPID int, ok bool)
+	durations LearnedDurations // JobStatus.Durations; nil: none
+	silent    SilentFunc       // adopted runs a kill ended without their keeper; nil: none
+	cfg       atomic.Pointer[config.Config]
+	index     atomic.Pointer[jobIndex] // cfg's jobs by name, see named.go
 	// attempts is each retrying job's attempts per slot (retries + 1),
 	// for the wire's max_attempts: a map, as events come for any of
 	// thousands of jobs.
@@ -77,8 +78,9 @@ type jobState struct {
 // flight is a run in flight: its run_started, and whether it has passed
 // its job's warn_after.
 type flight struct {
-	start ctl.WireEvent
-	slow  bool
+	start      ctl.WireEvent
+	slow       bool
+	slowReason string
 }
 
 // New returns a service over the running supervisor sup, whose jobs take
@@ -166,7 +168,7 @@ func (s *Service) fold(w *ctl.WireEvent) {
 		st.inFlight[w.RunID] = flight{start: *w}
 	case ctl.EventRunSlow:
 		if f, ok := st.inFlight[w.RunID]; ok {
-			f.slow = true
+			f.slow, f.slowReason = true, w.Reason
 			st.inFlight[w.RunID] = f
 		}
 	case ctl.EventRunFinished, ctl.EventHostLost:
@@ -190,7 +192,8 @@ func (st *jobState) resume() {
 	}
 	ctl.Apply(&st.status, cur.start)
 	if cur.slow {
-		ctl.Apply(&st.status, ctl.WireEvent{Type: ctl.EventRunSlow, Job: cur.start.Job, RunID: cur.start.RunID})
+		ctl.Apply(&st.status, ctl.WireEvent{Type: ctl.EventRunSlow, Job: cur.start.Job, RunID: cur.start.RunID,
+			Reason: cur.slowReason})
 	}
 }
 
@@ -256,7 +259,7 @@ func (s *Service) statuses(ctx context.Context, jobs []config.Job) []ctl.JobStat
 func (s *Service) appendStatuses(ctx context.Context, dst []ctl.JobStatus, jobs []config.Job, held map[string]lock.Record) []ctl.JobStatus {
 	v := daemonView{s}
 	b := Statuses{Locks: s.locker, History: v, Pauses: v, Live: v, Health: s.health, Alerts: s.alerts, Adopted: s.adopted,
-		Guard: &s.mu, Held: held}
+		Guard: &s.mu, Held: held, Durations: s.durations}
 	if s.shared != nil {
 		b.History, b.Health = s.withShared(ctx, v, jobs)
 	}
@@ -312,7 +315,7 @@ func (v daemonView) Paused(job string) (*ctl.PauseInfo, bool) {
 func (v daemonView) Running(job string) (Run, bool) {
 	st := v.folded(job)
 	return Run{RunID: st.RunID, PID: st.PID, Started: st.StartedAt, Deadline: st.Deadline,
-		Attempt: st.Attempt, MaxAttempts: st.MaxAttempts, Slow: st.Slow}, st.RunID != ""
+		Attempt: st.Attempt, MaxAttempts: st.MaxAttempts, Slow: st.Slow, SlowReason: st.SlowReason}, st.RunID != ""
 }
 
 func (v daemonView) Retrying(job string) (Retry, bool) {

@@ -39,6 +39,9 @@ type Statuses struct {
 	// table built a part at a time (see Service.EachJobs); nil: Build
 	// reads them.
 	Held map[string]lock.Record
+	// Durations, when set, gives each job's learned figures
+	// (JobStatus.Durations); nil: none.
+	Durations LearnedDurations
 }
 
 // LockLister lists the locks and their holders (a lock.Locker).
@@ -69,9 +72,10 @@ type Run struct {
 	RunID             string
 	PID               int
 	Started, Deadline time.Time
-	Attempt           int  // in its slot; 0 when unknown
-	MaxAttempts       int  // the slot's attempts in all; 0 when the job does not retry
-	Slow              bool // it has passed its job's warn_after
+	Attempt           int    // in its slot; 0 when unknown
+	MaxAttempts       int    // the slot's attempts in all; 0 when the job does not retry
+	Slow              bool   // it has passed its job's warn_after
+	SlowReason        string // why it is slow
 	// Adopted: a dead supervisor's run, still going with its keeper;
 	// SupervisorPID is that supervisor's.
 	Adopted       bool
@@ -120,6 +124,8 @@ func (b Statuses) Append(ctx context.Context, dst []ctl.JobStatus, jobs []config
 	if b.Health != nil {
 		health = b.Health()
 	}
+	// Read before Guard is taken: a job's first read goes to the store.
+	learned := b.learned(ctx, jobs)
 	if b.Guard != nil {
 		b.Guard.Lock()
 		defer b.Guard.Unlock()
@@ -140,6 +146,9 @@ func (b Statuses) Append(ctx context.Context, dst []ctl.JobStatus, jobs []config
 		}
 		if h, ok := held[j.Lock]; ok && j.Overlap != config.OverlapAllow {
 			js.Holder = HolderOf(h)
+		}
+		if learned != nil {
+			js.Durations = DurationsOf(j, learned[j.Name])
 		}
 		js.State = b.state(j, &js, held)
 		if stall, ok := stalls[j.Name]; ok && js.State == ctl.StateIdle {
@@ -215,7 +224,7 @@ func (b Statuses) state(j config.Job, js *ctl.JobStatus, held map[string]lock.Re
 	switch {
 	case running:
 		js.RunID, js.PID, js.StartedAt, js.Deadline = cur.RunID, cur.PID, cur.Started, cur.Deadline
-		js.Attempt, js.MaxAttempts, js.Slow = cur.Attempt, cur.MaxAttempts, cur.Slow
+		js.Attempt, js.MaxAttempts, js.Slow, js.SlowReason = cur.Attempt, cur.MaxAttempts, cur.Slow, cur.SlowReason
 		js.Adopted, js.SupervisorPID = cur.Adopted, cur.SupervisorPID
 		return ctl.StateRunning
 	case b.retrying(j, js):

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"cronvisor/internal/base/durations"
 	"cronvisor/internal/base/run"
 )
 
@@ -24,6 +25,9 @@ type Sources struct {
 	// LeftToOwner counts the scheduled slots this host left to the
 	// job's owner (a fleet's slot ownership); nil without one.
 	LeftToOwner func() int64
+	// Durations are the figures learned from each job's successful runs
+	// (package durations); nil: none.
+	Durations func() map[string]durations.Stats
 }
 
 // Metrics holds cronvisor's collectors in their own registry.
@@ -44,6 +48,8 @@ type Metrics struct {
 	cpu         *prometheus.CounterVec
 	memoryPeak  *prometheus.GaugeVec
 	oomKilled   *prometheus.CounterVec
+	slow        *prometheus.CounterVec
+	fast        *prometheus.CounterVec
 }
 
 // New registers cronvisor's metrics, Go's and the process's.
@@ -76,6 +82,10 @@ func New(src Sources) *Metrics {
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_notifications_total",
 		Help: "Notification and ping deliveries, by kind (webhook, command, ping) and result (ok, failed, dropped)."},
 		[]string{"kind", "result"})
+	m.slow = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_runs_slow_total",
+		Help: "Runs that passed their job's warn_after (or its learned bound, warn_after: auto)."}, []string{"job"})
+	m.fast = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_runs_fast_total",
+		Help: "Runs that ended ok in less than their job's warn_fast (or its learned bound, warn_fast: auto)."}, []string{"job"})
 	m.cost()
 	m.reloadOK.Set(1) // the daemon serves metrics once jobs.yaml has loaded
 	m.reloadAt.Set(float64(time.Now().UnixNano()) / 1e9)
@@ -95,13 +105,17 @@ func New(src Sources) *Metrics {
 			Help: "Scheduled slots this host left to the job's owner in the fleet (no lock, no record here)."},
 			func() float64 { return float64(src.LeftToOwner()) }))
 	}
+	if src.Durations != nil {
+		m.reg.MustRegister(learned(src.Durations))
+	}
 	return m
 }
 
 // own lists cronvisor's own collectors (not Go's or the process's).
 func (m *Metrics) own() []prometheus.Collector {
 	return []prometheus.Collector{m.runs, m.skips, m.duration, m.running, m.lastSuccess, m.lastFailure,
-		m.failStreak, m.reloadOK, m.reloadAt, m.lateness, m.lockErrors, m.deliveries, m.cpu, m.memoryPeak, m.oomKilled}
+		m.failStreak, m.reloadOK, m.reloadAt, m.lateness, m.lockErrors, m.deliveries, m.cpu, m.memoryPeak, m.oomKilled,
+		m.slow, m.fast}
 }
 
 // cost makes the collectors of what runs cost. The peak memory is a gauge
@@ -162,6 +176,10 @@ func (m *Metrics) Handle(ev run.Event) {
 		if e.Class == run.ClassBackendUnreachable {
 			m.lockErrors.Inc()
 		}
+	case run.Slow:
+		m.slow.WithLabelValues(e.Job).Inc()
+	case run.Fast:
+		m.fast.WithLabelValues(e.Job).Inc()
 	case run.HostLost: // a lost host's run, closed here: counted once across the fleet
 		m.runs.WithLabelValues(e.Job, string(run.Interrupted)).Inc()
 	case run.Reload:
@@ -238,5 +256,38 @@ func (c nextFireCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 func (c nextFireCollector) Collect(ch chan<- prometheus.Metric) {
 	for job, t := range c.read() {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(t.UnixNano())/1e9, job)
+	}
+}
+
+// learnedCollector reads the learned figures at scrape time: they are the
+// window's, which the learner keeps, not a series of observations.
+type learnedCollector struct {
+	seconds, runs *prometheus.Desc
+	read          func() map[string]durations.Stats
+}
+
+func learned(read func() map[string]durations.Stats) prometheus.Collector {
+	return learnedCollector{read: read,
+		seconds: prometheus.NewDesc("cronvisor_job_duration_learned_seconds",
+			"Quantiles of the job's last successful runs (at most 50, within keep_age): 0.05, 0.5, 0.95, 0.99 and 1 (the longest).",
+			[]string{"job", "quantile"}, nil),
+		runs: prometheus.NewDesc("cronvisor_job_duration_learned_runs",
+			"Successful runs behind cronvisor_job_duration_learned_seconds (nothing is judged below 10).", []string{"job"}, nil)}
+}
+
+func (c learnedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.seconds; ch <- c.runs }
+
+func (c learnedCollector) Collect(ch chan<- prometheus.Metric) {
+	for job, st := range c.read() {
+		if st.Runs == 0 {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(c.runs, prometheus.GaugeValue, float64(st.Runs), job)
+		for _, q := range []struct {
+			label string
+			d     time.Duration
+		}{{"0.05", st.P5}, {"0.5", st.P50}, {"0.95", st.P95}, {"0.99", st.P99}, {"1", st.Max}} {
+			ch <- prometheus.MustNewConstMetric(c.seconds, prometheus.GaugeValue, q.d.Seconds(), job, q.label)
+		}
 	}
 }

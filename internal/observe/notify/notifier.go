@@ -116,7 +116,10 @@ func (n *Notifier) Handle(ev run.Event) {
 	case run.Slow:
 		p := n.base(e.Job, e.RunID, e.Slot, st)
 		p.Outcome, p.StartedAt, p.Attempt = "running", stamp(e.Started), e.Attempt
-		p.Reason = "still running after warn_after " + e.After.String()
+		p.Reason = e.Reason
+		if p.Reason == "" {
+			p.Reason = "still running after warn_after " + e.After.String()
+		}
 		p.DurationMS = e.Time.Sub(e.Started).Milliseconds()
 		p.OutputTail = n.tails[e.RunID].String()
 		n.notify(job, config.EventSlow, p)
@@ -124,6 +127,11 @@ func (n *Notifier) Handle(ev run.Event) {
 		n.finished(job, e, st)
 	case run.Skip:
 		n.skipped(job, e, st)
+	case run.Fast:
+		p := n.base(e.Job, e.RunID, e.Slot, st)
+		p.Outcome, p.Reason, p.Attempt = string(run.OK), e.Reason, e.Attempt
+		p.StartedAt, p.EndedAt, p.DurationMS, p.ExitCode, p.at = stamp(e.Started), stamp(e.Ended), e.Took.Milliseconds(), new(0), e.Ended
+		n.notify(job, config.EventFast, p)
 	case run.HostLost:
 		n.hostLost(job, e, st)
 	}
