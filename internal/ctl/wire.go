@@ -213,6 +213,9 @@ type Durations struct {
 	// TimeoutAdvice what is wrong with the job's own, "" when nothing.
 	SuggestedTimeoutMS int64  `json:"suggested_timeout_ms,omitempty"`
 	TimeoutAdvice      string `json:"timeout_advice,omitempty"`
+	// RecentMS are the newest successful runs' durations (at most 16),
+	// oldest first: the console's sparkline.
+	RecentMS []int64 `json:"recent_ms,omitempty"`
 }
 
 // PauseInfo says who paused a job and when: the user and process at the

@@ -47,7 +47,13 @@ type Stats struct {
 	P99    time.Duration `json:"p99"`
 	Max    time.Duration `json:"max"`
 	Oldest time.Time     `json:"oldest"` // the oldest sample's end
+	// Recent are the newest RecentRuns durations, oldest first: a
+	// sparkline's points.
+	Recent []time.Duration `json:"recent"`
 }
+
+// RecentRuns is how many of the newest durations Stats.Recent holds.
+const RecentRuns = 16
 
 // Enough reports whether the figures may be judged by.
 func (s Stats) Enough() bool { return s.Runs >= MinSamples }
@@ -57,16 +63,24 @@ func Compute(samples []Sample) Stats {
 	if len(samples) == 0 {
 		return Stats{}
 	}
-	took := make([]time.Duration, len(samples))
-	oldest := samples[0].Ended
-	for i, s := range samples {
+	byEnd := slices.Clone(samples)
+	slices.SortStableFunc(byEnd, func(a, b Sample) int { return b.Ended.Compare(a.Ended) }) // newest first
+	took := make([]time.Duration, len(byEnd))
+	for i, s := range byEnd {
 		took[i] = s.Took
-		if s.Ended.Before(oldest) {
-			oldest = s.Ended
-		}
 	}
+	recent := recentOf(took)
 	slices.Sort(took)
-	return statsOfSorted(took, oldest)
+	st := statsOfSorted(took, byEnd[len(byEnd)-1].Ended)
+	st.Recent = recent
+	return st
+}
+
+// recentOf is Stats.Recent of durations newest first.
+func recentOf(newestFirst []time.Duration) []time.Duration {
+	recent := slices.Clone(newestFirst[:min(len(newestFirst), RecentRuns)])
+	slices.Reverse(recent)
+	return recent
 }
 
 // statsOfSorted are the figures of sorted durations, not empty.

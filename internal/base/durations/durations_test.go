@@ -3,6 +3,8 @@ package durations
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -25,13 +27,15 @@ func TestComputeInterpolates(t *testing.T) {
 	st := Compute(secs(11, 1, 2, 10, 3, 9, 4, 8, 5, 7, 6))
 	want := Stats{Runs: 11, P5: 1500 * time.Millisecond, P50: 6 * time.Second, P95: 10500 * time.Millisecond,
 		P99: 10900 * time.Millisecond, Max: 11 * time.Second, Oldest: time.Unix(1_800_000_000, 0).Add(-10 * time.Minute)}
-	if st != want {
-		t.Errorf("Compute = %+v\nwant      %+v", st, want)
+	recent := st.Recent
+	st.Recent = nil
+	if !reflect.DeepEqual(st, want) || fmt.Sprint(recent) != "[6s 7s 5s 8s 4s 9s 3s 10s 2s 1s 11s]" {
+		t.Errorf("Compute = %+v, recent %v\nwant      %+v", st, recent, want)
 	}
 	if one := Compute(secs(3)); one.P5 != 3*time.Second || one.P99 != 3*time.Second || one.Runs != 1 {
 		t.Errorf("one sample: %+v", one)
 	}
-	if (Compute(nil) != Stats{}) {
+	if st := Compute(nil); st.Runs != 0 || st.Recent != nil {
 		t.Error("no sample: not zero")
 	}
 }
@@ -169,8 +173,10 @@ func TestLearnerWindowHoldsFifty(t *testing.T) {
 	for i := range 60 {
 		l.Ended(ctx, end("a", "a"+string(rune('0'+i)), time.Duration(i+1)*time.Second, now))
 	}
-	if st, _ := l.Stats(ctx, "a"); st.Runs != Window || st.Max != 60*time.Second || st.P5 < 11*time.Second {
-		t.Errorf("%+v, want the newest 50: 11..60 s", st)
+	st, _ := l.Stats(ctx, "a")
+	if st.Runs != Window || st.Max != 60*time.Second || st.P5 < 11*time.Second ||
+		len(st.Recent) != RecentRuns || st.Recent[0] != 45*time.Second || st.Recent[RecentRuns-1] != 60*time.Second {
+		t.Errorf("%+v, want the newest 50: 11..60 s, the last 16 of them recent", st)
 	}
 }
 

@@ -91,8 +91,11 @@ func (w *window) stats(cutoff int64, buf []time.Duration) Stats {
 	if len(buf) == 0 {
 		return Stats{}
 	}
+	recent := recentOf(buf)
 	slices.Sort(buf)
-	return statsOfSorted(buf, time.Unix(0, oldest))
+	st := statsOfSorted(buf, time.Unix(0, oldest))
+	st.Recent = recent
+	return st
 }
 
 // push puts s, the newest run, in front of w.

@@ -31,6 +31,10 @@ func DurationsOf(j config.Job, st durations.Stats) *ctl.Durations {
 	if t, _, ok := durations.SuggestTimeout(st); ok {
 		d.SuggestedTimeoutMS = ms(t)
 	}
+	d.RecentMS = make([]int64, len(st.Recent))
+	for i, r := range st.Recent {
+		d.RecentMS[i] = ms(r)
+	}
 	return d
 }
 
