@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/base/durations"
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/base/statedir"
+	"cronvisor/internal/config"
 	"cronvisor/internal/store/history"
 )
 
@@ -161,5 +164,29 @@ func TestStatusNamedShowsDurations(t *testing.T) {
 	}
 	if strings.Count(out, `"durations"`) != 1 {
 		t.Errorf("status --json: durations for a job without runs:\n%s", out)
+	}
+}
+
+// TestFleetRows: with a shared history, a job's (fleet) row holds every
+// host's runs and each host has its own row, hosts in order.
+func TestFleetRows(t *testing.T) {
+	now := time.Now()
+	var samples []durations.Sample
+	for i := range 12 {
+		host := "b"
+		if i%3 == 0 {
+			host = "a"
+		}
+		samples = append(samples, durations.Sample{RunID: fmt.Sprint(i), Host: host,
+			Took: time.Duration(i+1) * time.Second, Ended: now.Add(-time.Duration(i) * time.Minute)})
+	}
+	job := config.Job{Name: "j", Timeout: time.Hour}
+	rows := fleetRows([]config.Job{job, {Name: "k"}}, map[string][]durations.Sample{"j": samples}, now, 24*time.Hour)
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%s/%s:%d:%d", r.Job, r.Host, r.Runs, r.MaxMS))
+	}
+	if want := "[j/(fleet):12:12000 j/a:4:10000 j/b:8:12000 k/(fleet):0:0]"; fmt.Sprint(got) != want {
+		t.Errorf("rows %v, want %s", got, want)
 	}
 }
