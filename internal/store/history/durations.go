@@ -41,7 +41,16 @@ func (s *Store) OKSamples(ctx context.Context, jobs []string, since time.Time, l
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, okSamplesSQL, string(list), after, limit)
+	// One connection of its own, whose page cache is handed back once
+	// read: a status asks for a few jobs now and then, and a resident
+	// daemon would keep the cache for nothing.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("history: durations: %w", err)
+	}
+	defer conn.Close()
+	defer conn.ExecContext(ctx, "PRAGMA shrink_memory") // only memory is at stake: its error is moot
+	rows, err := conn.QueryContext(ctx, okSamplesSQL, string(list), after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("history: durations: %w", err)
 	}
