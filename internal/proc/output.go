@@ -29,6 +29,24 @@ type output struct {
 	wg               sync.WaitGroup
 	stdoutR, stdoutW *os.File
 	stderrR, stderrW *os.File
+	// beatR and beatW are the heartbeat pipe's ends (addBeats), nil
+	// without one; its reader is not output's (see beats).
+	beatR, beatW *os.File
+}
+
+// addBeats makes the run's heartbeat pipe.
+func (o *output) addBeats() error {
+	var err error
+	o.beatR, o.beatW, err = childPipe()
+	return err
+}
+
+// withHeartbeat is the run's ExtraFiles with w as HeartbeatFD: after the
+// lock's fd 3, or a closed fd 3 when there is none.
+func withHeartbeat(extra []*os.File, w *os.File) []*os.File {
+	files := make([]*os.File, max(len(extra), HeartbeatFD-3), len(extra)+1)
+	copy(files, extra)
+	return append(files[:HeartbeatFD-3], w)
 }
 
 func newOutput(onOutput func(stream, lines string)) (*output, error) {
@@ -68,6 +86,9 @@ func childPipe() (r, w *os.File, err error) {
 func (o *output) start() {
 	o.stdoutW.Close()
 	o.stderrW.Close()
+	if o.beatW != nil {
+		o.beatW.Close()
+	}
 	o.wg.Add(2)
 	go o.read("stdout", o.stdoutR)
 	go o.read("stderr", o.stderrR)
@@ -75,8 +96,10 @@ func (o *output) start() {
 
 // abort closes everything after a failed start.
 func (o *output) abort() {
-	for _, f := range []*os.File{o.stdoutR, o.stdoutW, o.stderrR, o.stderrW} {
-		f.Close()
+	for _, f := range []*os.File{o.stdoutR, o.stdoutW, o.stderrR, o.stderrW, o.beatR, o.beatW} {
+		if f != nil {
+			f.Close()
+		}
 	}
 }
 
