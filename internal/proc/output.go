@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -34,11 +35,27 @@ type output struct {
 	beatR, beatW *os.File
 }
 
-// addBeats makes the run's heartbeat pipe.
-func (o *output) addBeats() error {
+// addBeats makes the run's heartbeat pipe, if hb asks for one, and
+// gives cmd its write end as HeartbeatFD.
+func (o *output) addBeats(cmd *exec.Cmd, hb *Heartbeat) error {
+	if hb == nil {
+		return nil
+	}
 	var err error
-	o.beatR, o.beatW, err = childPipe()
-	return err
+	if o.beatR, o.beatW, err = childPipe(); err != nil {
+		return err
+	}
+	cmd.ExtraFiles = withHeartbeat(cmd.ExtraFiles, o.beatW)
+	return nil
+}
+
+// readBeats starts reading the heartbeat pipe once the run started at
+// start; nil without one.
+func (o *output) readBeats(hb *Heartbeat, start time.Time) *beats {
+	if hb == nil {
+		return nil
+	}
+	return readBeats(o.beatR, hb.Timeout, start, hb.OnBeat)
 }
 
 // withHeartbeat is the run's ExtraFiles with w as HeartbeatFD: after the

@@ -199,12 +199,9 @@ func launch(spec Spec, res *Result) (*running, error) {
 	if r.out, err = newOutput(spec.OnOutput); err != nil {
 		return nil, err
 	}
-	if spec.Heartbeat != nil {
-		if err := r.out.addBeats(); err != nil {
-			r.out.abort()
-			return nil, err
-		}
-		cmd.ExtraFiles = withHeartbeat(cmd.ExtraFiles, r.out.beatW)
+	if err := r.out.addBeats(cmd, spec.Heartbeat); err != nil {
+		r.out.abort()
+		return nil, err
 	}
 	if r.leaf, err = newLeaf(spec); err != nil {
 		r.out.abort()
@@ -243,9 +240,7 @@ func launch(spec Spec, res *Result) (*running, error) {
 		spec.OnStart(res.PID)
 	}
 	r.out.start()
-	if hb := spec.Heartbeat; hb != nil {
-		r.beats = readBeats(r.out.beatR, hb.Timeout, res.Started, hb.OnBeat)
-	}
+	r.beats = r.out.readBeats(spec.Heartbeat, res.Started)
 	go r.reap()
 	return r, nil
 }
