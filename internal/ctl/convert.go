@@ -20,12 +20,14 @@ func EventOf(ev run.Event) (WireEvent, bool) {
 		return WireEvent{Type: EventRunFinished, Job: e.Job, RunID: e.RunID, Time: e.Ended,
 			Slot: e.Slot, StartedAt: e.Started, PID: e.PID, Outcome: e.Outcome,
 			ExitCode: e.ExitCode, Reason: e.Reason, Manual: e.Manual, Attempt: e.Attempt,
-			Retrying: e.Retrying, Amends: e.Amends, Usage: WireUsageOf(e.Usage), RetryAt: e.RetryAt}, true
+			Retrying: e.Retrying, Amends: e.Amends, Usage: WireUsageOf(e.Usage), RetryAt: e.RetryAt, Progress: e.Progress}, true
 	case run.HostLost:
 		return hostLostOf(e), true
 	case run.Slow:
 		return WireEvent{Type: EventRunSlow, Job: e.Job, RunID: e.RunID, Time: e.Time, Slot: e.Slot,
 			StartedAt: e.Started, Attempt: e.Attempt, Reason: "still running after warn_after " + e.After.String()}, true
+	case run.Beat:
+		return WireEvent{Type: EventRunBeat, Job: e.Job, RunID: e.RunID, Time: e.Time, Progress: e.Progress}, true
 	case run.Skip:
 		w := WireEvent{Type: EventRunSkipped, Job: e.Job, RunID: e.RunID, Time: e.Time,
 			Slot: e.Slot, Outcome: run.Skipped, Reason: e.Reason, Manual: e.Manual}

@@ -185,6 +185,11 @@ type JobStatus struct {
 	// this daemon answers for the run, which goes on with its keeper.
 	Adopted       bool `json:"adopted,omitempty"`
 	SupervisorPID int  `json:"supervisor_pid,omitempty"`
+	// Progress and LastBeatAt are the current run's newest beat
+	// (docs/heartbeats.md): its progress text ("" for a bare beat) and
+	// when it came; zero before the run's first beat.
+	Progress   string    `json:"progress,omitempty"`
+	LastBeatAt time.Time `json:"last_beat_at,omitzero"`
 }
 
 // PauseInfo says who paused a job and when: the user and process at the
@@ -294,6 +299,9 @@ const (
 	EventConfigReloaded EventType = "config_reloaded"
 	// EventRunSlow: a run passed its job's warn_after and goes on.
 	EventRunSlow EventType = "run_slow"
+	// EventRunBeat: a run beat (docs/heartbeats.md), Progress its text;
+	// at most a few a second per run.
+	EventRunBeat EventType = "run_beat"
 	// EventShuttingDown: the daemon stopped firing and waits for Jobs runs
 	// to finish; the stream ends when they have.
 	EventShuttingDown EventType = "shutting_down"
@@ -353,6 +361,9 @@ type WireEvent struct {
 	MaxAttempts int       `json:"max_attempts,omitempty"`
 	// Host is host_lost's: the lost host that ran the run.
 	Host string `json:"host,omitempty"`
+	// Progress is run_beat's: the beat's progress text; and
+	// run_finished's: the run's last.
+	Progress string `json:"progress,omitempty"`
 }
 
 // WireUsage is what a run cost, in the history record's units: CPU times
