@@ -195,6 +195,7 @@ var (
 		"cronvisor":      "needs a terminal (e2e: the console in tmux)",
 		"daemon":         "a daemon's life (e2e: a second daemon refused)",
 		"status --fleet": "needs PostgreSQL (e2e: the fleet tests)",
+		"heartbeat":      "writes a beat to a run's pipe, asks no daemon (e2e: heartbeats)",
 	}
 	noTerminal = map[string]bool{"ui": true} // with a daemon it opens the console
 )

@@ -112,7 +112,7 @@ Without a command it opens the interactive console.`,
 		newUI(g), newStatus(g), newLocks(g), newHistory(g), newAudit(g), newImport(g),
 	)
 	root.AddCommand(newPauseResume(g, "pause"), newPauseResume(g, "resume"), newTrigger(g), newKill(g), newReload(g), newLogs(g))
-	root.AddCommand(newHelpJobs())
+	root.AddCommand(newHelpJobs(), newHeartbeat(g))
 	addCompletion(root, g)
 	for _, c := range root.Commands() {
 		c.SilenceUsage, c.SilenceErrors = true, true
