@@ -20,8 +20,8 @@ const fdsScript = `ls -1 /proc/$$/fd; readlink /proc/$$/fd/3; ` +
 
 // TestE2EJobsStartClean: a daemon started by a shell that holds extra
 // descriptors (fd 10 and 251, as an interactive bash leaves them) runs
-// jobs whose own processes have exactly fds 0, 1, 2 and 3, fd 3 being the
-// lock file, open read-only: neither a root job nor a `user:` job can
+// jobs whose own processes have exactly fds 0, 1, 2, 3 and 4, fd 3 being
+// the lock file, open read-only, fd 4 the run's heartbeat pipe: neither a root job nor a `user:` job can
 // write through it, and `cronvisor locks` shows the lock held by the run
 // all the while. Then the same of `cronvisor run` from such a shell.
 func TestE2EJobsStartClean(t *testing.T) {
@@ -78,15 +78,15 @@ jobs:
 	if code := p.wait(20 * time.Second); code != 0 {
 		t.Fatalf("run as_root: exit %d: %s", code, p.stderr())
 	}
-	want := []string{"0", "1", "2", "3", filepath.Join(s.state, "locks", "as_root.lock"), "fd3=refused"}
+	want := []string{"0", "1", "2", "3", "4", filepath.Join(s.state, "locks", "as_root.lock"), "fd3=refused"}
 	if got := lines(p.stdout()); !slices.Equal(got, want) {
 		t.Errorf("cronvisor run: the job printed %q, want %q", got, want)
 	}
 }
 
 // checkCleanStart reads the job's output (`logs`, whose lines say the
-// stream they came from): fds 0-3 exactly, fd 3 the lock
-// file, and the write through it refused.
+// stream they came from): fds 0-4 exactly, fd 3 the lock
+// file, and the write through it refused (fd 4: the heartbeat pipe).
 func checkCleanStart(t *testing.T, s *sandbox, job, lockFile string) {
 	t.Helper()
 	code, out, errOut := s.runCV(10*time.Second, "logs", job)
@@ -97,7 +97,7 @@ func checkCleanStart(t *testing.T, s *sandbox, job, lockFile string) {
 	for _, l := range lines(out) {
 		got = append(got, strings.TrimPrefix(l, "stdout | "))
 	}
-	want := []string{"0", "1", "2", "3", lockFile, "fd3=refused"}
+	want := []string{"0", "1", "2", "3", "4", lockFile, "fd3=refused"}
 	if !slices.Equal(got, want) {
 		t.Errorf("%s printed %q, want %q", job, got, want)
 	}

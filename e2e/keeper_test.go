@@ -118,12 +118,17 @@ func TestE2EExitStatusOutlivesAKilledSupervisor(t *testing.T) {
 // unixFile reads a time that `date +%s.%N` wrote to path.
 func unixFile(t *testing.T, path string) time.Time {
 	t.Helper()
-	text := strings.TrimSpace(readFile(t, path))
+	return parseUnix(t, strings.TrimSpace(readFile(t, path)))
+}
+
+// parseUnix reads a time as `date +%s.%N` writes it.
+func parseUnix(t *testing.T, text string) time.Time {
+	t.Helper()
 	sec, frac, _ := strings.Cut(text, ".")
 	secs, err1 := strconv.ParseInt(sec, 10, 64)
 	nanos, err2 := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
 	if err1 != nil || err2 != nil {
-		t.Fatalf("%s holds %q, not a date +%%s.%%N", path, text)
+		t.Fatalf("%q is not a date +%%s.%%N", text)
 	}
 	return time.Unix(secs, nanos)
 }

@@ -113,6 +113,7 @@ func (s *Supervisor) spec(f *fire, a *attemptRun) proc.Spec {
 			s.emit(ev)
 		},
 	}
+	spec.Heartbeat = s.heartbeat(f)
 	switch g := f.grant; {
 	case g.File != nil:
 		spec.ExtraFiles = []*os.File{g.File}
@@ -124,6 +125,16 @@ func (s *Supervisor) spec(f *fire, a *attemptRun) proc.Spec {
 	}
 	spec.Keeper, spec.Keepers = s.keeper(f), s.keepers
 	return spec
+}
+
+// heartbeat is the heartbeat pipe of f's run: every run has one, so that
+// `cronvisor heartbeat` shows progress without a heartbeat_timeout. Its
+// beats reach the observers as run.Beat, at most one per proc.BeatEvery.
+func (s *Supervisor) heartbeat(f *fire) *proc.Heartbeat {
+	job, runID := f.job.Name, f.runID
+	return &proc.Heartbeat{Timeout: f.job.HeartbeatTimeout, OnBeat: func(b proc.Beat) {
+		s.emit(run.Beat{Job: job, RunID: runID, Time: s.clock.Now(), Progress: b.Progress})
+	}}
 }
 
 // conclude turns the attempt's result into its end: the outcome, the
@@ -266,6 +277,9 @@ func finished(f *fire, res proc.Result) run.End {
 	case proc.TimedOut:
 		end.Outcome = run.Timeout
 		end.Reason = "exceeded timeout " + f.job.Timeout.String()
+		if errors.Is(res.Err, proc.ErrNoHeartbeat) {
+			end.Reason = proc.NoHeartbeatReason(f.job.HeartbeatTimeout)
+		}
 	case proc.Canceled:
 		end.Outcome = run.Interrupted
 		if errors.Is(res.Err, ErrReplaced) {
@@ -279,7 +293,7 @@ func finished(f *fire, res proc.Result) run.End {
 		end.Outcome, end.Class = run.Error, run.ClassStartFailed
 		end.Reason = fmt.Errorf("%w: %w", ErrStartFailed, res.Err).Error()
 	}
-	end.Usage = res.Usage
+	end.Usage, end.Progress = res.Usage, res.Beat.Progress
 	if end.Outcome != run.OK {
 		// Ended by the OOM killer: the reason says so (a run whose
 		// main process still exited 0 says it in its usage alone).

@@ -17,7 +17,8 @@ const fdsScript = `ls -1 /proc/$$/fd; if [ -e /proc/$$/fd/3 ]; then ` +
 // TestJobDescriptorsByBackend: what a job's own process has open under
 // each kind of lock. The file backend gives fds 0-2 and the lock as fd 3,
 // read-only; a lease that nothing of the run holds (Redis, MySQL,
-// PostgreSQL) gives 0-2 only. The test process first does what main does,
+// PostgreSQL) gives 0-2 only, fd 3 closed. Every run has its heartbeat
+// pipe as fd 4. The test process first does what main does,
 // so that descriptors left open by whatever started `go test` do not
 // count.
 func TestJobDescriptorsByBackend(t *testing.T) {
@@ -31,11 +32,11 @@ func TestJobDescriptorsByBackend(t *testing.T) {
 	}{
 		{"file", func(t *testing.T) (*Supervisor, *events) {
 			return newTestSupervisor(t, t.TempDir())
-		}, "0 1 2 3 refused"},
+		}, "0 1 2 3 4 refused"},
 		{"tethered (Redis, SQL)", func(t *testing.T) (*Supervisor, *events) {
 			s, ev, _ := newTetheredSupervisor(t)
 			return s, ev
-		}, "0 1 2"},
+		}, "0 1 2 4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, ev := tc.sup(t)

@@ -96,10 +96,22 @@ func runText(j ctl.JobStatus, now time.Time) string {
 		return "none running"
 	}
 	s := j.RunID + " · pid " + strconv.Itoa(j.PID) + " since " + clock(now, j.StartedAt)
+	if !j.LastBeatAt.IsZero() {
+		s += " · " + beatText(j, now)
+	}
 	if !j.Deadline.IsZero() {
 		s += " · deadline " + clock(now, j.Deadline) + " (" + dur(j.Deadline.Sub(j.StartedAt).Round(time.Second)) + " timeout)"
 	}
 	return s
+}
+
+// beatText is the run's newest beat: its progress and how long ago it
+// came (docs/heartbeats.md).
+func beatText(j ctl.JobStatus, now time.Time) string {
+	if j.Progress == "" {
+		return "beat " + ago(now, j.LastBeatAt)
+	}
+	return "progress " + j.Progress + " (beat " + ago(now, j.LastBeatAt) + ")"
 }
 
 func countsText(c ctl.Counts, now time.Time) string {

@@ -58,6 +58,8 @@ type jobMore struct {
 	SupervisorPID       int
 	MaxAttempts         int
 	RetryAt             time.Time
+	Progress            string // the current run's newest beat's
+	LastBeatAt          time.Time
 }
 
 // interner shares equal strings: 10,000 jobs on one schedule keep one
@@ -90,7 +92,7 @@ func (in interner) compact(j ctl.JobStatus, name string) jobRow {
 	more := jobMore{PausedBy: j.PausedBy, RunID: j.RunID, PID: j.PID, StartedAt: j.StartedAt, Deadline: j.Deadline,
 		Holder: j.Holder, Problem: j.Problem, LastNotification: j.LastNotification, FailedPing: j.FailedPing,
 		Attempt: j.Attempt, Slow: j.Slow, Adopted: j.Adopted, SupervisorPID: j.SupervisorPID,
-		MaxAttempts: j.MaxAttempts, RetryAt: j.RetryAt}
+		MaxAttempts: j.MaxAttempts, RetryAt: j.RetryAt, Progress: j.Progress, LastBeatAt: j.LastBeatAt}
 	if more != (jobMore{}) {
 		if more.Holder != nil && more.Holder.Job == j.Name {
 			h := *more.Holder
@@ -114,6 +116,7 @@ func (r jobRow) status() ctl.JobStatus {
 		j.Holder, j.Problem, j.LastNotification, j.FailedPing = m.Holder, m.Problem, m.LastNotification, m.FailedPing
 		j.Attempt, j.Slow, j.Adopted, j.SupervisorPID = m.Attempt, m.Slow, m.Adopted, m.SupervisorPID
 		j.MaxAttempts, j.RetryAt = m.MaxAttempts, m.RetryAt
+		j.Progress, j.LastBeatAt = m.Progress, m.LastBeatAt
 	}
 	return j
 }

@@ -237,7 +237,7 @@ func (s *store) apply(ev ctl.WireEvent) {
 		s.skipped(ev)
 	case ctl.EventJobPaused, ctl.EventJobResumed:
 		s.paused(ev)
-	case ctl.EventRunSlow:
+	case ctl.EventRunSlow, ctl.EventRunBeat:
 		s.edit(ev.Job, func(j *ctl.JobStatus) { ctl.Apply(j, ev) })
 	}
 }

@@ -196,6 +196,7 @@ var (
 		"daemon":          "a daemon's life (e2e: a second daemon refused)",
 		"status --fleet":  "needs PostgreSQL (e2e: the fleet tests)",
 		"suggest timeout": "needs recorded runs (TestSuggestTimeoutFromHistory, beside a daemon's socket)",
+		"heartbeat":       "writes a beat to a run's pipe, asks no daemon (e2e: heartbeats)",
 	}
 	noTerminal = map[string]bool{"ui": true} // with a daemon it opens the console
 )

@@ -113,7 +113,7 @@ Without a command it opens the interactive console.`,
 		newSuggest(g),
 	)
 	root.AddCommand(newPauseResume(g, "pause"), newPauseResume(g, "resume"), newTrigger(g), newKill(g), newReload(g), newLogs(g))
-	root.AddCommand(newHelpJobs())
+	root.AddCommand(newHelpJobs(), newHeartbeat(g))
 	addCompletion(root, g)
 	for _, c := range root.Commands() {
 		c.SilenceUsage, c.SilenceErrors = true, true

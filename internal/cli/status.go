@@ -97,6 +97,7 @@ func printStatus(g *globals, jobs []ctl.JobStatus, source string, offline, asJSO
 		return nil
 	}
 	printStatusTable(g, jobs, offline)
+	printProgress(g, jobs, time.Now())
 	printAlerts(g, jobs)
 	if named {
 		printDurations(g, jobs)
@@ -245,6 +246,22 @@ func holderText(h *run.Holder) string {
 		return "-"
 	}
 	return h.String()
+}
+
+// printProgress lists, below the table, each running job's newest
+// beat (docs/heartbeats.md): its progress and how long ago it came.
+func printProgress(g *globals, jobs []ctl.JobStatus, now time.Time) {
+	for _, j := range jobs {
+		if j.State != ctl.StateRunning || j.LastBeatAt.IsZero() {
+			continue
+		}
+		ago := max(now.Sub(j.LastBeatAt), 0).Round(time.Second)
+		if j.Progress == "" {
+			fmt.Fprintf(g.stdout, "%s: last beat %s ago\n", j.Name, ago)
+			continue
+		}
+		fmt.Fprintf(g.stdout, "%s: progress %s (beat %s ago)\n", j.Name, j.Progress, ago)
+	}
 }
 
 // printAlerts lists, below the table, each job's newest notification

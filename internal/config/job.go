@@ -246,6 +246,21 @@ func (d *decoder) timeout(j *Job, n *yaml.Node) {
 	j.Timeout = v
 }
 
+// heartbeatTimeout decodes a positive duration below the job's timeout
+// (decoded first): a longer one would never be the one to end a run.
+func (d *decoder) heartbeatTimeout(j *Job, n *yaml.Node, key string) {
+	v, ok := d.duration(key, n)
+	switch {
+	case !ok:
+	case v <= 0:
+		d.errorf(n, "%s: must be above 0 (leave it out for no heartbeat timeout)", key)
+	case j.Timeout > 0 && v >= j.Timeout:
+		d.errorf(n, "%s: %v is not below timeout %v: the timeout would always end the run first", key, v, j.Timeout)
+	default:
+		j.HeartbeatTimeout = v
+	}
+}
+
 // overlaps are the Overlap policies. A job takes its policy from here
 // rather than the string written, which would keep that node's allocation
 // alive as long as the job.

@@ -50,6 +50,7 @@ const (
 	kCPUMax
 	kTasksMax
 	kIOWeight
+	kHeartbeatTimeout
 	numJobKeys
 )
 
@@ -159,6 +160,8 @@ var jobTable = [numJobKeys]jobKey{
 		decode: (*decoder).tasksMax},
 	kIOWeight: {Key: Key{"io_weight", "none", "the run's cgroup io.weight: 1..10000 (100 is the kernel's default)"},
 		decode: func(d *decoder, j *Job, n *yaml.Node, key string) { j.Limits.IOWeight, _ = d.intIn(key, n, 1, 10000) }},
+	kHeartbeatTimeout: {Key: Key{"heartbeat_timeout", "0s", "end a run that has not beaten (`cronvisor heartbeat`) for this long, as timeout does (0: off)"},
+		decode: (*decoder).heartbeatTimeout, needs: "timeout"},
 }
 
 var (

@@ -93,6 +93,7 @@ var keySamples = map[string]string{
 	"notify": "[{on: [failure], url: 'https://hooks.example/x'}]", "io_weight": "200",
 	"nice": "19", "ionice": "idle", "oom_score_adj": "1000", "nofile": "64", "nproc": "64",
 	"core": "0", "memory_max": "1G", "memory_high": "512M", "cpu_max": "50%", "tasks_max": "10",
+	"heartbeat_timeout": "30s",
 }
 
 // moreSamples are further values of keys that set other fields than

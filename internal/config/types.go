@@ -194,6 +194,9 @@ type Job struct {
 	PingSkips       bool     // report skips and misses to Ping as /fail
 	Notify          []Target // read-only, like Command
 	Limits          Limits   // resource limits (resources.go)
+	// HeartbeatTimeout ends a run that has not beaten for this long
+	// (docs/heartbeats.md); 0: off. Below Timeout when both are set.
+	HeartbeatTimeout time.Duration
 }
 
 // Account is a user and group a job runs as, looked up in the system's

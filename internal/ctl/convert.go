@@ -20,7 +20,7 @@ func EventOf(ev run.Event) (WireEvent, bool) {
 		return WireEvent{Type: EventRunFinished, Job: e.Job, RunID: e.RunID, Time: e.Ended,
 			Slot: e.Slot, StartedAt: e.Started, PID: e.PID, Outcome: e.Outcome,
 			ExitCode: e.ExitCode, Reason: e.Reason, Manual: e.Manual, Attempt: e.Attempt,
-			Retrying: e.Retrying, Amends: e.Amends, Usage: WireUsageOf(e.Usage), RetryAt: e.RetryAt}, true
+			Retrying: e.Retrying, Amends: e.Amends, Usage: WireUsageOf(e.Usage), RetryAt: e.RetryAt, Progress: e.Progress}, true
 	case run.HostLost:
 		return hostLostOf(e), true
 	case run.Slow:
@@ -29,6 +29,8 @@ func EventOf(ev run.Event) (WireEvent, bool) {
 	case run.Fast:
 		return WireEvent{Type: EventRunFast, Job: e.Job, RunID: e.RunID, Time: e.Ended, Slot: e.Slot,
 			StartedAt: e.Started, Outcome: run.OK, Attempt: e.Attempt, Manual: e.Manual, Reason: e.Reason}, true
+	case run.Beat:
+		return WireEvent{Type: EventRunBeat, Job: e.Job, RunID: e.RunID, Time: e.Time, Progress: e.Progress}, true
 	case run.Skip:
 		w := WireEvent{Type: EventRunSkipped, Job: e.Job, RunID: e.RunID, Time: e.Time,
 			Slot: e.Slot, Outcome: run.Skipped, Reason: e.Reason, Manual: e.Manual}

@@ -25,6 +25,10 @@ func Apply(j *JobStatus, ev WireEvent) {
 		if j.RunID == ev.RunID {
 			j.Slow, j.SlowReason = true, ev.Reason
 		}
+	case EventRunBeat:
+		if j.RunID == ev.RunID {
+			j.Progress, j.LastBeatAt = ev.Progress, ev.Time
+		}
 	case EventRunFinished, EventHostLost:
 		ended(j, ev)
 	case EventRunSkipped:
@@ -38,6 +42,7 @@ func started(j *JobStatus, ev WireEvent) {
 	j.StartedAt, j.Deadline = ev.StartedAt, ev.Deadline
 	j.Attempt, j.MaxAttempts, j.RetryAt, j.Slow, j.SlowReason = ev.Attempt, ev.MaxAttempts, time.Time{}, false, ""
 	j.Adopted, j.SupervisorPID = false, 0 // this daemon's own run
+	j.Progress, j.LastBeatAt = "", time.Time{}
 	if ev.StartedAt.After(j.LastStartedAt) {
 		j.LastStartedAt = ev.StartedAt
 	}
@@ -58,6 +63,7 @@ func ended(j *JobStatus, ev WireEvent) {
 		j.StartedAt, j.Deadline = time.Time{}, time.Time{}
 		j.Attempt, j.MaxAttempts, j.Slow, j.SlowReason = 0, 0, false, ""
 		j.Adopted, j.SupervisorPID = false, 0
+		j.Progress, j.LastBeatAt = "", time.Time{}
 		if j.Holder != nil && j.Holder.RunID == ev.RunID {
 			j.Holder = nil
 		}

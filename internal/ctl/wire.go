@@ -191,6 +191,11 @@ type JobStatus struct {
 	// Durations are what the job's successful runs took; nil when it has
 	// none, or when the status was built without them (see Durations).
 	Durations *Durations `json:"durations,omitempty"`
+	// Progress and LastBeatAt are the current run's newest beat
+	// (docs/heartbeats.md): its progress text ("" for a bare beat) and
+	// when it came; zero before the run's first beat.
+	Progress   string    `json:"progress,omitempty"`
+	LastBeatAt time.Time `json:"last_beat_at,omitzero"`
 }
 
 // Durations are the figures learned from a job's newest successful runs
@@ -328,6 +333,9 @@ const (
 	// EventRunFast: a run ended ok in less than its job's warn_fast; it
 	// follows the run's run_finished.
 	EventRunFast EventType = "run_fast"
+	// EventRunBeat: a run beat (docs/heartbeats.md), Progress its text;
+	// at most a few a second per run.
+	EventRunBeat EventType = "run_beat"
 	// EventShuttingDown: the daemon stopped firing and waits for Jobs runs
 	// to finish; the stream ends when they have.
 	EventShuttingDown EventType = "shutting_down"
@@ -387,6 +395,9 @@ type WireEvent struct {
 	MaxAttempts int       `json:"max_attempts,omitempty"`
 	// Host is host_lost's: the lost host that ran the run.
 	Host string `json:"host,omitempty"`
+	// Progress is run_beat's: the beat's progress text; and
+	// run_finished's: the run's last.
+	Progress string `json:"progress,omitempty"`
 }
 
 // WireUsage is what a run cost, in the history record's units: CPU times

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -62,6 +63,11 @@ func command(spec Spec) (*exec.Cmd, error) {
 	}
 	if spec.Tag != "" && !slices.Contains(env, spec.Tag) {
 		env = append(slices.Clip(env), spec.Tag)
+	}
+	if spec.Heartbeat != nil {
+		// Last: os/exec keeps the last of a name's values, so a job's env
+		// cannot point its beats elsewhere.
+		env = append(slices.Clip(env), EnvHeartbeatFD+"="+strconv.Itoa(HeartbeatFD))
 	}
 	path, err := lookPath(spec.Argv[0], spec.Dir, env)
 	if err != nil {

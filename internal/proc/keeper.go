@@ -151,6 +151,9 @@ func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error)
 	if k.Session != nil {
 		handed = append(handed, k.Session)
 	}
+	if out.beatR != nil {
+		handed = append(handed, out.beatR)
+	}
 	files, err := descriptors(fds[1], handed)
 	if err != nil {
 		mine.Close()
@@ -237,6 +240,12 @@ func keeperArgs(k Keeper, spec Spec, leaf string) []string {
 	}
 	if leaf != "" {
 		args = append(args, "-cgroup", leaf)
+	}
+	if hb := spec.Heartbeat; hb != nil {
+		args = append(args, "-beats")
+		if hb.Timeout > 0 {
+			args = append(args, "-heartbeat-timeout", hb.Timeout.String())
+		}
 	}
 	return args
 }

@@ -316,13 +316,21 @@ func TestUrgentCauseShortensTheGrace(t *testing.T) {
 }
 
 // BenchmarkRunGuarded is the cost of a guard on a short run: one more
-// fork and exec before the run's own, and a kill and reap after it.
+// fork and exec before the run's own, and a kill and reap after it; and
+// of a heartbeat pipe (every run of a supervisor has one), alone and
+// handed to the keeper.
 func BenchmarkRunGuarded(b *testing.B) {
-	for _, guarded := range []bool{false, true} {
-		b.Run(map[bool]string{false: "plain", true: "guarded"}[guarded], func(b *testing.B) {
+	for _, c := range []struct {
+		name             string
+		guarded, hearted bool
+	}{{"plain", false, false}, {"heartbeat", false, true}, {"guarded", true, false}, {"guarded+heartbeat", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
 			spec := Spec{Argv: []string{"/bin/true"}, Tag: "CRONVISOR_RUN_ID=bench-" + strconv.Itoa(os.Getpid())}
-			if guarded {
+			if c.guarded {
 				spec.Keeper = &Keeper{EndAtOnce: true, Within: time.Second}
+			}
+			if c.hearted {
+				spec.Heartbeat = &Heartbeat{Timeout: time.Minute, OnBeat: func(Beat) {}}
 			}
 			for b.Loop() {
 				if res := Run(context.Background(), spec); res.ExitCode != 0 {

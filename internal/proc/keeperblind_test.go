@@ -79,7 +79,7 @@ func (b *blindRun) keeper(t *testing.T, deadline time.Time) *kept {
 		r.Close()
 	}
 	f := keeperFlags{tag: b.tag, cgroup: b.leaf, grace: time.Second, deadline: deadline, timeout: time.Until(deadline).Round(time.Second)}
-	return newKept(f, &tether{fd: tie[1]}, keptFiles{stdout: out[0], stderr: out[1], lock: -1, session: -1})
+	return newKept(f, &tether{fd: tie[1]}, keptFiles{stdout: out[0], stderr: out[1], lock: -1, session: -1, beats: -1})
 }
 
 // guardWithin is the keeper's End, which must come within d.

@@ -36,6 +36,10 @@ type End struct {
 	// once the run was over (absent, and not Measured, without one; an
 	// older keeper's End has none either).
 	Usage run.Usage `json:"usage,omitzero"`
+	// Progress is the text of the newest beat the keeper read of the
+	// run's heartbeat, "" if none (it reads them only once the
+	// supervisor is dead).
+	Progress string `json:"progress,omitempty"`
 	// Notes are what went wrong for the keeper on the way (a log it
 	// could not write, a full disk), for the next supervisor's log: the
 	// keeper has none of its own.

@@ -35,6 +35,7 @@ type kept struct {
 	asks      chan os.Signal
 	notes     []string // for the End's Notes (see note)
 	room      *endRoom // where its End finds room on a full disk; nil: none
+	beats     *beats   // the heartbeat's reader once the supervisor is dead; nil: none
 	// letGo, if set, is called once the run's descriptors are closed and
 	// before the tether is: whoever lists the kept runs no longer sees
 	// this one by the time its supervisor learns it was let go.
@@ -44,7 +45,7 @@ type kept struct {
 // keptFiles are the descriptors a run's keeper was handed with it; -1
 // for none (or one handed on: readOutput's pipes).
 type keptFiles struct {
-	stdout, stderr, lock, session int
+	stdout, stderr, lock, session, beats int
 }
 
 func newKept(f keeperFlags, tie *tether, files keptFiles) *kept {
@@ -59,7 +60,7 @@ func newKept(f keeperFlags, tie *tether, files keptFiles) *kept {
 // close closes what the keeper still holds of the run, the lock among
 // it, and last its end of the tether: the supervisor's stop waits for it.
 func (k *kept) close() {
-	for _, fd := range []int{k.files.lock, k.files.stdout, k.files.stderr, k.files.session} {
+	for _, fd := range []int{k.files.lock, k.files.stdout, k.files.stderr, k.files.session, k.files.beats} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
@@ -144,6 +145,7 @@ func (k *kept) guard() (End, bool) {
 		return End{}, false
 	}
 	out := k.readOutput()
+	k.beats = k.readBeats()
 	t := k.scanTree()
 	end := End{RunID: runIDOf(k.f.tag), Outcome: Exited, ExitCode: -1, Keeper: os.Getpid(), Run: k.f.run}
 	end.Run.Started, end.Run.PID = k.started, k.pid
@@ -162,6 +164,7 @@ func (k *kept) guard() (End, bool) {
 	}
 	end.Usage = k.endLeaf(grace)
 	_ = t.end(gone, grace)
+	end.Progress = k.beats.stop().Progress
 	out.finish()
 	end.Ended = time.Now()
 	if end.Outcome == Exited && !k.exitedAt.IsZero() {
@@ -227,6 +230,8 @@ func (k *kept) wait(asks <-chan os.Signal) (Outcome, string, bool) {
 		return Canceled, "lock lost: its keeper could not renew the lease", false
 	case <-deadline:
 		return TimedOut, "exceeded timeout " + k.f.timeout.String(), false
+	case <-k.beats.overdueC():
+		return TimedOut, NoHeartbeatReason(k.f.heartbeatTimeout), false
 	case sig := <-asks:
 		if sig == unix.SIGUSR2 {
 			return Canceled, "replaced by a newer fire", true
@@ -287,6 +292,18 @@ func sessionAlive(fd int) bool {
 	var buf [4096]byte
 	n, err := unix.Read(fd, buf[:]) // the socket may be non-blocking: EAGAIN is another wait
 	return n > 0 || err == unix.EAGAIN || err == unix.EINTR
+}
+
+// readBeats takes over the run's heartbeat pipe from the dead
+// supervisor (-beats): its clock starts now, since the supervisor's last
+// beat is not known here. Nil without a pipe.
+func (k *kept) readBeats() *beats {
+	if k.files.beats < 0 {
+		return nil
+	}
+	r := os.NewFile(uintptr(k.files.beats), "heartbeat")
+	k.files.beats = -1 // the reader's now: stop closes it
+	return readBeats(r, k.f.heartbeatTimeout, time.Now(), nil)
 }
 
 // orphanReason is the reason of a run whose exit status the keeper could

@@ -28,6 +28,8 @@ type keeperFlags struct {
 	timeout          time.Duration
 	deadline         time.Time
 	lock             bool
+	beats            bool          // the run's heartbeat pipe is handed, last
+	heartbeatTimeout time.Duration // 0: beats are not awaited
 	deadlineArgument string
 	run              KeptRun
 	slotArgument     string
@@ -50,6 +52,8 @@ func parseKeeperFlags(args []string) (keeperFlags, bool) {
 	fs.Int64Var(&f.logLimit, "log-limit", 0, "the most bytes of output the log keeps (0: all)")
 	fs.BoolVar(&f.lock, "lock", false, "fd 4 is the run's lock")
 	fs.StringVar(&f.cgroup, "cgroup", "", "the run's cgroup leaf")
+	fs.BoolVar(&f.beats, "beats", false, "the last descriptor is the read end of the run's heartbeat pipe")
+	fs.DurationVar(&f.heartbeatTimeout, "heartbeat-timeout", 0, "end the run when it has not beaten for this long")
 	fs.StringVar(&f.run.Job, "job", "", "the run's job")
 	fs.IntVar(&f.run.SupervisorPID, "supervisor", 0, "the supervisor's pid")
 	fs.StringVar(&f.slotArgument, "slot", "", "the run's slot (RFC 3339)")

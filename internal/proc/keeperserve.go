@@ -50,7 +50,7 @@ func (s *keeperServer) serve(fd int) {
 		return
 	}
 	buf := make([]byte, 64<<10)
-	oob := make([]byte, unix.CmsgSpace(5*4))
+	oob := make([]byte, unix.CmsgSpace(6*4))
 	for {
 		var n, oobn int
 		var rerr error
@@ -78,19 +78,25 @@ func (s *keeperServer) keep(args []string, fds []int) {
 	if f.session {
 		want++
 	}
+	if f.beats {
+		want++
+	}
 	if !ok || !IsKeeper(args) || len(fds) != want {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
 		return
 	}
-	files := keptFiles{stdout: fds[1], stderr: fds[2], lock: -1, session: -1}
+	files := keptFiles{stdout: fds[1], stderr: fds[2], lock: -1, session: -1, beats: -1}
 	next := 3
 	if f.lock {
 		files.lock, next = fds[next], next+1
 	}
 	if f.session {
-		files.session = fds[next]
+		files.session, next = fds[next], next+1
+	}
+	if f.beats {
+		files.beats = fds[next]
 	}
 	k := newKept(f, newTether(fds[0]), files)
 	k.leases = s.leases

@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,40 @@ type output struct {
 	wg               sync.WaitGroup
 	stdoutR, stdoutW *os.File
 	stderrR, stderrW *os.File
+	// beatR and beatW are the heartbeat pipe's ends (addBeats), nil
+	// without one; its reader is not output's (see beats).
+	beatR, beatW *os.File
+}
+
+// addBeats makes the run's heartbeat pipe, if hb asks for one, and
+// gives cmd its write end as HeartbeatFD.
+func (o *output) addBeats(cmd *exec.Cmd, hb *Heartbeat) error {
+	if hb == nil {
+		return nil
+	}
+	var err error
+	if o.beatR, o.beatW, err = childPipe(); err != nil {
+		return err
+	}
+	cmd.ExtraFiles = withHeartbeat(cmd.ExtraFiles, o.beatW)
+	return nil
+}
+
+// readBeats starts reading the heartbeat pipe once the run started at
+// start; nil without one.
+func (o *output) readBeats(hb *Heartbeat, start time.Time) *beats {
+	if hb == nil {
+		return nil
+	}
+	return readBeats(o.beatR, hb.Timeout, start, hb.OnBeat)
+}
+
+// withHeartbeat is the run's ExtraFiles with w as HeartbeatFD: after the
+// lock's fd 3, or a closed fd 3 when there is none.
+func withHeartbeat(extra []*os.File, w *os.File) []*os.File {
+	files := make([]*os.File, max(len(extra), HeartbeatFD-3), len(extra)+1)
+	copy(files, extra)
+	return append(files[:HeartbeatFD-3], w)
 }
 
 func newOutput(onOutput func(stream, lines string)) (*output, error) {
@@ -68,6 +103,9 @@ func childPipe() (r, w *os.File, err error) {
 func (o *output) start() {
 	o.stdoutW.Close()
 	o.stderrW.Close()
+	if o.beatW != nil {
+		o.beatW.Close()
+	}
 	o.wg.Add(2)
 	go o.read("stdout", o.stdoutR)
 	go o.read("stderr", o.stderrR)
@@ -75,8 +113,10 @@ func (o *output) start() {
 
 // abort closes everything after a failed start.
 func (o *output) abort() {
-	for _, f := range []*os.File{o.stdoutR, o.stdoutW, o.stderrR, o.stderrW} {
-		f.Close()
+	for _, f := range []*os.File{o.stdoutR, o.stdoutW, o.stderrR, o.stderrW, o.beatR, o.beatW} {
+		if f != nil {
+			f.Close()
+		}
 	}
 }
 

@@ -112,6 +112,10 @@ type Spec struct {
 	// with limits that cannot be applied (no Cgroup, or a controller not
 	// enabled) does not start: StartFailed, the error says why.
 	Limits cgroup.Limits
+	// Heartbeat, if set, gives the run a heartbeat pipe as fd
+	// HeartbeatFD (fd 3 closed when ExtraFiles has no lock), named in
+	// its environment (EnvHeartbeatFD); see heartbeat.go.
+	Heartbeat *Heartbeat
 	// Warn, if set, is told, before Run returns, what the supervisor's
 	// log should say of the run's containment: a process of the run
 	// found outside its leaf (a root job can move itself), a leaf that
@@ -138,6 +142,9 @@ type Result struct {
 	// Usage is what the run cost, from its cgroup (Usage.Measured false
 	// without one).
 	Usage run.Usage
+	// Beat is the newest beat the supervisor read of the run's heartbeat
+	// (Time zero: none).
+	Beat Beat
 	// Err is why the start failed, or context.Cause(ctx) for TimedOut and
 	// Canceled (so callers can tell "replaced" from "shutdown" with
 	// errors.Is), joined with ErrSurvivors when the tree could not be ended.
@@ -173,6 +180,7 @@ type running struct {
 	out      *output
 	keeper   *keeper      // nil without one
 	leaf     *cgroup.Leaf // the run's cgroup, nil without one
+	beats    *beats       // the heartbeat's reader, nil without one
 	waited   chan struct{}
 	exitSeen time.Time // read once waited is closed
 }
@@ -189,6 +197,10 @@ func launch(spec Spec, res *Result) (*running, error) {
 		return nil, err
 	}
 	if r.out, err = newOutput(spec.OnOutput); err != nil {
+		return nil, err
+	}
+	if err := r.out.addBeats(cmd, spec.Heartbeat); err != nil {
+		r.out.abort()
 		return nil, err
 	}
 	if r.leaf, err = newLeaf(spec); err != nil {
@@ -228,6 +240,7 @@ func launch(spec Spec, res *Result) (*running, error) {
 		spec.OnStart(res.PID)
 	}
 	r.out.start()
+	r.beats = r.out.readBeats(spec.Heartbeat, res.Started)
 	go r.reap()
 	return r, nil
 }
@@ -285,6 +298,7 @@ func (r *running) await(ctx context.Context, res *Result) (detached bool) {
 		g := r.keeper
 		if errors.Is(context.Cause(ctx), ErrDetach) && g != nil && !g.ending && !isClosed(r.waited) {
 			r.out.stop()
+			res.Beat = r.beats.stop() // before the keeper reads: one reader at a time
 			g.detach()
 			if r.leaf != nil {
 				r.leaf.Close() // the keeper ends it and removes it
@@ -295,6 +309,8 @@ func (r *running) await(ctx context.Context, res *Result) (detached bool) {
 		res.Outcome, res.Err = ctxOutcome(ctx)
 	case <-r.keeper.lost():
 		res.Outcome, res.Err = Canceled, r.keeper.exitErr()
+	case <-r.beats.overdueC():
+		res.Outcome, res.Err = TimedOut, ErrNoHeartbeat
 	}
 	return false
 }
@@ -313,6 +329,7 @@ func (r *running) conclude(spec Spec, res *Result) {
 			res.Exited = r.exitSeen
 		}
 	}
+	res.Beat = r.beats.stop()
 	r.keeper.stop() // the run is over: nothing is left for the keeper to end
 	r.out.finish()
 	res.Ended = time.Now()

@@ -86,6 +86,9 @@ type End struct {
 	// it itself (a dead supervisor's run); "" otherwise. OutputTail is the
 	// end of that log, for observers that did not see the run's output.
 	LogPath, OutputTail string
+	// Progress is the text of the run's newest beat (docs/heartbeats.md),
+	// "" if none.
+	Progress string
 	// Amends: this restates the end of an attempt reported before with
 	// Retrying, whose retries were cut short in the backoff (shutdown,
 	// kill, a dead supervisor's recovered slot): Reason says why, and the
@@ -180,6 +183,15 @@ type Fast struct {
 	Reason string
 }
 
+// Beat: a run wrote to its heartbeat pipe (`cronvisor heartbeat`); at
+// most one event per run per proc.BeatEvery, the newest beat of a burst.
+type Beat struct {
+	Job      string
+	RunID    string
+	Time     time.Time
+	Progress string // "" for a bare beat
+}
+
 // HostLost: a peer closed a run of another host as Interrupted because
 // that host was lost (its heartbeat stopped and the run's lock was let
 // go; see package fleet). Only the peer that closed the run emits it, so
@@ -245,6 +257,12 @@ func (e Fast) JobName() string { return e.Job }
 
 // At implements Event.
 func (e Fast) At() time.Time { return e.Ended }
+
+// JobName implements Event.
+func (e Beat) JobName() string { return e.Job }
+
+// At implements Event.
+func (e Beat) At() time.Time { return e.Time }
 
 // JobName implements Event.
 func (e HostLost) JobName() string { return e.Job }

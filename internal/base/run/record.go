@@ -27,6 +27,9 @@ type Record struct {
 	Manual        bool // started by `cronvisor run` or run-now, not by the schedule
 	Attempt       int  // 1 for the first attempt in its slot (0 reads as 1)
 	Usage         Usage
+	// Progress is the text of the run's last heartbeat
+	// (docs/heartbeats.md), "" if none.
+	Progress string
 }
 
 // DurationMS is the run time in milliseconds, 0 unless both StartedAt and
@@ -61,6 +64,7 @@ type jsonRecord struct {
 	CPUSystemMS *int64 `json:"cpu_system_ms"`
 	MemoryPeak  *int64 `json:"memory_peak_bytes"`
 	OOMKilled   bool   `json:"oom_killed"`
+	Progress    string `json:"progress"`
 }
 
 // MarshalJSON writes the contract's history record: times as RFC3339Nano or
@@ -80,6 +84,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		Manual:      r.Manual,
 		Attempt:     max(r.Attempt, 1),
 		OOMKilled:   r.Usage.OOMKilled,
+		Progress:    r.Progress,
 	}
 	if u := r.Usage; u.Measured {
 		j.CPUUserMS, j.CPUSystemMS = ptr(u.CPUUser.Milliseconds()), ptr(u.CPUSystem.Milliseconds())
@@ -104,7 +109,7 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	out := Record{Job: j.Job, RunID: j.RunID, Outcome: j.Outcome, ExitCode: j.ExitCode,
-		Reason: j.Reason, LogPath: j.LogPath, Host: j.Host, Manual: j.Manual, Attempt: j.Attempt}
+		Reason: j.Reason, LogPath: j.LogPath, Host: j.Host, Manual: j.Manual, Attempt: j.Attempt, Progress: j.Progress}
 	var err error
 	times := []struct {
 		dst *time.Time

@@ -17,7 +17,7 @@ func (r *Recoverer) readEnd(path string, e *run.End) bool {
 	for _, note := range k.Notes {
 		r.cfg.Log.Warn("the keeper of a dead supervisor's run reports", "job", e.Job, "run_id", e.RunID, "keeper_pid", k.Keeper, "note", note)
 	}
-	e.Ended, e.Reason, e.Usage = k.Ended, k.Reason, k.Usage
+	e.Ended, e.Reason, e.Usage, e.Progress = k.Ended, k.Reason, k.Usage, k.Progress
 	// A supervisor that died between the exec and the lock record's pid
 	// left no start: the keeper's End has it, when it found the run.
 	if e.Started.IsZero() {

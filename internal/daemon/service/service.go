@@ -81,6 +81,7 @@ type flight struct {
 	start      ctl.WireEvent
 	slow       bool
 	slowReason string
+	beat       *ctl.WireEvent // its newest run_beat, nil for none
 }
 
 // New returns a service over the running supervisor sup, whose jobs take
@@ -171,6 +172,12 @@ func (s *Service) fold(w *ctl.WireEvent) {
 			f.slow, f.slowReason = true, w.Reason
 			st.inFlight[w.RunID] = f
 		}
+	case ctl.EventRunBeat:
+		if f, ok := st.inFlight[w.RunID]; ok {
+			beat := *w
+			f.beat = &beat
+			st.inFlight[w.RunID] = f
+		}
 	case ctl.EventRunFinished, ctl.EventHostLost:
 		delete(st.inFlight, w.RunID)
 		st.resume()
@@ -194,6 +201,9 @@ func (st *jobState) resume() {
 	if cur.slow {
 		ctl.Apply(&st.status, ctl.WireEvent{Type: ctl.EventRunSlow, Job: cur.start.Job, RunID: cur.start.RunID,
 			Reason: cur.slowReason})
+	}
+	if cur.beat != nil {
+		ctl.Apply(&st.status, *cur.beat)
 	}
 }
 
@@ -315,7 +325,8 @@ func (v daemonView) Paused(job string) (*ctl.PauseInfo, bool) {
 func (v daemonView) Running(job string) (Run, bool) {
 	st := v.folded(job)
 	return Run{RunID: st.RunID, PID: st.PID, Started: st.StartedAt, Deadline: st.Deadline,
-		Attempt: st.Attempt, MaxAttempts: st.MaxAttempts, Slow: st.Slow, SlowReason: st.SlowReason}, st.RunID != ""
+		Attempt: st.Attempt, MaxAttempts: st.MaxAttempts, Slow: st.Slow, SlowReason: st.SlowReason,
+		Progress: st.Progress, LastBeat: st.LastBeatAt}, st.RunID != ""
 }
 
 func (v daemonView) Retrying(job string) (Retry, bool) {

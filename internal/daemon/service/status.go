@@ -80,6 +80,9 @@ type Run struct {
 	// SupervisorPID is that supervisor's.
 	Adopted       bool
 	SupervisorPID int
+	// Progress and LastBeat are its newest beat's (docs/heartbeats.md).
+	Progress string
+	LastBeat time.Time
 }
 
 // Retry is a slot waiting for its next attempt, Attempt of MaxAttempts,
@@ -226,6 +229,7 @@ func (b Statuses) state(j config.Job, js *ctl.JobStatus, held map[string]lock.Re
 		js.RunID, js.PID, js.StartedAt, js.Deadline = cur.RunID, cur.PID, cur.Started, cur.Deadline
 		js.Attempt, js.MaxAttempts, js.Slow, js.SlowReason = cur.Attempt, cur.MaxAttempts, cur.Slow, cur.SlowReason
 		js.Adopted, js.SupervisorPID = cur.Adopted, cur.SupervisorPID
+		js.Progress, js.LastBeatAt = cur.Progress, cur.LastBeat
 		return ctl.StateRunning
 	case b.retrying(j, js):
 		return ctl.StateRetrying

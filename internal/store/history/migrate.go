@@ -57,6 +57,9 @@ var migrations = []string{
 	// 5: the versions of each job's schedule (see schedules.go), so that
 	// audit judges a slot against the schedule in force at its instant.
 	schedulesTable,
+	// 6: the progress text of a run's last heartbeat (docs/heartbeats.md),
+	// written with its end; '' for none, and for rows from before it.
+	`ALTER TABLE runs ADD COLUMN progress TEXT NOT NULL DEFAULT '';`,
 }
 
 func (h *handle) version(ctx context.Context) (int, error) {

@@ -20,6 +20,7 @@ const (
 	// them from the end, which its keeper found them for.
 	concludeSQL = `UPDATE runs SET outcome = ?, ended_at = ?, exit_code = ?, reason = ?,
 	log_path = ?, cpu_user_us = ?, cpu_system_us = ?, memory_peak_bytes = ?, oom_killed = ?,
+	progress = CASE WHEN ? = '' THEN progress ELSE ? END,
 	started_at = COALESCE(started_at, ?), pid = COALESCE(NULLIF(pid, 0), ?)
 	WHERE run_id = ? AND outcome = 'running'`
 	// amendSQL restates a final row's reason, once.
@@ -54,7 +55,7 @@ func (s *Store) WriteEnd(ctx context.Context, e run.End) (closed bool, err error
 		code = *e.ExitCode
 	}
 	a := append([]any{string(e.Outcome), Nanos(e.Ended), code, e.Reason, e.LogPath}, UsageArgs(e.Usage)...)
-	return s.exec(ctx, "conclude "+e.RunID, concludeSQL, append(a, Nanos(e.Started), e.PID, e.RunID)...)
+	return s.exec(ctx, "conclude "+e.RunID, concludeSQL, append(a, e.Progress, e.Progress, Nanos(e.Started), e.PID, e.RunID)...)
 }
 
 // Record returns the row of runID, if history has it.

@@ -168,7 +168,7 @@ func scanRecord(sc scanner, id *int64) (run.Record, error) {
 	err := sc.Scan(id, &r.RunID, &r.Job, &r.Outcome, &at, &n.Sched, &n.Start, &n.End,
 		&n.Exit, &r.Reason, &n.HolderPID, &n.HolderHost, &n.HolderJob, &n.HolderRun, &n.HolderSince,
 		&r.LogPath, &r.Host, &r.SupervisorPID, &r.PID, &r.Manual, &r.Attempt,
-		&n.CPUUser, &n.CPUSystem, &n.MemoryPeak, &r.Usage.OOMKilled)
+		&n.CPUUser, &n.CPUSystem, &n.MemoryPeak, &r.Usage.OOMKilled, &r.Progress)
 	if err != nil {
 		return run.Record{}, err
 	}

@@ -42,6 +42,11 @@ func outcomeCases() []struct {
 			r.Usage = run.Usage{Measured: true, CPUUser: 2 * time.Second, MemoryPeak: 1 << 30, OOMKilled: true}
 			return r
 		}()},
+		{"timeout, no heartbeat", true, func() run.Record {
+			r := ran("r-heartbeat", run.Timeout, intp(143), "no heartbeat for 2s")
+			r.Job, r.Progress = "indexer", "5/10 files" // its own job: Query picks it alone
+			return r
+		}()},
 		{"replaced", true, ran("r-replaced", run.Replaced, nil, "replaced by r-next")},
 		{"interrupted", true, ran("r-int", run.Interrupted, nil, "supervisor 100 on web1 died")},
 		{"error, manual", false, run.Record{Job: "sync_orders", RunID: "r-err", Outcome: run.Error,
@@ -90,6 +95,7 @@ func checkJSON(t *testing.T, b []byte, r run.Record) {
 		"holder": holder, "log_path": r.LogPath, "host": r.Host, "manual": r.Manual,
 		"attempt":     float64(max(r.Attempt, 1)),
 		"cpu_user_ms": nil, "cpu_system_ms": nil, "memory_peak_bytes": nil, "oom_killed": r.Usage.OOMKilled,
+		"progress": r.Progress,
 	}
 	if u := r.Usage; u.Measured {
 		want["cpu_user_ms"], want["cpu_system_ms"] = float64(u.CPUUser.Milliseconds()), float64(u.CPUSystem.Milliseconds())
@@ -131,7 +137,7 @@ func TestMarshalJSONLiteral(t *testing.T) {
 	want := `{"job":"j","run_id":"r1","outcome":"skipped","scheduled_at":"2025-03-01T12:00:00Z",` +
 		`"started_at":"","ended_at":"","duration_ms":0,"exit_code":null,"reason":"","holder":null,` +
 		`"log_path":"","host":"","manual":false,"attempt":1,` +
-		`"cpu_user_ms":null,"cpu_system_ms":null,"memory_peak_bytes":null,"oom_killed":false}`
+		`"cpu_user_ms":null,"cpu_system_ms":null,"memory_peak_bytes":null,"oom_killed":false,"progress":""}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}

@@ -26,8 +26,9 @@ func TestStoreRoundTrip(t *testing.T) {
 					t.Fatalf("Start: %v", err)
 				}
 				// Finish names only what it learned; Start's fields stay.
+				open.Progress = ""
 				done := run.Record{RunID: r.RunID, Outcome: r.Outcome, EndedAt: r.EndedAt,
-					ExitCode: r.ExitCode, Reason: r.Reason, Usage: r.Usage}
+					ExitCode: r.ExitCode, Reason: r.Reason, Usage: r.Usage, Progress: r.Progress}
 				if err := s.Finish(ctx, done); err != nil {
 					t.Fatalf("Finish: %v", err)
 				}

@@ -16,10 +16,10 @@ import (
 const columns = `run_id, job, outcome, at, scheduled_at, started_at, ended_at,
 	exit_code, reason, holder_pid, holder_host, holder_job, holder_run_id,
 	holder_since, log_path, host, supervisor_pid, pid, manual, attempt,
-	cpu_user_us, cpu_system_us, memory_peak_bytes, oom_killed`
+	cpu_user_us, cpu_system_us, memory_peak_bytes, oom_killed, progress`
 
 // values are the placeholders of columns, one each.
-const values = `VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+const values = `VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 const insertSQL = `INSERT INTO runs (` + columns + `) ` + values
 
@@ -29,16 +29,16 @@ const updateSQL = `UPDATE runs SET run_id=?, job=?, outcome=?, at=?, scheduled_a
 	started_at=?, ended_at=?, exit_code=?, reason=?, holder_pid=?, holder_host=?,
 	holder_job=?, holder_run_id=?, holder_since=?, log_path=?, host=?,
 	supervisor_pid=?, pid=?, manual=?, attempt=?, cpu_user_us=?, cpu_system_us=?,
-	memory_peak_bytes=?, oom_killed=? WHERE id=?`
+	memory_peak_bytes=?, oom_killed=?, progress=? WHERE id=?`
 
 // endUpdateSQL is updateSQL for an end that changes only what a run's end
 // sets: it leaves the run_id, job-and-at and at indexes alone, which the
 // full statement, naming their columns, would delete from and insert into
 // again with the same values.
-const endUpdateSQL = `UPDATE runs SET outcome=?, ended_at=?, exit_code=?, reason=?, pid=?, cpu_user_us=?, cpu_system_us=?, memory_peak_bytes=?, oom_killed=? WHERE id=?`
+const endUpdateSQL = `UPDATE runs SET outcome=?, ended_at=?, exit_code=?, reason=?, pid=?, cpu_user_us=?, cpu_system_us=?, memory_peak_bytes=?, oom_killed=?, progress=? WHERE id=?`
 
 // endColumns are the positions, in args' order, of endUpdateSQL's columns.
-var endColumns = [...]int{2, 6, 7, 8, 17, 20, 21, 22, 23}
+var endColumns = [...]int{2, 6, 7, 8, 17, 20, 21, 22, 23, 24}
 
 // WriteKind says what a Write does.
 type WriteKind int
@@ -280,6 +280,9 @@ func merge(old, r run.Record) run.Record {
 	if r.Usage == (run.Usage{}) {
 		r.Usage = old.Usage
 	}
+	if r.Progress == "" {
+		r.Progress = old.Progress
+	}
 	return r
 }
 
@@ -319,5 +322,5 @@ func args(r run.Record) []any {
 	return append([]any{r.RunID, r.Job, string(r.Outcome), sortTime(r).UnixNano(),
 		Nanos(r.ScheduledAt), Nanos(r.StartedAt), Nanos(r.EndedAt), exit, r.Reason,
 		hPID, hHost, hJob, hRun, hSince, r.LogPath, r.Host, r.SupervisorPID, r.PID, r.Manual, r.Attempt},
-		UsageArgs(r.Usage)...)
+		append(UsageArgs(r.Usage), r.Progress)...)
 }

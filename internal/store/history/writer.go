@@ -220,7 +220,7 @@ func (w *Writer) WriteEnd(_ context.Context, e run.End) (closed bool, err error)
 	r := run.Record{Job: e.Job, RunID: e.RunID, Outcome: e.Outcome,
 		ScheduledAt: e.Slot, StartedAt: e.Started, EndedAt: e.Ended, ExitCode: e.ExitCode,
 		Reason: e.Reason, Host: w.host, SupervisorPID: w.pid, PID: e.PID, Manual: e.Manual, Attempt: e.Attempt,
-		Usage: e.Usage}
+		Usage: e.Usage, Progress: e.Progress}
 	if l != nil {
 		r.LogPath = w.closeLog(l)
 	}
