@@ -30,7 +30,7 @@ func benchRows(b *testing.B) int {
 // compare FULL (the choice) with NORMAL.
 func openSync(b *testing.B, sync string) *Store {
 	p := filepath.Join(b.TempDir(), "history.db")
-	h, err := openDSN(dsn(p, sync, false))
+	h, err := openDSN(dsn(p, sync, "rwc"))
 	if err != nil {
 		b.Fatal(err)
 	}

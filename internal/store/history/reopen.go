@@ -94,12 +94,27 @@ func (s *Store) moved(h *handle) bool {
 	if h.deleted() {
 		return true
 	}
-	fi, err := os.Stat(s.path)
+	id, err := idAt(s.path)
 	if err != nil {
 		return errors.Is(err, os.ErrNotExist)
 	}
-	id, err := statID(fi)
-	return err == nil && id != h.id
+	return id != h.id
+}
+
+// at tells whether the file at the store's path is id. Once opened on a
+// path that was id before and is still after, every connection (all
+// opened by path) has id: nothing links a file back at the path.
+func (s *Store) at(id fileID) bool {
+	got, err := idAt(s.path)
+	return err == nil && got == id
+}
+
+func idAt(path string) (fileID, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileID{}, err
+	}
+	return statID(fi)
 }
 
 // writer is the open database for a write: it opens an unopened store and
@@ -133,13 +148,16 @@ func (s *Store) writer() (h *handle, done func(), err error) {
 // reopen closes the current database, if any, and opens the file at the
 // path. A database whose file was deleted is first copied to the path
 // (restore), so that no record it holds is lost; a file put in its place
-// is opened as it is. The old handle is closed before the open: its
-// connections use the -wal and -shm files at the path, which the new one
-// must not share. Those two files belong to the old database (SQLite
-// keeps them when it sees its file moved), or, with no database at the
-// path, to none; they are removed before the file at the path is opened,
-// so that SQLite cannot replay a stranger's WAL into it. The gate is held
-// throughout: no write is in the old handle while it is copied.
+// is opened as it is. An old handle whose file is still linked is closed
+// before the open: its connections use the -wal and -shm files at the
+// path, which the new one must not share. Those two files belong to the
+// old database (SQLite keeps them when it sees its file moved), or, with
+// no database at the path, to none; they are removed before the file at
+// the path is opened, so that SQLite cannot replay a stranger's WAL into
+// it. A deleted file's handle is closed only once its copy is open at
+// the path (its connections hold their files open, unlinked): until then
+// it is the only one with its records. The gate is held throughout: no
+// write is in the old handle while it is copied.
 func (s *Store) reopen() (*handle, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -151,6 +169,7 @@ func (s *Store) reopen() (*handle, error) {
 	_, err := os.Stat(s.path)
 	stale := errors.Is(err, os.ErrNotExist)
 	var copied string
+	var old *handle // a deleted file's, open until its copy is
 	if h := s.h.Load(); h != nil {
 		if !s.moved(h) { // another writer reopened it meanwhile
 			return h, nil
@@ -161,9 +180,12 @@ func (s *Store) reopen() (*handle, error) {
 				s.restored("", err)
 				return nil, err
 			}
+			old = h
 		}
 		s.h.Store(nil)
-		_ = h.close()
+		if old == nil {
+			_ = h.close()
+		}
 		stale = true
 	}
 	if stale {
@@ -172,10 +194,31 @@ func (s *Store) reopen() (*handle, error) {
 	}
 	var kept, to string
 	var putErr error
+	var copyID fileID
 	if copied != "" {
-		kept, to, putErr = s.putBack(copied)
+		if copyID, putErr = idAt(copied); putErr == nil {
+			kept, to, putErr = s.putBack(copied)
+		}
 	}
-	h, setAside, err := s.openAt()
+	// The copy at the path is opened, never a file made anew in its
+	// place: a removal still under way (rm -rf meeting the directory made
+	// again) may take the copy before it is open.
+	atPath := copied != "" && !errors.Is(putErr, ErrPathTaken)
+	h, setAside, err := s.openAt(!atPath)
+	if atPath && !s.at(copyID) {
+		// Gone before it was opened: the deleted file, still open, keeps
+		// the records, and the next write copies it again.
+		if err == nil {
+			h.close()
+			err = fmt.Errorf("history: the copy of the deleted %s left the path before it was opened", s.path)
+		}
+		s.h.Store(old)
+		s.restored("", err)
+		return nil, err
+	}
+	if old != nil {
+		_ = old.close()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -203,15 +246,15 @@ func (s *Store) restored(kept string, err error) {
 	s.copyFailed = failed
 }
 
-// openAt opens the file at the path, setting aside one that is no
-// database, and applies the shipping asked; to is where a file set aside
-// went.
-func (s *Store) openAt() (h *handle, to string, err error) {
-	h, err = openWritable(s.path, s.synchronous)
+// openAt opens the file at the path (creating one if create), setting
+// aside one that is no database, and applies the shipping asked; to is
+// where a file set aside went.
+func (s *Store) openAt(create bool) (h *handle, to string, err error) {
+	h, err = openWritable(s.path, s.synchronous, create)
 	if errors.Is(err, ErrNotDatabase) {
 		// Put there while we ran: set it aside as at start-up.
 		if to, err = SetAside(s.path, time.Now()); err == nil {
-			h, err = openWritable(s.path, s.synchronous)
+			h, err = openWritable(s.path, s.synchronous, create)
 		}
 	}
 	if want := s.shipping.Load(); err == nil && want != shipUnset {

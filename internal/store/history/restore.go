@@ -26,8 +26,9 @@ const restoreTimeout = time.Minute
 // had open back to the path. err nil: every record is at the path again.
 // ErrPathTaken: another file had been put there meanwhile and is used
 // from now on; the copy is kept at kept. Any other error: no copy could
-// be made; the store keeps the deleted file open and tries again at the
-// next write, which fails until then (the Writer holds it).
+// be made, or it left the path before it was opened; the store keeps the
+// deleted file open and tries again at the next write, which fails until
+// then (the Writer holds it).
 func WithRestored(f func(path, kept string, err error)) StoreOption {
 	return func(s *Store) { s.onRestore = f }
 }

@@ -115,7 +115,7 @@ func Open(path string, opts ...StoreOption) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := openWritable(s.path, s.synchronous)
+	h, err := openWritable(s.path, s.synchronous, true)
 	if err != nil {
 		return nil, err
 	}
@@ -140,15 +140,19 @@ func Unopened(path string, opts ...StoreOption) (*Store, error) {
 	return s, nil
 }
 
-// openWritable opens (creating and migrating) the database at abs, its
-// connections with the synchronous pragma sync.
-func openWritable(abs, sync string) (*handle, error) {
+// openWritable opens (creating if create, and migrating) the database at
+// abs, its connections with the synchronous pragma sync.
+func openWritable(abs, sync string, create bool) (*handle, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
+	flag, mode := os.O_RDWR, "rw"
+	if create {
+		flag, mode = flag|os.O_CREATE, "rwc"
+	}
 	// Create the file ourselves so it is 0600: SQLite would use 0644, and
 	// it gives the -wal and -shm files the database file's mode.
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(abs, flag, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
@@ -157,7 +161,7 @@ func openWritable(abs, sync string) (*handle, error) {
 		f.Close()
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	h, err := openDSN(dsn(abs, sync, false))
+	h, err := openDSN(dsn(abs, sync, mode))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("history: open %s: %w", abs, classify(err))
@@ -236,7 +240,7 @@ func OpenReadOnly(path string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	h, err := openDSN(dsn(abs, synchronousMode, true))
+	h, err := openDSN(dsn(abs, synchronousMode, "ro"))
 	if err != nil {
 		return nil, fmt.Errorf("history: open %s: %w", abs, classify(err))
 	}
@@ -254,14 +258,14 @@ func OpenReadOnly(path string) (*Store, error) {
 	return s, nil
 }
 
-// dsn builds a file: URI so that SQLite honours mode=ro; the path is escaped
-// so that '?' or '#' in a state dir name cannot end it.
-func dsn(abs, sync string, readOnly bool) string {
+// dsn builds a file: URI so that SQLite honours mode ("ro", "rw", or
+// "rwc" to create the file); the path is escaped so that '?' or '#' in a
+// state dir name cannot end it.
+func dsn(abs, sync, mode string) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
-	if readOnly {
-		q.Set("mode", "ro")
-	} else {
+	q.Set("mode", mode)
+	if mode != "ro" {
 		// journal_mode is set once, by setup; synchronous is per
 		// connection. The driver runs the _pragma list busy_timeout
 		// first, the rest in lexicographic order: the quoted schema name
