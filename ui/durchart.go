@@ -37,21 +37,60 @@ func (v detailView) chartHeight() int {
 
 // durHeight is the lines of the durations section (durLines).
 func (v detailView) durHeight() int {
-	l, timed := v.c.data.learnedFor(v.job), len(v.timed()) > 0
+	head, chart, _ := v.durLayout(v.c.data.learnedFor(v.job), len(v.timed()) > 0)
+	return head + chart
+}
+
+// durLayout is how the durations section fits in what the detail can
+// spare beside 3 runs and 3 lines of output: the lines of its head (the
+// rule, the figures, the advice) and of its chart. On a short terminal
+// the chart shrinks to 2 lines, then goes; then the advice is one line,
+// cut (short); then the head is cut.
+func (v detailView) durLayout(l *learned, timed bool) (head, chart int, short bool) {
 	if l == nil && !timed {
-		return 0
+		return 0, 0, false
 	}
-	n := 1
-	if l != nil {
-		n += len(figureLines(l, v.width))
-		if l.advice != "" {
-			n += len(wrapItems([]string{l.advice}, v.width))
-		}
+	room := v.height - infoLines - 2 - 6
+	head = len(v.durHead(l, false))
+	if short = head > room; short {
+		head = len(v.durHead(l, true))
 	}
 	if timed {
-		n += v.chartHeight()
+		if chart = min(v.chartHeight(), room-head); chart < 2 {
+			chart = 0
+		}
 	}
-	return n
+	if head = min(head, room); head < 2 {
+		head = 0 // a rule alone says nothing
+	}
+	return head, chart, short
+}
+
+// durHead is the section's rule, the learned figures and the advice on
+// the job's timeout (on one line, cut, when short).
+func (v detailView) durHead(l *learned, short bool) []string {
+	st, recs := v.c.st, v.timed()
+	right := ""
+	if len(recs) > 0 {
+		right = plural(len(recs), "run") + " since " + clock(v.c.now(), recs[0].StartedAt)
+	}
+	lines := []string{v.rule("durations", right)}
+	if l == nil {
+		return lines
+	}
+	for _, f := range figureLines(l, v.width) {
+		lines = append(lines, fit(" "+strings.ReplaceAll(f, " · ", st.muted.Render(" · ")), v.width))
+	}
+	advice := wrapItems([]string{l.advice}, v.width)
+	if short {
+		advice = []string{l.advice}
+	}
+	for _, a := range advice {
+		if a != "" {
+			lines = append(lines, st.warn.Render(fit(" "+a, v.width)))
+		}
+	}
+	return lines
 }
 
 // durLines is the durations section of the detail: a rule, the figures
@@ -59,28 +98,14 @@ func (v detailView) durHeight() int {
 // and a chart of what the runs on the detail's page took. Nothing when
 // the job has neither.
 func (v detailView) durLines() []string {
-	st := v.c.st
 	l, recs := v.c.data.learnedFor(v.job), v.timed()
-	if l == nil && len(recs) == 0 {
+	head, chart, short := v.durLayout(l, len(recs) > 0)
+	if head+chart == 0 {
 		return nil
 	}
-	right := ""
-	if len(recs) > 0 {
-		right = plural(len(recs), "run") + " since " + clock(v.c.now(), recs[0].StartedAt)
-	}
-	lines := []string{v.rule("durations", right)}
-	if l != nil {
-		for _, f := range figureLines(l, v.width) {
-			lines = append(lines, fit(" "+strings.ReplaceAll(f, " · ", st.muted.Render(" · ")), v.width))
-		}
-		if l.advice != "" {
-			for _, a := range wrapItems([]string{l.advice}, v.width) {
-				lines = append(lines, st.warn.Render(fit(" "+a, v.width)))
-			}
-		}
-	}
-	if len(recs) > 0 {
-		lines = append(lines, durChart(st, l, recs, v.chartHeight(), v.width)...)
+	lines := v.durHead(l, short)[:head]
+	if chart > 0 {
+		lines = append(lines, durChart(v.c.st, l, recs, chart, v.width)...)
 	}
 	return lines
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +156,42 @@ func TestFigureLines(t *testing.T) {
 	}
 	if got := figureLines(learnedOf(fixtureDurations["backup_db"]), 200); !strings.Contains(got[0], "nothing judged before 10 runs") {
 		t.Errorf("one run: %q", got)
+	}
+}
+
+// TestDurationsGiveWayOnShortTerminals: the detail's durations section
+// leaves room for the runs and the output: the chart shrinks, then goes,
+// then the advice takes one line, then the section goes; every screen
+// fits.
+func TestDurationsGiveWayOnShortTerminals(t *testing.T) {
+	tests := []struct {
+		h                int
+		chart, durations bool
+	}{
+		{h: 14, chart: false, durations: false},
+		{h: 17, chart: false, durations: false},
+		{h: 20, chart: false, durations: true}, // the advice on one line, cut
+		{h: 24, chart: true, durations: true},
+	}
+	for _, tc := range tests {
+		t.Run(strconv.Itoa(tc.h), func(t *testing.T) {
+			m := loaded(t, newFake(), Options{}, 80, tc.h)
+			m, cmd := press(selectJob(t, m, "refund_orders"), "enter")
+			m, cmd = follow(t, m, cmd)
+			m, _ = follow(t, m, cmd)
+			screen := m.View()
+			checkScreen(t, screen, 80, tc.h)
+			for _, want := range []string{"── runs and skips", "── live output"} {
+				if !strings.Contains(screen, want) {
+					t.Errorf("no %q at %d rows:\n%s", want, tc.h, screen)
+				}
+			}
+			if got := strings.Contains(screen, "── durations"); got != tc.durations {
+				t.Errorf("durations shown %v at %d rows, want %v:\n%s", got, tc.h, tc.durations, screen)
+			}
+			if got := strings.Contains(screen, "0 ┤"); got != tc.chart {
+				t.Errorf("chart shown %v at %d rows, want %v:\n%s", got, tc.h, tc.chart, screen)
+			}
+		})
 	}
 }
