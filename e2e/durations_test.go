@@ -104,3 +104,54 @@ func seedHistory(t *testing.T, state, job string, n int) {
 		}
 	}
 }
+
+// TestConsoleTookSparkline is issue 42's picture in a real terminal: a
+// job with 12 recorded runs (2.0 to 2.4 s) shows them as a sparkline in
+// the jobs table's TOOK column, the newest six at 80 columns and all
+// twelve with the newest run's duration at 200, and a job that never ran
+// shows "—"; the screens hold to testdata's goldens (ages and countdowns
+// masked). Its detail shows the learned figures and the runs' chart.
+func TestConsoleTookSparkline(t *testing.T) {
+	fullSuiteOnly(t)
+	s := newSandbox(t, `jobs:
+  - {name: learned, schedule: "@yearly", command: "true", timeout: 1m, warn_after: auto}
+  - {name: fresh, schedule: "@yearly", command: "true", timeout: 1m}
+`)
+	seedHistory(t, s.state, "learned", 12)
+	d := s.startDaemon()
+	defer stopDaemons(t, d)
+	for _, size := range []struct {
+		name string
+		w, h int
+		bars string
+	}{
+		{name: "console_took_80", w: 80, h: 24, bars: "▅▅▆▇▇█"},
+		{name: "console_took_200", w: 200, h: 40, bars: "▁▂▂▃▄▄▅▅▆▇▇█ 2.4s"},
+	} {
+		tm := startTmux(t, s, size.w, size.h, cvBin, "--config", s.config, "ui")
+		want := readGolden(t, size.name)
+		// The whole table, not its first rows: a capture can fall in the
+		// middle of a frame's writing.
+		screen := tm.await(15*time.Second, "the sparkline, and the table as testdata/"+size.name+".golden", func(sc string) bool {
+			return strings.Contains(lineWith(sc, "  learned "), size.bars) && strings.Contains(lineWith(sc, " fresh  "), " —  ") &&
+				(*updateGolden || tableOf(sc) == want)
+		})
+		compareScreen(t, size.name, tableOf(screen))
+		if size.w == 200 {
+			tm.keys("G", "Enter") // learned is last by name
+			wants := []string{"── durations", "12 runs since",
+				"12 ok runs · p50 2.2s · p95 2.4s · p99 2.4s · max 2.4s · slow after 12s · suggested timeout 1m10s",
+				" 2.4s ┤", "    0 ┤█ █ █ █ █ █ █ █ █ █ █ █", "── runs and skips"}
+			tm.await(15*time.Second, "the detail's durations: "+strings.Join(wants, "; "), func(sc string) bool {
+				for _, w := range wants {
+					if !strings.Contains(sc, w) {
+						return false
+					}
+				}
+				return true
+			})
+		}
+		tm.keys("q")
+		waitFor(t, 10*time.Second, "the console to exit", tm.dead)
+	}
+}

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,3 +119,73 @@ func lineWith(screen, sub string) string {
 
 // runningPIDRE finds the pid of a running run on the console's screen.
 var runningPIDRE = regexp.MustCompile(`running pid (\d+)`)
+
+var updateGolden = flag.Bool("update", false, "rewrite the console's golden screens under testdata")
+
+// ageRE is an age or a countdown in the table, which ticks (a word of
+// its own such as 1m, 1m05s, 27d20h), with the spaces after it.
+var ageRE = regexp.MustCompile(`(^|\s)\d+[dhms](\d\d[hms])?(\s+|$)`)
+
+// maskAge is an age as "AGE", padded to the width the age and its spaces
+// had, so that the columns after it stay where they are.
+func maskAge(m string) string {
+	lead := ""
+	if m[0] == ' ' {
+		lead, m = " ", m[1:]
+	}
+	return lead + "AGE" + strings.Repeat(" ", max(1, len(m)-3))
+}
+
+// tableOf is the jobs table of a screen, its title row to its last row,
+// with ages and countdowns masked.
+func tableOf(screen string) string {
+	var out []string
+	for _, l := range strings.Split(screen, "\n") {
+		l = strings.TrimRight(l, " ")
+		if strings.Contains(l, "NAME ▾") || len(out) > 0 && l != "" {
+			for ageRE.MatchString(l) {
+				l = ageRE.ReplaceAllStringFunc(l, maskAge)
+			}
+			l = strings.TrimRight(l, " ")
+			out = append(out, l)
+		} else if len(out) > 0 {
+			break
+		}
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+// readGolden is testdata/NAME.golden; "" with -update, which writes it.
+func readGolden(t *testing.T, name string) string {
+	t.Helper()
+	if *updateGolden {
+		return ""
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", name+".golden"))
+	if errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("no golden testdata/%s.golden; run go test ./e2e -run %s -update", name, t.Name())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(want)
+}
+
+// compareScreen holds got to testdata/NAME.golden; -update rewrites it.
+func compareScreen(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *updateGolden {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want := readGolden(t, name)
+	if got != want {
+		t.Errorf("screen %s differs from %s (-update rewrites it)\ngot:\n%s\nwant:\n%s", name, path, got, want)
+	}
+}

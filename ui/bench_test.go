@@ -34,8 +34,26 @@ func manyJobs(n int) []ctl.JobStatus {
 // BenchmarkViewJobs renders the jobs table of 1,000 jobs; one View must
 // stay well under 10 ms so that a redraw a second costs nothing.
 func BenchmarkViewJobs(b *testing.B) {
+	benchViewJobs(b, manyJobs(1000))
+}
+
+// BenchmarkViewJobsLearned is BenchmarkViewJobs with a sparkline on
+// every row: each job has 16 recent runs learned.
+func BenchmarkViewJobsLearned(b *testing.B) {
+	jobs := manyJobs(1000)
+	for i := range jobs {
+		recent := make([]int64, recentMax)
+		for k := range recent {
+			recent[k] = int64(1000 + (k*37+i)%400)
+		}
+		jobs[i].Durations = &ctl.Durations{Runs: 50, P5MS: 1000, P50MS: 1200, P95MS: 1350, P99MS: 1390, MaxMS: 1400, RecentMS: recent}
+	}
+	benchViewJobs(b, jobs)
+}
+
+func benchViewJobs(b *testing.B, jobs []ctl.JobStatus) {
 	f := newFake()
-	f.jobs = manyJobs(1000)
+	f.jobs = jobs
 	m := New(f, Options{Title: sockPath, Clock: fixedClock})
 	m, _ = m.update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m, _ = m.update(snapshotMsg{jobs: f.jobs, locks: f.locks, withLocks: true})

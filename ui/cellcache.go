@@ -22,6 +22,7 @@ const (
 	failID
 	foreignID
 	headerID
+	sparkID // a cell styled a character at a time by its marks
 )
 
 // byID is the style an ID names.
@@ -78,7 +79,8 @@ type cellKey struct {
 	text  string
 	width int
 	style styleID
-	grey  bool // drawn in the lost source's grey styles
+	grey  bool   // drawn in the lost source's grey styles
+	marks string // a sparkline's classes
 }
 
 // cellCache keeps the jobs table's styled cells from one frame to the
@@ -94,15 +96,20 @@ const cellCacheMax = 4096
 
 // render is the cell's text styled, from the cache when it was drawn
 // before.
-func (c *cellCache) render(st styles, grey bool, text string, width int, id styleID) string {
-	k := cellKey{text: text, width: width, style: id, grey: grey}
+func (c *cellCache) render(st styles, grey bool, cl cell, width int) string {
+	k := cellKey{text: cl.text, width: width, style: cl.id, grey: grey, marks: cl.marks}
 	if s, ok := c.cells[k]; ok {
 		return s
 	}
 	if c.cells == nil || len(c.cells) >= cellCacheMax {
 		c.cells = make(map[cellKey]string, 256)
 	}
-	s := st.byID(id).Render(fit(text, width))
+	var s string
+	if cl.marks != "" {
+		s = renderMarked(st, cl.text, cl.marks, width)
+	} else {
+		s = st.byID(cl.id).Render(fit(cl.text, width))
+	}
 	c.cells[k] = s
 	return s
 }

@@ -18,6 +18,9 @@ func TestCachedRowsDrawTheSame(t *testing.T) {
 	live, grey := newStyles(r, defaultTheme()), newStyles(r, greyTheme(defaultTheme()))
 	f := newFake()
 	f.jobs = manyJobs(50)
+	for i := range f.jobs {
+		f.jobs[i].Durations = fixtureDurations[fixtureJobs()[i%7].Name] // a sparkline on most rows
+	}
 	m := loaded(t, f, Options{}, 120, 40)
 	widths := layout(m.jobs.columns(), 118)
 	var cache cellCache
@@ -28,7 +31,7 @@ func TestCachedRowsDrawTheSame(t *testing.T) {
 				st = grey
 			}
 			for i := range m.c.data.jobs {
-				cells := m.jobs.cells(m.c.data.at(i))
+				cells := m.jobs.cells(nil, m.c.data.at(i), m.c.data.jobs[i].learned, widths[tookCol])
 				selected := i%7 == 0
 				want := cachedRow(st, nil, g, cells, widths, selected, 120)
 				if got := cachedRow(st, &cache, g, cells, widths, selected, 120); got != want {

@@ -14,14 +14,14 @@ import (
 const infoLines = 5
 
 // runsHeight is the rows of the runs list: a third of what is left after
-// the definition and the two rules, between 3 and 8.
+// the definition, the durations and the two rules, between 3 and 8.
 func (v detailView) runsHeight() int {
-	return max(3, min(8, (v.height-infoLines-2)/3))
+	return max(3, min(8, (v.height-infoLines-v.durHeight()-2)/3))
 }
 
 // outputHeight is the rows of the output pane.
 func (v detailView) outputHeight() int {
-	return max(1, v.height-infoLines-2-v.runsHeight())
+	return max(1, v.height-infoLines-v.durHeight()-2-v.runsHeight())
 }
 
 // View draws the job.
@@ -30,7 +30,7 @@ func (v detailView) View() string {
 	if !ok {
 		return pad([]string{"", v.c.st.errText.Render("  " + v.job + " is no longer in jobs.yaml (esc: back)")}, v.height)
 	}
-	lines := v.info(j)
+	lines := append(v.info(j), v.durLines()...)
 	lines = append(lines, v.rule("runs and skips", fmt.Sprintf("%d of %d", v.sel+1, len(v.recs)+1)))
 	lines = append(lines, strings.Split(pad(v.runs(j), v.runsHeight()), "\n")...)
 	lines = append(lines, v.rule(v.outputTitle(), v.scrollInfo()))

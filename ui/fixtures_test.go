@@ -23,6 +23,35 @@ const (
 func exit(n int) *int { return &n }
 
 func fixtureJobs() []ctl.JobStatus {
+	jobs := fixtureStatuses()
+	for i := range jobs {
+		jobs[i].Durations = fixtureDurations[jobs[i].Name]
+	}
+	return jobs
+}
+
+// fixtureDurations are the jobs' learned figures: sync_orders learns its
+// slow and fast bounds (warn_after and warn_fast: auto) and had one fast
+// run; rotate_logs had two runs past its p95; refund_orders' timeout is
+// far above its runs; backup_db and report_weekly have too few runs to
+// judge; send_digest never ran.
+var fixtureDurations = map[string]*ctl.Durations{
+	"backup_db": {Runs: 1, P5MS: 42000, P50MS: 42000, P95MS: 42000, P99MS: 42000, MaxMS: 42000, RecentMS: []int64{42000}},
+	"cleanup_tmp": {Runs: 22, P5MS: 1300, P50MS: 1500, P95MS: 1800, P99MS: 1900, MaxMS: 1950, SuggestedTimeoutMS: 70000,
+		RecentMS: []int64{1500, 1450, 1520, 1480, 1900, 1500, 1510, 1490, 1300, 1500, 1550, 1470, 1500, 1520, 1480, 1500}},
+	"refund_orders": {Runs: 12, P5MS: 2800, P50MS: 3000, P95MS: 3150, P99MS: 3200, MaxMS: 3200, SuggestedTimeoutMS: 70000,
+		TimeoutAdvice: "timeout 24h0m0s is far above the p99 of the last 12 runs (3.2s): a hang runs 24h0m0s before it is ended; suggested timeout 1m10s",
+		RecentMS:      []int64{2900, 3000, 3100, 2950, 3000, 3050, 2800, 3000, 3200, 3000, 2950, 3000}},
+	"report_weekly": {Runs: 3, P5MS: 118700, P50MS: 125000, P95MS: 130400, P99MS: 130900, MaxMS: 131000,
+		RecentMS: []int64{118000, 131000, 125000}},
+	"rotate_logs": {Runs: 22, P5MS: 230000, P50MS: 250000, P95MS: 420000, P99MS: 540000, MaxMS: 570000, SuggestedTimeoutMS: 1620000,
+		RecentMS: []int64{250000, 245000, 260000, 238000, 570000, 251000, 249000, 255000, 242000, 430000, 250000, 248000, 252000, 246000, 250000, 253000}},
+	"sync_orders": {Runs: 50, P5MS: 5800, P50MS: 6050, P95MS: 8000, P99MS: 8400, MaxMS: 9100,
+		SlowAfterMS: 18400, FastBelowMS: 1450, SuggestedTimeoutMS: 70000,
+		RecentMS: []int64{6100, 5900, 6200, 9100, 6050, 900, 6000, 6100, 6300, 6150, 5950, 6000, 6000, 6000, 6000, 8200}},
+}
+
+func fixtureStatuses() []ctl.JobStatus {
 	since := at(-24 * time.Hour)
 	own := &run.Holder{PID: syncPID, Host: host, Job: "sync_orders", RunID: "r-sync-7", Since: at(-25 * time.Second)}
 	return []ctl.JobStatus{

@@ -70,12 +70,23 @@ var screens = []struct {
 		m, _ = press(m, "G")
 		return m
 	}},
+	{name: "jobs_200", w: 200, h: 30, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "G")
+		return m
+	}},
 	{name: "jobs_filtered", w: 80, h: 24, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		m, _ = press(m, "/", "o", "r", "d", "enter", "s")
 		return m
 	}},
 	{name: "detail", w: 80, h: 24, doc: true, prep: openSync},
 	{name: "detail_wide", w: 120, h: 30, doc: true, prep: openSync},
+	{name: "detail_200", w: 200, h: 40, doc: true, prep: openSync},
+	{name: "detail_advice", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, cmd := press(selectJob(t, m, "refund_orders"), "enter")
+		m, cmd = follow(t, m, cmd)
+		m, _ = follow(t, m, cmd)
+		return m
+	}},
 	{name: "detail_log", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		p := writeLog(t, "stdout | fetching orders since 2026-03-14T11:58:55Z", "stdout | page 1: 88 orders",
 			"stderr | warn: slow response from the warehouse (2.1s)", "stdout | writing 88 orders", "stdout | done")

@@ -183,14 +183,21 @@ func (v jobsView) columns() []column {
 	}
 	return []column{
 		{title: sortMark("NAME", byName), min: 8, want: min(v.nameW, 16), max: v.nameW, grow: 2},
-		{title: "SCHEDULE", min: 9, want: 11, max: 14, drop: 2, grow: 5},
+		{title: "SCHEDULE", min: 9, want: 11, max: 14, drop: 3, grow: 5},
 		{title: sortMark("STATE", byState), min: 9, want: 11, max: v.stateMax(), grow: 3},
 		{title: sortMark("LAST", byLast), min: 9, want: 13, max: 14, grow: 4},
+		// TOOK (tookCol): the newest runs' durations as bars, as many as
+		// fit; it gives way after the counters and the schedule, and
+		// widens last, up to 16 bars and the newest run's duration.
+		{title: "TOOK", min: 4, want: 6, max: recentMax + len(" 1m05s"), drop: 2, grow: 8},
 		{title: sortMark("NEXT", byNext), min: 5, want: 6, max: 8, grow: 6},
 		{title: "LOCK HOLDER", min: 12, want: 18, max: 30, drop: 1, grow: 1},
-		{title: "RUN/SKIP/FAIL", min: 13, want: 13, max: 14, drop: 3, grow: 7},
+		{title: "RUN/SKIP/FAIL", min: 13, want: 13, max: 14, drop: 4, grow: 7},
 	}
 }
+
+// tookCol is the TOOK column's place in columns.
+const tookCol = 4
 
 // stateMax is the STATE column's widest: room for "↺ retry 2/3 at
 // 10:19:03" while a slot waits for a retry, else a running job's
@@ -215,15 +222,18 @@ func (v jobsView) View() string {
 		lines = append(lines, v.c.st.muted.Render(empty))
 	}
 	from, to := v.shown()
+	var cells []cell // one row's at a time: cachedRow keeps none
 	for i := from; i < to; i++ {
-		j := v.c.data.at(v.rows[i])
-		lines = append(lines, cachedRow(v.c.st, &v.c.cells, v.c.lost, v.cells(j), widths, i == v.cur.pos, v.width))
+		r := v.rows[i]
+		cells = v.cells(cells[:0], v.c.data.at(r), v.c.data.jobs[r].learned, widths[tookCol])
+		lines = append(lines, cachedRow(v.c.st, &v.c.cells, v.c.lost, cells, widths, i == v.cur.pos, v.width))
 	}
 	return pad(lines, v.height-3) + "\n\n" + v.summary()
 }
 
-// cells are one job's table cells.
-func (v jobsView) cells(j ctl.JobStatus) []cell {
+// cells appends one job's table cells to dst, with its learned
+// durations in a TOOK column tookW wide.
+func (v jobsView) cells(dst []cell, j ctl.JobStatus, l *learned, tookW int) []cell {
 	now := v.c.now()
 	next := cell{text: countdown(now, j.NextRun), id: mutedID}
 	if j.State == ctl.StatePaused || j.State == ctl.StateDisabled || j.Paused {
@@ -239,15 +249,16 @@ func (v jobsView) cells(j ctl.JobStatus) []cell {
 			last.text = glyph(j.LastOutcome) + " " + string(j.LastOutcome)
 		}
 	}
-	return []cell{
-		{text: j.Name, id: plainID},
-		{text: j.Schedule, id: mutedID},
-		{text: stateText(j, now), id: stateID(j.State)},
+	return append(dst,
+		cell{text: j.Name, id: plainID},
+		cell{text: j.Schedule, id: mutedID},
+		cell{text: stateText(j, now), id: stateID(j.State)},
 		last,
+		tookCell(l, tookW),
 		next,
 		holderCell(j, now),
-		{text: countsCell(j.Counts), id: mutedID},
-	}
+		cell{text: countsCell(j.Counts), id: mutedID},
+	)
 }
 
 // countsCell is the RUN/SKIP/FAIL cell; "—" when no daemon ever counted

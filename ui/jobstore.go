@@ -22,6 +22,7 @@ type jobRow struct {
 	runs, skips, failures          int
 	paused, enabled                bool
 	more                           *jobMore // nil when all its fields are zero
+	learned                        *learned // nil without successful runs
 }
 
 // nanos is t as a row keeps it.
@@ -83,7 +84,8 @@ func (in interner) compact(j ctl.JobStatus, name string) jobRow {
 	r := jobRow{name: name, schedule: in.str(j.Schedule), timezone: in.str(j.Timezone),
 		lock: j.Lock, state: ctl.JobState(in.str(string(j.State))), last: run.Outcome(in.str(string(j.LastOutcome))),
 		nextRun: nanos(j.NextRun), lastEndedAt: nanos(j.LastEndedAt), since: nanos(j.Counts.Since),
-		runs: j.Counts.Runs, skips: j.Counts.Skips, failures: j.Counts.Failures, paused: j.Paused, enabled: j.Enabled}
+		runs: j.Counts.Runs, skips: j.Counts.Skips, failures: j.Counts.Failures, paused: j.Paused, enabled: j.Enabled,
+		learned: learnedOf(j.Durations)}
 	if r.lock == r.name {
 		r.lock = r.name // the decoder's copy goes
 	} else {
@@ -124,8 +126,8 @@ func (r jobRow) status() ctl.JobStatus {
 // same reports whether two rows say the same.
 func (r jobRow) same(o jobRow) bool {
 	a, b := r, o
-	a.more, b.more = nil, nil
-	if a != b {
+	a.more, b.more, a.learned, b.learned = nil, nil, nil, nil
+	if a != b || (r.learned == nil) != (o.learned == nil) || r.learned != nil && *r.learned != *o.learned {
 		return false
 	}
 	switch {
@@ -158,8 +160,10 @@ func (s *store) edit(name string, f func(j *ctl.JobStatus)) bool {
 	if !ok {
 		return false
 	}
-	j := s.jobs[i].status()
+	old := s.jobs[i]
+	j := old.status()
 	f(&j)
-	s.jobs[i] = s.strs.compact(j, s.jobs[i].name)
+	s.jobs[i] = s.strs.compact(j, old.name)
+	s.jobs[i].learned = old.learned // no event changes them: the read an event brings does
 	return true
 }

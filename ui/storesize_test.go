@@ -45,3 +45,34 @@ func TestStoreKeepsCompactRows(t *testing.T) {
 		t.Errorf("the store keeps %.0f bytes a job, want at most 300", perJob)
 	}
 }
+
+// TestStoreKeepsLearnedCompact: a job's learned durations (16 recent
+// runs, the figures, no advice) add about a hundred bytes to its row,
+// not the decoded ctl.Durations' few hundred.
+func TestStoreKeepsLearnedCompact(t *testing.T) {
+	const n = 10000
+	kept := func(jobs []ctl.JobStatus) float64 {
+		before := heapInUse()
+		s := newStore()
+		s.setJobs(jobs)
+		perJob := float64(heapInUse()-before) / n
+		runtime.KeepAlive(s)
+		runtime.KeepAlive(jobs) // what the store shares with them is not its own
+		return perJob
+	}
+	jobs := hourlyJobs(n)
+	bare := kept(jobs)
+	for i := range jobs {
+		recent := make([]int64, recentMax)
+		for k := range recent {
+			recent[k] = int64(1000 + 10*k + i%7)
+		}
+		jobs[i].Durations = &ctl.Durations{Runs: 50, P5MS: 1000, P50MS: 1080, P95MS: 1150, P99MS: 1160, MaxMS: 1170,
+			SuggestedTimeoutMS: 70000, RecentMS: recent}
+	}
+	learned := kept(jobs)
+	t.Logf("%.0f bytes a job kept, %.0f with durations", bare, learned)
+	if learned-bare > 128 {
+		t.Errorf("learned durations add %.0f bytes a job, want at most 128", learned-bare)
+	}
+}

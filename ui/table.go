@@ -44,6 +44,7 @@ type cell struct {
 	text  string
 	id    styleID         // the style, by name; a table of many rows caches these
 	style *lipgloss.Style // else this one, if any
+	marks string          // else a style a character (renderMarked), with id sparkID
 }
 
 // colGap separates the columns of a table.
@@ -104,6 +105,7 @@ func row(st styles, cells []cell, widths []int, selected bool, width int) string
 // taken from cache (grey: the styles are the lost source's).
 func cachedRow(st styles, cache *cellCache, grey bool, cells []cell, widths []int, selected bool, width int) string {
 	var b strings.Builder
+	b.Grow(3 * width) // a styled row: its text and each cell's escapes, in one allocation
 	if selected {
 		b.WriteString("› ")
 	} else {
@@ -122,9 +124,11 @@ func cachedRow(st styles, cache *cellCache, grey bool, cells []cell, widths []in
 		case selected:
 			b.WriteString(fit(c.text, widths[i]))
 		case c.id != noStyleID && cache != nil:
-			b.WriteString(cache.render(st, grey, c.text, widths[i], c.id))
+			b.WriteString(cache.render(st, grey, c, widths[i]))
 		case c.style != nil:
 			b.WriteString(c.style.Render(fit(c.text, widths[i])))
+		case c.marks != "":
+			b.WriteString(renderMarked(st, c.text, c.marks, widths[i]))
 		default:
 			b.WriteString(st.byID(c.id).Render(fit(c.text, widths[i])))
 		}

@@ -106,7 +106,7 @@ func TestALostDaemonFreezesTheScreen(t *testing.T) {
 			}
 			m, _ = m.update(tickMsg(clk.now))
 			screen := m.View()
-			row := lineWith(screen, "sync_orders")
+			row := lineWith(screen, "  sync_orders  ") // its own row, not refund_orders' holder
 			if !strings.Contains(row, tc.wantRow) {
 				t.Errorf("sync_orders row %q, want %q", row, tc.wantRow)
 			}
