@@ -192,6 +192,14 @@ func (s *Store) reopen() (*handle, error) {
 		_ = os.Remove(s.path + "-wal")
 		_ = os.Remove(s.path + "-shm")
 	}
+	return s.openAfter(copied, old, stale)
+}
+
+// openAfter is reopen's open of the path once the old handle is off the
+// store: copied is the deleted file's copy ("" for none) and old its
+// handle, closed once the copy is open at the path; stale says no
+// current file was open at it (called with s.mu and the gate held).
+func (s *Store) openAfter(copied string, old *handle, stale bool) (*handle, error) {
 	var kept, to string
 	var putErr error
 	var copyID fileID
