@@ -31,6 +31,7 @@ func commands() []command {
 		{name: "jobs", run: toTab(tabJobs)},
 		{name: "locks", run: toTab(tabLocks)},
 		{name: "history", run: toTab(tabHistory)},
+		{name: "timeline", run: toTab(tabTimeline)},
 		{name: "pause", job: true, changes: true, run: verb("pause")},
 		{name: "resume", job: true, changes: true, run: verb("resume")},
 		{name: "run", job: true, changes: true, run: verb("run")},

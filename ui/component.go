@@ -90,6 +90,7 @@ const (
 	tabJobs tab = iota
 	tabLocks
 	tabHistory
+	tabTimeline
 	tabCount
 )
 
@@ -118,6 +119,10 @@ func tabs() [tabCount]tabDef {
 		tabHistory: {name: "History", onShow: func(m Model) tea.Cmd { return m.fetchHistory("") }, pane: field[historyView]{
 			get: func(m Model) historyView { return m.hist },
 			set: func(m Model, v historyView) Model { m.hist = v; return m },
+		}},
+		tabTimeline: {name: "Timeline", onShow: func(m Model) tea.Cmd { _, cmd := m.timelineDue(); return cmd }, pane: field[timelineView]{
+			get: func(m Model) timelineView { return m.tl },
+			set: func(m Model, v timelineView) Model { m.tl = v; return m },
 		}},
 	}
 }

@@ -108,7 +108,7 @@ func (f *fakeSource) History(_ context.Context, q ctl.HistoryQuery) ([]run.Recor
 	}
 	var out []run.Record
 	for _, r := range f.records {
-		if q.Job == "" || r.Job == q.Job {
+		if (q.Job == "" || r.Job == q.Job) && !sortTime(r).Before(q.Since) && (q.Limit == 0 || len(out) < q.Limit) {
 			out = append(out, r)
 		}
 	}

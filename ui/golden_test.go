@@ -110,11 +110,11 @@ var screens = []struct {
 		return m
 	}},
 	{name: "history", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
-		m, _ = press(m, "shift+tab")
+		m, _ = press(m, "3")
 		return m
 	}},
 	{name: "history_wide", w: 120, h: 30, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
-		m, _ = press(m, "shift+tab", "o")
+		m, _ = press(m, "3", "o")
 		return m
 	}},
 	{name: "help", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {

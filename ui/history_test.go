@@ -21,7 +21,7 @@ func TestHistoryTextFilter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.filter, func(t *testing.T) {
 			m := loaded(t, newFake(), Options{}, 80, 24)
-			keys := []string{"shift+tab", "/"}
+			keys := []string{"3", "/"}
 			for _, r := range tc.filter {
 				keys = append(keys, string(r))
 			}
@@ -54,7 +54,7 @@ func TestHistoryHostColumnOnlyForAFleet(t *testing.T) {
 				f.records[i].Host = tc.hosts[i%2]
 			}
 			m := loaded(t, f, Options{}, 120, 30)
-			m, _ = press(m, "shift+tab")
+			m, _ = press(m, "3")
 			screen := m.View()
 			if got := strings.Contains(screen, "HOST"); got != tc.wantHost {
 				t.Fatalf("HOST column shown %v, want %v:\n%s", got, tc.wantHost, screen)

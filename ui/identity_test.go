@@ -101,7 +101,7 @@ func TestSavedLogFoundWithoutALogPath(t *testing.T) {
 // its record when new records arrive at the top.
 func TestHistorySelectionHoldsTheRecord(t *testing.T) {
 	f := newFake()
-	m, _ := press(loaded(t, f, Options{}, 80, 30), "shift+tab", "down", "down")
+	m, _ := press(loaded(t, f, Options{}, 80, 30), "3", "down", "down")
 	want := recKey(m.c.data.records[m.hist.rows[m.hist.cur.pos]])
 	f.records = append(newerRuns(3), f.records...)
 	m, _ = follow(t, m, m.fetchHistory(""))
@@ -146,7 +146,7 @@ func TestOneRecordOneRow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake()
-			m, _ := press(loaded(t, f, Options{}, 80, 30), "shift+tab")
+			m, _ := press(loaded(t, f, Options{}, 80, 30), "3")
 			if tc.pageHasSkip {
 				f.records = append([]run.Record{stored}, f.records...)
 			}

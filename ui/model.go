@@ -34,6 +34,7 @@ type Model struct {
 	detail   detailView
 	locks    locksView
 	hist     historyView
+	tl       timelineView
 
 	ask     *question // a pending yes/no question, nil if none
 	cmd     cmdline   // the ":" command line
@@ -101,7 +102,7 @@ func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Rendere
 	return Model{ctx: ctx, src: src, opts: opts, c: c, keys: newGlobalKeys(opts.ReadOnly), help: h, cmd: newCmdline(c),
 		live: c.st, grey: newStyles(r, greyTheme(defaultTheme())),
 		screens: newPaneSet(),
-		jobs:    newJobsView(c), detail: newDetailView(c), locks: newLocksView(c), hist: newHistoryView(c),
+		jobs:    newJobsView(c), detail: newDetailView(c), locks: newLocksView(c), hist: newHistoryView(c), tl: newTimelineView(c),
 		stale: map[string]bool{}, fetching: true} // Init's first read; no tick starts another meanwhile
 }
 
@@ -164,6 +165,10 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.layout(), m.tabCmd()
 	case requestMsg:
 		return m.request(msg)
+	case timelineNeedMsg, timelineMsg:
+		return m.onTimeline(msg)
+	case openRunMsg:
+		return m.openRun(msg)
 
 	}
 	return m.updateFocused(msg)
@@ -206,7 +211,7 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 	case key.Matches(msg, m.keys.Command):
 		mm, cmd := m.openCmdline()
 		return mm, cmd, true
-	case key.Matches(msg, m.keys.Tabs):
+	case key.Matches(msg, m.keys.Tabs) && !m.timelineFocused(): // there the digits pick the window
 		mm, cmd := m.showTab(tab(msg.Runes[0] - '1'))
 		return mm, cmd, true
 	case key.Matches(msg, m.keys.Next):

@@ -46,8 +46,12 @@ func TestTabs(t *testing.T) {
 	}{
 		{"tab goes to locks", []string{"tab"}, tabLocks},
 		{"tab twice goes to history", []string{"tab", "tab"}, tabHistory},
-		{"tab wraps around", []string{"tab", "tab", "tab"}, tabJobs},
-		{"shift+tab goes back to history", []string{"shift+tab"}, tabHistory},
+		{"tab thrice goes to the timeline", []string{"tab", "tab", "tab"}, tabTimeline},
+		{"tab wraps around", []string{"tab", "tab", "tab", "tab"}, tabJobs},
+		{"shift+tab goes back to the timeline", []string{"shift+tab"}, tabTimeline},
+		{"4 goes to the timeline", []string{"4"}, tabTimeline},
+		{"on the timeline, 1 picks a window, not a tab", []string{"4", "1"}, tabTimeline},
+		{"on the timeline, tab leaves it", []string{"4", "tab"}, tabJobs},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,7 +71,7 @@ func TestDetailOpensAndCloses(t *testing.T) {
 		wantTab tab
 	}{
 		{"from the jobs table", []string{"G"}, tabJobs},
-		{"from the history", []string{"shift+tab"}, tabHistory}, // its newest record is a skip of sync_orders
+		{"from the history", []string{"3"}, tabHistory}, // its newest record is a skip of sync_orders
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,7 +252,7 @@ func TestHistoryOutcomeFilter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(outcomeFilters[tc.presses%len(outcomeFilters)].name, func(t *testing.T) {
 			m := loaded(t, newFake(), Options{}, 80, 24)
-			m, _ = press(m, "shift+tab")
+			m, _ = press(m, "3")
 			for range tc.presses {
 				m, _ = press(m, "o")
 			}
@@ -357,7 +361,7 @@ func TestDetailScrollsOutput(t *testing.T) {
 func TestScreenFitsEverySize(t *testing.T) {
 	sizes := [][2]int{{80, 24}, {100, 30}, {132, 43}, {60, 16}, {40, 10}, {20, 6}}
 	views := map[string][]string{"jobs": nil, "detail": {"G", "enter"}, "locks": {"tab"},
-		"history": {"shift+tab"}, "help": {"?"}}
+		"history": {"3"}, "help": {"?"}}
 	for name, keys := range views {
 		for _, sz := range sizes {
 			t.Run(name+"/"+itoa(sz[0])+"x"+itoa(sz[1]), func(t *testing.T) {

@@ -70,6 +70,9 @@ func (m Model) shownJobs() []string {
 	if m.inDetail {
 		return []string{m.detail.job}
 	}
+	if m.tab == tabTimeline {
+		return m.tl.shownJobs()
+	}
 	if m.tab != tabJobs {
 		return nil
 	}

@@ -208,7 +208,8 @@ func (m Model) onTick() (Model, tea.Cmd) {
 		return m, tick()
 	}
 	m, cmd := m.readDue(now)
-	return m, tea.Batch(tick(), cmd)
+	m, tcmd := m.timelineDue() // lanes that came on screen since
+	return m, tea.Batch(tick(), cmd, tcmd)
 }
 
 // locksDue reports whether a refresh should read locks too: when they are

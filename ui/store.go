@@ -54,6 +54,7 @@ type store struct {
 	// otherwise only the held locks are kept, which the status line counts.
 	allLocks bool
 	records  []run.Record     // newest first
+	tl       *tlIndex         // the timeline's history, by job
 	tails    map[string]*ring // job -> live output
 	host     string           // this supervisor's host, learnt from holders
 	note     string           // the daemon's history note, as last read
@@ -96,13 +97,14 @@ func (s *store) count() tally {
 }
 
 func newStore() *store {
-	return &store{tails: map[string]*ring{}}
+	return &store{tails: map[string]*ring{}, tl: newTLIndex()}
 }
 
 // setJobs replaces the table with a whole read. The rows are compact
 // copies: the decoded statuses are garbage once this returns.
 func (s *store) setJobs(jobs []ctl.JobStatus) {
 	s.strs = interner{} // a reload's gone schedules go with the old one
+	s.tl.forget()       // a whole read: events may have been missed
 	s.jobs = make([]jobRow, len(jobs))
 	s.gen++
 	s.note = ""
@@ -187,6 +189,7 @@ func heldLocks(locks []ctl.LockStatus) []ctl.LockStatus {
 // is on one row whichever came first.
 func (s *store) setRecords(recs []run.Record) {
 	s.records = mergeRecords(recs, s.records)
+	s.tl.addAll(recs)
 	if len(s.records) > maxRecords {
 		s.records = s.records[:maxRecords]
 	}
@@ -330,6 +333,7 @@ func (s *store) addRecord(r run.Record) {
 	t := sortTime(r)
 	i, _ := slices.BinarySearchFunc(s.records, t, func(x run.Record, t time.Time) int { return t.Compare(sortTime(x)) })
 	s.records = slices.Insert(s.records, i, r)
+	s.tl.add(r)
 	if len(s.records) > maxRecords {
 		s.records = s.records[:maxRecords]
 	}

@@ -113,7 +113,9 @@ func (m Model) statusLine() string {
 // helpView is the short help line, or the full help when ? is on, built
 // from the focused screen's keymap.
 func (m Model) helpView() string {
-	var km help.KeyMap = screenHelp{screen: m.screenKeys(), global: m.keys}
+	g := m.keys
+	g.Tabs.SetEnabled(!m.timelineFocused()) // the digits pick the timeline's window
+	var km help.KeyMap = screenHelp{screen: m.screenKeys(), global: g}
 	switch {
 	case m.ask != nil:
 		km = newConfirmKeys()
