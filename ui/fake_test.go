@@ -224,7 +224,8 @@ func pressRead(t *testing.T, m Model, keys ...string) Model {
 func keyMsg(k string) tea.KeyMsg {
 	types := map[string]tea.KeyType{"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab,
 		"shift+tab": tea.KeyShiftTab, "ctrl+c": tea.KeyCtrlC, "up": tea.KeyUp, "down": tea.KeyDown,
-		"pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp, "backspace": tea.KeyBackspace}
+		"pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp, "backspace": tea.KeyBackspace,
+		"left": tea.KeyLeft, "right": tea.KeyRight}
 	if t, ok := types[k]; ok {
 		return tea.KeyMsg{Type: t}
 	}

@@ -259,7 +259,7 @@ func (v timelineView) paintNext(g tlGeom, c canvas, l lane) {
 	}
 	c.put(g.col(r.nextRun), tlNext, runPlainID, 2)
 	period := v.period(r.name, r.nextRun)
-	if period < g.cell {
+	if period < 2*g.cell { // marks in every other column say nothing
 		return
 	}
 	for t := r.nextRun + period; g.col(t) < g.tw; t += period {
@@ -337,7 +337,7 @@ func (v timelineView) footLine(now time.Time, items []tlItem, sel int) string {
 		if !j.Deadline.IsZero() {
 			s += st.warn.Render(" deadline " + clock(now, j.Deadline))
 		}
-		return fit("› "+s+st.muted.Render(" · enter: live output"), v.width)
+		return fit("› "+s, v.width)
 	}
 	r := it.sp.record(name)
 	rc := recordCells(st, now, r)
