@@ -206,10 +206,19 @@ func (v timelineView) shownJobs() []string {
 // tlItem is something the cursor can stand on: a finished record, or the
 // running run.
 type tlItem struct {
-	at      int64  // its place in time: the slot, else the start
-	id      string // recKey's identity, or "▶" and the running run's id
+	at      int64 // its place in time: the slot, else the start
 	sp      span
+	runID   string // the running run's
 	running bool
+}
+
+// id is the item's identity: recKey's, or "▶" and the running run's id.
+// It is made only for the cursor's lane, not for every item drawn.
+func (it tlItem) id() string {
+	if it.running {
+		return "▶" + it.runID
+	}
+	return it.sp.runID + "#" + itoa(int(max(it.sp.attempt, 1))) + "#" + string(it.sp.outcome)
 }
 
 // running is the lane's run in flight, if the job's status has one.
@@ -240,10 +249,10 @@ func (v timelineView) items(l lane, from, to int64) []tlItem {
 		if l.host != "" && s.host != l.host {
 			continue
 		}
-		out = append(out, tlItem{at: s.key(), sp: s, id: s.runID + "#" + itoa(int(max(s.attempt, 1))) + "#" + string(s.outcome)})
+		out = append(out, tlItem{at: s.key(), sp: s})
 	}
 	if j, ok := v.running(l); ok {
-		out = append(out, tlItem{at: j.StartedAt.UnixNano(), id: "▶" + j.RunID, running: true})
+		out = append(out, tlItem{at: j.StartedAt.UnixNano(), runID: j.RunID, running: true})
 	}
 	return out
 }
@@ -259,7 +268,7 @@ func (v timelineView) pick(items []tlItem) int {
 	}
 	best := 0
 	for i, it := range items {
-		if v.id != "" && it.id == v.id {
+		if v.id != "" && it.id() == v.id {
 			return i
 		}
 		if abs64(it.at-v.at) < abs64(items[best].at-v.at) {
@@ -296,7 +305,7 @@ func (v timelineView) step(d int) timelineView {
 		return v
 	}
 	it := items[clamp(i+d, len(items))]
-	v.at, v.id = it.at, it.id
+	v.at, v.id = it.at, it.id()
 	return v
 }
 

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
-
 	"cronvisor/internal/base/run"
 )
 
@@ -81,6 +79,7 @@ func (v timelineView) View() string {
 		lines = append(lines, st.muted.Render("  no jobs"))
 	}
 	from, to := v.shown()
+	p, c := newPens(st), make(canvas, g.tw) // the canvas is each lane's in turn
 	var cur []tlItem
 	sel := -1
 	for i := from; i < to; i++ {
@@ -90,7 +89,7 @@ func (v timelineView) View() string {
 			cur, sel = items, v.pick(items)
 			s = sel
 		}
-		lines = append(lines, v.laneLine(g, v.lanes[i], items, s, i == v.cur.pos))
+		lines = append(lines, v.laneLine(g, p, c, v.lanes[i], items, s, i == v.cur.pos))
 	}
 	for len(lines) < v.height-1 {
 		lines = append(lines, "")
@@ -165,10 +164,9 @@ func (c canvas) fill(a, b int, r rune, id styleID, rank uint8) {
 	}
 }
 
-// laneLine is one lane: its name and its canvas; sel is the selected
-// item's position in items (-1: none on this lane).
-func (v timelineView) laneLine(g tlGeom, l lane, items []tlItem, sel int, cursor bool) string {
-	c := make(canvas, g.tw)
+// laneLine is one lane: its name and its columns, painted on c; sel is
+// the selected item's position in items (-1: none on this lane).
+func (v timelineView) laneLine(g tlGeom, p *pens, c canvas, l lane, items []tlItem, sel int, cursor bool) string {
 	for i := range c {
 		c[i] = tlCell{r: ' '}
 	}
@@ -197,7 +195,7 @@ func (v timelineView) laneLine(g tlGeom, l lane, items []tlItem, sel int, cursor
 	if cursor {
 		head = v.c.st.selected.Render(head)
 	}
-	return head + c.render(v.c.st)
+	return head + c.render(p)
 }
 
 // paintItem paints one run or mark and returns the columns it covers.
@@ -290,36 +288,60 @@ func (v timelineView) period(job string, next int64) int64 {
 }
 
 // render writes the canvas with one style per run of like cells.
-func (c canvas) render(st styles) string {
+func (c canvas) render(p *pens) string {
 	var b strings.Builder
-	var rs []rune
+	b.Grow(len(c) * 4)
 	for i := 0; i < len(c); {
 		k := i
-		rs = rs[:0]
+		pen := p.of(c[i].id, c[i].sel)
+		b.WriteString(pen.pre)
 		for k < len(c) && c[k].id == c[i].id && c[k].sel == c[i].sel {
-			rs = append(rs, c[k].r)
+			b.WriteRune(c[k].r)
 			k++
 		}
-		if c[i].id == noStyleID && !c[i].sel {
-			b.WriteString(string(rs)) // blank columns: no style to write
-		} else {
-			b.WriteString(tlStyle(st, c[i].id, c[i].sel).Render(string(rs)))
-		}
+		b.WriteString(pen.post)
 		i = k
 	}
 	return b.String()
 }
 
-// tlStyle is a canvas cell's style; the selected run's cells reversed.
-func tlStyle(st styles, id styleID, sel bool) lipgloss.Style {
-	s := st.byID(id)
-	if id == nowID {
-		s = st.prompt
-	}
+// pen is what a style writes before and after a text: a run of cells
+// is then written without lipgloss's Render, which costs as much as
+// the rest of a frame for a few hundred runs.
+type pen struct{ pre, post string }
+
+// pens are the canvas's styles as pens, made once a frame (the styles
+// turn grey while the source is lost).
+type pens struct {
+	st   styles
+	made map[uint16]pen
+}
+
+func newPens(st styles) *pens { return &pens{st: st, made: map[uint16]pen{}} }
+
+// of is the pen of a cell's style; the selected run's cells reversed.
+func (p *pens) of(id styleID, sel bool) pen {
+	k := uint16(id) << 1
 	if sel {
-		s = s.Reverse(true)
+		k |= 1
 	}
-	return s
+	if pn, ok := p.made[k]; ok {
+		return pn
+	}
+	var pn pen
+	if id != noStyleID || sel {
+		s := p.st.byID(id)
+		if id == nowID {
+			s = p.st.prompt
+		}
+		if sel {
+			s = s.Reverse(true)
+		}
+		pre, post, _ := strings.Cut(s.Render("x"), "x")
+		pn = pen{pre: pre, post: post}
+	}
+	p.made[k] = pn
+	return pn
 }
 
 // footLine says what the cursor is on.
