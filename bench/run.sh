@@ -6,7 +6,10 @@
 #   bench/run.sh machine          # what the figures were measured on
 #   bench/run.sh go               # the in-process Go benchmarks
 #   bench/run.sh lateness N       # N jobs every second: cronvisor vs a bare Go scheduler
-#   bench/run.sh attached N       # N jobs every second: daemon alone vs with `cronvisor ui` attached (needs tmux)
+#   bench/run.sh attached N       # N jobs every second: daemon alone vs with `cronvisor ui` attached (needs tmux);
+#                                 # CONSOLE_KEYS=4: the console shows its timeline (the keys typed into it)
+#   bench/run.sh console-idle N   # N hourly jobs none of which fires: the attached console's CPU a second and RSS
+#                                 # (bench/console-idle.sh; CONSOLE_KEYS=4: with the timeline open)
 #   bench/run.sh alerts N         # N jobs every second: plain daemon vs metrics and a webhook target
 #   bench/run.sh idle N           # N hourly jobs: start-up and idle cost of the daemon
 #   bench/run.sh status N         # N daily jobs: 10 calls of `status JOB`, then one `status --json`,
@@ -109,7 +112,7 @@ lateness() {
 
 attached() {
   "$out/cvbench" attached -cronvisor "$out/cronvisor" -stamp "$out/stamp" \
-    -jobs "$1" -duration "$DURATION" -reps "$REPS" -durability "$DURABILITY"
+    -jobs "$1" -duration "$DURATION" -reps "$REPS" -durability "$DURABILITY" -console-keys "${CONSOLE_KEYS:-}"
 }
 
 alerts() {
@@ -152,6 +155,7 @@ case "${1:-all}" in
   idle) build; idle "${2:?jobs}" ;;
   status) build; status "${2:?jobs}" ;;
   attached) build; attached "${2:?jobs}" ;;
+  console-idle) build; for _ in $(seq "$REPS"); do bench/console-idle.sh "${2:?jobs}" "${DURATION%s}" "$out/cronvisor"; done ;;
   alerts) build; alerts "${2:?jobs}" ;;
   budget) machine; build; budget ;;
   fleet) machine; build; (cd bench && go build -o "$out/fleetbench" ./cmd/fleetbench)

@@ -66,10 +66,42 @@ func attachConsole(o options, config, dir string) (func(), error) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		out, err := tmux("capture-pane", "-p")
 		if err == nil && strings.Contains(string(out), jobName(0)) {
-			return stop, nil
+			return consoleCost(tmux, o.consoleKeys, stop)
 		}
 	}
 	out, _ := tmux("capture-pane", "-p")
 	stop()
 	return nil, fmt.Errorf("the console did not show the jobs in 10 s; screen:\n%s", out)
+}
+
+// consoleCost types keys into the console, then returns a stop that
+// says, before it ends the console, what the console cost from then on:
+// its CPU a second and its RSS.
+func consoleCost(tmux func(args ...string) ([]byte, error), keys string, stop func()) (func(), error) {
+	for _, k := range keys {
+		if out, err := tmux("send-keys", string(k)); err != nil {
+			stop()
+			return nil, fmt.Errorf("tmux send-keys %c: %v: %s", k, err, out)
+		}
+	}
+	out, err := tmux("list-panes", "-F", "#{pane_pid}")
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || perr != nil {
+		stop()
+		return nil, fmt.Errorf("tmux list-panes: %v %v: %s", err, perr, out)
+	}
+	t0 := time.Now()
+	u0, err := readUsage(pid)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return func() {
+		if u1, err := readUsage(pid); err == nil {
+			s := time.Since(t0).Seconds()
+			fmt.Printf("console (keys %q): %.2f ms CPU/s over %.0f s, RSS %.1f MB\n",
+				keys, float64(u1.cpu-u0.cpu)/float64(time.Millisecond)/s, s, float64(u1.rss)/1024)
+		}
+		stop()
+	}, nil
 }

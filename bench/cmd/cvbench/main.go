@@ -98,6 +98,7 @@ func flags(scenario string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.durability, "durability", "", "the daemon's durability: machine or process (default: the key left out, machine)")
 	fs.IntVar(&o.calls, "calls", 10, "status: calls of `status JOB`")
 	fs.BoolVar(&o.statusAll, "all", false, "status: one `status --json` of every job after the calls")
+	fs.StringVar(&o.consoleKeys, "console-keys", "", "attached: keys typed into the console once it shows the jobs, e.g. 4 for the timeline")
 	return fs, o
 }
 
@@ -147,4 +148,7 @@ type options struct {
 	// `status --json` of every job.
 	calls     int
 	statusAll bool
+	// consoleKeys are typed into the attached console once it shows the
+	// jobs ("4": the timeline), each rune a key (attached).
+	consoleKeys string
 }
