@@ -163,3 +163,18 @@ func TestTimelineCursor(t *testing.T) {
 		t.Errorf("esc left the detail for tab %v, want the timeline", m.tab)
 	}
 }
+
+// TestTimelineHelp: the ? help on the timeline lists its keys, and not
+// the digits as tabs, which pick the window there.
+func TestTimelineHelp(t *testing.T) {
+	m := showTimeline(t, loaded(t, newFake(), Options{}, 120, 40), "?")
+	h := m.helpView()
+	for _, want := range []string{"0-5", "window 5m…24h", "←/h", "older run", "→/l", "newer run", "enter", "open run"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("the timeline's help lacks %q:\n%s", want, h)
+		}
+	}
+	if strings.Contains(h, "1-4") {
+		t.Errorf("the timeline's help offers the digits as tabs:\n%s", h)
+	}
+}
