@@ -185,6 +185,7 @@ func (m Model) onHistory(msg historyMsg) (Model, tea.Cmd) {
 		m.c.data.setRecords(msg.recs)
 		m.hist = m.hist.Refresh()
 		m.jobs = m.jobs.Refresh()
+		m.tl = m.tl.Refresh() // the page may name another host: a row each
 		return m, nil
 	}
 	if m.inDetail && msg.job == m.detail.job {
