@@ -164,6 +164,8 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.layout(), m.tabCmd()
 	case requestMsg:
 		return m.request(msg)
+	case noticeMsg:
+		return m.say(msg.text, msg.err), nil
 
 	}
 	return m.updateFocused(msg)

@@ -330,7 +330,7 @@ func TestDetailScrollsOutput(t *testing.T) {
 	m = selectJob(t, m, "sync_orders")
 	m, cmd := press(m, "enter")
 	m, _ = follow(t, m, cmd)
-	if !m.detail.vp.AtBottom() {
+	if !m.detail.lv.follow {
 		t.Fatal("the live output does not follow its end")
 	}
 	tests := []struct {
@@ -345,8 +345,8 @@ func TestDetailScrollsOutput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _ = m.update(tc.msg)
-			if m.detail.vp.AtBottom() != tc.bottom {
-				t.Errorf("at bottom %v, want %v", m.detail.vp.AtBottom(), tc.bottom)
+			if m.detail.lv.follow != tc.bottom {
+				t.Errorf("following %v, want %v", m.detail.lv.follow, tc.bottom)
 			}
 		})
 	}

@@ -208,7 +208,11 @@ func (m Model) onTick() (Model, tea.Cmd) {
 		return m, tick()
 	}
 	m, cmd := m.readDue(now)
-	return m, tea.Batch(tick(), cmd)
+	var logCmd tea.Cmd
+	if m.inDetail {
+		m.detail, logCmd = m.detail.poll(now)
+	}
+	return m, tea.Batch(tick(), cmd, logCmd)
 }
 
 // locksDue reports whether a refresh should read locks too: when they are
