@@ -240,10 +240,15 @@ func (v logView) state() string {
 // title is the pane's title line: the rule with its state, or the
 // search's input while it is typed.
 func (v logView) title(name string) string {
-	if v.inputFor != 0 {
+	if v.inputFor != 0 { // the count follows the keys typed
+		right := v.find.state(v.find.filter)
+		if right != "" {
+			right = " " + v.c.st.muted.Render(right)
+		}
+		rw := ansi.StringWidth(right)
 		in := v.input
-		in.Width = max(v.width-6, 1)
-		return fit(v.c.st.section.Render("── ")+in.View(), v.width)
+		in.Width = max(v.width-rw-6, 1)
+		return fit(fit(v.c.st.section.Render("── ")+in.View(), max(v.width-rw, 0))+right, v.width)
 	}
 	return rule(v.c.st, name, v.c.st.muted.Render(v.state()), v.width)
 }

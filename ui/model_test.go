@@ -320,16 +320,7 @@ func TestMouseWheel(t *testing.T) {
 }
 
 func TestDetailScrollsOutput(t *testing.T) {
-	f := newFake()
-	m := loaded(t, f, Options{}, 80, 24)
-	var lines []string
-	for i := range 100 {
-		lines = append(lines, "line "+itoa(i))
-	}
-	m = feed(t, m, f, output("sync_orders", lines...)...)
-	m = selectJob(t, m, "sync_orders")
-	m, cmd := press(m, "enter")
-	m, _ = follow(t, m, cmd)
+	m, _ := openLive(t, 100)
 	if !m.detail.lv.follow {
 		t.Fatal("the live output does not follow its end")
 	}
