@@ -40,7 +40,9 @@ func (k detailKeys) ShortHelp() []key.Binding {
 
 // FullHelp implements help.KeyMap.
 func (k detailKeys) FullHelp() [][]key.Binding {
-	return append([][]key.Binding{{k.Up, k.Down, k.Back}, {k.Run, k.Pause, k.Kill}}, k.log.column()...)
+	// One column for the runs and actions, so that at 80 columns the
+	// log's keys fit beside it.
+	return append([][]key.Binding{{k.Up, k.Down, k.Back, k.Run, k.Pause, k.Kill}}, k.log.column()...)
 }
 
 // detailView is one job: its definition, its recent runs and skips, and

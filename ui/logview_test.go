@@ -289,3 +289,17 @@ func BenchmarkLogView10k(b *testing.B) {
 		_ = v.title("run") + v.View()
 	}
 }
+
+// TestDetailHelpListsLogKeys: ? in the detail shows every log key, also
+// at 80 columns.
+func TestDetailHelpListsLogKeys(t *testing.T) {
+	f := newFake()
+	m := loaded(t, f, Options{}, 80, 24)
+	m, _ = press(openSync(t, m, f), "?")
+	for _, want := range []string{"pgup   log up", "G/end  follow", "/ search", "& filter lines", "n next match",
+		"N prev match", "t timestamps", "w wrap", "f full screen", "S save to a file", "r   run now", "x   kill"} {
+		if !onScreen(m, want) {
+			t.Errorf("the detail's help has no %q:\n%s", want, ansi.Strip(m.View()))
+		}
+	}
+}
