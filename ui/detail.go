@@ -84,7 +84,7 @@ func newDetailView(c *common) detailView {
 // open shows job, following its live output.
 func (v detailView) open(job string) detailView {
 	v.job, v.recs, v.sel, v.selKey, v.off, v.log, v.adopted, v.onLog = job, nil, 0, "", 0, savedLog{}, savedLog{}, ""
-	v.lv.full = false
+	v.lv.full, v.lv.find = false, search{} // another job's search would find nothing here
 	return v.Refresh()
 }
 
