@@ -31,8 +31,9 @@ func (s search) with(q string, filter bool) search {
 	return s
 }
 
-// over finds the query in lines. The match the view was on stays the
-// current one while its line is still there, else the next one is.
+// over finds the query in lines. The current match stays at the line
+// index it had, or the last match before it: more live lines leave it
+// where it was.
 func (s search) over(lines []string) search {
 	if s.query == "" {
 		s.matches = nil
