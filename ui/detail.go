@@ -2,51 +2,47 @@ package ui
 
 import (
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/ctl"
 )
 
-// detailKeys are the job detail's bindings: up/down pick a run, the page
-// keys and the wheel scroll its output.
+// detailKeys are the job detail's bindings: up/down pick a run, the log
+// keys (logview_keys.go) act on its output.
 type detailKeys struct {
-	Up, Down                          key.Binding
-	Pick                              key.Binding // Up and Down in the short help
-	ScrollUp, ScrollDown, Top, Bottom key.Binding
-	Back                              key.Binding
+	Up, Down key.Binding
+	Pick     key.Binding // Up and Down in the short help
+	Back     key.Binding
 	actionKeys
+	log logKeys
 }
 
 func newDetailKeys() detailKeys {
-	l := newListKeys()
 	return detailKeys{
 		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "newer run")),
 		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "older run")),
 		Pick:       key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑↓", "runs")),
-		ScrollUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "log up")),
-		ScrollDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d", " "), key.WithHelp("pgdn", "log")),
-		Top:        l.Top,
-		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "follow")),
 		Back:       key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
 		actionKeys: newActionKeys(),
+		log:        newLogKeys(),
 	}
 }
 
 // ShortHelp implements help.KeyMap.
 func (k detailKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Back, k.Pick, k.ScrollDown, k.Run, k.Pause, k.Kill}
+	return []key.Binding{k.Back, k.Pick, k.log.Search, k.Run, k.Pause, k.Kill}
 }
 
 // FullHelp implements help.KeyMap.
 func (k detailKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.Back}, {k.ScrollUp, k.ScrollDown, k.Top, k.Bottom}, {k.Run, k.Pause, k.Kill}}
+	// One column for the runs and actions, so that at 80 columns the
+	// log's keys fit beside it.
+	return append([][]key.Binding{{k.Up, k.Down, k.Back, k.Run, k.Pause, k.Kill}}, k.log.column()...)
 }
 
 // detailView is one job: its definition, its recent runs and skips, and
@@ -62,10 +58,15 @@ type detailView struct {
 	sel    int          // 0: the live output; i: recs[i-1], the record selKey names
 	selKey string       // the selected record's recKey, "" for the live output
 	off    int          // first entry shown in the runs list
-	vp     viewport.Model
-	log    savedLog // the saved log on display while a record is selected
-	width  int
-	height int
+	lv     logView      // the output pane
+	log    savedLog     // the saved log on display while a record is selected
+	// adopted is the saved log of the live run while its keeper runs it
+	// (it sends no output events), read again every adoptedPoll.
+	adopted savedLog
+	polled  time.Time
+	onLog   string // what lv shows, to tell a new log from more of it
+	width   int
+	height  int
 }
 
 // savedLog is the saved output of the record whose recKey is key.
@@ -73,32 +74,40 @@ type savedLog struct {
 	key   string
 	lines []string
 	none  bool // no saved log: a skip, or none was written; the record explains itself
+	gen   int  // counts the changes of lines
 }
 
 func newDetailView(c *common) detailView {
-	vp := viewport.New(0, 0)
-	vp.MouseWheelEnabled = false // the view scrolls it, so keys never clash
-	return detailView{c: c, keys: newDetailKeys(), vp: vp}
+	return detailView{c: c, keys: newDetailKeys(), lv: newLogView(c)}
 }
 
 // open shows job, following its live output.
 func (v detailView) open(job string) detailView {
-	v.job, v.recs, v.sel, v.selKey, v.off, v.log = job, nil, 0, "", 0, savedLog{}
-	return v.Refresh().follow()
+	v.job, v.recs, v.sel, v.selKey, v.off, v.log, v.adopted, v.onLog = job, nil, 0, "", 0, savedLog{}, savedLog{}, ""
+	v.lv.full, v.lv.find = false, search{} // another job's search would find nothing here
+	return v.Refresh()
 }
 
 // SetSize sets the area the view draws in.
 func (v detailView) SetSize(w, h int) detailView {
 	v.width, v.height = w, h
-	v.vp.Width, v.vp.Height = w, v.outputHeight()
 	return v.Refresh()
 }
 
-// KeyMap is the detail's keys.
-func (v detailView) KeyMap() help.KeyMap { return v.keys }
+// KeyMap is the detail's keys; in the log's full screen or its search
+// input, the log's.
+func (v detailView) KeyMap() help.KeyMap {
+	switch {
+	case v.lv.inputFor != 0:
+		return inputKeys{v.keys.log}
+	case v.lv.full:
+		return v.keys.log
+	}
+	return v.keys
+}
 
-// Editing is false: the detail has no text input.
-func (v detailView) Editing() bool { return false }
+// Editing reports whether the log's search input has the keys.
+func (v detailView) Editing() bool { return v.lv.inputFor != 0 }
 
 // selected is the selected record; false for the live output.
 func (v detailView) selected() (run.Record, bool) {
@@ -137,9 +146,9 @@ func (v detailView) Update(msg tea.Msg) (detailView, tea.Cmd) {
 	case tea.MouseMsg:
 		switch msg.Button {
 		case tea.MouseButtonWheelUp:
-			v.vp.ScrollUp(wheelStep)
+			v.lv = v.lv.scroll(-wheelStep)
 		case tea.MouseButtonWheelDown:
-			v.vp.ScrollDown(wheelStep)
+			v.lv = v.lv.scroll(wheelStep)
 		}
 		return v, nil
 	case logMsg:
@@ -150,13 +159,20 @@ func (v detailView) Update(msg tea.Msg) (detailView, tea.Cmd) {
 	return v, nil
 }
 
-// gotLog shows a saved log read for the selected record; a log of a
-// record no longer selected is dropped.
+// gotLog shows a saved log read for the selected record, or for the live
+// run its keeper runs; a log of a record no longer selected is dropped.
 func (v detailView) gotLog(msg logMsg) detailView {
 	r, ok := v.selected()
+	if !ok && msg.job == v.job {
+		if j, _ := v.c.data.job(v.job); j.Adopted && msg.run == j.RunID && msg.err == nil {
+			v.adopted = savedLog{key: msg.run, lines: msg.lines, gen: v.adopted.gen + 1}
+			return v.Refresh()
+		}
+	}
 	if !ok || msg.job != v.job || msg.run != r.RunID || v.log.key != v.selKey {
 		return v
 	}
+	v.log.gen++
 	switch {
 	case errors.Is(msg.err, ctl.ErrNoLog):
 		v.log.lines, v.log.none = nil, true
@@ -165,12 +181,28 @@ func (v detailView) gotLog(msg logMsg) detailView {
 	default:
 		v.log.lines = msg.lines
 	}
-	v = v.Refresh()
-	v.vp.GotoTop()
-	return v
+	return v.Refresh()
+}
+
+// adoptedPoll is how often the saved log of an adopted run on screen is
+// read again: its keeper appends to the file and no event tells of it.
+const adoptedPoll = time.Second
+
+// poll asks for the saved log of the live run when its keeper runs it.
+func (v detailView) poll(now time.Time) (detailView, tea.Cmd) {
+	j, ok := v.c.data.job(v.job)
+	if v.sel != 0 || !ok || !j.Adopted || j.State != ctl.StateRunning || now.Sub(v.polled) < adoptedPoll {
+		return v, nil
+	}
+	v.polled = now
+	return v, v.c.readLog(v.job, j.RunID)
 }
 
 func (v detailView) key(msg tea.KeyMsg) (detailView, tea.Cmd) {
+	if lv, cmd, ok := v.lv.key(msg); ok {
+		v.lv = lv
+		return v.Refresh(), cmd
+	}
 	k := v.keys
 	switch {
 	case key.Matches(msg, k.Back):
@@ -179,14 +211,6 @@ func (v detailView) key(msg tea.KeyMsg) (detailView, tea.Cmd) {
 		return v.pick(v.sel - 1)
 	case key.Matches(msg, k.Down):
 		return v.pick(v.sel + 1)
-	case key.Matches(msg, k.ScrollUp):
-		v.vp.PageUp()
-	case key.Matches(msg, k.ScrollDown):
-		v.vp.PageDown()
-	case key.Matches(msg, k.Top):
-		v.vp.GotoTop()
-	case key.Matches(msg, k.Bottom):
-		v.vp.GotoBottom()
 	case key.Matches(msg, k.Run):
 		return v, send(requestMsg{verb: "run", job: v.job})
 	case key.Matches(msg, k.Pause):
@@ -209,10 +233,10 @@ func (v detailView) pick(i int) (detailView, tea.Cmd) {
 	if i == v.sel {
 		return v, nil
 	}
-	v.sel, v.selKey, v.log = i, "", savedLog{}
+	v.sel, v.selKey, v.log = i, "", savedLog{gen: v.log.gen + 1}
 	r, ok := v.selected()
 	if !ok {
-		return v.Refresh().follow(), nil
+		return v.Refresh(), nil
 	}
 	v.selKey = recKey(r)
 	v.log.key = v.selKey
@@ -224,12 +248,6 @@ func (v detailView) pick(i int) (detailView, tea.Cmd) {
 	return v.Refresh(), v.c.readLog(v.job, r.RunID)
 }
 
-// follow scrolls the live output to its end.
-func (v detailView) follow() detailView {
-	v.vp.GotoBottom()
-	return v
-}
-
 // Refresh re-reads the store: the job's state, the live tail, and the
 // action keys that apply. The root model calls it after every change.
 func (v detailView) Refresh() detailView {
@@ -239,53 +257,13 @@ func (v detailView) Refresh() detailView {
 		ref = &jobRef{name: j.Name, running: j.State == ctl.StateRunning, paused: j.Paused}
 	}
 	v.keys.actionKeys.fit(ref, v.c.readOnly)
-	v.vp.Width, v.vp.Height = v.width, v.outputHeight()
 	v.off = window(v.off, v.sel, v.runsHeight(), len(v.recs)+1)
-	atEnd := v.vp.AtBottom()
-	v.vp.SetContent(strings.Join(v.output(), "\n"))
-	if v.sel == 0 && atEnd {
-		v.vp.GotoBottom()
+	h := v.outputHeight()
+	if v.lv.full {
+		h = v.height - 1
 	}
-	return v
-}
-
-// output is what the output pane shows, styled: a past run's cost, then
-// its saved log.
-func (v detailView) output() []string {
-	st := v.c.st
-	r, picked := v.selected()
-	var out []string
-	if cost := costLine(st, r); picked && cost != "" {
-		out = append(out, cost)
-	}
-	if picked && v.log.none {
-		return append(out, noLog(st, v.c.now(), r)...)
-	}
-	lines := v.log.lines
-	if !picked {
-		lines = v.c.data.tail(v.job)
-		if len(lines) == 0 {
-			return []string{st.muted.Render("no output seen yet; the output of the next run of " + v.job + " appears here live")}
-		}
-	}
-	for _, l := range lines {
-		out = append(out, styleLogLine(st, l))
-	}
-	return out
-}
-
-// styleLogLine drops the stream tag of a log line ("stdout | text"), and
-// marks stderr so that it stands out also without colour.
-func styleLogLine(st styles, l string) string {
-	switch {
-	case strings.HasPrefix(l, "stdout | "):
-		return "  " + l[len("stdout | "):]
-	case strings.HasPrefix(l, "stderr | "):
-		return st.warn.Render("! " + l[len("stderr | "):])
-	case strings.HasPrefix(l, "── "), strings.HasPrefix(l, "… ["):
-		return st.muted.Render(l)
-	}
-	return "  " + l
+	v.lv = v.lv.setSize(v.width, h)
+	return v.feedLog(j)
 }
 
 // noLog explains an entry without a saved log: for a skip, who held the

@@ -30,11 +30,14 @@ func (v detailView) View() string {
 	if !ok {
 		return pad([]string{"", v.c.st.errText.Render("  " + v.job + " is no longer in jobs.yaml (esc: back)")}, v.height)
 	}
+	if v.lv.full {
+		return v.lv.title(v.outputTitle()) + "\n" + v.lv.View()
+	}
 	lines := append(v.info(j), v.durLines()...)
 	lines = append(lines, v.rule("runs and skips", fmt.Sprintf("%d of %d", v.sel+1, len(v.recs)+1)))
 	lines = append(lines, strings.Split(pad(v.runs(j), v.runsHeight()), "\n")...)
-	lines = append(lines, v.rule(v.outputTitle(), v.scrollInfo()))
-	return strings.Join(lines, "\n") + "\n" + pad(strings.Split(v.vp.View(), "\n"), v.outputHeight())
+	lines = append(lines, v.lv.title(v.outputTitle()))
+	return strings.Join(lines, "\n") + "\n" + v.lv.View()
 }
 
 // info is the definition block: the job's name and state, then one line
@@ -185,18 +188,12 @@ func recordCells(st styles, now time.Time, r run.Record) []cell {
 
 func (v detailView) outputTitle() string {
 	r, ok := v.selected()
-	if !ok {
-		return "live output"
+	t := "live output"
+	if ok {
+		t = "run " + r.RunID
 	}
-	return "run " + r.RunID
-}
-
-func (v detailView) scrollInfo() string {
-	if v.vp.TotalLineCount() <= v.vp.Height {
-		return ""
+	if v.lv.full { // the runs list above is gone: say whose
+		return v.job + " · " + t
 	}
-	if v.sel == 0 && v.vp.AtBottom() {
-		return "following"
-	}
-	return strconv.Itoa(int(v.vp.ScrollPercent()*100)) + "%"
+	return t
 }

@@ -107,7 +107,7 @@ func TestTailKeepsTheLastLines(t *testing.T) {
 		t.Run(fmt.Sprint(tc.lines), func(t *testing.T) {
 			var r ring
 			for i := range tc.lines {
-				r.add("l" + itoa(i))
+				r.add("l"+itoa(i), ref)
 			}
 			got := r.all()
 			if len(got) != tc.wantLen || got[0] != tc.wantFirst || got[len(got)-1] != "l"+itoa(tc.lines-1) {

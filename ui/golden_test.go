@@ -81,6 +81,17 @@ var screens = []struct {
 	{name: "detail", w: 80, h: 24, doc: true, prep: openSync},
 	{name: "detail_wide", w: 120, h: 30, doc: true, prep: openSync},
 	{name: "detail_200", w: 200, h: 40, doc: true, prep: openSync},
+	{name: "detail_80x24", w: 80, h: 24, doc: true, prep: openSync},
+	{name: "detail_200x50", w: 200, h: 50, doc: true, prep: openSync},
+	// logs: the log full screen, a search on and its matches marked.
+	{name: "logs_80x24", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(openSync(t, m, f), "f", "/", "o", "r", "d", "e", "r", "s", "enter", "n")
+		return m
+	}},
+	{name: "logs_200x50", w: 200, h: 50, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(openSync(t, m, f), "f", "t", "/", "o", "r", "d", "e", "r", "s", "enter", "n")
+		return m
+	}},
 	{name: "detail_advice", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		m, cmd := press(selectJob(t, m, "refund_orders"), "enter")
 		m, cmd = follow(t, m, cmd)
@@ -214,8 +225,8 @@ func compareGolden(t *testing.T, name, screen string, doc bool) {
 	path := filepath.Join("testdata", name+".golden")
 	if *update {
 		write(t, path, got)
-		if doc {
-			write(t, filepath.Join("..", "docs", "screens", name+".txt"), got)
+		if doc { // plain text: a search's marks are escapes even without colours
+			write(t, filepath.Join("..", "docs", "screens", name+".txt"), ansi.Strip(got))
 		}
 		return
 	}

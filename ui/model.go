@@ -169,6 +169,8 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.onTimeline(msg)
 	case openRunMsg:
 		return m.openRun(msg)
+	case noticeMsg:
+		return m.say(msg.text, msg.err), nil
 
 	}
 	return m.updateFocused(msg)

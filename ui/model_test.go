@@ -324,17 +324,8 @@ func TestMouseWheel(t *testing.T) {
 }
 
 func TestDetailScrollsOutput(t *testing.T) {
-	f := newFake()
-	m := loaded(t, f, Options{}, 80, 24)
-	var lines []string
-	for i := range 100 {
-		lines = append(lines, "line "+itoa(i))
-	}
-	m = feed(t, m, f, output("sync_orders", lines...)...)
-	m = selectJob(t, m, "sync_orders")
-	m, cmd := press(m, "enter")
-	m, _ = follow(t, m, cmd)
-	if !m.detail.vp.AtBottom() {
+	m, _ := openLive(t, 100)
+	if !m.detail.lv.follow {
 		t.Fatal("the live output does not follow its end")
 	}
 	tests := []struct {
@@ -349,8 +340,8 @@ func TestDetailScrollsOutput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _ = m.update(tc.msg)
-			if m.detail.vp.AtBottom() != tc.bottom {
-				t.Errorf("at bottom %v, want %v", m.detail.vp.AtBottom(), tc.bottom)
+			if m.detail.lv.follow != tc.bottom {
+				t.Errorf("following %v, want %v", m.detail.lv.follow, tc.bottom)
 			}
 		})
 	}

@@ -210,7 +210,11 @@ func (m Model) onTick() (Model, tea.Cmd) {
 	}
 	m, cmd := m.readDue(now)
 	m, tcmd := m.timelineDue() // lanes that came on screen since
-	return m, tea.Batch(tick(), cmd, tcmd)
+	var logCmd tea.Cmd
+	if m.inDetail {
+		m.detail, logCmd = m.detail.poll(now)
+	}
+	return m, tea.Batch(tick(), cmd, tcmd, logCmd)
 }
 
 // locksDue reports whether a refresh should read locks too: when they are

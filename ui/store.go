@@ -16,21 +16,35 @@ const (
 	maxRecords = 2000 // history records kept for the history view
 )
 
-// ring keeps the last lines of a job's output.
+// ring keeps the last lines of a job's output, each with the time of the
+// event that brought it (unix ms): saved logs carry no times, so these are
+// the only ones the console has.
 type ring struct {
 	lines []string
+	times []int64
 	next  int // where the next line goes once full
 	full  bool
+	total int // lines ever added: a view tells new lines from rotated ones
 }
 
-func (r *ring) add(line string) {
+func (r *ring) add(line string, at time.Time) {
+	r.total++
 	if !r.full {
 		r.lines = append(r.lines, line)
+		r.times = append(r.times, at.UnixMilli())
 		r.full = len(r.lines) == tailLines
 		return
 	}
-	r.lines[r.next] = line
+	r.lines[r.next], r.times[r.next] = line, at.UnixMilli()
 	r.next = (r.next + 1) % tailLines
+}
+
+// allTimes returns the lines' times, oldest first.
+func (r *ring) allTimes() []int64 {
+	if !r.full {
+		return slices.Clone(r.times)
+	}
+	return append(slices.Clone(r.times[r.next:]), r.times[:r.next]...)
 }
 
 // all returns the lines oldest first.
@@ -212,6 +226,23 @@ func (s *store) tail(job string) []string {
 	return nil
 }
 
+// tailTimes returns the times of the job's live output lines, oldest
+// first.
+func (s *store) tailTimes(job string) []int64 {
+	if r := s.tails[job]; r != nil {
+		return r.allTimes()
+	}
+	return nil
+}
+
+// tailTotal is how many live output lines the job was ever given.
+func (s *store) tailTotal(job string) int {
+	if r := s.tails[job]; r != nil {
+		return r.total
+	}
+	return 0
+}
+
 // running counts the jobs with a run in flight.
 func (s *store) running() int { return s.count().running }
 
@@ -226,7 +257,7 @@ func (s *store) apply(ev ctl.WireEvent) {
 			s.tails[ev.Job] = r
 		}
 		for line := range strings.SplitSeq(lastLines(ev.Line, tailLines), "\n") { // several when read at once
-			r.add(ev.Stream + " | " + line)
+			r.add(ev.Stream+" | "+line, ev.Time)
 		}
 		return
 	}
@@ -264,7 +295,7 @@ func (s *store) started(ev ctl.WireEvent) {
 		r = &ring{}
 		s.tails[ev.Job] = r
 	}
-	r.add("── run " + ev.RunID + " started, pid " + strconv.Itoa(ev.PID) + " ──")
+	r.add("── run "+ev.RunID+" started, pid "+strconv.Itoa(ev.PID)+" ──", ev.Time)
 	h := &run.Holder{PID: ev.PID, Host: s.host, Job: ev.Job, RunID: ev.RunID, Since: ev.StartedAt}
 	s.edit(ev.Job, func(j *ctl.JobStatus) {
 		ctl.Apply(j, ev)
@@ -294,7 +325,7 @@ func (s *store) finished(ev ctl.WireEvent) {
 		ExitCode: ev.ExitCode, Reason: ev.Reason, Manual: ev.Manual, PID: ev.PID, Attempt: ev.Attempt,
 		Host: ev.Host, Usage: ev.Usage.Usage()})
 	if r := s.tails[ev.Job]; r != nil && !ev.StartedAt.IsZero() {
-		r.add("── run " + ev.RunID + " ended: " + string(ev.Outcome) + " ──")
+		r.add("── run "+ev.RunID+" ended: "+string(ev.Outcome)+" ──", ev.Time)
 	}
 	s.edit(ev.Job, func(j *ctl.JobStatus) { ctl.Apply(j, ev) })
 	for k := range s.locks {

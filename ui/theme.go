@@ -56,6 +56,9 @@ type styles struct {
 	section, banner, status, errText lipgloss.Style
 	confirm, prompt                  lipgloss.Style
 	help                             help.Styles
+	// match and matchCur mark a log search's matches, the current one
+	// bolder.
+	match, matchCur matchPen
 }
 
 func newStyles(r *lipgloss.Renderer, t theme) styles {
@@ -81,6 +84,11 @@ func newStyles(r *lipgloss.Renderer, t theme) styles {
 		errText:   fg(t.fail),
 		confirm:   r.NewStyle().Bold(true).Foreground(c(t.warn)),
 		prompt:    fg(t.accent),
+	}
+	s.match = matchPen{style: r.NewStyle().Reverse(true).Foreground(c(t.warn))}
+	s.matchCur = matchPen{style: r.NewStyle().Reverse(true).Bold(true).Foreground(c(t.accent))}
+	if r.ColorProfile() == termenv.Ascii {
+		s.match, s.matchCur = matchPen{sgr: "7"}, matchPen{sgr: "1;7"}
 	}
 	s.help = help.Styles{
 		ShortKey:       fg(t.text),
