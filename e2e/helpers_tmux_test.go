@@ -35,7 +35,9 @@ func startTmux(t *testing.T, s *sandbox, w, h int, argv ...string) *tmuxTerm {
 	if err := os.WriteFile(conf, []byte("set -g remain-on-exit on\nset -g status off\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tm := &tmuxTerm{t: t, socket: "cv-e2e-" + randHex(6), env: s.env()}
+	// The console keeps its columns and sort in the user's config dir:
+	// each test has its own, so that no choice leaks into another test.
+	tm := &tmuxTerm{t: t, socket: "cv-e2e-" + randHex(6), env: s.env("XDG_CONFIG_HOME=" + filepath.Join(s.dir, "config"))}
 	t.Cleanup(func() { _, _ = tm.run("kill-server") })
 	args := append([]string{"-f", conf, "new-session", "-d", "-s", "cv", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
 		"-c", s.dir, "--"}, argv...)

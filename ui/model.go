@@ -95,7 +95,7 @@ func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Rendere
 		}
 		return readLog(ctx, from, job, runID)
 	}
-	c.readOnly = opts.ReadOnly
+	c.readOnly, c.prefsPath = opts.ReadOnly, opts.Prefs
 	h := help.New()
 	h.Styles = c.st.help
 	return Model{ctx: ctx, src: src, opts: opts, c: c, keys: newGlobalKeys(opts.ReadOnly), help: h, cmd: newCmdline(c),
@@ -108,7 +108,7 @@ func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Rendere
 // Init subscribes to events, reads the first snapshot and starts the
 // clock.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(append(m.startCmds(), tick())...)
+	return tea.Batch(append(m.startCmds(), tick(), loadPrefs(m.opts.Prefs))...)
 }
 
 // startCmds are Init's calls to the source.
@@ -164,6 +164,10 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.layout(), m.tabCmd()
 	case requestMsg:
 		return m.request(msg)
+	case prefsMsg:
+		return m.onPrefs(msg)
+	case prefsSavedMsg:
+		return m.onPrefsSaved(msg)
 
 	}
 	return m.updateFocused(msg)
