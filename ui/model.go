@@ -37,6 +37,7 @@ type Model struct {
 
 	ask     *question // a pending yes/no question, nil if none
 	cmd     cmdline   // the ":" command line
+	strip   cmdStrip  // the command strip and log (cmdstrip.go)
 	conn    conn
 	events  <-chan ctl.WireEvent
 	daemon  ctl.DaemonStatus // the daemon's own state, as last read
@@ -152,12 +153,13 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case tickMsg:
 		return m.onTick()
 	case actionMsg:
-		return m.onAction(msg)
+		return m.logAction(msg).onAction(msg)
 	case offlineMsg:
 		return m.onOffline(msg)
 	case openJobMsg: // over the current tab, which esc returns to
 		m.inDetail = true
 		m.detail = m.detail.open(msg.job)
+		m = m.logRead("status " + msg.job)
 		return m.layout(), m.fetchHistory(msg.job)
 	case closeDetailMsg:
 		m.inDetail = false
@@ -207,6 +209,12 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 	case m.showHelp && key.Matches(msg, m.keys.Esc):
 		m.showHelp = false
 		return m.layout(), nil, true
+	case key.Matches(msg, m.keys.CmdLog):
+		m.strip.open = !m.strip.open
+		return m, nil, true
+	case m.strip.open && key.Matches(msg, m.keys.Esc):
+		m.strip.open = false
+		return m, nil, true
 	case key.Matches(msg, m.keys.Command):
 		mm, cmd := m.openCmdline()
 		return mm, cmd, true
@@ -225,7 +233,8 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 	case key.Matches(msg, m.keys.Refused):
 		return m.say(readOnlyRefusal(refusedVerb(msg.String())), true), nil, true
 	}
-	return m, nil, false
+	return m, nil, m.strip.open // the command log takes the screen's keys
+
 }
 
 // tabCmd fetches what a freshly shown tab needs.
