@@ -138,13 +138,29 @@ func maskAge(m string) string {
 	return lead + "AGE" + strings.Repeat(" ", max(1, len(m)-3))
 }
 
+// whenRE is a time of the NEXT column (15:04:05, Fri 00:00, Jan  1),
+// which moves with the day the test runs, with the spaces after it.
+var whenRE = regexp.MustCompile(`(^|\s)(\d\d:\d\d:\d\d|[A-Z][a-z]{2} \d\d:\d\d|[A-Z][a-z]{2} [ \d]\d)(\s+|$)`)
+
+// maskWhen is a time as "WHEN", padded as maskAge pads.
+func maskWhen(m string) string {
+	lead := ""
+	if m[0] == ' ' {
+		lead, m = " ", m[1:]
+	}
+	return lead + "WHEN" + strings.Repeat(" ", max(1, len(m)-4))
+}
+
 // tableOf is the jobs table of a screen, its title row to its last row,
-// with ages and countdowns masked.
+// with ages, countdowns and next fires masked.
 func tableOf(screen string) string {
 	var out []string
 	for _, l := range strings.Split(screen, "\n") {
 		l = strings.TrimRight(l, " ")
-		if strings.Contains(l, "NAME ▾") || len(out) > 0 && l != "" {
+		if strings.Contains(l, "JOB ▾") || len(out) > 0 && l != "" {
+			for whenRE.MatchString(l) {
+				l = whenRE.ReplaceAllStringFunc(l, maskWhen)
+			}
 			for ageRE.MatchString(l) {
 				l = ageRE.ReplaceAllStringFunc(l, maskAge)
 			}
