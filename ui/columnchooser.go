@@ -7,7 +7,8 @@ import (
 )
 
 // chooser is the jobs table's column chooser (`c`): every column in its
-// order, each on or off. It holds the keys while open.
+// order, each on or off. It takes the table's keys while open; the
+// global ones (tabs, help, quit) stay, as it edits no text.
 type chooser struct {
 	open bool
 	pos  int
@@ -23,7 +24,7 @@ func newChooserKeys() chooserKeys {
 		Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		Toggle: key.NewBinding(key.WithKeys(" ", "enter", "x"), key.WithHelp("space", "show/hide")),
-		Close:  key.NewBinding(key.WithKeys("c", "esc", "q"), key.WithHelp("c/esc", "close")),
+		Close:  key.NewBinding(key.WithKeys("c", "esc"), key.WithHelp("c/esc", "close")),
 	}
 }
 
@@ -76,14 +77,14 @@ func (v jobsView) chooserView() string {
 		if d.sortKey != "" {
 			sortKey = "⇧" + d.sortKey + " "
 		}
-		text := box + fit(d.title, 14) + sortKey + d.about
+		text := box + fit(d.title, 15) + sortKey + d.about
 		if c == v.chooser.pos {
 			lines = append(lines, st.selected.Render(fit("› "+text, v.width)))
 		} else {
 			lines = append(lines, fit("  "+text, v.width))
 		}
 	}
-	lines = append(lines, "", st.muted.Render(fit("  JOB stays. ⇧letter sorts by a column, again reverses; s steps through the sorts.", v.width)))
+	lines = append(lines, "", st.muted.Render(fit("  JOB stays. ⇧letter sorts by a column; again, the other way.", v.width)))
 	return pad(lines, v.height)
 }
 

@@ -84,6 +84,14 @@ var screens = []struct {
 		m, _ = press(m, "G")
 		return m
 	}},
+	{name: "columns", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "c", "down", "down", "down", "down", "down", "down", "down", "down", " ")
+		return m
+	}},
+	{name: "command_strip", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, cmd := press(m, "g", "p")
+		return untilAction(t, m, cmd)
+	}},
 	{name: "jobs_filtered", w: 80, h: 24, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		m, _ = press(m, "/", "o", "r", "d", "enter", "s")
 		return m

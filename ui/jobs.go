@@ -77,9 +77,6 @@ func (v jobsView) SetSize(w, h int) jobsView {
 // KeyMap is the table's keys.
 func (v jobsView) KeyMap() help.KeyMap { return v.chooserHelp() }
 
-// Editing reports whether the filter or the column chooser has the keys.
-func (v jobsView) Editing() bool { return v.chooser.open || v.list.Editing() }
-
 // Update handles keys and mouse for the table.
 func (v jobsView) Update(msg tea.Msg) (jobsView, tea.Cmd) {
 	if v.chooser.open {
