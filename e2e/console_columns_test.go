@@ -131,6 +131,10 @@ func seedOutcomes(t *testing.T, state string, runs map[string]struct {
 	seedRecords(t, state, recs...)
 }
 
+// elapsedOfMinuteRE is the STATE cell of a run of a job whose timeout
+// is 1m: elapsed/timeout.
+var elapsedOfMinuteRE = regexp.MustCompile(`▶ \d+s/1m\s`)
+
 // cellRE finds the LAST and PASSED cells of a row: an outcome's glyph
 // and word, then an age.
 var cellRE = regexp.MustCompile(`([●✗]) (ok|failed)\s+(\d+m\d\ds)\s`)
