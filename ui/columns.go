@@ -70,7 +70,7 @@ type colSort struct {
 	reverse bool
 }
 
-// colKeys are the Shift+letter sort keys, one binding for the help.
+// sortBinding is the Shift+letter sort keys, one binding for the help.
 func sortBinding() key.Binding {
 	var keys []string
 	for _, d := range jobColDefs {
@@ -218,6 +218,15 @@ func outcomeText(o run.Outcome) string {
 	return glyph(o) + " " + string(o)
 }
 
+// outcomeWidth is outcomeText's width, without building it: every glyph
+// is one cell wide. The table measures it for every job at each refresh.
+func outcomeWidth(o run.Outcome) int {
+	if o == "" {
+		return 1
+	}
+	return 2 + len(o)
+}
+
 // nextClock is the NEXT cell's text, at most 9 wide: the time of day
 // today, the weekday and time within a week, else the day.
 func nextClock(now, t time.Time) string {
@@ -231,8 +240,8 @@ func nextClock(now, t time.Time) string {
 	return t.Format("Jan _2")
 }
 
-// colCell is one job's cell of column col, tookW and w wide for the
-// TOOK and the column's own width.
+// colCell is one job's cell of column col, which is w wide (the TOOK
+// sparkline and the lock holder fit themselves to it).
 func (v jobsView) colCell(col jobCol, j ctl.JobStatus, l *learned, w int, now time.Time) cell {
 	switch col {
 	case colNext, colLeft:

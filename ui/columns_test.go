@@ -4,6 +4,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"cronvisor/internal/base/run"
 )
 
 // cellUnder is the text of the row holding row's name under the column
@@ -137,6 +141,14 @@ func TestFitHolder(t *testing.T) {
 	for _, tc := range tests {
 		if got := fitHolder(tc.text, true, tc.w); got != tc.want {
 			t.Errorf("fitHolder(%q, %d) = %q, want %q", tc.text, tc.w, got, tc.want)
+		}
+	}
+}
+
+func TestOutcomeWidth(t *testing.T) {
+	for _, o := range []run.Outcome{"", run.OK, run.Failed, run.Timeout, run.Skipped, run.Replaced, run.Interrupted, run.Error, run.Running} {
+		if got, want := outcomeWidth(o), ansi.StringWidth(outcomeText(o)); got != want {
+			t.Errorf("outcomeWidth(%q) = %d, want %d", o, got, want)
 		}
 	}
 }

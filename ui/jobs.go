@@ -131,7 +131,7 @@ func (v jobsView) Refresh() jobsView {
 	v.nameW, v.lastW = len("JOB"), len("LAST")
 	for i, j := range jobs {
 		v.nameW = max(v.nameW, len(j.name))
-		v.lastW = max(v.lastW, ansi.StringWidth(outcomeText(j.last)))
+		v.lastW = max(v.lastW, outcomeWidth(j.last))
 		if v.filter.match(j.name, j.schedule, string(j.state), string(j.last), j.lock) {
 			rows = append(rows, i)
 		}
