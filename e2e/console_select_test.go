@@ -116,7 +116,7 @@ func TestConsoleReadOnlyAndCommands(t *testing.T) {
 	tm.keys("?")
 	help := tm.await(5*time.Second, "the full help", func(sc string) bool { return strings.Contains(sc, "back/close") })
 	for _, gone := range []string{"run now", "pause", "kill", "reload config"} {
-		if strings.Contains(help[strings.Index(help, "NAME"):], " "+gone) {
+		if strings.Contains(help[strings.Index(help, "JOB ▾"):], " "+gone) {
 			t.Errorf("the read-only help offers %q:\n%s", gone, help)
 		}
 	}

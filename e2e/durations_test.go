@@ -85,6 +85,21 @@ func TestE2ELearnedFastNotifies(t *testing.T) {
 // i-th taking 2 s + i × 400 ms / (n-1), the newest ending a minute ago.
 func seedHistory(t *testing.T, state, job string, n int) {
 	t.Helper()
+	now := time.Now()
+	recs := make([]run.Record, 0, n)
+	for i := range n {
+		ended := now.Add(-time.Duration(n-i) * time.Minute)
+		took := 2*time.Second + time.Duration(i)*400*time.Millisecond/time.Duration(n-1)
+		recs = append(recs, run.Record{Job: job, RunID: run.NewID(ended), Outcome: run.OK, ScheduledAt: ended.Add(-took),
+			StartedAt: ended.Add(-took), EndedAt: ended, Attempt: 1})
+	}
+	seedRecords(t, state, recs...)
+}
+
+// seedRecords records recs, ended, in the state dir's history, as the
+// daemon would have.
+func seedRecords(t *testing.T, state string, recs ...run.Record) {
+	t.Helper()
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -93,12 +108,7 @@ func seedHistory(t *testing.T, state, job string, n int) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	now := time.Now()
-	for i := range n {
-		ended := now.Add(-time.Duration(n-i) * time.Minute)
-		took := 2*time.Second + time.Duration(i)*400*time.Millisecond/time.Duration(n-1)
-		r := run.Record{Job: job, RunID: run.NewID(ended), Outcome: run.OK, ScheduledAt: ended.Add(-took),
-			StartedAt: ended.Add(-took), EndedAt: ended, Attempt: 1}
+	for _, r := range recs {
 		if err := store.Finish(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}

@@ -35,7 +35,9 @@ func startTmux(t *testing.T, s *sandbox, w, h int, argv ...string) *tmuxTerm {
 	if err := os.WriteFile(conf, []byte("set -g remain-on-exit on\nset -g status off\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tm := &tmuxTerm{t: t, socket: "cv-e2e-" + randHex(6), env: s.env()}
+	// The console keeps its columns and sort in the user's config dir:
+	// each test has its own, so that no choice leaks into another test.
+	tm := &tmuxTerm{t: t, socket: "cv-e2e-" + randHex(6), env: s.env("XDG_CONFIG_HOME=" + filepath.Join(s.dir, "config"))}
 	t.Cleanup(func() { _, _ = tm.run("kill-server") })
 	args := append([]string{"-f", conf, "new-session", "-d", "-s", "cv", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
 		"-c", s.dir, "--"}, argv...)
@@ -136,13 +138,29 @@ func maskAge(m string) string {
 	return lead + "AGE" + strings.Repeat(" ", max(1, len(m)-3))
 }
 
+// whenRE is a time of the NEXT column (15:04:05, Fri 00:00, Jan  1),
+// which moves with the day the test runs, with the spaces after it.
+var whenRE = regexp.MustCompile(`(^|\s)(\d\d:\d\d:\d\d|[A-Z][a-z]{2} \d\d:\d\d|[A-Z][a-z]{2} [ \d]\d)(\s+|$)`)
+
+// maskWhen is a time as "WHEN", padded as maskAge pads.
+func maskWhen(m string) string {
+	lead := ""
+	if m[0] == ' ' {
+		lead, m = " ", m[1:]
+	}
+	return lead + "WHEN" + strings.Repeat(" ", max(1, len(m)-4))
+}
+
 // tableOf is the jobs table of a screen, its title row to its last row,
-// with ages and countdowns masked.
+// with ages, countdowns and next fires masked.
 func tableOf(screen string) string {
 	var out []string
 	for _, l := range strings.Split(screen, "\n") {
 		l = strings.TrimRight(l, " ")
-		if strings.Contains(l, "NAME ▾") || len(out) > 0 && l != "" {
+		if strings.Contains(l, "JOB ▾") || len(out) > 0 && l != "" {
+			for whenRE.MatchString(l) {
+				l = whenRE.ReplaceAllStringFunc(l, maskWhen)
+			}
 			for ageRE.MatchString(l) {
 				l = ageRE.ReplaceAllStringFunc(l, maskAge)
 			}

@@ -141,6 +141,10 @@ type jobStatus struct {
 	PID           int    `json:"pid"`
 	Adopted       bool   `json:"adopted"`
 	SupervisorPID int    `json:"supervisor_pid"`
+	// StartedAt and Deadline: an adopted run has its deadline as an own
+	// run has (issue 43).
+	StartedAt time.Time `json:"started_at"`
+	Deadline  time.Time `json:"deadline"`
 }
 
 // statusOf is job's row of `status --json`.
@@ -165,8 +169,9 @@ func (s *sandbox) statusOf(job string) jobStatus {
 
 // TestE2EAdoptedRunIsShownAndKilled: a long run whose daemon is SIGKILLed,
 // a new daemon at once: `status --json` shows the run running, adopted,
-// with its pid and the dead supervisor's; `kill JOB` exits 0 and the run
-// is recorded once, interrupted, killed by operator.
+// with its pid and the dead supervisor's and its deadline, which the
+// console shows as an own run's (`▶ 2s/1m`); `kill JOB` exits 0 and the
+// run is recorded once, interrupted, killed by operator.
 func TestE2EAdoptedRunIsShownAndKilled(t *testing.T) {
 	t.Parallel()
 	arg := sleepArg("40.4")
@@ -191,6 +196,15 @@ jobs:
 	if st.State != "running" || st.RunID != runID || st.PID == 0 || st.SupervisorPID != d.pid() {
 		t.Errorf("status %+v, want running, adopted run %s, its pid, supervisor %d", st, runID, d.pid())
 	}
+	if got := st.Deadline.Sub(st.StartedAt); got != time.Minute {
+		t.Errorf("the adopted run's deadline is %v after its start, want its timeout, 1m", got)
+	}
+	tm := startTmux(t, s, 100, 30, cvBin, "--config", s.config, "ui", "--read-only")
+	tm.await(10*time.Second, "the adopted run's elapsed/timeout", func(sc string) bool {
+		return elapsedOfMinuteRE.MatchString(lineWith(sc, " long "))
+	})
+	tm.keys("q")
+	waitFor(t, 10*time.Second, "the console to exit", tm.dead)
 	if code, out, errOut := s.runCV(10*time.Second, "kill", "long"); code != 0 {
 		t.Fatalf("kill: exit %d: %s%s", code, out, errOut)
 	}

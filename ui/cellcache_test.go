@@ -22,7 +22,8 @@ func TestCachedRowsDrawTheSame(t *testing.T) {
 		f.jobs[i].Durations = fixtureDurations[fixtureJobs()[i%7].Name] // a sparkline on most rows
 	}
 	m := loaded(t, f, Options{}, 120, 40)
-	widths := layout(m.jobs.columns(), 118)
+	shown := m.jobs.shownCols()
+	widths := layout(m.jobs.columns(shown), 118)
 	var cache cellCache
 	for pass := range 2 {
 		for _, g := range []bool{false, true} {
@@ -31,7 +32,7 @@ func TestCachedRowsDrawTheSame(t *testing.T) {
 				st = grey
 			}
 			for i := range m.c.data.jobs {
-				cells := m.jobs.cells(nil, m.c.data.at(i), m.c.data.jobs[i].learned, widths[tookCol])
+				cells := m.jobs.cells(nil, shown, m.c.data.at(i), m.c.data.jobs[i].learned, widths)
 				selected := i%7 == 0
 				want := cachedRow(st, nil, g, cells, widths, selected, 120)
 				if got := cachedRow(st, &cache, g, cells, widths, selected, 120); got != want {

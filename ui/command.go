@@ -37,6 +37,7 @@ func commands() []command {
 		{name: "run", job: true, changes: true, run: verb("run")},
 		{name: "kill", job: true, changes: true, run: verb("kill")},
 		{name: "reload", changes: true, run: func(m Model, _ string) (Model, tea.Cmd) { return m.askReload() }},
+		{name: "log", run: func(m Model, _ string) (Model, tea.Cmd) { m.strip.open = true; return m, nil }},
 		{name: "help", run: func(m Model, _ string) (Model, tea.Cmd) { m.showHelp = true; return m.layout(), nil }},
 		{name: "q", run: func(m Model, _ string) (Model, tea.Cmd) { return m.quit() }},
 		{name: "quit", run: func(m Model, _ string) (Model, tea.Cmd) { return m.quit() }},
@@ -230,7 +231,8 @@ func (m Model) cmdlineView() string {
 
 // showTab shows tab t, closing the detail.
 func (m Model) showTab(t tab) (Model, tea.Cmd) {
-	m.tab, m.inDetail = t, false
+	m.tab, m.inDetail, m.strip.open = t, false, false
+	m = m.logRead(cliReads[t])
 	if !m.readsLocks() {
 		m.c.data.dropFreeLocks()
 		m.locks = m.locks.Refresh()

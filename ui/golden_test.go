@@ -74,6 +74,24 @@ var screens = []struct {
 		m, _ = press(m, "G")
 		return m
 	}},
+	// The jobs pane at the two sizes issue 43 holds it to: sorted by the
+	// next fire (N) at 80x24, as it opens at 200x50.
+	{name: "jobs_80x24", w: 80, h: 24, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "N")
+		return m
+	}},
+	{name: "jobs_200x50", w: 200, h: 50, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "G")
+		return m
+	}},
+	{name: "columns", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, _ = press(m, "c", "down", "down", "down", "down", "down", "down", "down", "down", " ")
+		return m
+	}},
+	{name: "command_strip", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m, cmd := press(m, "g", "p")
+		return untilAction(t, m, cmd)
+	}},
 	{name: "jobs_filtered", w: 80, h: 24, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		m, _ = press(m, "/", "o", "r", "d", "enter", "s")
 		return m

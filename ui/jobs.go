@@ -1,14 +1,13 @@
 package ui
 
 import (
-	"cmp"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"cronvisor/internal/ctl"
 )
@@ -17,7 +16,7 @@ import (
 type jobsKeys struct {
 	listKeys
 	actionKeys
-	Open, Sort, Filter key.Binding
+	Open, Sort, SortBy, Columns, Filter key.Binding
 }
 
 func newJobsKeys() jobsKeys {
@@ -26,6 +25,8 @@ func newJobsKeys() jobsKeys {
 		actionKeys: newActionKeys(),
 		Open:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
 		Sort:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
+		SortBy:     sortBinding(),
+		Columns:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "columns")),
 		Filter:     newFilterKeys().Filter,
 	}
 }
@@ -37,19 +38,8 @@ func (k jobsKeys) ShortHelp() []key.Binding {
 
 // FullHelp implements help.KeyMap.
 func (k jobsKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.column(), {k.Open, k.Filter, k.Sort}, {k.Run, k.Pause, k.Kill}}
+	return [][]key.Binding{k.column(), {k.Open, k.Filter, k.Sort, k.SortBy, k.Columns}, {k.Run, k.Pause, k.Kill}}
 }
-
-// sortKey orders the jobs table.
-type sortKey int
-
-const (
-	byName sortKey = iota
-	byNext
-	byState
-	byLast
-	sortKeys
-)
 
 // Messages from views to the root model.
 type (
@@ -63,15 +53,19 @@ func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 // jobsView is the table of all jobs.
 type jobsView struct {
 	list
-	keys  jobsKeys
-	sort  sortKey
-	nameW int
+	keys    jobsKeys
+	sort    colSort
+	hidden  [jobColCount]bool // the columns the operator turned off
+	chooser chooser           // the column chooser, when open
+	nameW   int
+	lastW   int // the LAST column's: its longest outcome
 }
 
 func newJobsView(c *common) jobsView {
 	// The table's chrome: its header, and the selected job's two lines
 	// under a blank one.
-	return jobsView{list: newList(c, 4, func(r int) string { return c.data.jobs[r].name }), keys: newJobsKeys()}
+	return jobsView{list: newList(c, 4, func(r int) string { return c.data.jobs[r].name }), keys: newJobsKeys(),
+		sort: colSort{by: colJob}}
 }
 
 // SetSize sets the area the view draws in.
@@ -81,10 +75,13 @@ func (v jobsView) SetSize(w, h int) jobsView {
 }
 
 // KeyMap is the table's keys.
-func (v jobsView) KeyMap() help.KeyMap { return v.keys }
+func (v jobsView) KeyMap() help.KeyMap { return v.chooserHelp() }
 
 // Update handles keys and mouse for the table.
 func (v jobsView) Update(msg tea.Msg) (jobsView, tea.Cmd) {
+	if v.chooser.open {
+		return v.chooserKey(msg)
+	}
 	l, cmd, done := v.list.update(v.keys.listKeys, msg)
 	v.list = l
 	switch done {
@@ -101,8 +98,15 @@ func (v jobsView) Update(msg tea.Msg) (jobsView, tea.Cmd) {
 	j := v.ref()
 	switch {
 	case key.Matches(km, v.keys.Sort):
-		v.sort = (v.sort + 1) % sortKeys
-		return v.Refresh(), nil
+		v.sort = v.sort.cycled()
+		return v.Refresh(), v.keep()
+	case key.Matches(km, v.keys.SortBy):
+		c, _ := sortedBy(km.String())
+		v.sort = v.sort.pressed(c)
+		return v.Refresh(), v.keep()
+	case key.Matches(km, v.keys.Columns):
+		v.chooser = chooser{open: true}
+		return v, nil
 	case j == nil:
 		return v, nil
 	case key.Matches(km, v.keys.Open):
@@ -124,9 +128,10 @@ func (v jobsView) Update(msg tea.Msg) (jobsView, tea.Cmd) {
 func (v jobsView) Refresh() jobsView {
 	jobs := v.c.data.jobs
 	rows := make([]int, 0, len(jobs))
-	v.nameW = len("NAME")
+	v.nameW, v.lastW = len("JOB"), len("LAST")
 	for i, j := range jobs {
 		v.nameW = max(v.nameW, len(j.name))
+		v.lastW = max(v.lastW, outcomeWidth(j.last))
 		if v.filter.match(j.name, j.schedule, string(j.state), string(j.last), j.lock) {
 			rows = append(rows, i)
 		}
@@ -135,33 +140,6 @@ func (v jobsView) Refresh() jobsView {
 	v.list = v.setRows(rows)
 	v.keys.actionKeys.fit(v.ref(), v.c.readOnly)
 	return v
-}
-
-func compareJobs(a, b jobRow, by sortKey) int {
-	var c int
-	switch by {
-	case byNext: // soonest first; none last
-		switch {
-		case a.nextRun == 0 && b.nextRun != 0:
-			c = 1
-		case a.nextRun != 0 && b.nextRun == 0:
-			c = -1
-		default:
-			c = cmp.Compare(a.nextRun, b.nextRun)
-		}
-	case byState:
-		c = cmp.Compare(stateRank(a.state), stateRank(b.state))
-	case byLast: // latest activity first
-		c = cmp.Compare(b.lastEndedAt, a.lastEndedAt)
-	}
-	if c == 0 {
-		c = strings.Compare(a.name, b.name)
-	}
-	return c
-}
-
-func stateRank(s ctl.JobState) int {
-	return slices.Index([]ctl.JobState{ctl.StateUnschedulable, ctl.StateRunning, ctl.StateQueued, ctl.StatePaused, ctl.StateIdle, ctl.StateDisabled}, s)
 }
 
 // ref describes the selected job for the action keys; nil for none.
@@ -174,30 +152,39 @@ func (v jobsView) ref() *jobRef {
 	return &jobRef{name: j.name, running: j.state == ctl.StateRunning, paused: j.paused}
 }
 
-func (v jobsView) columns() []column {
-	sortMark := func(title string, k sortKey) string {
-		if v.sort == k {
-			return title + " ▾"
+// shownCols are the columns on, in their order.
+func (v jobsView) shownCols() []jobCol {
+	out := make([]jobCol, 0, jobColCount)
+	for c := range jobCol(jobColCount) {
+		if !v.hidden[c] {
+			out = append(out, c)
 		}
-		return title
 	}
-	return []column{
-		{title: sortMark("NAME", byName), min: 8, want: min(v.nameW, 16), max: v.nameW, grow: 2},
-		{title: "SCHEDULE", min: 9, want: 11, max: 14, drop: 3, grow: 5},
-		{title: sortMark("STATE", byState), min: 9, want: 11, max: v.stateMax(), grow: 3},
-		{title: sortMark("LAST", byLast), min: 9, want: 13, max: 14, grow: 4},
-		// TOOK (tookCol): the newest runs' durations as bars, as many as
-		// fit; it gives way after the counters and the schedule, and
-		// widens last, up to 16 bars and the newest run's duration.
-		{title: "TOOK", min: 4, want: 6, max: recentMax + len(" 1m05s"), drop: 2, grow: 8},
-		{title: sortMark("NEXT", byNext), min: 5, want: 6, max: 8, grow: 6},
-		{title: "LOCK HOLDER", min: 12, want: 18, max: 30, drop: 1, grow: 1},
-		{title: "RUN/SKIP/FAIL", min: 13, want: 13, max: 14, drop: 4, grow: 7},
-	}
+	return out
 }
 
-// tookCol is the TOOK column's place in columns.
-const tookCol = 4
+// columns are the shown columns' layouts, titled, with the widths that
+// depend on the rows: the job's name, the longest outcome, the state.
+func (v jobsView) columns(shown []jobCol) []column {
+	cols := make([]column, len(shown))
+	for i, c := range shown {
+		col := jobColDefs[c].col
+		col.title = v.sort.title(c)
+		switch c {
+		case colJob:
+			col.want, col.max = min(v.nameW, 14), v.nameW
+		case colLast:
+			col.min, col.want, col.max = v.lastW, v.lastW, v.lastW
+		case colState:
+			col.max = v.stateMax()
+		}
+		// A title and its sort arrow are never cut either.
+		col.min = max(col.min, ansi.StringWidth(col.title))
+		col.want, col.max = max(col.want, col.min), max(col.max, col.min)
+		cols[i] = col
+	}
+	return cols
+}
 
 // stateMax is the STATE column's widest: room for "↺ retry 2/3 at
 // 10:19:03" while a slot waits for a retry, else a running job's
@@ -211,7 +198,11 @@ func (v jobsView) stateMax() int {
 
 // View draws the table.
 func (v jobsView) View() string {
-	cols := v.columns()
+	if v.chooser.open {
+		return v.chooserView()
+	}
+	shown := v.shownCols()
+	cols := v.columns(shown)
 	widths := layout(cols, v.width-2)
 	lines := append(append(make([]string, 0, v.height), v.head()...), headerRow(v.c.st, cols, widths, v.width))
 	if len(v.rows) == 0 {
@@ -225,40 +216,20 @@ func (v jobsView) View() string {
 	var cells []cell // one row's at a time: cachedRow keeps none
 	for i := from; i < to; i++ {
 		r := v.rows[i]
-		cells = v.cells(cells[:0], v.c.data.at(r), v.c.data.jobs[r].learned, widths[tookCol])
+		cells = v.cells(cells[:0], shown, v.c.data.at(r), v.c.data.jobs[r].learned, widths)
 		lines = append(lines, cachedRow(v.c.st, &v.c.cells, v.c.lost, cells, widths, i == v.cur.pos, v.width))
 	}
 	return pad(lines, v.height-3) + "\n\n" + v.summary()
 }
 
-// cells appends one job's table cells to dst, with its learned
-// durations in a TOOK column tookW wide.
-func (v jobsView) cells(dst []cell, j ctl.JobStatus, l *learned, tookW int) []cell {
+// cells appends one job's cells of the shown columns to dst, each cut
+// to its width in widths (with its learned durations in TOOK).
+func (v jobsView) cells(dst []cell, shown []jobCol, j ctl.JobStatus, l *learned, widths []int) []cell {
 	now := v.c.now()
-	next := cell{text: countdown(now, j.NextRun), id: mutedID}
-	if j.State == ctl.StatePaused || j.State == ctl.StateDisabled || j.Paused {
-		next.text = "—"
-	} else if !j.NextRun.IsZero() {
-		next.id = runPlainID
+	for i, c := range shown {
+		dst = append(dst, v.colCell(c, j, l, widths[i], now))
 	}
-	last := cell{text: "—", id: mutedID}
-	if j.LastOutcome != "" {
-		last = cell{text: glyph(j.LastOutcome) + " " + string(j.LastOutcome) + " " + dur(now.Sub(j.LastEndedAt)),
-			id: outcomeID(j.LastOutcome)}
-		if j.LastEndedAt.IsZero() {
-			last.text = glyph(j.LastOutcome) + " " + string(j.LastOutcome)
-		}
-	}
-	return append(dst,
-		cell{text: j.Name, id: plainID},
-		cell{text: j.Schedule, id: mutedID},
-		cell{text: stateText(j, now), id: stateID(j.State)},
-		last,
-		tookCell(l, tookW),
-		next,
-		holderCell(j, now),
-		cell{text: countsCell(j.Counts), id: mutedID},
-	)
+	return dst
 }
 
 // countsCell is the RUN/SKIP/FAIL cell; "—" when no daemon ever counted

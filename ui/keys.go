@@ -11,6 +11,7 @@ import (
 // the detail, a filter and the command line.
 type globalKeys struct {
 	Next, Prev, Tabs, Command, Reload, Help, Esc, Quit key.Binding
+	CmdLog                                             key.Binding
 	Interrupt                                          key.Binding
 	// Refused are the keys that change something, on only in a read-only
 	// console, where they say why nothing happens; never in the help.
@@ -24,6 +25,7 @@ func newGlobalKeys(readOnly bool) globalKeys {
 		Prev:    key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev view")),
 		Tabs:    key.NewBinding(key.WithKeys("1", "2", "3", "4"), key.WithHelp("1-4", "jobs…timeline")),
 		Command: key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
+		CmdLog:  key.NewBinding(key.WithKeys("@"), key.WithHelp("@", "command log")),
 		Reload:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reload config")),
 		Help:    key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Esc:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back/close")),
@@ -138,5 +140,5 @@ func (h screenHelp) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (h screenHelp) FullHelp() [][]key.Binding {
 	g := h.global
-	return append(h.screen.FullHelp(), []key.Binding{g.Next, g.Prev, g.Tabs, g.Command, g.Reload, g.Help, g.Esc, g.Quit})
+	return append(h.screen.FullHelp(), []key.Binding{g.Next, g.Prev, g.Tabs, g.Command, g.CmdLog, g.Reload, g.Help, g.Esc, g.Quit})
 }

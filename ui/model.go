@@ -38,6 +38,7 @@ type Model struct {
 
 	ask     *question // a pending yes/no question, nil if none
 	cmd     cmdline   // the ":" command line
+	strip   cmdStrip  // the command strip and log (cmdstrip.go)
 	conn    conn
 	events  <-chan ctl.WireEvent
 	daemon  ctl.DaemonStatus // the daemon's own state, as last read
@@ -96,7 +97,7 @@ func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Rendere
 		}
 		return readLog(ctx, from, job, runID)
 	}
-	c.readOnly = opts.ReadOnly
+	c.readOnly, c.prefsPath = opts.ReadOnly, opts.Prefs
 	h := help.New()
 	h.Styles = c.st.help
 	return Model{ctx: ctx, src: src, opts: opts, c: c, keys: newGlobalKeys(opts.ReadOnly), help: h, cmd: newCmdline(c),
@@ -109,7 +110,7 @@ func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Rendere
 // Init subscribes to events, reads the first snapshot and starts the
 // clock.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(append(m.startCmds(), tick())...)
+	return tea.Batch(append(m.startCmds(), tick(), loadPrefs(m.opts.Prefs))...)
 }
 
 // startCmds are Init's calls to the source.
@@ -153,12 +154,13 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case tickMsg:
 		return m.onTick()
 	case actionMsg:
-		return m.onAction(msg)
+		return m.logAction(msg).onAction(msg)
 	case offlineMsg:
 		return m.onOffline(msg)
 	case openJobMsg: // over the current tab, which esc returns to
 		m.inDetail = true
 		m.detail = m.detail.open(msg.job)
+		m = m.logRead("status " + msg.job)
 		return m.layout(), m.fetchHistory(msg.job)
 	case closeDetailMsg:
 		m.inDetail = false
@@ -171,6 +173,10 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.openRun(msg)
 	case noticeMsg:
 		return m.say(msg.text, msg.err), nil
+	case prefsMsg:
+		return m.onPrefs(msg)
+	case prefsSavedMsg:
+		return m.onPrefsSaved(msg)
 
 	}
 	return m.updateFocused(msg)
@@ -210,6 +216,12 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 	case m.showHelp && key.Matches(msg, m.keys.Esc):
 		m.showHelp = false
 		return m.layout(), nil, true
+	case key.Matches(msg, m.keys.CmdLog):
+		m.strip.open = !m.strip.open
+		return m, nil, true
+	case m.strip.open && key.Matches(msg, m.keys.Esc):
+		m.strip.open = false
+		return m, nil, true
 	case key.Matches(msg, m.keys.Command):
 		mm, cmd := m.openCmdline()
 		return mm, cmd, true
@@ -228,7 +240,8 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 	case key.Matches(msg, m.keys.Refused):
 		return m.say(readOnlyRefusal(refusedVerb(msg.String())), true), nil, true
 	}
-	return m, nil, false
+	return m, nil, m.strip.open // the command log takes the screen's keys
+
 }
 
 // tabCmd fetches what a freshly shown tab needs.

@@ -201,6 +201,7 @@ func (m Model) onTick() (Model, tea.Cmd) {
 	if m.status != "" && now.Sub(m.statusAt) > statusFor {
 		m.status = ""
 	}
+	m = m.expireStrip(now)
 	if m.conn.lost {
 		mm, cmd := m.offlineDue()
 		return mm, tea.Batch(tick(), cmd)

@@ -21,6 +21,8 @@ type common struct {
 	lost bool             // the source is lost: logs come from the state dir, if there is one
 	// readOnly: no key that changes anything is on (Options.ReadOnly).
 	readOnly bool
+	// prefsPath is where the jobs table's choices are kept; "": nowhere.
+	prefsPath string
 	// cells are the jobs table's styled cells, kept between frames.
 	cells cellCache
 	// readLog is the command that reads a run's saved log.

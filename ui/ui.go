@@ -78,6 +78,9 @@ type Options struct {
 	// ReadOnly turns off and refuses every key and command that changes
 	// anything (run, pause, resume, kill, reload): a console to look with.
 	ReadOnly bool
+	// Prefs is the file the jobs table's columns and sort are kept in
+	// between sessions (PrefsPath); "" keeps them for this session only.
+	Prefs string
 	// Input and Output replace the terminal; nil means stdin and stdout.
 	Input  io.Reader
 	Output io.Writer

@@ -15,14 +15,22 @@ func (m Model) View() string {
 		return ""
 	}
 	parts := append([]string{m.header()}, m.banners()...)
-	parts = append(parts, m.body(), m.statusLine(), m.helpView())
+	parts = append(parts, m.body())
+	if m.strip.visible {
+		parts = append(parts, m.stripLine())
+	}
+	parts = append(parts, m.statusLine(), m.helpView())
 	// Below the chrome's own height, keep the top of the screen.
 	return pad(strings.Split(strings.Join(parts, "\n"), "\n"), m.height)
 }
 
 // chromeHeight is the lines around the body.
 func (m Model) chromeHeight() int {
-	return 2 + len(m.banners()) + lineCount(m.helpView())
+	n := 2 + len(m.banners()) + lineCount(m.helpView())
+	if m.strip.visible {
+		n++
+	}
+	return n
 }
 
 func lineCount(s string) int { return strings.Count(s, "\n") + 1 }
@@ -42,6 +50,9 @@ func (m Model) bodyView() string {
 			msg = "  waiting for " + m.opts.Title + "…"
 		}
 		return pad([]string{"", m.c.st.muted.Render(msg)}, h)
+	}
+	if m.strip.open {
+		return m.cmdLogView(h)
 	}
 	return m.focused().view(m)
 }

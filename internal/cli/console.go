@@ -113,7 +113,7 @@ func runEmbedded(g *globals, cfg *config.Config) error {
 	}()
 
 	uiErr := ui.Run(ctx, d.Service(), ui.Options{Title: "embedded · " + cfg.Path + " · log " + logPath, Embedded: true,
-		ReadOnly: readOnly(g, cfg)})
+		ReadOnly: readOnly(g, cfg), Prefs: ui.PrefsPath()})
 	quitRun()
 	switch <-endedBy {
 	case syscall.SIGHUP:
@@ -140,7 +140,7 @@ func attach(client *ctl.Client, cfg *config.Config, g *globals) error {
 		return exitCode(1, err)
 	}
 	defer offline.Close()
-	opts := ui.Options{Title: statedir.Dir(cfg.StateDir).Socket(), Offline: offline, ReadOnly: readOnly(g, cfg)}
+	opts := ui.Options{Title: statedir.Dir(cfg.StateDir).Socket(), Offline: offline, ReadOnly: readOnly(g, cfg), Prefs: ui.PrefsPath()}
 	if err := ui.Run(context.Background(), client, opts); err != nil {
 		return exitCode(1, err)
 	}

@@ -272,6 +272,12 @@ func (b Statuses) running(j config.Job, held map[string]lock.Record) (Run, bool)
 		return Run{}, false
 	}
 	r := Run{RunID: h.RunID, PID: h.PID, Started: h.Since}
+	// The lock record has no deadline: a dead supervisor set it at the
+	// run's start from the job's timeout, and its keeper (or guard) ends
+	// the run then, so the status shows it as it shows an own run's.
+	if j.Timeout > 0 && !h.Since.IsZero() {
+		r.Deadline = h.Since.Add(j.Timeout)
+	}
 	if b.Adopted != nil {
 		r.SupervisorPID, r.Adopted = b.Adopted(h.RunID)
 	}

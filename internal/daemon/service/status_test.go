@@ -189,3 +189,34 @@ func TestStatusesSurviveAnUnreadableLockBackend(t *testing.T) {
 		t.Errorf("statuses %+v, want a idle without a holder", got)
 	}
 }
+
+// TestStatusesGiveAnAdoptedRunItsDeadline: a run adopted from a dead
+// supervisor is known by its lock record alone, which has no deadline;
+// the status gives it the one its supervisor set (its start plus the
+// job's timeout), as an own run's, so that the console reads `8s/10m`.
+func TestStatusesGiveAnAdoptedRunItsDeadline(t *testing.T) {
+	since := t0.Add(-8 * time.Second)
+	rec := lock.Record{Holder: run.Holder{PID: 42, Host: "h", Job: "kept", RunID: "r9", Since: since}, SupervisorPID: 7}
+	jobs := []config.Job{statusJob("kept", "kept", true), statusJob("none", "none", true)}
+	jobs[0].Timeout = 10 * time.Minute
+	tests := []struct {
+		name string
+		b    Statuses
+	}{
+		{"adopted by a live scheduler", Statuses{Live: fakeLive{}, Adopted: func(string) (int, bool) { return 7, true }}},
+		{"read without a scheduler", Statuses{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.b.Locks = fakeLocks{all: []lock.Status{{Name: "kept", Held: true, Record: rec},
+				{Name: "none", Held: true, Record: lock.Record{Holder: run.Holder{PID: 43, Job: "none", RunID: "r8", Since: since}}}}}
+			got := byName(tc.b.Build(context.Background(), jobs))
+			if s := got["kept"]; s.State != ctl.StateRunning || !s.Deadline.Equal(since.Add(10*time.Minute)) {
+				t.Errorf("kept: state %s, deadline %v; want running, deadline %v", s.State, s.Deadline, since.Add(10*time.Minute))
+			}
+			if s := got["none"]; !s.Deadline.IsZero() {
+				t.Errorf("none: deadline %v, want none (the job has no timeout)", s.Deadline)
+			}
+		})
+	}
+}
