@@ -229,6 +229,9 @@ func (m Model) cmdlineView() string {
 
 // showTab shows tab t, closing the detail.
 func (m Model) showTab(t tab) (Model, tea.Cmd) {
+	if enter := m.screens.tabs[t].enter; enter != nil && t != m.tab {
+		m = enter(m)
+	}
 	m.tab, m.inDetail = t, false
 	if !m.readsLocks() {
 		m.c.data.dropFreeLocks()

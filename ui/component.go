@@ -102,6 +102,9 @@ type tabDef struct {
 	readsLocks bool
 	// onShow is what the screen needs read when it is shown; nil: nothing.
 	onShow func(m Model) tea.Cmd
+	// enter resets the screen as it is shown from another tab; nil: it
+	// stays as it was left.
+	enter func(m Model) Model
 }
 
 // tabs are the top-level screens in their order on the header.
@@ -115,9 +118,10 @@ func tabs() [tabCount]tabDef {
 			get: func(m Model) locksView { return m.locks },
 			set: func(m Model, v locksView) Model { m.locks = v; return m },
 		}},
-		tabHistory: {name: "History", onShow: func(m Model) tea.Cmd { return m.fetchHistory("") }, pane: field[historyView]{
-			get: func(m Model) historyView { return m.hist },
-			set: func(m Model, v historyView) Model { m.hist = v; return m },
-		}},
+		tabHistory: {name: "History", onShow: func(m Model) tea.Cmd { return m.fetchHistory("") },
+			enter: func(m Model) Model { m.hist = m.hist.top(); return m }, pane: field[historyView]{
+				get: func(m Model) historyView { return m.hist },
+				set: func(m Model, v historyView) Model { m.hist = v; return m },
+			}},
 	}
 }
