@@ -85,6 +85,7 @@ func (v historyView) SetSize(w, h int) historyView {
 // strips take up to a third of the view.
 func (v historyView) fitChrome() historyView {
 	v.chrome = v.stripRows() + 3
+	v.above = v.chrome // the rules, the strips and the header
 	v.cur.fit(len(v.rows), v.listHeight())
 	return v
 }

@@ -164,6 +164,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.layout(), m.tabCmd()
 	case requestMsg:
 		return m.request(msg)
+	case tea.MouseMsg: // to the view's own lines: the body's first is its 0
+		msg.Y -= m.bodyTop()
+		return m.updateFocused(msg)
 
 	}
 	return m.updateFocused(msg)

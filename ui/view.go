@@ -25,6 +25,10 @@ func (m Model) chromeHeight() int {
 	return 2 + len(m.banners()) + lineCount(m.helpView())
 }
 
+// bodyTop is the screen's line where the body starts: under the header
+// and the banners.
+func (m Model) bodyTop() int { return 1 + len(m.banners()) }
+
 func lineCount(s string) int { return strings.Count(s, "\n") + 1 }
 
 // body is the focused view, cut or filled to the room the chrome leaves:
