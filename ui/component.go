@@ -110,10 +110,7 @@ type tabDef struct {
 // tabs are the top-level screens in their order on the header.
 func tabs() [tabCount]tabDef {
 	return [tabCount]tabDef{
-		tabJobs: {name: "Jobs", pane: field[jobsView]{
-			get: func(m Model) jobsView { return m.jobs },
-			set: func(m Model, v jobsView) Model { m.jobs = v; return m },
-		}},
+		tabJobs: {name: "Jobs", pane: newJobsPane()},
 		tabLocks: {name: "Locks", readsLocks: true, pane: field[locksView]{
 			get: func(m Model) locksView { return m.locks },
 			set: func(m Model, v locksView) Model { m.locks = v; return m },

@@ -74,6 +74,13 @@ var screens = []struct {
 		m, _ = press(m, "G")
 		return m
 	}},
+	// The preview under the table at 80 columns, beside it at 200.
+	{name: "jobs_preview_80x24", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		return selectJob(t, m, "refund_orders")
+	}},
+	{name: "jobs_preview_200x50", w: 200, h: 50, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		return selectJob(t, feed(t, m, f, syncOutput...), "sync_orders")
+	}},
 	{name: "jobs_filtered", w: 80, h: 24, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		m, _ = press(m, "/", "o", "r", "d", "enter", "s")
 		return m

@@ -31,6 +31,7 @@ type Model struct {
 	tab      tab
 	inDetail bool
 	jobs     jobsView
+	split    jobsSplit // the Jobs tab's table and preview (preview.go)
 	detail   detailView
 	locks    locksView
 	hist     historyView
