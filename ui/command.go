@@ -31,6 +31,7 @@ func commands() []command {
 		{name: "jobs", run: toTab(tabJobs)},
 		{name: "locks", run: toTab(tabLocks)},
 		{name: "history", run: toTab(tabHistory)},
+		{name: "hosts", run: toTab(tabHosts)},
 		{name: "pause", job: true, changes: true, run: verb("pause")},
 		{name: "resume", job: true, changes: true, run: verb("resume")},
 		{name: "run", job: true, changes: true, run: verb("run")},
@@ -229,6 +230,9 @@ func (m Model) cmdlineView() string {
 
 // showTab shows tab t, closing the detail.
 func (m Model) showTab(t tab) (Model, tea.Cmd) {
+	if m.tabHidden(t) {
+		return m.say("no "+m.screens.tabs[t].name+" tab: this daemon's history is its own (history_backend shares one)", true), nil
+	}
 	if enter := m.screens.tabs[t].enter; enter != nil && t != m.tab {
 		m = enter(m)
 	}

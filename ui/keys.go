@@ -22,7 +22,7 @@ func newGlobalKeys(readOnly bool) globalKeys {
 	k := globalKeys{
 		Next:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next view")),
 		Prev:    key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev view")),
-		Tabs:    key.NewBinding(key.WithKeys("1", "2", "3"), key.WithHelp("1-3", "jobs/locks/history")),
+		Tabs:    key.NewBinding(key.WithKeys("1", "2", "3", "5"), key.WithHelp("1-3 5", "tabs")),
 		Command: key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
 		Reload:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reload config")),
 		Help:    key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),

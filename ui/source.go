@@ -208,7 +208,8 @@ func (m Model) onTick() (Model, tea.Cmd) {
 		return m, tick()
 	}
 	m, cmd := m.readDue(now)
-	return m, tea.Batch(tick(), cmd)
+	m, hosts := m.hostsDue(now)
+	return m, tea.Batch(tick(), cmd, hosts)
 }
 
 // locksDue reports whether a refresh should read locks too: when they are

@@ -56,6 +56,9 @@ func (m Model) header() string {
 	var b strings.Builder
 	b.WriteString(st.app.Render(" cronvisor "))
 	for t, def := range m.screens.tabs {
+		if m.tabHidden(tab(t)) {
+			continue
+		}
 		name := def.name
 		if tab(t) == m.tab && m.inDetail {
 			name += " › " + m.detail.job
