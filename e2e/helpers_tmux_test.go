@@ -137,10 +137,12 @@ func maskAge(m string) string {
 }
 
 // tableOf is the jobs table of a screen, its title row to its last row,
-// with ages and countdowns masked.
+// with ages and countdowns masked; without the preview beside it on a
+// wide screen.
 func tableOf(screen string) string {
 	var out []string
 	for _, l := range strings.Split(screen, "\n") {
+		l, _, _ = strings.Cut(l, "│")
 		l = strings.TrimRight(l, " ")
 		if strings.Contains(l, "NAME ▾") || len(out) > 0 && l != "" {
 			for ageRE.MatchString(l) {

@@ -151,9 +151,11 @@ func (v historyView) Refresh() historyView {
 	v = v.fitChrome()
 	pos, off, kept := v.cur.pos, v.cur.off, v.selected
 	v.list = v.setRows(rows)
-	if kept != "" && v.selected == kept {
-		// The window moves with the selected record, so that the rows
-		// under the user's eyes stay put as newer ones arrive above.
+	if kept != "" && v.selected == kept && off > 0 {
+		// Scrolled down, the window moves with the selected record, so
+		// that the rows under the user's eyes stay put as newer ones
+		// arrive above (and newer says so). At the top it stays there:
+		// the newer rows show above the selection as they come.
 		v.cur.off = max(off+v.cur.pos-pos, 0)
 		v.cur.fit(len(v.rows), v.listHeight())
 	}

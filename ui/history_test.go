@@ -95,8 +95,10 @@ func TestHistoryOpensAtTheNewestRow(t *testing.T) {
 	if m.hist.cur.pos != 0 || m.hist.cur.off != 0 || newest.RunID != "r-skip-29" {
 		t.Fatalf("History opened at row %d (window from %d, newest %s), want the newest row, r-skip-29", m.hist.cur.pos, m.hist.cur.off, newest.RunID)
 	}
-	if screen := m.View(); strings.Contains(screen, "newer") {
-		t.Errorf("at the top, the screen speaks of newer rows:\n%s", screen)
+	m = feed(t, m, f, skips("r-top-", at(90*time.Second), 2)...)
+	if screen := m.View(); m.hist.cur.off != 0 || m.hist.cur.pos != 2 || strings.Contains(screen, "newer") {
+		t.Errorf("at the top, two newer records moved the window to %d (selection %d), want them shown above the selection:\n%s",
+			m.hist.cur.off, m.hist.cur.pos, screen)
 	}
 
 	m, _ = press(m, "pgdown", "pgdown")
