@@ -15,12 +15,15 @@ import (
 // The Jobs tab shows the selected job's preview beside the table on a
 // wide terminal and under it on a narrow one, so that a tall window is
 // not a few rows of table above empty lines. The table keeps priority:
-// under it, the preview takes only the lines its rows leave.
+// beside it, the preview takes only the columns the table cannot use
+// (every column at its widest); under it, only the lines its rows leave.
 
 const (
-	// sideFrom is the width from which the preview sits beside the table;
-	// below it the table needs every column it has.
+	// sideFrom is the width from which the preview may sit beside the
+	// table; below it the table needs every column it has.
 	sideFrom = 100
+	// sideMin and sideMax bound the preview's width beside the table.
+	sideMin, sideMax = 36, 72
 	// belowMin is the fewest lines the preview is worth under the table:
 	// its title, the run, the lock, the next fire and two runs.
 	belowMin = 6
@@ -44,14 +47,12 @@ type jobsSplit struct {
 }
 
 // splitJobs lays out a w×h tab whose table has rows rows (and a filter
-// line when filtering).
-func splitJobs(w, h, rows int, filtering bool) jobsSplit {
+// line when filtering) and uses at most tableMax columns.
+func splitJobs(w, h, rows int, filtering bool, tableMax int) jobsSplit {
 	s := jobsSplit{w: w, h: h, tableW: w, tableH: h}
-	if w >= sideFrom {
+	if room := w - tableMax - 1; w >= sideFrom && room >= sideMin { // a bar divides the two
 		s.side, s.paneH = true, h
-		// The table keeps an 80-column terminal's width while it can, and
-		// a bar divides the two.
-		s.paneW = min(max(w-81, 36), 72)
+		s.paneW = min(room, sideMax)
 		s.tableW = w - s.paneW - 1
 		return s
 	}
@@ -105,9 +106,19 @@ func (s jobsSplit) onTable(msg tea.MouseMsg) bool {
 // fitJobs lays the tab out again for the table's rows, which a filter or
 // a reload changes.
 func (m Model) fitJobs() Model {
-	m.split = splitJobs(m.split.w, m.split.h, len(m.jobs.rows), m.jobs.filter.active())
+	m.split = splitJobs(m.split.w, m.split.h, len(m.jobs.rows), m.jobs.filter.active(), tableMax(m.jobs.columns()))
 	m.jobs = m.jobs.SetSize(m.split.tableW, m.split.tableH)
 	return m
+}
+
+// tableMax is the width a table of cols uses at the most: every column
+// at its widest, the gaps and the selection's margin.
+func tableMax(cols []column) int {
+	w := 2 + colGap*(len(cols)-1)
+	for _, c := range cols {
+		w += c.max
+	}
+	return w
 }
 
 // jobsTabView draws the table and the preview where the split puts it.
