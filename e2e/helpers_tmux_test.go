@@ -152,10 +152,12 @@ func maskWhen(m string) string {
 }
 
 // tableOf is the jobs table of a screen, its title row to its last row,
-// with ages, countdowns and next fires masked.
+// with ages, countdowns and next fires masked; without the preview
+// beside it on a wide screen.
 func tableOf(screen string) string {
 	var out []string
 	for _, l := range strings.Split(screen, "\n") {
+		l, _, _ = strings.Cut(l, "│")
 		l = strings.TrimRight(l, " ")
 		if strings.Contains(l, "JOB ▾") || len(out) > 0 && l != "" {
 			for whenRE.MatchString(l) {

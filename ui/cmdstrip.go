@@ -34,7 +34,7 @@ var cliVerbs = map[string]string{
 
 // cliReads are the CLI's commands for what a read-only console shows:
 // the tabs, and (with a job) a job's detail.
-var cliReads = [tabCount]string{tabJobs: "status", tabLocks: "locks", tabHistory: "history"}
+var cliReads = [tabCount]string{tabJobs: "status", tabLocks: "locks", tabHistory: "history", tabTimeline: "history", tabHosts: "status --fleet"}
 
 // cliCommand is the command line that does what verb did to job.
 func cliCommand(verb, job string) string {

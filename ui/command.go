@@ -32,6 +32,7 @@ func commands() []command {
 		{name: "locks", run: toTab(tabLocks)},
 		{name: "history", run: toTab(tabHistory)},
 		{name: "timeline", run: toTab(tabTimeline)},
+		{name: "hosts", run: toTab(tabHosts)},
 		{name: "pause", job: true, changes: true, run: verb("pause")},
 		{name: "resume", job: true, changes: true, run: verb("resume")},
 		{name: "run", job: true, changes: true, run: verb("run")},
@@ -231,8 +232,15 @@ func (m Model) cmdlineView() string {
 
 // showTab shows tab t, closing the detail.
 func (m Model) showTab(t tab) (Model, tea.Cmd) {
-	m.tab, m.inDetail, m.strip.open = t, false, false
+	m.strip.open = false
 	m = m.logRead(cliReads[t])
+	if m.tabHidden(t) {
+		return m.say("no "+m.screens.tabs[t].name+" tab: this daemon's history is its own (history_backend shares one)", true), nil
+	}
+	if enter := m.screens.tabs[t].enter; enter != nil && t != m.tab {
+		m = enter(m)
+	}
+	m.tab, m.inDetail = t, false
 	if !m.readsLocks() {
 		m.c.data.dropFreeLocks()
 		m.locks = m.locks.Refresh()

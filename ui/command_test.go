@@ -149,7 +149,7 @@ func TestNumberKeysPickTheTabs(t *testing.T) {
 func TestEscIsInTheHelp(t *testing.T) {
 	m, _ := press(loaded(t, newFake(), Options{}, 120, 30), "?")
 	h := m.helpView()
-	for _, want := range []string{"esc", "back/close", ": ", "command", "1-4"} {
+	for _, want := range []string{"esc", "back/close", ": ", "command", "1-5"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("the full help lacks %q:\n%s", want, h)
 		}

@@ -91,38 +91,49 @@ const (
 	tabLocks
 	tabHistory
 	tabTimeline
+	tabHosts
 	tabCount
 )
 
 // tabDef is what the root knows of a tab besides its pane.
 type tabDef struct {
 	name string
+	key  string // the key that shows it
 	pane pane
+	// hidden says the tab is not there now (Hosts without a shared
+	// history); nil: always there.
+	hidden func(m Model) bool
 	// readsLocks: the screen shows the locks, which a refresh then reads
 	// every time rather than once a refresh period.
 	readsLocks bool
 	// onShow is what the screen needs read when it is shown; nil: nothing.
 	onShow func(m Model) tea.Cmd
+	// enter resets the screen as it is shown from another tab; nil: it
+	// stays as it was left.
+	enter func(m Model) Model
 }
 
 // tabs are the top-level screens in their order on the header.
 func tabs() [tabCount]tabDef {
 	return [tabCount]tabDef{
-		tabJobs: {name: "Jobs", pane: field[jobsView]{
-			get: func(m Model) jobsView { return m.jobs },
-			set: func(m Model, v jobsView) Model { m.jobs = v; return m },
-		}},
-		tabLocks: {name: "Locks", readsLocks: true, pane: field[locksView]{
+		tabJobs: {name: "Jobs", key: "1", pane: newJobsPane()},
+		tabLocks: {name: "Locks", key: "2", readsLocks: true, pane: field[locksView]{
 			get: func(m Model) locksView { return m.locks },
 			set: func(m Model, v locksView) Model { m.locks = v; return m },
 		}},
-		tabHistory: {name: "History", onShow: func(m Model) tea.Cmd { return m.fetchHistory("") }, pane: field[historyView]{
-			get: func(m Model) historyView { return m.hist },
-			set: func(m Model, v historyView) Model { m.hist = v; return m },
-		}},
-		tabTimeline: {name: "Timeline", onShow: func(m Model) tea.Cmd { _, cmd := m.timelineDue(); return cmd }, pane: field[timelineView]{
+		tabHistory: {name: "History", key: "3", onShow: func(m Model) tea.Cmd { return m.fetchHistory("") },
+			enter: func(m Model) Model { m.hist = m.hist.top(); return m }, pane: field[historyView]{
+				get: func(m Model) historyView { return m.hist },
+				set: func(m Model, v historyView) Model { m.hist = v; return m },
+			}},
+		tabTimeline: {name: "Timeline", key: "4", onShow: func(m Model) tea.Cmd { _, cmd := m.timelineDue(); return cmd }, pane: field[timelineView]{
 			get: func(m Model) timelineView { return m.tl },
 			set: func(m Model, v timelineView) Model { m.tl = v; return m },
 		}},
+		tabHosts: {name: "Hosts", key: "5", hidden: func(m Model) bool { return !m.hosts.data.Shared },
+			onShow: func(m Model) tea.Cmd { return m.fetchHosts() }, pane: field[hostsView]{
+				get: func(m Model) hostsView { return m.hosts },
+				set: func(m Model, v hostsView) Model { m.hosts = v; return m },
+			}},
 	}
 }

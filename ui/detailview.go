@@ -50,7 +50,7 @@ func (v detailView) info(j ctl.JobStatus) []string {
 	}
 	sched := j.Schedule + st.muted.Render(" ("+j.Timezone+")")
 	if !j.NextRun.IsZero() && j.State != ctl.StatePaused && !j.Paused && j.Enabled {
-		sched += " · next in " + countdown(now, j.NextRun) + " at " + clock(now, j.NextRun)
+		sched += " · next " + inTime(now, j.NextRun) + " at " + clock(now, j.NextRun)
 	}
 	last := lastText(st, j, now) + st.muted.Render(" · "+countsText(j.Counts, now))
 	lines := []string{fit(title, v.width)}

@@ -51,6 +51,7 @@ type fakeSource struct {
 	// runResult is RunNow's answer; zero means a started run r-manual.
 	runResult ctl.RunResult
 	daemon    ctl.DaemonStatus
+	hosts     ctl.Hosts // the fleet; none unless a test shares the history
 	// logs are saved logs by run id that no record names, as the daemon
 	// finds them in the state dir by their run id.
 	logs map[string][]string
@@ -159,6 +160,13 @@ func (f *fakeSource) Daemon(context.Context) (ctl.DaemonStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.daemon, f.err
+}
+
+// Hosts is not recorded: the console reads it in the background.
+func (f *fakeSource) Hosts(context.Context) (ctl.Hosts, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hosts, f.err
 }
 
 func (f *fakeSource) Pause(_ context.Context, job string) error  { return f.record("pause " + job) }

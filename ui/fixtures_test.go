@@ -148,3 +148,19 @@ func fixtureRecords() []run.Record {
 		StartedAt: at(-5*24*time.Hour - time.Minute), EndedAt: at(-5 * 24 * time.Hour), ExitCode: exit(1), Reason: "exit status 1"})
 	return recs
 }
+
+// fixtureHosts is a fleet of three sharing the history: this host, one
+// whose clock is 1.5 s ahead running two jobs, and one lost.
+func fixtureHosts() ctl.Hosts {
+	return ctl.Hosts{Shared: true, Self: "web-1.example.com", Hosts: []ctl.HostStatus{
+		{Host: "web-1.example.com", State: "up", Version: "v1.4.0", PID: 4000, StartedAt: at(-26 * time.Hour),
+			LastBeat: at(-400 * time.Millisecond), SilentMS: 400, ClockOffsetMS: -3,
+			Running: []ctl.HostRun{{Job: "sync_orders", RunID: "r-sync-7", StartedAt: at(-25 * time.Second)}}},
+		{Host: "web-2.example.com", State: "up", Version: "v1.4.0", PID: 3120, StartedAt: at(-2 * time.Hour),
+			LastBeat: at(-time.Second), SilentMS: 900, ClockOffsetMS: 1500,
+			Running: []ctl.HostRun{{Job: "backup_db", RunID: "r-b-88", StartedAt: at(-3 * time.Minute)},
+				{Job: "rotate_logs", RunID: "r-rot-2", StartedAt: at(-4 * time.Second)}}},
+		{Host: "batch-3.example.com", State: "lost", Version: "v1.3.2", PID: 977, StartedAt: at(-50 * time.Hour),
+			LastBeat: at(-2 * time.Minute), SilentMS: 120000, ClockOffsetMS: 12, Running: []ctl.HostRun{}},
+	}}
+}

@@ -75,6 +75,16 @@ func countdown(now, t time.Time) string {
 	return dur((d + time.Second - 1).Truncate(time.Second))
 }
 
+// inTime is countdown as words after a noun: "in 3s", or "due" once t
+// has come, so that a fire due this second reads "next fire due at
+// 10:09:20" and never "next fire in due".
+func inTime(now, t time.Time) string {
+	if c := countdown(now, t); c != "due" {
+		return "in " + c
+	}
+	return "due"
+}
+
 // clock is how the console prints every time: the time of day in the
 // console's zone, with the date before it when it is not today
 // (2026-03-13 23:59:05). Times inside texts from elsewhere (reasons,

@@ -64,6 +64,32 @@ func TestCountdown(t *testing.T) {
 	}
 }
 
+// TestNextFireWording: the second a fire is due, the words around the
+// countdown still read (issue 43: "next fire in due at 10:09:20").
+func TestNextFireWording(t *testing.T) {
+	tests := []struct {
+		name string
+		next time.Time
+		want string
+	}{
+		{"ahead", at(3 * time.Second), "idle, next fire in 3s at 12:00:03"},
+		{"due this second", ref, "idle, next fire due at 12:00:00"},
+		{"passed, not yet moved", at(-time.Second), "idle, next fire due at 11:59:59"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := ctl.JobStatus{State: ctl.StateIdle, NextRun: tc.next}
+			if got := nowText(j, ref); got != tc.want {
+				t.Errorf("nowText = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	j := ctl.JobStatus{State: ctl.StateRetrying, Attempt: 2, MaxAttempts: 3, RetryAt: ref}
+	if got, want := nowText(j, ref), "retry 2/3 at 12:00:00 (due), under the slot's lock"; got != want {
+		t.Errorf("nowText(retrying) = %q, want %q", got, want)
+	}
+}
+
 func TestClock(t *testing.T) {
 	tests := []struct {
 		name string

@@ -92,6 +92,15 @@ var screens = []struct {
 		m, cmd := press(m, "g", "p")
 		return untilAction(t, m, cmd)
 	}},
+	// The preview under the table at 80 columns, beside it at 200.
+	{name: "jobs_preview_80x24", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		return selectJob(t, m, "refund_orders")
+	}},
+	{name: "jobs_preview_200x50", w: 200, h: 50, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		return selectJob(t, feed(t, m, f, syncOutput...), "sync_orders")
+	}},
+	{name: "hosts", w: 80, h: 24, doc: true, prep: showHosts},
+	{name: "hosts_200x50", w: 200, h: 50, doc: true, prep: showHosts},
 	{name: "jobs_filtered", w: 80, h: 24, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		m, _ = press(m, "/", "o", "r", "d", "enter", "s")
 		return m
@@ -196,6 +205,17 @@ var screens = []struct {
 	{name: "shutting_down", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		return feed(t, m, f, ctl.WireEvent{Type: ctl.EventShuttingDown, Time: ref, Jobs: 1})
 	}},
+}
+
+// showHosts shares the history with a fleet of three and shows the
+// Hosts tab.
+func showHosts(t *testing.T, m Model, f *fakeSource) Model {
+	t.Helper()
+	f.hosts = fixtureHosts()
+	m, _ = follow(t, m, m.fetchHosts())
+	m, cmd := press(m, "5")
+	m, _ = follow(t, m, cmd)
+	return m
 }
 
 func openSync(t *testing.T, m Model, f *fakeSource) Model {

@@ -85,6 +85,7 @@ func (v historyView) SetSize(w, h int) historyView {
 // strips take up to a third of the view.
 func (v historyView) fitChrome() historyView {
 	v.chrome = v.stripRows() + 3
+	v.above = v.chrome // the rules, the strips and the header
 	v.cur.fit(len(v.rows), v.listHeight())
 	return v
 }
@@ -148,8 +149,35 @@ func (v historyView) Refresh() historyView {
 		}
 	}
 	v = v.fitChrome()
+	pos, off, kept := v.cur.pos, v.cur.off, v.selected
 	v.list = v.setRows(rows)
+	if kept != "" && v.selected == kept && off > 0 {
+		// Scrolled down, the window moves with the selected record, so
+		// that the rows under the user's eyes stay put as newer ones
+		// arrive above (and newer says so). At the top it stays there:
+		// the newer rows show above the selection as they come.
+		v.cur.off = max(off+v.cur.pos-pos, 0)
+		v.cur.fit(len(v.rows), v.listHeight())
+	}
 	return v
+}
+
+// top puts the cursor on the newest row, as the tab is shown. While the
+// tab is away its selection keeps following its record, which new records
+// push down: without this the tab opened scrolled down, the newest rows
+// hidden above.
+func (v historyView) top() historyView {
+	v.cur, v.selected = cursor{}, ""
+	return v.Refresh()
+}
+
+// newer says how many rows, all newer than those shown, are above the
+// window; "" when none is.
+func (v historyView) newer() string {
+	if v.cur.off == 0 {
+		return ""
+	}
+	return "↑ " + strconv.Itoa(v.cur.off) + " newer (g) · "
 }
 
 // stripRows is how many timeline strips fit: up to a third of the view.
@@ -165,7 +193,7 @@ func (v historyView) View() string {
 		st.fail.Render("✗ failed") + " " + st.fail.Render("⧖ timeout")
 	lines = append(lines, rule(st, "timeline, newest right", legend, v.width))
 	lines = append(lines, v.stripLines()...)
-	count := strconv.Itoa(len(v.rows)) + " shown"
+	count := v.c.st.warn.Render(v.newer()) + strconv.Itoa(len(v.rows)) + " shown"
 	lines = append(lines, rule(st, "runs and skips · outcome: "+outcomeFilters[v.outcome].name+" (o)", count, v.width))
 	now := v.c.now()
 	from, end := v.shown()

@@ -4,6 +4,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"cronvisor/internal/ctl"
 )
 
 func TestHistoryTextFilter(t *testing.T) {
@@ -63,5 +66,50 @@ func TestHistoryHostColumnOnlyForAFleet(t *testing.T) {
 				t.Errorf("the rows do not name both hosts:\n%s", screen)
 			}
 		})
+	}
+}
+
+// skips are n skips of cleanup_tmp, a second apart from from on, newest
+// last, as the stream delivers them; their run ids start with id.
+func skips(id string, from time.Time, n int) []ctl.WireEvent {
+	evs := make([]ctl.WireEvent, n)
+	for i := range evs {
+		slot := from.Add(time.Duration(i) * time.Second)
+		evs[i] = ctl.WireEvent{Type: ctl.EventRunSkipped, Job: "cleanup_tmp", RunID: id + itoa(i),
+			Time: slot, Slot: slot, Reason: "lock held"}
+	}
+	return evs
+}
+
+// History opens at the newest row, however many records arrived while
+// another tab was shown (issue 43: it opened scrolled down, the newest
+// rows hidden above), and says how many newer rows are above once the
+// user has scrolled down.
+func TestHistoryOpensAtTheNewestRow(t *testing.T) {
+	f := newFake()
+	m := loaded(t, f, Options{}, 80, 24)
+	m, _ = press(m, "3", "1") // History seen once: its selection is the newest record
+	m = feed(t, m, f, skips("r-skip-", at(time.Minute), 30)...)
+	m, _ = press(m, "3")
+	newest := m.c.data.records[m.hist.rows[0]]
+	if m.hist.cur.pos != 0 || m.hist.cur.off != 0 || newest.RunID != "r-skip-29" {
+		t.Fatalf("History opened at row %d (window from %d, newest %s), want the newest row, r-skip-29", m.hist.cur.pos, m.hist.cur.off, newest.RunID)
+	}
+	m = feed(t, m, f, skips("r-top-", at(90*time.Second), 2)...)
+	if screen := m.View(); m.hist.cur.off != 0 || m.hist.cur.pos != 2 || strings.Contains(screen, "newer") {
+		t.Errorf("at the top, two newer records moved the window to %d (selection %d), want them shown above the selection:\n%s",
+			m.hist.cur.off, m.hist.cur.pos, screen)
+	}
+
+	m, _ = press(m, "pgdown", "pgdown")
+	off := m.hist.cur.off
+	m = feed(t, m, f, skips("r-more-", at(2*time.Minute), 3)...)
+	want := "↑ " + itoa(off+3) + " newer (g)"
+	if screen := m.View(); off == 0 || !strings.Contains(screen, want) {
+		t.Errorf("scrolled down (window from %d) with 3 newer records, the screen does not say %q:\n%s", off, want, screen)
+	}
+	m, _ = press(m, "g")
+	if screen := m.View(); strings.Contains(screen, "newer") {
+		t.Errorf("back at the top, the screen still speaks of newer rows:\n%s", screen)
 	}
 }

@@ -93,7 +93,7 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 			s += ", attempt " + attemptText(j)
 		}
 		if !j.Deadline.IsZero() {
-			s += ", deadline in " + countdown(now, j.Deadline)
+			s += ", deadline " + inTime(now, j.Deadline)
 		}
 		if j.Slow {
 			s += ", SLOW (past warn_after)"
@@ -103,7 +103,7 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 		}
 		return s
 	case ctl.StateRetrying:
-		return retryText(j, now) + " (in " + countdown(now, j.RetryAt) + "), under the slot's lock"
+		return retryText(j, now) + " (" + inTime(now, j.RetryAt) + "), under the slot's lock"
 	case ctl.StateQueued:
 		if h := j.Holder; h != nil {
 			return "queued until pid " + pidHost(h.PID, h.Host) + " frees lock " + j.Lock
@@ -122,7 +122,7 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 	if j.NextRun.IsZero() {
 		return "idle"
 	}
-	return "idle, next fire in " + countdown(now, j.NextRun) + " at " + clock(now, j.NextRun)
+	return "idle, next fire " + inTime(now, j.NextRun) + " at " + clock(now, j.NextRun)
 }
 
 // retryText is a slot waiting for its next attempt, as status says it:

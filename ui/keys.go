@@ -23,7 +23,7 @@ func newGlobalKeys(readOnly bool) globalKeys {
 	k := globalKeys{
 		Next:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next view")),
 		Prev:    key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev view")),
-		Tabs:    key.NewBinding(key.WithKeys("1", "2", "3", "4"), key.WithHelp("1-4", "jobs…timeline")),
+		Tabs:    key.NewBinding(key.WithKeys("1", "2", "3", "4", "5"), key.WithHelp("1-5", "tabs")),
 		Command: key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
 		CmdLog:  key.NewBinding(key.WithKeys("@"), key.WithHelp("@", "command log")),
 		Reload:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reload config")),

@@ -148,14 +148,17 @@ type list struct {
 	cur    cursor
 	// key names the row at a position of the store's slice; the selection
 	// follows that name across refreshes. nil: the cursor keeps its index.
-	key           func(row int) string
-	selected      string
-	chrome        int // the screen's lines besides the rows and the filter's
+	key      func(row int) string
+	selected string
+	chrome   int // the screen's lines besides the rows and the filter's
+	// above is the screen's lines between the filter's and the first row
+	// (a header), where a click finds the rows.
+	above         int
 	width, height int
 }
 
 func newList(c *common, chrome int, key func(row int) string) list {
-	return list{c: c, filter: newFilter(c), chrome: chrome, key: key}
+	return list{c: c, filter: newFilter(c), chrome: chrome, above: 1, key: key}
 }
 
 // setSize sets the area the screen draws in.
@@ -195,7 +198,7 @@ func (l list) update(k listKeys, msg tea.Msg) (list, tea.Cmd, listEffect) {
 		l.filter, cmd = l.filter.update(km)
 		return l, cmd, refilter
 	}
-	if l.cur.handle(k, msg, len(l.rows), l.listHeight()) {
+	if l.cur.handle(k, msg, len(l.rows), l.listHeight()) || l.click(msg) {
 		l.selected = l.name()
 		return l, nil, handled
 	}
@@ -211,6 +214,22 @@ func (l list) update(k listKeys, msg tea.Msg) (list, tea.Cmd, listEffect) {
 		return l, nil, refilter
 	}
 	return l, nil, notHandled
+}
+
+// click moves the cursor to the row under a left click; msg's Y is the
+// line of the screen's view. It reports whether a row was there.
+func (l *list) click(msg tea.Msg) bool {
+	m, ok := msg.(tea.MouseMsg)
+	if !ok || m.Button != tea.MouseButtonLeft || m.Action != tea.MouseActionPress {
+		return false
+	}
+	y := m.Y - len(l.head()) - l.above
+	from, to := l.shown()
+	if y < 0 || from+y >= to {
+		return false
+	}
+	l.cur.pos = from + y
+	return true
 }
 
 // setRows takes the rows the screen picked and puts the cursor back on

@@ -31,10 +31,12 @@ type Model struct {
 	tab      tab
 	inDetail bool
 	jobs     jobsView
+	split    jobsSplit // the Jobs tab's table and preview (preview.go)
 	detail   detailView
 	locks    locksView
 	hist     historyView
 	tl       timelineView
+	hosts    hostsView // the fleet's, with a shared history (hosts.go)
 
 	ask     *question // a pending yes/no question, nil if none
 	cmd     cmdline   // the ":" command line
@@ -104,6 +106,7 @@ func newModel(ctx context.Context, src Source, opts Options, r *lipgloss.Rendere
 		live: c.st, grey: newStyles(r, greyTheme(defaultTheme())),
 		screens: newPaneSet(),
 		jobs:    newJobsView(c), detail: newDetailView(c), locks: newLocksView(c), hist: newHistoryView(c), tl: newTimelineView(c),
+		hosts: newHostsView(c),
 		stale: map[string]bool{}, fetching: true} // Init's first read; no tick starts another meanwhile
 }
 
@@ -115,7 +118,7 @@ func (m Model) Init() tea.Cmd {
 
 // startCmds are Init's calls to the source.
 func (m Model) startCmds() []tea.Cmd {
-	return []tea.Cmd{m.subscribe(), m.fetchSnapshot(true), m.fetchHistory("")}
+	return []tea.Cmd{m.subscribe(), m.fetchSnapshot(true), m.fetchHistory(""), m.fetchHosts()}
 }
 
 // Update implements tea.Model.
@@ -148,6 +151,8 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.onRows(msg)
 	case historyMsg:
 		return m.onHistory(msg)
+	case hostsMsg:
+		return m.onHosts(msg)
 	case reconnectMsg:
 		m.conn.pending = false
 		return m, m.subscribe()
@@ -177,6 +182,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.onPrefs(msg)
 	case prefsSavedMsg:
 		return m.onPrefsSaved(msg)
+	case tea.MouseMsg: // to the view's own lines: the body's first is its 0
+		msg.Y -= m.bodyTop()
+		return m.updateFocused(msg)
 
 	}
 	return m.updateFocused(msg)
@@ -226,13 +234,13 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 		mm, cmd := m.openCmdline()
 		return mm, cmd, true
 	case key.Matches(msg, m.keys.Tabs) && !m.timelineFocused(): // there the digits pick the window
-		mm, cmd := m.showTab(tab(msg.Runes[0] - '1'))
+		mm, cmd := m.showTab(m.tabOfKey(msg.String()))
 		return mm, cmd, true
 	case key.Matches(msg, m.keys.Next):
-		mm, cmd := m.showTab((m.tab + 1) % tabCount)
+		mm, cmd := m.showTab(m.nextTab(1))
 		return mm, cmd, true
 	case key.Matches(msg, m.keys.Prev):
-		mm, cmd := m.showTab((m.tab + tabCount - 1) % tabCount)
+		mm, cmd := m.showTab(m.nextTab(tabCount - 1))
 		return mm, cmd, true
 	case key.Matches(msg, m.keys.Reload):
 		mm, cmd := m.askReload()
@@ -242,6 +250,35 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 	}
 	return m, nil, m.strip.open // the command log takes the screen's keys
 
+}
+
+// tabOfKey is the tab a number key shows.
+func (m Model) tabOfKey(k string) tab {
+	for t, def := range m.screens.tabs {
+		if def.key == k {
+			return tab(t)
+		}
+	}
+	return m.tab
+}
+
+// nextTab is the tab step places on from the current one, past the tabs
+// that are not there.
+func (m Model) nextTab(step tab) tab {
+	t := m.tab
+	for range tabCount {
+		t = (t + step) % tabCount
+		if !m.tabHidden(t) {
+			return t
+		}
+	}
+	return m.tab
+}
+
+// tabHidden reports whether tab t is not there now.
+func (m Model) tabHidden(t tab) bool {
+	h := m.screens.tabs[t].hidden
+	return h != nil && h(m)
 }
 
 // tabCmd fetches what a freshly shown tab needs.

@@ -215,7 +215,8 @@ func (m Model) onTick() (Model, tea.Cmd) {
 	if m.inDetail {
 		m.detail, logCmd = m.detail.poll(now)
 	}
-	return m, tea.Batch(tick(), cmd, tcmd, logCmd)
+	m, hosts := m.hostsDue(now)
+	return m, tea.Batch(tick(), cmd, tcmd, logCmd, hosts)
 }
 
 // locksDue reports whether a refresh should read locks too: when they are

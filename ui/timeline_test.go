@@ -174,7 +174,7 @@ func TestTimelineHelp(t *testing.T) {
 			t.Errorf("the timeline's help lacks %q:\n%s", want, h)
 		}
 	}
-	if strings.Contains(h, "1-4") {
+	if strings.Contains(h, "1-5") {
 		t.Errorf("the timeline's help offers the digits as tabs:\n%s", h)
 	}
 }

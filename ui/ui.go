@@ -45,6 +45,9 @@ type Source interface {
 	// Daemon says whether the daemon is shutting down and whether its
 	// last reload was refused.
 	Daemon(ctx context.Context) (ctl.DaemonStatus, error)
+	// Hosts is the fleet's hosts when the daemon's history is shared;
+	// ctl.ErrUnsupported from a daemon that predates them.
+	Hosts(ctx context.Context) (ctl.Hosts, error)
 	// Events streams live events until ctx ends; a closed channel means
 	// the source went away, and the console reconnects.
 	Events(ctx context.Context) (<-chan ctl.WireEvent, error)

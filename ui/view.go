@@ -33,6 +33,10 @@ func (m Model) chromeHeight() int {
 	return n
 }
 
+// bodyTop is the screen's line where the body starts: under the header
+// and the banners.
+func (m Model) bodyTop() int { return 1 + len(m.banners()) }
+
 func lineCount(s string) int { return strings.Count(s, "\n") + 1 }
 
 // body is the focused view, cut or filled to the room the chrome leaves:
@@ -63,6 +67,9 @@ func (m Model) header() string {
 	var b strings.Builder
 	b.WriteString(st.app.Render(" cronvisor "))
 	for t, def := range m.screens.tabs {
+		if m.tabHidden(tab(t)) {
+			continue
+		}
 		name := def.name
 		if tab(t) == m.tab && m.inDetail {
 			name += " › " + m.detail.job

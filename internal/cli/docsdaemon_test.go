@@ -73,6 +73,11 @@ func (d *countingDaemon) Daemon(context.Context) (ctl.DaemonStatus, error) {
 	return ctl.DaemonStatus{}, nil
 }
 
+func (d *countingDaemon) Hosts(context.Context) (ctl.Hosts, error) {
+	d.asked.Add(1)
+	return ctl.Hosts{}, nil
+}
+
 // Subscribe ends the stream at once: nothing runs here.
 func (d *countingDaemon) Subscribe(context.Context) (<-chan ctl.WireEvent, func()) {
 	d.asked.Add(1)

@@ -190,6 +190,17 @@ func (c *Client) Daemon(ctx context.Context) (DaemonStatus, error) {
 	return d, c.call(ctx, http.MethodGet, "/v1/daemon", nil, &d)
 }
 
+// Hosts is the fleet's hosts when the daemon's history is shared. A
+// daemon that predates the route answers ErrUnsupported.
+func (c *Client) Hosts(ctx context.Context) (Hosts, error) {
+	var h Hosts
+	err := c.call(ctx, http.MethodGet, "/v1/hosts", nil, &h)
+	if isNoRoute(err) {
+		return Hosts{}, fmt.Errorf("cronvisor daemon at %s: GET /v1/hosts: %w", c.path, ErrUnsupported)
+	}
+	return h, err
+}
+
 // Pause stops job's scheduled fires until Resume.
 func (c *Client) Pause(ctx context.Context, job string) error {
 	return c.call(ctx, http.MethodPost, jobPath(job, "pause"), nil, nil)
@@ -355,4 +366,11 @@ func answerError(resp *http.Response) error {
 		body.Error = fmt.Sprintf("cronvisor daemon answered %s", resp.Status)
 	}
 	return &RemoteError{Status: resp.StatusCode, Message: body.Error, code: body.Code}
+}
+
+// isNoRoute reports whether err is a daemon's answer that it has no such
+// route, as an older daemon answers a newer route.
+func isNoRoute(err error) bool {
+	var re *RemoteError
+	return errors.As(err, &re) && re.Status == http.StatusNotFound && re.code == ""
 }

@@ -218,6 +218,16 @@ func (f *fakeBackend) Daemon(context.Context) (DaemonStatus, error) {
 	return DaemonStatus{PID: 42, ShuttingDown: true, Finishing: 2, Refused: []string{"jobs.yaml:3:5: bad"}}, f.failAll
 }
 
+// fakeHosts is the fake's fleet: two hosts, one running a job.
+var fakeHosts = Hosts{Shared: true, Self: "h1", Hosts: []HostStatus{
+	{Host: "h1", State: "up", Version: "1.4.0", PID: 4000, StartedAt: ref(-time.Hour), LastBeat: ref(0), SilentMS: 400,
+		ClockOffsetMS: -12, Running: []HostRun{{Job: "sync", RunID: "r1", StartedAt: ref(0)}}},
+	{Host: "h2", State: "lost", Version: "1.3.9", PID: 5000, StartedAt: ref(-2 * time.Hour), LastBeat: ref(-time.Minute),
+		SilentMS: 60000, ClockOffsetMS: 1500, Running: []HostRun{}},
+}}
+
+func (f *fakeBackend) Hosts(context.Context) (Hosts, error) { return fakeHosts, f.failAll }
+
 func (f *fakeBackend) Pause(_ context.Context, job string) error  { return f.known("pause", job) }
 func (f *fakeBackend) Resume(_ context.Context, job string) error { return f.known("resume", job) }
 

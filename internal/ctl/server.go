@@ -86,6 +86,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/history", s.history)
 	mux.HandleFunc("GET /v1/logs", s.runLog)
 	mux.HandleFunc("GET /v1/daemon", s.daemon)
+	mux.HandleFunc("GET /v1/hosts", s.hosts)
 	mux.HandleFunc("POST /v1/jobs/{name}/run", s.run)
 	mux.HandleFunc("POST /v1/jobs/{name}/trigger", s.trigger)
 	mux.HandleFunc("POST /v1/jobs/{name}/pause", s.pause)
@@ -208,6 +209,19 @@ func (s *server) daemon(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *server) hosts(w http.ResponseWriter, r *http.Request) {
+	h, err := s.b.Hosts(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	h.Hosts = nonNil(h.Hosts)
+	for i := range h.Hosts {
+		h.Hosts[i].Running = nonNil(h.Hosts[i].Running)
+	}
+	writeJSON(w, http.StatusOK, h)
 }
 
 func (s *server) pause(w http.ResponseWriter, r *http.Request) {

@@ -41,6 +41,7 @@ func TestRoutesRoundTrip(t *testing.T) {
 			RunResult{RunID: "trigger-sync", Started: true}, "trigger --force sync"},
 		{"run forced", func(ctx context.Context) (any, error) { return c.RunNow(ctx, "sync", FireOptions{Force: true}) },
 			RunResult{RunID: "run-sync", Started: true}, "run --force sync"},
+		{"hosts", func(ctx context.Context) (any, error) { return c.Hosts(ctx) }, fakeHosts, ""},
 		{"daemon", func(ctx context.Context) (any, error) { return c.Daemon(ctx) },
 			DaemonStatus{PID: 42, ShuttingDown: true, Finishing: 2, Refused: []string{"jobs.yaml:3:5: bad"}}, ""},
 		{"kill a job named .", func(ctx context.Context) (any, error) { return c.Kill(ctx, ".", KillOptions{}) }, fakeKill, "kill ."},
@@ -215,5 +216,27 @@ func TestJobsNamedOfAnOldDaemonIsUnsupported(t *testing.T) {
 	jobs, err := s.client.JobsNamed(within(t, 5*time.Second), []string{"sync"})
 	if !errors.Is(err, ErrUnsupported) || jobs != nil {
 		t.Fatalf("JobsNamed = %v, %v; want ErrUnsupported and no jobs", jobs, err)
+	}
+}
+
+// GET /v1/hosts is behind the uid check like every route; an older
+// daemon's "no route" answer reads as ErrUnsupported, not as an empty
+// fleet, and an unknown job's 404 is not mistaken for it.
+func TestHostsRoute(t *testing.T) {
+	refused := startServer(t, newFakeBackend(), func(uint32) bool { return false })
+	h, err := refused.client.Hosts(within(t, 5*time.Second))
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Status != http.StatusForbidden || h.Shared {
+		t.Errorf("another uid's Hosts = %+v, %v; want a 403 refusal", h, err)
+	}
+
+	s := startServer(t, newFakeBackend(), nil)
+	err = s.client.call(within(t, 5*time.Second), http.MethodGet, "/v1/nothing", nil, &h)
+	if !isNoRoute(err) {
+		t.Errorf("a route the daemon lacks answered %v; isNoRoute false", err)
+	}
+	_, err = s.client.RunNow(within(t, 5*time.Second), "nope", FireOptions{})
+	if isNoRoute(err) {
+		t.Errorf("an unknown job's 404 (%v) reads as a missing route", err)
 	}
 }

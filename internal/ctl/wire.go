@@ -107,6 +107,10 @@ type Backend interface {
 	Reload(ctx context.Context) error
 	// Daemon describes the daemon itself: shutting down, a refused reload.
 	Daemon(ctx context.Context) (DaemonStatus, error)
+	// Hosts is the fleet's hosts when the daemon's history is shared
+	// (history_backend), as `status --fleet` prints them; Shared false
+	// and no hosts when its history is its own.
+	Hosts(ctx context.Context) (Hosts, error)
 	// Subscribe returns live events on a channel the backend buffers (a
 	// slow socket client must never block the runner) and a function that
 	// ends the subscription. The backend may close the channel to end the
@@ -268,6 +272,41 @@ type DaemonStatus struct {
 	// Containment is how runs are contained: "cgroup v2 at PATH" or
 	// "process tree (WHY)".
 	Containment string `json:"containment,omitempty"`
+}
+
+// Hosts is GET /v1/hosts: the hosts of the fleet whose history the
+// daemon shares, read from that history's server.
+type Hosts struct {
+	// Shared is false for a daemon whose history is its own: it knows
+	// no other host, and Hosts is empty.
+	Shared bool         `json:"shared"`
+	Self   string       `json:"self,omitempty"` // the daemon's own host name
+	Hosts  []HostStatus `json:"hosts"`
+}
+
+// HostStatus is one host of a fleet, by the shared history's server: its
+// daemon's version and start, its last beat, its clock against the
+// server's, and its runs the shared history has as running.
+type HostStatus struct {
+	Host      string    `json:"host"`
+	State     string    `json:"state"` // up, stopped, lost
+	Version   string    `json:"version"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// LastBeat is zero for a host that never beat but has runs in the
+	// shared history; SilentMS is its age by the server's clock, so that
+	// no host's own clock skews it.
+	LastBeat      time.Time `json:"last_beat,omitzero"`
+	SilentMS      int64     `json:"silent_ms"`
+	ClockOffsetMS int64     `json:"clock_offset_ms"` // its clock minus the server's
+	Running       []HostRun `json:"running"`
+}
+
+// HostRun is a run the shared history has as running on a host.
+type HostRun struct {
+	Job       string    `json:"job"`
+	RunID     string    `json:"run_id"`
+	StartedAt time.Time `json:"started_at,omitzero"`
 }
 
 // Counts are a job's history records since a point in time.

@@ -180,7 +180,7 @@ func (d *Daemon) newService(cfg *config.Config, recent service.StoredRuns) error
 		service.WithAdopted(e.Recovery.Adopted), service.WithSilentKeepers(e.Recovery.Silent),
 		service.WithDurations(e.Learner.StatsOf)}
 	if d.shared != nil {
-		opts = append(opts, service.WithShared(d.shared))
+		opts = append(opts, service.WithShared(d.shared), service.WithHosts(d.shared.Host(), fleetHosts(d.shared)))
 	}
 	var err error
 	d.svc, err = service.New(e.Supervisor, e.Locker, cfg, opts...)

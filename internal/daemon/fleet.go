@@ -9,6 +9,8 @@ import (
 
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/config"
+	"cronvisor/internal/ctl"
+	"cronvisor/internal/daemon/service"
 	"cronvisor/internal/store/fleet"
 )
 
@@ -70,4 +72,31 @@ func keepHistoryBackend(log *slog.Logger, cfg, old *config.Config) {
 		log.Warn("history_backend changes take effect at restart, not on reload")
 	}
 	cfg.HistoryBackend = old.HistoryBackend
+}
+
+// fleetHosts reads the fleet's hosts for GET /v1/hosts: the fleet
+// store's words turned into the wire's, here where both are known.
+func fleetHosts(shared *fleet.Store) service.HostsFunc {
+	return func(ctx context.Context) ([]ctl.HostStatus, error) {
+		hosts, err := shared.Hosts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]ctl.HostStatus, len(hosts))
+		for i, h := range hosts {
+			out[i] = hostStatus(h)
+		}
+		return out, nil
+	}
+}
+
+// hostStatus is one host on the wire.
+func hostStatus(h fleet.Host) ctl.HostStatus {
+	s := ctl.HostStatus{Host: h.Name, State: string(h.State), Version: h.Version, PID: h.PID,
+		StartedAt: h.Started, LastBeat: h.LastBeat, SilentMS: h.Silent.Milliseconds(),
+		ClockOffsetMS: h.Offset.Milliseconds(), Running: make([]ctl.HostRun, len(h.Running))}
+	for i, r := range h.Running {
+		s.Running[i] = ctl.HostRun{Job: r.Job, RunID: r.RunID, StartedAt: r.Started}
+	}
+	return s
 }

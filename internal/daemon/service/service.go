@@ -37,6 +37,8 @@ type Service struct {
 	locker    lock.Locker
 	store     *history.Store // nil when history is unavailable
 	shared    SharedHistory  // the fleet's history; nil without one
+	hosts     HostsFunc      // the fleet's hosts; nil without a shared history
+	self      string         // this host's name, with hosts
 	reload    func(ctx context.Context) error
 	health    func() string // the history path's state for JobStatus.History; nil: none
 	alerts    func(job string) (notification, failedPing string)
