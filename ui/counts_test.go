@@ -39,7 +39,7 @@ func TestCountersWhileTheDaemonIsGone(t *testing.T) {
 	}
 	sd.jobs = append(sd.jobs, ctl.JobStatus{Name: "zz_new", Schedule: "@hourly", State: ctl.StateIdle, Enabled: true})
 	m := loseToStateDir(t, loaded(t, f, Options{Offline: sd}, 200, 30), f) // wide enough for the counters beside the preview
-	m = selectJob(t, m, "refund_orders") // zz_new only in its row, not the preview's title
+	m = selectJob(t, m, "refund_orders")                                   // zz_new only in its row, not the preview's title
 	s := m.View()
 	if line := lineWith(s, "sync_orders"); !strings.Contains(line, "8630/212/4") {
 		t.Errorf("sync_orders' counters are not the daemon's last: %q", line)
