@@ -56,6 +56,9 @@ func TestConsoleStripShowsTheCommand(t *testing.T) {
 func rowsOf(screen string, names []string) []string {
 	var out []string
 	for _, l := range strings.Split(screen, "\n") {
+		if len(out) > 0 && strings.TrimSpace(l) == "" {
+			break // the table ends here; the preview under it names the job too
+		}
 		for _, n := range names {
 			if strings.Contains(l, "  "+n+" ") {
 				out = append(out, n)

@@ -74,7 +74,7 @@ func TestConsoleClickSelects(t *testing.T) {
 	defer stopDaemons(t, d)
 	tm := startTmux(t, s, 80, 24, cvBin, "--config", s.config, "ui")
 	tm.await(10*time.Second, "the jobs table, alpha selected", func(sc string) bool {
-		return selectedRow(sc, "NAME") == 0 && strings.Contains(sc, "charlie")
+		return selectedRow(sc, "JOB") == 0 && strings.Contains(sc, "charlie")
 	})
 	// The screen's line 4 (1-based): the header bar, the table's header,
 	// alpha, bravo, then charlie. Press and release, at column 10.
@@ -84,7 +84,7 @@ func TestConsoleClickSelects(t *testing.T) {
 		}
 	}
 	tm.await(5*time.Second, "charlie selected by the click", func(sc string) bool {
-		return selectedRow(sc, "NAME") == 2 && strings.Contains(sc, "\n charlie ")
+		return selectedRow(sc, "JOB") == 2 && strings.Contains(sc, "\n charlie ")
 	})
 }
 
