@@ -252,43 +252,6 @@ func (m Model) globalKey(msg tea.KeyMsg) (Model, tea.Cmd, bool) {
 
 }
 
-// tabOfKey is the tab a number key shows.
-func (m Model) tabOfKey(k string) tab {
-	for t, def := range m.screens.tabs {
-		if def.key == k {
-			return tab(t)
-		}
-	}
-	return m.tab
-}
-
-// nextTab is the tab step places on from the current one, past the tabs
-// that are not there.
-func (m Model) nextTab(step tab) tab {
-	t := m.tab
-	for range tabCount {
-		t = (t + step) % tabCount
-		if !m.tabHidden(t) {
-			return t
-		}
-	}
-	return m.tab
-}
-
-// tabHidden reports whether tab t is not there now.
-func (m Model) tabHidden(t tab) bool {
-	h := m.screens.tabs[t].hidden
-	return h != nil && h(m)
-}
-
-// tabCmd fetches what a freshly shown tab needs.
-func (m Model) tabCmd() tea.Cmd {
-	if show := m.screens.tabs[m.tab].onShow; show != nil {
-		return show(m)
-	}
-	return nil
-}
-
 // quit ends the program, asking first when ending it would abandon the
 // runs of an embedded scheduler.
 func (m Model) quit() (Model, tea.Cmd) {
