@@ -63,7 +63,10 @@ type Config struct {
 	// crash (run.DurabilityMachine, the default) or only crashes of
 	// processes (run.DurabilityProcess, no fdatasync).
 	Durability run.Durability
-	Jobs       []Job
+	// Resources are the declared resources (resources:), by name, with
+	// their number of slots: "at most N of the jobs that use it at once".
+	Resources map[string]int
+	Jobs      []Job
 	// SecretEnv names the environment variables that lock_backend's url
 	// or dsn and history_backend's url expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
 	// do not get unless their own env sets them.
@@ -197,7 +200,30 @@ type Job struct {
 	// HeartbeatTimeout ends a run that has not beaten for this long
 	// (docs/heartbeats.md); 0: off. Below Timeout when both are set.
 	HeartbeatTimeout time.Duration
+	// Uses are the resources (Config.Resources) a run takes slots of,
+	// after its lock, sorted by resource name; none: the job uses none.
+	Uses []Use
+	// OnFull is what a fire does when a resource it uses has no free
+	// slot: skip (default) or wait up to MaxWait, then skip.
+	OnFull  OnFull
+	MaxWait time.Duration
 }
+
+// Use is a job's use of a declared resource: Weight of its slots (1
+// unless uses: gave a map).
+type Use struct {
+	Resource string
+	Weight   int
+}
+
+// OnFull is a job's on_full.
+type OnFull string
+
+// The on_full values.
+const (
+	OnFullSkip OnFull = "skip"
+	OnFullWait OnFull = "wait"
+)
 
 // Account is a user and group a job runs as, looked up in the system's
 // user database when the file was loaded.

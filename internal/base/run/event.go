@@ -34,6 +34,12 @@ type Start struct {
 	// its end is recorded (lock.Grant.RecordsInFlight), so a run whose
 	// supervisor dies is recorded from it even without a start row.
 	InFlightRecorded bool
+	// Resources are the resource slots the run holds ("db/1": slot 1 of
+	// resource db), taken after its lock; ResourceWait is how long it
+	// waited for them (on_full: wait). Empty and zero for a job that uses
+	// none.
+	Resources    []string
+	ResourceWait time.Duration
 }
 
 // Output is output the run printed: one line, or the several lines read
@@ -107,6 +113,22 @@ type Skip struct {
 	Class  Class // Reason's class, a bounded label for metrics
 	Holder *Holder
 	Manual bool
+	// ResourceWait is how long the fire waited for a resource slot
+	// before it gave up (ClassResourceFull after on_full: wait).
+	ResourceWait time.Duration
+}
+
+// Waiting: a fire holds its lock and waits for a slot of a full resource
+// (on_full: wait). It ends with the run's Start, or a Skip.
+type Waiting struct {
+	Job      string
+	RunID    string
+	Slot     time.Time
+	Time     time.Time // when the wait began
+	Resource string    // the full resource it waits for
+	Held     int       // its slots held by others when the wait began
+	Size     int       // its slots
+	Until    time.Time // when the wait gives up and the fire is skipped
 }
 
 // Class is the kind of reason a fire did not run, or of the cause a run
@@ -124,6 +146,7 @@ const (
 	ClassQueued             Class = "queued"              // another fire already waits for the lock
 	ClassDropped            Class = "dropped"             // a pending or queued fire ended by a reload or shutdown
 	ClassDisabled           Class = "disabled"
+	ClassResourceFull       Class = "resource_full" // a resource the job uses had no free slot
 )
 
 // Classes of ends (besides ClassBackendUnreachable).
@@ -215,6 +238,12 @@ func (e Start) JobName() string { return e.Job }
 
 // At implements Event.
 func (e Start) At() time.Time { return e.Started }
+
+// JobName implements Event.
+func (e Waiting) JobName() string { return e.Job }
+
+// At implements Event.
+func (e Waiting) At() time.Time { return e.Time }
 
 // JobName implements Event.
 func (e Output) JobName() string { return e.Job }

@@ -30,6 +30,10 @@ type Record struct {
 	// Progress is the text of the run's last heartbeat
 	// (docs/heartbeats.md), "" if none.
 	Progress string
+	// Resources are the resource slots the run held ("db/1"), and
+	// ResourceWait how long it (or a skipped fire) waited for them.
+	Resources    []string
+	ResourceWait time.Duration
 }
 
 // DurationMS is the run time in milliseconds, 0 unless both StartedAt and
