@@ -46,6 +46,7 @@ const (
 type cronSchedule struct {
 	second, minute, hour, dom, month, dow uint64
 	domStar, dowStar                      bool
+	domRules, dowRules                    dayRules // L, W and # (dayrules.go)
 	fixed                                 bool
 	loc                                   *time.Location
 }
@@ -222,8 +223,8 @@ func (s *cronSchedule) nextCivil(c, limit time.Time) (time.Time, bool) {
 // both are restricted, either may (`0 0 1,15 * MON`: the 1st, the 15th and
 // every Monday).
 func (s *cronSchedule) dayMatches(c time.Time) bool {
-	domMatch := has(s.dom, c.Day())
-	dowMatch := has(s.dow, int(c.Weekday()))
+	domMatch := has(s.dom, c.Day()) || s.domRules.any() && s.domRules.domMatch(c)
+	dowMatch := has(s.dow, int(c.Weekday())) || s.dowRules.any() && s.dowRules.dowMatch(c)
 	if s.domStar || s.dowStar {
 		return domMatch && dowMatch
 	}

@@ -94,6 +94,10 @@ var syntaxDifferences = []syntaxDifference{
 	{"H (Jenkins) is accepted: a value drawn from the job's name", func(r cronieRow, err error) bool {
 		return !r.ok && err == nil && strings.Contains(r.expr, "H")
 	}},
+	{"L, W and # (Quartz) are accepted in the day fields", func(r cronieRow, err error) bool {
+		f := strings.Fields(r.expr)
+		return !r.ok && err == nil && len(f) == 5 && strings.ContainsAny(strings.ToUpper(f[2]+f[4]), "LW#")
+	}},
 	{"@reboot is refused", func(r cronieRow, err error) bool {
 		return r.ok && err != nil && r.expr == "@reboot"
 	}},

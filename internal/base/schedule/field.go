@@ -35,8 +35,9 @@ var (
 // its text begins with `*` (or `?`), which is what cron's day rule and its
 // DST classes look at — not whether the set is full.
 type parsedField struct {
-	mask uint64
-	star bool
+	mask  uint64
+	star  bool
+	rules dayRules // the day fields' L, W and # (dayrules.go)
 }
 
 // parseField reads one field the way cronie's entry.c does: a comma list of
@@ -49,12 +50,18 @@ func parseField(f fieldSpec, text, seed string) (parsedField, error) {
 	if text == "" {
 		return p, fmt.Errorf("%s: empty field", f.name)
 	}
-	if hint := foreignSyntax(f, text); hint != "" {
-		return p, fmt.Errorf("%s: %s", f.name, hint)
-	}
 	for _, elem := range strings.Split(text, ",") {
 		if elem == "" {
 			return p, fmt.Errorf("%s: empty list element in %q", f.name, text)
+		}
+		if rule, err := parseDayRule(f, elem, &p.rules); rule || err != nil {
+			if err != nil {
+				return p, fmt.Errorf("%s: %w", f.name, err)
+			}
+			continue
+		}
+		if hint := foreignSyntax(f, elem); hint != "" {
+			return p, fmt.Errorf("%s: %s", f.name, hint)
 		}
 		bits, err := parseElement(f, elem, seed)
 		if err != nil {
@@ -187,17 +194,50 @@ func nameIndex(f fieldSpec, s string) int {
 
 // foreignSyntax names the scheduler a field's syntax comes from when cron
 // has no such thing, so the error teaches instead of failing on a digit.
+// The day fields' own rules (dayrules.go) are read before it: what it
+// sees of L, W and # there is one in a range, a step or another field.
 func foreignSyntax(f fieldSpec, text string) string {
 	up := strings.ToUpper(text)
+	if f.name == domField.name || f.name == dowField.name {
+		up = withoutNames(f, up)
+	}
+	var rule string
+	switch {
+	case (f.name == domField.name || f.name == dowField.name) && strings.ContainsAny(up, "LW#"):
+		rule = dayRuleName(up)
+	case strings.Contains(up, "#"):
+		rule = "# (the nth weekday of the month)"
+	case up == "L" || strings.HasSuffix(up, "L") && !containsName(f, up) || strings.HasPrefix(up, "L-") || up == "LW":
+		rule = "L (last day)"
+	case strings.HasSuffix(up, "W") && !containsName(f, up):
+		rule = "W (nearest weekday)"
+	default:
+		return ""
+	}
+	if f.name == domField.name || f.name == dowField.name {
+		return fmt.Sprintf("%q: %s takes one day, not a range or a step (L, L-3, LW, 15W in the day of month; 5L, 5#3 in the day of week)", text, rule)
+	}
+	return fmt.Sprintf("%q: %s is a rule of the day fields, not of the %s", text, rule, f.name)
+}
+
+// withoutNames is up with the field's names taken out, so that the W of
+// WED is not read as a rule.
+func withoutNames(f fieldSpec, up string) string {
+	for _, n := range f.names {
+		up = strings.ReplaceAll(up, strings.ToUpper(n), "")
+	}
+	return up
+}
+
+// dayRuleName names the rule a day field's element holds.
+func dayRuleName(up string) string {
 	switch {
 	case strings.Contains(up, "#"):
-		return fmt.Sprintf("%q: # (the nth weekday of the month) is Quartz syntax, not supported", text)
-	case up == "L" || strings.HasSuffix(up, "L") && !containsName(f, up) || strings.HasPrefix(up, "L-") || up == "LW":
-		return fmt.Sprintf("%q: L (last day) is Quartz syntax, not supported", text)
-	case strings.HasSuffix(up, "W") && !containsName(f, up):
-		return fmt.Sprintf("%q: W (nearest weekday) is Quartz syntax, not supported", text)
+		return "# (the nth weekday of the month)"
+	case strings.Contains(up, "L"):
+		return "L (last day)"
 	}
-	return ""
+	return "W (nearest weekday)"
 }
 
 // containsName reports whether text holds one of the field's names, whose

@@ -98,7 +98,8 @@ func yearFieldWarning(expr string) string {
 func sameFields(x, y *cronSchedule) bool {
 	return x.second == y.second && x.minute == y.minute && x.hour == y.hour &&
 		x.dom == y.dom && x.month == y.month && x.dow == y.dow &&
-		x.domStar == y.domStar && x.dowStar == y.dowStar
+		x.domStar == y.domStar && x.dowStar == y.dowStar &&
+		x.domRules == y.domRules && x.dowRules == y.dowRules
 }
 
 // dayRuleWarning spells out cron's day rule where it surprises: with both

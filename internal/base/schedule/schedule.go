@@ -168,10 +168,16 @@ func parseCron(expr string, fields []string, loc *time.Location, seed string) (S
 		secs, parsed = parsed[0], parsed[1:]
 	}
 	minute, hour, dom, month, dow := parsed[0], parsed[1], parsed[2], parsed[3], parsed[4]
+	if (dom.rules.any() && !dow.star) || (dow.rules.any() && !dom.star) {
+		// cron's rule would run on EITHER field, Quartz's on the rule's
+		// alone: no reading of both is safe to guess.
+		return nil, bad(expr, "%s", "L, W and # need the other day field to be * or ?: with both restricted cron runs on either day, which is rarely what such a rule means")
+	}
 	return &cronSchedule{
 		second: secs.mask, minute: minute.mask, hour: hour.mask,
 		dom: dom.mask, month: month.mask, dow: dow.mask,
 		domStar: dom.star, dowStar: dow.star,
+		domRules: dom.rules, dowRules: dow.rules,
 		// cron's DST classes: a job is "fixed-time" unless its minute or
 		// hour field begins with `*` (crond's MIN_STAR and HR_STAR).
 		fixed: !minute.star && !hour.star,
