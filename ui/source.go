@@ -119,7 +119,11 @@ func (m Model) reloaded(ev ctl.WireEvent) Model {
 	if len(ev.Problems) > 0 {
 		return m.say("jobs.yaml refused, old jobs kept", true)
 	}
-	return m.say("jobs.yaml reloaded: "+plural(ev.Jobs, "job"), false)
+	said := "jobs.yaml reloaded: " + plural(ev.Jobs, "job")
+	if ev.Reason != "" {
+		said += "; " + ev.Reason
+	}
+	return m.say(said, false)
 }
 
 // setRefused sets the refused-reload banner's problems; none clears it.

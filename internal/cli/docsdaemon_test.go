@@ -194,6 +194,7 @@ var (
 		"trigger": {"trigger", "j"}, "kill": {"kill", "j"}, "reload": {"reload"},
 		"next": {"next", "j"}, "validate": {"validate"}, "help": {"help", "jobs.yaml"},
 		"completion": {"completion", "bash"}, "import crontab": {"import", "crontab", "CRONTAB"},
+		"plan": {"plan"},
 	}
 	notRunHere = map[string]string{
 		"run":             "runs a job beside its keeper (e2e: run beside a daemon)",
@@ -202,6 +203,7 @@ var (
 		"status --fleet":  "needs PostgreSQL (e2e: the fleet tests)",
 		"suggest timeout": "needs recorded runs (TestSuggestTimeoutFromHistory, beside a daemon's socket)",
 		"heartbeat":       "writes a beat to a run's pipe, asks no daemon (e2e: heartbeats)",
+		"diff":            "compares two files (TestDiffOfAStepAndACatchUp)",
 	}
 	noTerminal = map[string]bool{"ui": true} // with a daemon it opens the console
 )

@@ -110,7 +110,7 @@ Without a command it opens the interactive console.`,
 	root.AddCommand(
 		newValidate(g), newNext(g), newRun(g), newDaemon(g),
 		newUI(g), newStatus(g), newLocks(g), newHistory(g), newAudit(g), newImport(g),
-		newSuggest(g),
+		newSuggest(g), newPlan(g), newDiff(g),
 	)
 	root.AddCommand(newPauseResume(g, "pause"), newPauseResume(g, "resume"), newTrigger(g), newKill(g), newReload(g), newLogs(g))
 	root.AddCommand(newHelpJobs(), newHeartbeat(g))

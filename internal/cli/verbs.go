@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -178,14 +179,33 @@ func plural(n int, one, many string) string {
 }
 
 func newReload(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "reload",
+	var dry windowFlags
+	var dryRun bool
+	c := &cobra.Command{
+		Use:   "reload [--dry-run [FILE]]",
 		Short: "Make the running daemon reread jobs.yaml",
 		Long: `Make the running daemon reread its jobs.yaml (as SIGHUP does). A file that
 does not validate is refused: every problem is printed, the daemon keeps its
-jobs, and the exit status is 1.`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+jobs, and the exit status is 1. A reload that applies logs what it changed
+in one line (the jobs changed, added and removed, and the slots gained and
+lost over the next day). With --dry-run nothing is reloaded: it prints what
+cronvisor diff would between the jobs.yaml the daemon applied and FILE (by
+default jobs.yaml as it is now), read as if it stood at jobs.yaml's path.
+The daemon applies a saved jobs.yaml at once, so to look before it does,
+write the edit to another file, run reload --dry-run FILE, then move it
+into place.`,
+		Example: `  cronvisor reload
+  cronvisor reload --dry-run jobs.yaml.new`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && !dryRun || len(args) > 1 {
+				return usageError("reload takes no argument; reload --dry-run takes at most one FILE")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dryRun {
+				return dryRunReload(g, dry, strings.Join(args, ""))
+			}
 			c, err := connectDaemon(g)
 			if err != nil {
 				return err
@@ -202,4 +222,7 @@ jobs, and the exit status is 1.`,
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "print what the reload would change, and change nothing")
+	dry.add(c)
+	return c
 }

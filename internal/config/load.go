@@ -36,7 +36,11 @@ func Load(path string) (*Config, []Problem) {
 	if !ok {
 		return nil, problems
 	}
-	return Parse(path, data)
+	cfg, problems := Parse(path, data)
+	if cfg != nil {
+		cfg.Text = data
+	}
+	return cfg, problems
 }
 
 // read reads the file at path; when it cannot, the problem says why.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -37,6 +38,10 @@ func TestLoadValid(t *testing.T) {
 	}
 	gotTop := *cfg
 	gotTop.Jobs, gotTop.Source.Jobs = nil, nil
+	if data, err := os.ReadFile(path); err != nil || !bytes.Equal(gotTop.Text, data) {
+		t.Errorf("config's Text is not the file's bytes")
+	}
+	gotTop.Text = nil
 	if !reflect.DeepEqual(gotTop, wantTop) {
 		t.Errorf("config:\ngot  %+v\nwant %+v", gotTop, wantTop)
 	}

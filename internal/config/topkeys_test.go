@@ -32,8 +32,9 @@ var topSamples = map[string]string{
 }
 
 // configNotFromYAML are the exported fields of Config that no key sets:
-// the path it was read from, and what only LoadForReading reports.
-var configNotFromYAML = []string{"Path", "UnsetEnv", "HistoryUnsetEnv"}
+// the path it was read from, its text, and what only LoadForReading
+// reports.
+var configNotFromYAML = []string{"Path", "Text", "UnsetEnv", "HistoryUnsetEnv"}
 
 // topCoverage is TestJobKeysSetJobFields' check for the top level.
 func topCoverage(t *testing.T, samples map[string]string) []string {

@@ -86,6 +86,9 @@ type Config struct {
 	// runs: a reload compares jobs, and an edit that moves a job's lines
 	// changes nothing about it.
 	Source Source
+	// Text is the file's bytes as Load read them: what a daemon applied,
+	// kept so that a dry run can compare the file with it (plan.Diff).
+	Text []byte
 }
 
 // Source holds where a file's settings were written.

@@ -43,6 +43,8 @@ func EventOf(ev run.Event) (WireEvent, bool) {
 		w := WireEvent{Type: EventConfigReloaded, Time: e.Time, Jobs: e.Jobs, Problems: e.Problems}
 		if len(e.Problems) > 0 {
 			w.Reason = strings.Join(e.Problems, "; ")
+		} else {
+			w.Reason = e.Summary // what the reload changed, in one line
 		}
 		return w, true
 	}

@@ -81,6 +81,7 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.current.Store(cfg)
+	d.keepApplied(cfg)
 	d.listenLogs()
 	// History is read once for both: the scheduler's catch_up and the
 	// status each job starts with.
@@ -315,11 +316,13 @@ func (d *Daemon) reload() error {
 		cfg.Durability = old.Durability
 	}
 	defer d.recordSchedules(cfg, d.o.Clock.Now()) // the instant before the scheduler applies cfg
+	summary := d.reloadSummary(old, cfg)
 	d.sched.Reload(d.ctx, cfg.Jobs)
 	d.current.Store(cfg)
 	d.env.setConfig(cfg)
 	d.svc.SetConfig(cfg)
-	d.env.Emit(run.Reload{Time: d.o.Clock.Now(), Jobs: len(cfg.Jobs)})
-	d.log.Info("reloaded", "config", cfg.Path, "jobs", len(cfg.Jobs))
+	d.keepApplied(cfg)
+	d.env.Emit(run.Reload{Time: d.o.Clock.Now(), Jobs: len(cfg.Jobs), Summary: summary})
+	d.log.Info("reloaded", "config", cfg.Path, "jobs", len(cfg.Jobs), "change", summary)
 	return nil
 }

@@ -163,6 +163,9 @@ type Reload struct {
 	Time     time.Time
 	Jobs     int
 	Problems []string
+	// Summary is the applied change in one line (plan.Summary): which
+	// jobs changed and the slots they gain and lose over the next day.
+	Summary string
 }
 
 // Stall: the job's next fire after After could not be computed (no

@@ -209,3 +209,33 @@ func TestDayRulesDocExamples(t *testing.T) {
 		t.Fatalf("only %d example dates found in the table", checked)
 	}
 }
+
+// TestEdgesNameWhatTheyMove: Berlin's spring forward of 2027-03-28
+// (02:00 CET becomes 03:00 CEST) moves a fixed-time job's 02:30 to 03:00
+// and drops a wildcard job's 02:xx fires; @every has no edges.
+func TestEdgesNameWhatTheyMove(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2027, 3, 27, 12, 0, 0, 0, berlin)
+	cases := map[string]string{
+		"30 2 * * *":   "02:30 does not exist on 2027-03-28 in Europe/Berlin; runs at 03:00 instead",
+		"*/30 * * * *": "02:00, 02:30 do not exist on 2027-03-28 in Europe/Berlin; 2 fire(s) of this wildcard job are skipped, the next runs at 03:00",
+		"0 12 * * *":   "",
+	}
+	for expr, want := range cases {
+		s, err := Parse(expr, berlin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edges := Edges(s, from, from.Add(24*time.Hour))
+		if len(edges) != 1 || !edges[0].Forward || edges[0].Jump != time.Hour || edges[0].Effect != want {
+			t.Errorf("Edges(%q) = %+v, want one forward edge of 1h with effect %q", expr, edges, want)
+		}
+	}
+	every, _ := Parse("@every 1h", berlin)
+	if e := Edges(every, from, from.Add(24*time.Hour)); e != nil {
+		t.Errorf("Edges(@every) = %+v, want none", e)
+	}
+}

@@ -17,6 +17,7 @@ import (
 //	  cronvisor.sock.lock   its flock, taken by ctl.Listen beside the socket
 //	  cronvisor.log         an embedded console's log (and cronvisor.log.1)
 //	  paused.json           the pauses in effect, and paused.json.lock
+//	  jobs.applied.yaml     the jobs.yaml the daemon last applied (reload --dry-run)
 //	  locks/LOCK.lock       the file lock backend's locks
 //	  logs/JOB/RUN_ID.log   the output of each run
 //	  spool/                the history writers' spools
@@ -30,6 +31,7 @@ const (
 	socketFile  = "cronvisor.sock"
 	consoleLog  = "cronvisor.log"
 	pausesFile  = "paused.json"
+	appliedFile = "jobs.applied.yaml"
 	locksDir    = "locks"
 	logsDir     = "logs"
 	spoolDir    = "spool"
@@ -68,6 +70,10 @@ func (d Dir) Pauses() string { return d.join(pausesFile) }
 // PausesLock is the flock under which daemons sharing the state dir change
 // Pauses one at a time.
 func (d Dir) PausesLock() string { return d.Pauses() + lockSuffix }
+
+// Applied is the copy of the jobs.yaml the daemon last applied, which
+// `reload --dry-run` compares the file with.
+func (d Dir) Applied() string { return d.join(appliedFile) }
 
 // Locks is the directory of the file lock backend.
 func (d Dir) Locks() string { return d.join(locksDir) }

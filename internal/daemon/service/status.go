@@ -135,7 +135,7 @@ func (b Statuses) Append(ctx context.Context, dst []ctl.JobStatus, jobs []config
 	}
 	out := slices.Grow(dst, len(jobs))
 	for _, j := range jobs {
-		js := ctl.JobStatus{Name: j.Name, Schedule: j.Schedule, Timezone: zoneName(j), Lock: j.Lock,
+		js := ctl.JobStatus{Name: j.Name, Schedule: j.Schedule, Timezone: j.ZoneName(), Lock: j.Lock,
 			Enabled: j.Enabled, NextRun: next[j.Name], History: health}
 		if b.History != nil {
 			r := b.History.Recent(j.Name)
@@ -290,16 +290,4 @@ func (b Statuses) running(j config.Job, held map[string]lock.Record) (Run, bool)
 // stallProblem says why a job has no next fire, for status and the console.
 func stallProblem(st run.Stall) string {
 	return "no next fire after " + st.After.Format(time.RFC3339) + " could be computed; retrying at " + st.Retry.Format(time.RFC3339)
-}
-
-// zoneName is the zone a job's schedule is read in, as jobs.yaml names it;
-// "Local" for the machine's.
-func zoneName(j config.Job) string {
-	if j.Timezone != "" {
-		return j.Timezone
-	}
-	if j.Location != nil {
-		return j.Location.String()
-	}
-	return "Local"
 }
