@@ -62,11 +62,12 @@ func chain(last runFunc, steps ...step) runFunc {
 }
 
 // fireSteps is the way of every fire: a fleet's fire that another host
-// owns goes no further, paused jobs skip, the overlap policy takes the
+// owns goes no further, paused jobs skip, so do slots their calendars
+// leave out, the overlap policy takes the
 // lock, each attempt is admitted, retries repeat it. Retries wrap
 // admission so that every attempt's run id is admitted.
 func (s *Supervisor) fireSteps() runFunc {
-	return chain(s.attempt, s.owned, s.unlessPaused, s.underLock, s.withRetries, s.admitted)
+	return chain(s.attempt, s.owned, s.unlessPaused, s.onCalendar, s.underLock, s.withRetries, s.admitted)
 }
 
 // execed takes f off the Starts: at its child's exec, or at its end.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"cronvisor/internal/base/calendar"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -25,6 +27,10 @@ type decoder struct {
 	budget   int // entries left to expand through merge keys
 	argSpace int // bytes execve accepts for arguments and environment
 	environ  int // of them, what the supervisor's environment takes
+
+	// calendarsByName are the calendars declared at the top level, for
+	// the jobs' skip_on and only_on.
+	calendarsByName map[string]*calendar.Calendar
 
 	scheds        map[schedKey]parsedSchedule
 	zones         map[string]zone

@@ -51,6 +51,8 @@ const (
 	kTasksMax
 	kIOWeight
 	kHeartbeatTimeout
+	kSkipOn
+	kOnlyOn
 	numJobKeys
 )
 
@@ -162,6 +164,10 @@ var jobTable = [numJobKeys]jobKey{
 		decode: func(d *decoder, j *Job, n *yaml.Node, key string) { j.Limits.IOWeight, _ = d.intIn(key, n, 1, 10000) }},
 	kHeartbeatTimeout: {Key: Key{"heartbeat_timeout", "0s", "end a run that has not beaten (`cronvisor heartbeat`) for this long, as timeout does (0: off)"},
 		decode: (*decoder).heartbeatTimeout, needs: "timeout"},
+	kSkipOn: {Key: Key{"skip_on", "[]", "calendars (calendars:) whose days the job's scheduled slots are skipped on, each recorded `skipped: calendar NAME (DATE)`"},
+		decode: func(d *decoder, j *Job, n *yaml.Node, key string) { j.SkipOn = d.calendarRefs(key, n) }},
+	kOnlyOn: {Key: Key{"only_on", "[]", "calendars the job runs on: a scheduled slot on a day none of them lists is recorded skipped"},
+		decode: func(d *decoder, j *Job, n *yaml.Node, key string) { j.OnlyOn = d.calendarRefs(key, n) }},
 }
 
 var (

@@ -33,6 +33,8 @@ var topTable = []topKey{
 		ifWritten(func(d *decoder, cfg *Config, e entry) { d.console(&cfg.Console, e.val) })},
 	{Key{"durability", string(run.DurabilityMachine), "machine: every record survives a machine crash or power cut (fdatasync); process: any crash of cronvisor or its jobs, not of the machine (no fdatasync)"},
 		ifWritten(func(d *decoder, cfg *Config, e entry) { d.durability(cfg, e.val) })},
+	{Key{"calendars", "{}", "named sets of days for the jobs' skip_on and only_on: NAME: [YYYY-MM-DD, ...] or NAME: {dates: [...], file: PATH.ics}"},
+		ifWritten(func(d *decoder, cfg *Config, e entry) { d.calendars(cfg, e.val) })},
 	{Key{"jobs", "[]", "the list of jobs"}, nil},
 }
 

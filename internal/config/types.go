@@ -23,6 +23,7 @@ package config
 import (
 	"time"
 
+	"cronvisor/internal/base/calendar"
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/base/schedule"
 )
@@ -66,6 +67,9 @@ type Config struct {
 	// Resources are the declared resources (resources:), by name, with
 	// their number of slots: "at most N of the jobs that use it at once".
 	Resources map[string]int
+	// Calendars are the named sets of days (calendars:) that jobs'
+	// skip_on and only_on name.
+	Calendars map[string]*calendar.Calendar
 	Jobs      []Job
 	// SecretEnv names the environment variables that lock_backend's url
 	// or dsn and history_backend's url expanded (${REDIS_PASSWORD}): the supervisor's secrets, which jobs
@@ -210,6 +214,10 @@ type Job struct {
 	// slot: skip (default) or wait up to MaxWait, then skip.
 	OnFull  OnFull
 	MaxWait time.Duration
+	// SkipOn and OnlyOn are calendars (Config.Calendars): a scheduled
+	// slot on a day of a SkipOn calendar, or on no day of every OnlyOn
+	// calendar, is recorded skipped instead of run.
+	SkipOn, OnlyOn []*calendar.Calendar
 }
 
 // Use is a job's use of a declared resource: Weight of its slots (1

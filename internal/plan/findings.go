@@ -22,6 +22,9 @@ func findings(p JobPlan) []Finding {
 	case p.FireCount == 0:
 		add("never", "no fire in the window; the next is at %s", p.next.Format("2006-01-02 15:04 MST"))
 	}
+	if n, first := calendarSkips(p.Fires); n > 0 {
+		add("calendar", "%s on its calendars' days recorded skipped, the first %s", plural(n, "slot"), first)
+	}
 	if e := p.Expect; e != nil && p.Enabled {
 		basis := fmt.Sprintf("runs take %s (p95 of %d) and fires come every %s", ms(p.Measured.P95MS), p.Measured.Runs, ms(p.PeriodMS))
 		switch {
@@ -65,4 +68,18 @@ func edgeZone(l *time.Location) *time.Location {
 		return time.Local
 	}
 	return l
+}
+
+// calendarSkips counts the fires the job's calendars leave out, and says
+// why the first is.
+func calendarSkips(fires []Fire) (n int, first string) {
+	for _, f := range fires {
+		if f.Skipped != "" {
+			if n == 0 {
+				first = f.Slot.Format("2006-01-02 15:04 MST") + ": " + f.Skipped
+			}
+			n++
+		}
+	}
+	return n, first
 }

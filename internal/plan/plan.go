@@ -32,6 +32,9 @@ type Options struct {
 type Fire struct {
 	Slot  time.Time `json:"slot"`
 	Start time.Time `json:"start"`
+	// Skipped is why the job's calendars leave the slot out ("calendar
+	// holidays (2026-12-25)"), "" when it fires.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Edge is a change of the job's zone offset in the window and what it
@@ -97,7 +100,7 @@ func planJob(j config.Job, o Options) JobPlan {
 	}
 	for t := j.Sched.Next(o.From.Add(-time.Nanosecond)); !t.IsZero() && t.Before(until); t = j.Sched.Next(t) {
 		if p.FireCount < MaxFires {
-			p.Fires = append(p.Fires, Fire{Slot: t, Start: t.Add(schedule.Delay(j.Name, t, j.Jitter))})
+			p.Fires = append(p.Fires, Fire{Slot: t, Start: t.Add(schedule.Delay(j.Name, t, j.Jitter)), Skipped: j.CalendarSkip(t)})
 		}
 		p.FireCount++
 	}

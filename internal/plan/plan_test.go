@@ -125,3 +125,14 @@ func hasFinding(fs []Finding, kind, text string) bool {
 	}
 	return false
 }
+
+func TestPlanMarksCalendarDays(t *testing.T) {
+	jobs := jobsOf(t, "calendars: {holidays: [2026-12-25]}\njobs:\n  - name: payroll\n    schedule: '0 9 * * *'\n    timezone: UTC\n    command: 'true'\n    skip_on: holidays\n")
+	p := Plan(jobs, Options{From: time.Date(2026, 12, 24, 0, 0, 0, 0, time.UTC), Window: 72 * time.Hour})[0]
+	if len(p.Fires) != 3 || p.Fires[0].Skipped != "" || p.Fires[1].Skipped != "calendar holidays (2026-12-25)" || p.Fires[2].Skipped != "" {
+		t.Fatalf("fires = %+v, want the 25th's skipped by the calendar", p.Fires)
+	}
+	if !hasFinding(p.Findings, "calendar", "1 slot on its calendars' days recorded skipped, the first 2026-12-25 09:00 UTC: calendar holidays (2026-12-25)") {
+		t.Errorf("findings = %+v", p.Findings)
+	}
+}

@@ -32,9 +32,11 @@ func simulate(j config.Job, fires []Fire, took time.Duration) *Expect {
 	if !j.Enabled {
 		return e
 	}
-	starts := make([]time.Time, len(fires))
-	for i, f := range fires {
-		starts[i] = f.Start
+	starts := make([]time.Time, 0, len(fires))
+	for _, f := range fires {
+		if f.Skipped == "" { // a calendar's day: no run
+			starts = append(starts, f.Start)
+		}
 	}
 	sort.Slice(starts, func(a, b int) bool { return starts[a].Before(starts[b]) })
 	var r replay

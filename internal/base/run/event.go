@@ -147,6 +147,7 @@ const (
 	ClassDropped            Class = "dropped"             // a pending or queued fire ended by a reload or shutdown
 	ClassDisabled           Class = "disabled"
 	ClassResourceFull       Class = "resource_full" // a resource the job uses had no free slot
+	ClassCalendar           Class = "calendar"      // the slot is on a day of a skip_on calendar, or of no only_on one
 )
 
 // Classes of ends (besides ClassBackendUnreachable).
