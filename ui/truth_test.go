@@ -154,9 +154,13 @@ func TestARefusedReloadStaysUntilAGoodOne(t *testing.T) {
 		}
 	}
 	checkScreen(t, screen, 80, 24)
-	m = feed(t, m, f, ctl.WireEvent{Type: ctl.EventConfigReloaded, Time: clk.now, Jobs: 7})
+	m = feed(t, m, f, ctl.WireEvent{Type: ctl.EventConfigReloaded, Time: clk.now, Jobs: 7,
+		Reason: "1 job changed, 0 added, 0 removed; +144 -0 slots in 24h; fires at reload: none"})
 	if screen := m.View(); strings.Contains(screen, "refused") {
 		t.Errorf("after a good reload the banner stays:\n%s", screen)
+	}
+	if m.status != "jobs.yaml reloaded: 7 jobs; 1 job changed, 0 added, 0 removed; +144 -0 slots in 24h; fires at reload: none" {
+		t.Errorf("after a reload the status line says %q, want the count and the reload's summary", m.status)
 	}
 
 	f2 := newFake()
