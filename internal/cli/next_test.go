@@ -98,3 +98,24 @@ func TestNextDrawsAnExpressionForTheEmptyName(t *testing.T) {
 		t.Errorf("next 'H H * * *' = %q, want %q", got, want)
 	}
 }
+
+// TestNextPrintsCalendarRules: next prints the fires of L, LW, 15W, 5L
+// and 5#3 (dates checked by hand; the schedule's tests hold 1970-2100).
+func TestNextPrintsCalendarRules(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.yaml")
+	if err := os.WriteFile(path, []byte(nextFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{
+		"0 0 L * *":   "2026-01-31T00:00:00Z 2026-02-28T00:00:00Z 2026-03-31T00:00:00Z",
+		"0 0 LW * *":  "2026-01-30T00:00:00Z 2026-02-27T00:00:00Z 2026-03-31T00:00:00Z",
+		"0 0 15W * *": "2026-01-15T00:00:00Z 2026-02-16T00:00:00Z 2026-03-16T00:00:00Z",
+		"0 0 * * 5L":  "2026-01-30T00:00:00Z 2026-02-27T00:00:00Z 2026-03-27T00:00:00Z",
+		"0 0 * * 5#3": "2026-01-16T00:00:00Z 2026-02-20T00:00:00Z 2026-03-20T00:00:00Z",
+	}
+	for expr, want := range cases {
+		if got := strings.Join(runNext(t, path, expr), " "); got != want {
+			t.Errorf("next %q = %s, want %s", expr, got, want)
+		}
+	}
+}
