@@ -14,6 +14,9 @@ import (
 // backends' tests do, so that a killed helper's orphans are reaped here,
 // and stops the database servers the tests started.
 func TestMain(m *testing.M) {
+	if os.Getenv(holdEnv) != "" {
+		holdAndBlock() // a helper process of TestNetworkSlotFreedWhenItsHolderDies
+	}
 	locktest.BecomeSubreaper()
 	code := m.Run()
 	servers.close()
