@@ -7,7 +7,6 @@ import (
 
 	"cronvisor/internal/harness/locktest"
 	"cronvisor/internal/lock"
-	"cronvisor/internal/lock/file"
 )
 
 // TestMain makes the test process a child subreaper, as the lock
@@ -23,12 +22,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// backend is one lock backend under test. open prepares a namespace of
-// the test's own (a state dir, a Redis, a database) and returns what
-// opens a supervisor's semaphores on it, closed when the test ends.
+// backend is one lock backend under test. settings prepares a namespace
+// of the test's own (a state dir, a Redis, a database) and returns the
+// job locks' settings on it.
 type backend struct {
-	name string
-	open func(t *testing.T) func(sizes map[string]int) Semaphores
+	name     string
+	b        lock.Backend
+	settings func(t *testing.T) lock.Settings
 }
 
 // opener opens semaphores on b with s, closed when the test ends.
@@ -44,16 +44,19 @@ func opener(t *testing.T, b lock.Backend, s lock.Settings) func(map[string]int) 
 	}
 }
 
-func fileBackend() backend {
-	return backend{name: "file", open: func(t *testing.T) func(map[string]int) Semaphores {
-		dir := t.TempDir()
-		return opener(t, file.Backend, lock.Settings{LocksDir: filepath.Join(dir, "locks"), InRun: locktest.InRun})
-	}}
+func fileSettings(t *testing.T) lock.Settings {
+	return lock.Settings{LocksDir: filepath.Join(t.TempDir(), "locks"), InRun: locktest.InRun}
 }
 
-// eachBackend runs f for each backend.
+// eachBackend runs f for each backend with what opens a supervisor's
+// semaphores on a namespace of the test's own.
 func eachBackend(t *testing.T, f func(t *testing.T, open func(map[string]int) Semaphores)) {
+	eachSettings(t, func(t *testing.T, b lock.Backend, s lock.Settings) { f(t, opener(t, b, s)) })
+}
+
+// eachSettings runs f for each backend with its settings.
+func eachSettings(t *testing.T, f func(t *testing.T, b lock.Backend, s lock.Settings)) {
 	for _, b := range backendsUnderTest() {
-		t.Run(b.name, func(t *testing.T) { f(t, b.open(t)) })
+		t.Run(b.name, func(t *testing.T) { f(t, b.b, b.settings(t)) })
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"cronvisor/internal/harness/redistest"
 	"cronvisor/internal/harness/sqltest"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/internal/lock/redis"
 	"cronvisor/internal/lock/sql"
 )
@@ -43,20 +44,8 @@ func dbName() string { return fmt.Sprintf("s%d_%d", time.Now().UnixNano()%1e9, s
 // holder's lapses soon, long enough for renewals on a loaded machine.
 const redisTTL = time.Second
 
-func redisBackend() backend {
-	return backend{name: "redis", open: func(t *testing.T) func(map[string]int) Semaphores {
-		return opener(t, redis.Redis, redisSettings(t))
-	}}
-}
-
 func redisSettings(t *testing.T) lock.Settings {
 	return lock.Settings{URL: redistest.New(t).URL(), TTL: redisTTL}
-}
-
-func mariaBackend() backend {
-	return backend{name: "mysql", open: func(t *testing.T) func(map[string]int) Semaphores {
-		return opener(t, sql.MySQL, mariaSettings(t))
-	}}
 }
 
 func mariaSettings(t *testing.T) lock.Settings {
@@ -70,12 +59,6 @@ func mariaSettings(t *testing.T) lock.Settings {
 		t.Fatal(err)
 	}
 	return lock.Settings{URL: s.maria.DSN(db)}
-}
-
-func postgresBackend() backend {
-	return backend{name: "postgres", open: func(t *testing.T) func(map[string]int) Semaphores {
-		return opener(t, sql.Postgres, postgresSettings(t))
-	}}
 }
 
 func postgresSettings(t *testing.T) lock.Settings {
@@ -92,5 +75,10 @@ func postgresSettings(t *testing.T) lock.Settings {
 }
 
 func backendsUnderTest() []backend {
-	return []backend{fileBackend(), redisBackend(), mariaBackend(), postgresBackend()}
+	return []backend{
+		{"file", file.Backend, fileSettings},
+		{"redis", redis.Redis, redisSettings},
+		{"mysql", sql.MySQL, mariaSettings},
+		{"postgres", sql.Postgres, postgresSettings},
+	}
 }
