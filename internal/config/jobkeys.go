@@ -51,6 +51,9 @@ const (
 	kTasksMax
 	kIOWeight
 	kHeartbeatTimeout
+	kUses
+	kOnFull
+	kMaxWait
 	numJobKeys
 )
 
@@ -162,6 +165,12 @@ var jobTable = [numJobKeys]jobKey{
 		decode: func(d *decoder, j *Job, n *yaml.Node, key string) { j.Limits.IOWeight, _ = d.intIn(key, n, 1, 10000) }},
 	kHeartbeatTimeout: {Key: Key{"heartbeat_timeout", "0s", "end a run that has not beaten (`cronvisor heartbeat`) for this long, as timeout does (0: off)"},
 		decode: (*decoder).heartbeatTimeout, needs: "timeout"},
+	kUses: {Key: Key{"uses", "[]", "resources a run takes a slot of after its lock: [db], or {db: 2} for two slots"},
+		decode: (*decoder).uses},
+	kOnFull: {Key: Key{"on_full", string(OnFullSkip), "skip | wait: what a fire does when a resource it uses has no free slot"},
+		decode: (*decoder).onFull},
+	kMaxWait: {Key: Key{"max_wait", DefaultMaxWait.String(), "with on_full: wait, how long a fire waits for its slots before it is skipped"},
+		decode: (*decoder).maxWait},
 }
 
 var (

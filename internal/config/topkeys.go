@@ -33,6 +33,8 @@ var topTable = []topKey{
 		ifWritten(func(d *decoder, cfg *Config, e entry) { d.console(&cfg.Console, e.val) })},
 	{Key{"durability", string(run.DurabilityMachine), "machine: every record survives a machine crash or power cut (fdatasync); process: any crash of cronvisor or its jobs, not of the machine (no fdatasync)"},
 		ifWritten(func(d *decoder, cfg *Config, e entry) { d.durability(cfg, e.val) })},
+	{Key{"resources", "{}", "NAME: SLOTS (1..1000): at most SLOTS runs of the jobs that use NAME at once, on every host sharing the lock backend"},
+		ifWritten((*decoder).resourcesKey)},
 	{Key{"jobs", "[]", "the list of jobs"}, nil},
 }
 
