@@ -123,12 +123,9 @@ func (d *decoder) onFull(j *Job, n *yaml.Node, key string) {
 }
 
 func (d *decoder) maxWait(j *Job, n *yaml.Node, key string) {
-	v, ok := d.duration(key, n)
-	switch {
-	case !ok:
-	case v <= 0:
+	if v, ok := d.duration(key, n); ok && v <= 0 {
 		d.errorf(n, "%s: must be above 0", key)
-	default:
+	} else if ok {
 		j.MaxWait = v
 	}
 }
