@@ -13,6 +13,7 @@ import (
 
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/internal/lock/semaphore"
 )
 
@@ -185,7 +186,29 @@ type ordersSems interface {
 	heldCount() int
 }
 
-// newOrdersSems is a and b of one slot each.
+// fileSems are the real semaphores on the file backend (flock(2) on
+// STATE_DIR/resources/NAME.K.lock), counted through List.
+type fileSems struct{ semaphore.Semaphores }
+
+func (f fileSems) heldCount() int {
+	rs, err := f.List(context.Background())
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, r := range rs {
+		n += r.HeldCount()
+	}
+	return n
+}
+
+// newOrdersSems is a and b of one slot each, on the file backend.
 func newOrdersSems(t *testing.T) ordersSems {
-	return newFakeSems("", map[string]int{"a": 1, "b": 1})
+	t.Helper()
+	sems, err := semaphore.Open(file.Backend, lock.Settings{LocksDir: filepath.Join(t.TempDir(), "locks"), InRun: InRun},
+		map[string]int{"a": 1, "b": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fileSems{sems}
 }
