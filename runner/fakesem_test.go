@@ -32,6 +32,7 @@ type fakeSems struct {
 	waits   int                      // Wait calls
 	errs    []string                 // misuses seen
 	handoff bool                     // grants carry a Redis-like Handoff
+	lost    chan struct{}            // non-nil: every grant's Lost
 }
 
 func newFakeSems(dir string, sizes map[string]int) *fakeSems {
@@ -86,6 +87,9 @@ func (f *fakeSems) Take(_ context.Context, req semaphore.Request) (*semaphore.He
 				return nil, err
 			}
 			g.File = file
+		}
+		if f.lost != nil {
+			g.Lost = f.lost
 		}
 		if f.handoff {
 			g.Handoff, g.MinLifeLeft = []byte(name), 3*time.Second

@@ -10,6 +10,7 @@ import (
 
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/config"
+	"cronvisor/internal/harness/testlog"
 	"cronvisor/internal/lock"
 	"cronvisor/internal/lock/semaphore"
 )
@@ -307,4 +308,46 @@ func (r *fakeRecorder) recorded() []run.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.events)
+}
+
+// TestLostSlotEndsTheRun: a slot's lease lost during the run (a Redis
+// slot that expired) ends the run as a lost lock does.
+func TestLostSlotEndsTheRun(t *testing.T) {
+	sems := newFakeSems("", map[string]int{"db": 1})
+	sems.lost = make(chan struct{})
+	s, ev := newTestSupervisor(t, t.TempDir(), WithSemaphores(sems))
+	ch := fireAsync(s, usesJob("l", "sleep 10", one("db")), slotAt(0))
+	waitRunning(t, s, ev, "l")
+	close(sems.lost)
+	end := recv(t, ch)
+	if end.Outcome != run.Interrupted || end.Class != run.ClassLockLost {
+		t.Errorf("end %s class %q (%s), want interrupted, lock_lost", end.Outcome, end.Class, end.Reason)
+	}
+	if sems.heldCount() != 0 {
+		t.Errorf("%d slots held after the run", sems.heldCount())
+	}
+}
+
+// TestSlotsOnTheFileBackend: with the real file semaphores, a run's fd 5
+// is its slot's file under STATE_DIR/resources, held while it runs
+// (another fire finds the resource full, naming the run) and free once
+// its fire returns.
+func TestSlotsOnTheFileBackend(t *testing.T) {
+	sems := newOrdersSems(t)
+	s, ev := newTestSupervisor(t, t.TempDir(), WithSemaphores(sems))
+	ch := fireAsync(s, usesJob("f", `readlink /proc/$$/fd/5; sleep 10`, one("a")), slotAt(0))
+	r := waitRunning(t, s, ev, "f")
+	other := s.Fire(context.Background(), usesJob("g", "true", one("a")), slotAt(1), false)
+	if other.Outcome != run.Skipped || !strings.Contains(other.Reason, "resource a full: held by f on ") {
+		t.Errorf("the other fire: %s %q, want skipped, a held by f", other.Outcome, other.Reason)
+	}
+	testlog.Eventually(t, 10*time.Second, "fd 5 printed", func() bool { return len(ev.output(r.RunID)) > 0 })
+	s.Kill("f", ErrKilled)
+	end := recv(t, ch)
+	if out := strings.Join(ev.output(r.RunID), "\n"); !strings.HasSuffix(strings.TrimSpace(out), "/resources/a.0.lock") {
+		t.Errorf("fd 5 is %q, want the slot's file resources/a.0.lock", out)
+	}
+	if end.RunID != r.RunID || sems.heldCount() != 0 {
+		t.Errorf("end %s, %d slots held after it", end.RunID, sems.heldCount())
+	}
 }
