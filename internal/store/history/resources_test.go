@@ -47,3 +47,23 @@ func TestResourcesMigrateAnOldDatabase(t *testing.T) {
 		t.Errorf("old row: %q %v (%v), want '' and NULL", text, wait, err)
 	}
 }
+
+// TestWriterRecordsResources: the Writer keeps a run's slots and wait
+// from its Start through its end, and a skip's wait.
+func TestWriterRecordsResources(t *testing.T) {
+	j, store, _ := newTestWriter(t)
+	slot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	j.Started(run.Start{Job: "job", RunID: "ran", Slot: slot, Started: slot, PID: 42,
+		Resources: []string{"db/1"}, ResourceWait: 3 * time.Second})
+	code := 0
+	_ = j.finished(run.End{Job: "job", RunID: "ran", Slot: slot, Started: slot,
+		Ended: slot.Add(time.Second), PID: 42, Outcome: run.OK, ExitCode: &code})
+	j.WriteSkip(run.Skip{Job: "job", RunID: "gave-up", Slot: slot.Add(time.Hour), Time: slot.Add(time.Hour),
+		Reason: "resource db full after waiting 1m0s", Class: run.ClassResourceFull, ResourceWait: time.Minute})
+	if r := record(t, store, "ran"); !slices.Equal(r.Resources, []string{"db/1"}) || r.ResourceWait != 3*time.Second {
+		t.Errorf("run: resources %q wait %v", r.Resources, r.ResourceWait)
+	}
+	if r := record(t, store, "gave-up"); r.Resources != nil || r.ResourceWait != time.Minute {
+		t.Errorf("skip: resources %q wait %v", r.Resources, r.ResourceWait)
+	}
+}
