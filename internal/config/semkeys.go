@@ -31,13 +31,14 @@ func (d *decoder) resourcesKey(cfg *Config, e entry) {
 		return
 	}
 	sizes := make(map[string]int)
+	d.resourceKeys = make(map[string]*yaml.Node)
 	for _, r := range d.entries(rn, 0) {
 		name := d.name("resources: name", r.key)
 		if !validName(name) || name == "." || name == ".." || len(name) > maxNameLen {
 			continue
 		}
 		if v, ok := d.intIn("resources: "+name, r.val, 1, MaxResourceSlots); ok {
-			sizes[name] = v
+			sizes[name], d.resourceKeys[name] = v, r.key
 		}
 	}
 	cfg.Resources, d.resources = sizes, sizes
@@ -153,4 +154,20 @@ func parseWhole(rn *yaml.Node) (int, error) {
 		return 0, strconv.ErrSyntax
 	}
 	return strconv.Atoi(rn.Value)
+}
+
+// unusedResources warns of a declared resource that no job uses: a typo
+// in a job's uses would be an error, so this is one in resources:.
+func (d *decoder) unusedResources(jobs []Job) {
+	used := make(map[string]bool, len(d.resources))
+	for i := range jobs {
+		for _, u := range jobs[i].Uses {
+			used[u.Resource] = true
+		}
+	}
+	for name, key := range d.resourceKeys {
+		if !used[name] {
+			d.warnf(key, "resources: %s is used by no job", name)
+		}
+	}
 }

@@ -99,3 +99,12 @@ func TestResourcesDecode(t *testing.T) {
 		t.Errorf("on_full: wait alone: %q, max_wait %v, want %v", ps, cfg.Jobs[0].MaxWait, DefaultMaxWait)
 	}
 }
+
+// TestUnusedResource: a resource no job uses is a warning at its name.
+func TestUnusedResource(t *testing.T) {
+	cfg, ps := Parse("jobs.yaml", []byte(y("resources:", "  db: 1", "  disk: 1", "jobs:",
+		"  - {name: a, schedule: '@hourly', command: x, timeout: 1m, uses: [db]}")))
+	if cfg == nil || len(ps) != 1 || !ps[0].Warning || at(ps[0]) != "3:3" || ps[0].Message != "resources: disk is used by no job" {
+		t.Errorf("problems %q, want one warning at 3:3 about disk", ps)
+	}
+}
