@@ -157,6 +157,16 @@ var screens = []struct {
 		m = pressRead(t, m, "tab")
 		return m
 	}},
+	// A fire of backup_db waits for a slot of db, which sync_orders' run
+	// holds one of: the detail says what it waits for, until when.
+	{name: "detail_waiting", w: 120, h: 30, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m = feed(t, m, f, ctl.WireEvent{Type: ctl.EventRunWaiting, Job: "backup_db", RunID: "r-backup-3", Time: at(-10 * time.Second),
+			Resource: "db", Held: 2, Size: 2, Until: at(50 * time.Second)})
+		m, cmd := press(selectJob(t, m, "backup_db"), "enter")
+		m, cmd = follow(t, m, cmd)
+		m, _ = follow(t, m, cmd)
+		return m
+	}},
 	{name: "history", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		m, _ = press(m, "3")
 		return m
