@@ -95,10 +95,16 @@ func runText(j ctl.JobStatus, now time.Time) string {
 	if j.State == ctl.StateRetrying {
 		return "none running; " + retryText(j, now)
 	}
+	if w := j.WaitingFor; w != nil && j.State != ctl.StateRunning {
+		return "none running; " + waitText(*w, now)
+	}
 	if j.State != ctl.StateRunning {
 		return "none running"
 	}
 	s := j.RunID + " · pid " + strconv.Itoa(j.PID) + " since " + clock(now, j.StartedAt)
+	if len(j.Resources) > 0 {
+		s += " · slots " + strings.Join(j.Resources, " ")
+	}
 	if !j.LastBeatAt.IsZero() {
 		s += " · " + beatText(j, now)
 	}
@@ -106,6 +112,12 @@ func runText(j ctl.JobStatus, now time.Time) string {
 		s += " · deadline " + clock(now, j.Deadline) + " (" + dur(j.Deadline.Sub(j.StartedAt).Round(time.Second)) + " timeout)"
 	}
 	return s
+}
+
+// waitText is a fire's wait for a resource's slot: "run r1 waiting for
+// db (2/2 held) since 12:00:01, gives up in 50s".
+func waitText(w ctl.Waiting, now time.Time) string {
+	return "run " + w.RunID + " " + w.String() + " since " + clock(now, w.Since) + ", gives up " + inTime(now, w.Until)
 }
 
 // beatText is the run's newest beat: its progress and how long ago it

@@ -234,6 +234,12 @@ func recordDetail(r run.Record) string {
 	if r.Manual {
 		parts = append(parts, "manual")
 	}
+	if len(r.Resources) > 0 {
+		parts = append(parts, "slots "+strings.Join(r.Resources, " "))
+	}
+	if r.ResourceWait >= time.Second && r.Outcome != run.Skipped { // a skip's reason says its wait
+		parts = append(parts, "waited "+dur(r.ResourceWait)+" for a slot")
+	}
 	return strings.Join(parts, " · ")
 }
 

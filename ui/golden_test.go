@@ -147,7 +147,7 @@ var screens = []struct {
 		m = pressRead(t, m, "tab", "down")
 		return m
 	}},
-	{name: "locks_resources", w: 120, h: 30, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+	{name: "locks_resources", w: 120, h: 30, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		f.resources = []ctl.ResourceStatus{{Resource: "db", Size: 2, Held: 2,
 			Slots: []ctl.SlotStatus{
 				{Slot: 0, Held: true, PID: 4242, Host: "db-host-1", Job: "export_a", RunID: "r-a", Since: at(-3 * time.Minute)},
@@ -155,6 +155,16 @@ var screens = []struct {
 			Waiters: []ctl.WaiterStatus{{Job: "export_c", RunID: "r-c", Host: "db-host-1", Since: at(-10 * time.Second), Until: at(50 * time.Second)}}},
 			{Resource: "backup_disk", Size: 1, Slots: []ctl.SlotStatus{{Slot: 0}}, Waiters: []ctl.WaiterStatus{}}}
 		m = pressRead(t, m, "tab")
+		return m
+	}},
+	// A fire of backup_db waits for a slot of db, which sync_orders' run
+	// holds one of: the detail says what it waits for, until when.
+	{name: "detail_waiting", w: 120, h: 30, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		m = feed(t, m, f, ctl.WireEvent{Type: ctl.EventRunWaiting, Job: "backup_db", RunID: "r-backup-3", Time: at(-10 * time.Second),
+			Resource: "db", Held: 2, Size: 2, Until: at(50 * time.Second)})
+		m, cmd := press(selectJob(t, m, "backup_db"), "enter")
+		m, cmd = follow(t, m, cmd)
+		m, _ = follow(t, m, cmd)
 		return m
 	}},
 	{name: "history", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"time"
 
 	"cronvisor/internal/base/run"
@@ -61,6 +62,10 @@ type jobMore struct {
 	RetryAt             time.Time
 	Progress            string // the current run's newest beat's
 	LastBeatAt          time.Time
+	// Resources are the current run's slots, space separated (a string
+	// keeps jobMore comparable); WaitingFor a fire's wait for one.
+	Resources  string
+	WaitingFor *ctl.Waiting
 }
 
 // interner shares equal strings: 10,000 jobs on one schedule keep one
@@ -94,7 +99,8 @@ func (in interner) compact(j ctl.JobStatus, name string) jobRow {
 	more := jobMore{PausedBy: j.PausedBy, RunID: j.RunID, PID: j.PID, StartedAt: j.StartedAt, Deadline: j.Deadline,
 		Holder: j.Holder, Problem: j.Problem, LastNotification: j.LastNotification, FailedPing: j.FailedPing,
 		Attempt: j.Attempt, Slow: j.Slow, Adopted: j.Adopted, SupervisorPID: j.SupervisorPID,
-		MaxAttempts: j.MaxAttempts, RetryAt: j.RetryAt, Progress: j.Progress, LastBeatAt: j.LastBeatAt}
+		MaxAttempts: j.MaxAttempts, RetryAt: j.RetryAt, Progress: j.Progress, LastBeatAt: j.LastBeatAt,
+		Resources: in.str(strings.Join(j.Resources, " ")), WaitingFor: j.WaitingFor}
 	if more != (jobMore{}) {
 		if more.Holder != nil && more.Holder.Job == j.Name {
 			h := *more.Holder
@@ -119,6 +125,7 @@ func (r jobRow) status() ctl.JobStatus {
 		j.Attempt, j.Slow, j.Adopted, j.SupervisorPID = m.Attempt, m.Slow, m.Adopted, m.SupervisorPID
 		j.MaxAttempts, j.RetryAt = m.MaxAttempts, m.RetryAt
 		j.Progress, j.LastBeatAt = m.Progress, m.LastBeatAt
+		j.Resources, j.WaitingFor = strings.Fields(m.Resources), m.WaitingFor
 	}
 	return j
 }
@@ -147,7 +154,11 @@ func sameMore(a, b jobMore) bool {
 	if (a.Holder == nil) != (b.Holder == nil) || a.Holder != nil && *a.Holder != *b.Holder {
 		return false
 	}
+	if (a.WaitingFor == nil) != (b.WaitingFor == nil) || a.WaitingFor != nil && *a.WaitingFor != *b.WaitingFor {
+		return false
+	}
 	a.StartedAt, a.Deadline, a.PausedBy, a.Holder, a.RetryAt = b.StartedAt, b.Deadline, b.PausedBy, b.Holder, b.RetryAt
+	a.WaitingFor = b.WaitingFor
 	return a == b
 }
 

@@ -273,7 +273,7 @@ func (s *store) apply(ev ctl.WireEvent) {
 		s.skipped(ev)
 	case ctl.EventJobPaused, ctl.EventJobResumed:
 		s.paused(ev)
-	case ctl.EventRunSlow, ctl.EventRunBeat:
+	case ctl.EventRunSlow, ctl.EventRunBeat, ctl.EventRunWaiting:
 		s.edit(ev.Job, func(j *ctl.JobStatus) { ctl.Apply(j, ev) })
 	}
 }

@@ -179,6 +179,7 @@ func (v timelineView) laneLine(g tlGeom, p *pens, c canvas, l lane, items []tlIt
 	}
 	c.put(g.nowCol, tlNow, nowID, 1)
 	v.paintNext(g, c, l)
+	v.paintWaiting(g, c, l)
 	for i, it := range items {
 		a, b := v.paintItem(g, c, l, it)
 		if i == sel {
@@ -270,6 +271,18 @@ func (v timelineView) paintNext(g tlGeom, c canvas, l lane) {
 	for t := r.nextRun + period; g.col(t) < g.tw; t += period {
 		c.put(g.col(t), tlNext, runPlainID, 2)
 	}
+}
+
+// paintWaiting draws a fire of the lane's job that waits now for a
+// resource's slot: the wait from its start up to the now-line, as a
+// queued fire's wait is drawn once it has run. Only this daemon's fires
+// wait where it can see them.
+func (v timelineView) paintWaiting(g tlGeom, c canvas, l lane) {
+	r := v.c.data.jobs[l.job]
+	if r.more == nil || r.more.WaitingFor == nil || (l.host != "" && l.host != v.c.data.host) {
+		return
+	}
+	c.fill(g.col(r.more.WaitingFor.Since.UnixNano()), g.nowCol-1, tlWait, warnID, 3)
 }
 
 // period is the spacing of the job's last two slots when the next fire

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cronvisor/internal/base/run"
+	"cronvisor/internal/ctl"
 )
 
 // extraRecords are what the wide golden adds to the fixture: a queued
@@ -195,5 +196,66 @@ func TestTimelineDrawsAWaitThatGaveUp(t *testing.T) {
 	}
 	if col := g.col(at(-150 * time.Second).UnixNano()); lane[col] != tlWait {
 		t.Errorf("the wait before it: column %d holds %q; the lane:\n%s", col, lane[col], string(lane))
+	}
+}
+
+// TestAWaitFromEventToStart: a fire waiting for a resource's slot makes
+// its job's row waiting with what it waits for (the row keeps it), its
+// lane on the timeline draws the wait up to the now-line, and the run's
+// start ends the wait and shows the slots it holds in its detail.
+func TestAWaitFromEventToStart(t *testing.T) {
+	f := newFake()
+	m := loaded(t, f, Options{}, 120, 30)
+	m = feed(t, m, f, ctl.WireEvent{Type: ctl.EventRunWaiting, Job: "backup_db", RunID: "r-backup-3",
+		Time: at(-2 * time.Minute), Resource: "db", Held: 2, Size: 2, Until: at(time.Minute)})
+	j, _ := m.c.data.job("backup_db")
+	if j.State != ctl.StateWaiting || j.WaitingFor == nil || j.WaitingFor.RunID != "r-backup-3" {
+		t.Fatalf("after run_waiting: state %q, waiting for %+v", j.State, j.WaitingFor)
+	}
+	if got := nowText(j, ref); got != "waiting for db (2/2 held), gives up in 1m" {
+		t.Errorf("the row says %q", got)
+	}
+	m = showTimeline(t, m)
+	g := m.tl.geom(ref)
+	lane := laneOf(t, m, "backup_db")
+	for _, d := range []time.Duration{-110 * time.Second, -30 * time.Second} {
+		if col := g.col(at(d).UnixNano()); lane[col] != tlWait {
+			t.Errorf("the wait at %v: column %d holds %q; the lane:\n%s", d, col, lane[col], string(lane))
+		}
+	}
+	m = feed(t, m, f, ctl.WireEvent{Type: ctl.EventRunStarted, Job: "backup_db", RunID: "r-backup-3", Time: ref,
+		StartedAt: ref, PID: 4242, Lock: "backup_db", Resources: []string{"db/0"}})
+	j, _ = m.c.data.job("backup_db")
+	if j.WaitingFor != nil || j.State != ctl.StateRunning {
+		t.Errorf("after the start: state %q, waiting for %+v", j.State, j.WaitingFor)
+	}
+	if got := runText(j, ref); !strings.Contains(got, "slots db/0") {
+		t.Errorf("the detail's run line %q names no slot", got)
+	}
+	if got := nowText(j, ref); !strings.Contains(got, "holds db/0") {
+		t.Errorf("the row %q names no slot", got)
+	}
+}
+
+// TestRecordDetailSlots: a run's record names its slots and its wait for
+// them; a skip after a wait leaves the wait to its reason, which says it.
+func TestRecordDetailSlots(t *testing.T) {
+	tests := []struct {
+		name string
+		r    run.Record
+		want string
+	}{
+		{"waited", run.Record{Outcome: run.OK, Resources: []string{"db/0", "db/1"}, ResourceWait: 41 * time.Second},
+			"slots db/0 db/1 · waited 41s for a slot"},
+		{"took at once", run.Record{Outcome: run.OK, Resources: []string{"db/0"}}, "slots db/0"},
+		{"gave up", run.Record{Outcome: run.Skipped, ResourceWait: time.Minute, Reason: "resource db full after waiting 1m0s"},
+			"resource db full after waiting 1m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := recordDetail(tt.r); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -26,8 +26,9 @@ func newLocks(g *globals) *cobra.Command {
 (for example flock(1) on the same file) are shown with their pid and command line.
 With resources declared (jobs.yaml resources:), a second table has a row per
 slot of each resource and its holder, and a row per fire of the daemon waiting
-for one; --json prints them as more lines ("lock": "db/0" with "resource": "db";
-"waiting": true for a waiting fire).`,
+for one (only a running daemon knows its waiters). --json prints each slot as
+one more lock line: "lock": "db/0", with "resource": "db", "size" and the
+resource's "waiters" ([] for none).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, _, err := readConfig(g)
@@ -70,11 +71,23 @@ type lockJSON struct {
 	SupervisorPID int    `json:"supervisor_pid,omitempty"`
 	Foreign       bool   `json:"foreign"`
 	Cmdline       string `json:"cmdline,omitempty"`
-	// Resource names the resource of a slot's line ("lock": "db/0") and
-	// of a waiting fire's ("lock": "db", "waiting": true, until when).
-	Resource string `json:"resource,omitempty"`
-	Waiting  bool   `json:"waiting,omitempty"`
-	Until    string `json:"until,omitempty"`
+	// A resource's slot is a lock of its own ("lock": "db/0": no job
+	// lock's name holds a '/'), its line the lock's with its resource, the
+	// resource's size and the fires of this daemon waiting for one of its
+	// slots ([] for none). A job lock's line has none of these.
+	Resource string       `json:"resource,omitempty"`
+	Size     int          `json:"size,omitempty"`
+	Waiters  []waiterJSON `json:"waiters,omitzero"`
+}
+
+// waiterJSON is a fire waiting for a resource's slot until Until, when it
+// gives up and is skipped.
+type waiterJSON struct {
+	Job   string `json:"job"`
+	RunID string `json:"run_id"`
+	Host  string `json:"host"`
+	Since string `json:"since"`
+	Until string `json:"until"`
 }
 
 // lockStatuses asks the daemon serving the state dir when one runs (it

@@ -43,40 +43,45 @@ func resourceStatuses(ctx context.Context, cfg *config.Config) ([]ctl.ResourceSt
 }
 
 // printResourcesTable is locks' second table: a row per slot of each
-// resource, then a row per fire waiting for one.
+// resource, then a row per fire waiting for one, with when it gives up.
 func printResourcesTable(g *globals, rs []ctl.ResourceStatus) {
 	if len(rs) == 0 {
 		return
 	}
 	fmt.Fprintln(g.stdout)
 	w := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "RESOURCE\tSLOT\tSTATE\tPID\tHOST\tJOB\tRUN ID\tSINCE")
+	fmt.Fprintln(w, "RESOURCE\tSLOT\tSTATE\tPID\tHOST\tJOB\tRUN ID\tSINCE\tGIVES UP")
 	for _, r := range rs {
 		for _, s := range r.Slots {
-			slot := r.Resource + "/" + strconv.Itoa(s.Slot)
+			slot := slotName(r, s)
 			if !s.Held {
-				fmt.Fprintf(w, "%s\t%s\tfree\t-\t-\t-\t-\t-\n", r.Resource, slot)
+				fmt.Fprintf(w, "%s\t%s\tfree\t-\t-\t-\t-\t-\t-\n", r.Resource, slot)
 				continue
 			}
-			fmt.Fprintf(w, "%s\t%s\theld\t%d\t%s\t%s\t%s\t%s\n", r.Resource, slot, s.PID, dash(s.Host), dash(s.Job), dash(s.RunID), shortTime(s.Since))
+			fmt.Fprintf(w, "%s\t%s\theld\t%d\t%s\t%s\t%s\t%s\t-\n", r.Resource, slot, s.PID, dash(s.Host), dash(s.Job), dash(s.RunID), shortTime(s.Since))
 		}
 		for _, wt := range r.Waiters {
-			fmt.Fprintf(w, "%s\t-\twaiting (%d/%d held) until %s\t-\t%s\t%s\t%s\t%s\n", r.Resource, r.Held, r.Size,
-				shortTime(wt.Until), dash(wt.Host), wt.Job, wt.RunID, shortTime(wt.Since))
+			fmt.Fprintf(w, "%s\t-\twaiting (%d/%d held)\t-\t%s\t%s\t%s\t%s\t%s\n", r.Resource, r.Held, r.Size,
+				dash(wt.Host), wt.Job, wt.RunID, shortTime(wt.Since), shortTime(wt.Until))
 		}
 	}
 	_ = w.Flush()
 }
 
-// printResourcesJSON adds to locks --json a line per slot ("lock":
-// "db/0", with "resource") and per waiting fire ("lock": "db",
-// "waiting": true), so that a script reading the locks' lines reads
-// these as more of the same form.
+// printResourcesJSON adds to locks --json a line per slot, a lock line
+// like the job locks' ("lock": "db/0") with its resource, the resource's
+// size and waiters: a script that reads every line as a lock reads a slot
+// rightly (it is a lock of the backend, held or free), and a waiting fire,
+// which is no lock, makes no line of its own.
 func printResourcesJSON(g *globals, rs []ctl.ResourceStatus) error {
 	enc := json.NewEncoder(g.stdout)
 	for _, r := range rs {
+		waiters := make([]waiterJSON, len(r.Waiters))
+		for i, w := range r.Waiters {
+			waiters[i] = waiterJSON{Job: w.Job, RunID: w.RunID, Host: w.Host, Since: rfc3339(w.Since), Until: rfc3339(w.Until)}
+		}
 		for _, s := range r.Slots {
-			row := lockJSON{Lock: r.Resource + "/" + strconv.Itoa(s.Slot), Resource: r.Resource, Held: s.Held}
+			row := lockJSON{Lock: slotName(r, s), Held: s.Held, Resource: r.Resource, Size: r.Size, Waiters: waiters}
 			if s.Held {
 				row.PID, row.Host, row.Job, row.RunID, row.Since = s.PID, s.Host, s.Job, s.RunID, rfc3339(s.Since)
 			}
@@ -84,13 +89,11 @@ func printResourcesJSON(g *globals, rs []ctl.ResourceStatus) error {
 				return err
 			}
 		}
-		for _, wt := range r.Waiters {
-			row := lockJSON{Lock: r.Resource, Resource: r.Resource, Waiting: true, Host: wt.Host, Job: wt.Job,
-				RunID: wt.RunID, Since: rfc3339(wt.Since), Until: rfc3339(wt.Until)}
-			if err := enc.Encode(row); err != nil {
-				return err
-			}
-		}
 	}
 	return nil
+}
+
+// slotName is a slot as runs and people name it: "db/0".
+func slotName(r ctl.ResourceStatus, s ctl.SlotStatus) string {
+	return r.Resource + "/" + strconv.Itoa(s.Slot)
 }

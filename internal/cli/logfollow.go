@@ -39,7 +39,7 @@ func followLog(ctx context.Context, g *globals, c *ctl.Client, job, runID string
 	}
 	if runID == "" {
 		fmt.Fprintf(g.stderr, "(no run of %s is running; waiting for its next one)\n", job)
-		if runID, err = nextRun(events, job); err != nil {
+		if runID, err = nextRun(g, events, job); err != nil {
 			return err
 		}
 	}
@@ -54,11 +54,21 @@ func followLog(ctx context.Context, g *globals, c *ctl.Client, job, runID string
 	return streamRun(g, events, runID, saved)
 }
 
-// nextRun waits for the job's next run to start.
-func nextRun(events <-chan ctl.WireEvent, job string) (string, error) {
+// nextRun waits for the job's next run to start, saying meanwhile when
+// a fire of it waits for a resource's slot, and when one is skipped.
+func nextRun(g *globals, events <-chan ctl.WireEvent, job string) (string, error) {
 	for ev := range events {
-		if ev.Type == ctl.EventRunStarted && ev.Job == job {
+		if ev.Job != job {
+			continue
+		}
+		switch ev.Type {
+		case ctl.EventRunStarted:
 			return ev.RunID, nil
+		case ctl.EventRunWaiting:
+			w := ctl.Waiting{Resource: ev.Resource, Held: ev.Held, Size: ev.Size}
+			fmt.Fprintf(g.stderr, "(run %s is %s; it gives up at %s)\n", ev.RunID, w, shortTime(ev.Until))
+		case ctl.EventRunSkipped:
+			fmt.Fprintf(g.stderr, "(run %s skipped: %s; waiting for the next one)\n", ev.RunID, ev.Reason)
 		}
 	}
 	return "", exitCode(1, errors.New("the daemon's event stream ended (daemon stopped?)"))
