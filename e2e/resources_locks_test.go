@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// resSlot is one slot of a resource as `locks --json` shows it.
+type resSlot struct {
+	Slot string `json:"slot"`
+	Held bool   `json:"held"`
+	Job  string `json:"job"`
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
+}
+
+// resWaiter is a fire waiting for a resource, as `locks --json` shows it.
+type resWaiter struct {
+	Job   string `json:"job"`
+	RunID string `json:"run_id"`
+}
+
+// resState is one resource of `locks --json`.
+type resState struct {
+	Resource string      `json:"resource"`
+	Size     int         `json:"size"`
+	Slots    []resSlot   `json:"slots"`
+	Waiters  []resWaiter `json:"waiters"`
+}
+
+func (r resState) held() int {
+	n := 0
+	for _, s := range r.Slots {
+		if s.Held {
+			n++
+		}
+	}
+	return n
+}
+
+// resourcesJSON runs `cronvisor locks --json` and returns its resources
+// by name: the lines that carry a "resource".
+func (s *sandbox) resourcesJSON() map[string]resState {
+	s.t.Helper()
+	code, stdout, stderr := s.runCV(10*time.Second, "locks", "--json")
+	if code != 0 {
+		s.t.Fatalf("locks --json: exit %d; stderr %q", code, stderr)
+	}
+	out := map[string]resState{}
+	for _, l := range lines(stdout) {
+		if !strings.Contains(l, `"resource"`) {
+			continue
+		}
+		var r resState
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			s.t.Fatalf("locks --json: line %q: %v", l, err)
+		}
+		out[r.Resource] = r
+	}
+	return out
+}
+
+// TestResourceLocksShowHoldersAndWaiters: while db's two slots are held
+// by long runs, `locks --json` names their holders (job, host, pid), and
+// a job with on_full: wait shows as db's waiter; the console's Locks
+// view (a real terminal: tmux) lists db with its holders. Once the
+// holders end, the waiter runs, and its record carries its wait.
+func TestResourceLocksShowHoldersAndWaiters(t *testing.T) {
+	fullSuiteOnly(t)
+	t.Parallel()
+	out := runsFile(t)
+	jobs := dbJobs(out, 2, func(int) string { return "6" }, "") + `  - name: patient
+    schedule: "@every 1s"
+    uses: [db]
+    on_full: wait
+    max_wait: 30s
+    command: "true"
+    timeout: 10s
+`
+	s := newSandbox(t, "shutdown_grace: 3s\n"+jobs)
+	d := s.startHost("host-a")
+	defer func() {
+		if t.Failed() {
+			t.Logf("daemon:\n%s", tail(d.stderr(), 30))
+		}
+	}()
+	var db resState
+	waitFor(t, 15*time.Second, "db full, with patient waiting", func() bool {
+		db = s.resourcesJSON()["db"]
+		return db.held() == 2 && len(db.Waiters) > 0
+	})
+	t.Logf("locks --json: db %+v", db)
+	holders := map[string]bool{}
+	for _, sl := range db.Slots {
+		holders[sl.Job] = true
+		if sl.Host != "host-a" || sl.PID == 0 {
+			t.Errorf("slot %+v: want host host-a and the run's pid", sl)
+		}
+	}
+	if !holders["r0"] || !holders["r1"] || db.Size != 2 || db.Waiters[0].Job != "patient" {
+		t.Errorf("locks --json: db %+v, want 2 slots held by r0 and r1, patient waiting", db)
+	}
+	tm := startTmux(t, s, 140, 40, cvBin, "--config", s.config, "ui")
+	tm.await(10*time.Second, "the console", func(sc string) bool { return strings.Contains(sc, "r0") })
+	tm.keys(":locks", "Enter")
+	sc := tm.await(10*time.Second, "db in the Locks view with its holders", func(sc string) bool {
+		return strings.Contains(sc, "[Locks]") && strings.Contains(sc, "db") &&
+			strings.Contains(sc, "r0") && strings.Contains(sc, "r1")
+	})
+	t.Logf("the Locks view:\n%s", sc)
+	tm.keys(":q", "Enter")
+	waitFor(t, 10*time.Second, "the console to exit", tm.dead)
+	waited := waitedRecord(t, s)
+	stopDaemons(t, d)
+	if waited == nil {
+		t.Fatal("no run of patient records a wait")
+	}
+	t.Logf("patient ran after waiting %v ms (resources %v)", waited["resource_wait_ms"], waited["resources"])
+}
+
+// waitedRecord waits for a run of patient that waited, and returns its
+// record.
+func waitedRecord(t *testing.T, s *sandbox) map[string]any {
+	t.Helper()
+	var rec map[string]any
+	waitFor(t, 20*time.Second, "a run of patient after a wait", func() bool {
+		for _, m := range s.historyRaw("--job", "patient") {
+			if w, ok := m["resource_wait_ms"].(float64); ok && w > 0 && m["outcome"] != "skipped" {
+				rec = m
+				return true
+			}
+		}
+		return false
+	})
+	return rec
+}

@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// resourceSeconds is how long TestResourcesNeverOverfill lets its jobs
+// fire: CRONVISOR_E2E_RESOURCE_SECONDS, 15 by default (the issue's
+// figure, 60, is for a run by hand: CI's time is scarce).
+func resourceSeconds(t *testing.T) time.Duration {
+	t.Helper()
+	v := os.Getenv("CRONVISOR_E2E_RESOURCE_SECONDS")
+	if v == "" {
+		return 15 * time.Second
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 5 {
+		t.Fatalf("CRONVISOR_E2E_RESOURCE_SECONDS=%q: want a number of seconds, 5 or more", v)
+	}
+	return time.Duration(n) * time.Second
+}
+
+// TestResourcesNeverOverfill: six jobs share db (2 slots), each firing
+// every second and running 1 to 3 s, on one host and on three hosts
+// (state dirs of their own, the backend shared). By the jobs' own
+// timestamps never more than 2 run at once across all hosts, and no slot
+// has two runs; by each host's `history --json`, every fire has exactly
+// one record: a run (with the slot it was given) or a skip whose reason
+// names db's holders. The file backend's slots live in one state dir,
+// which hosts of their own cannot share: its three-host case does not
+// apply.
+func TestResourcesNeverOverfill(t *testing.T) {
+	fullSuiteOnly(t)
+	t.Parallel()
+	dur := resourceSeconds(t)
+	for _, kind := range resourceKinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			be := newResBackend(t, kind)
+			hosts := []int{1, 3}
+			if !be.shared {
+				hosts = []int{1}
+			}
+			for _, n := range hosts {
+				t.Run(fmt.Sprintf("%dhosts", n), func(t *testing.T) {
+					t.Parallel()
+					overfill(t, be, n, dur)
+				})
+			}
+		})
+	}
+}
+
+// overfill is one case of TestResourcesNeverOverfill: n hosts for dur.
+func overfill(t *testing.T, be resBackend, n int, dur time.Duration) {
+	out := runsFile(t)
+	secs := func(i int) string { return []string{"1", "2", "3", "1.5", "2.5", "1.2"}[i] }
+	jobs := dbJobs(out, 6, secs, "")
+	names := []string{"host-a", "host-b", "host-c"}[:n]
+	hosts := make([]*sandbox, n)
+	daemons := make([]*proc, n)
+	for i, name := range names {
+		hosts[i] = be.host(t, jobs)
+		daemons[i] = hosts[i].startHost(name)
+	}
+	defer func() {
+		if t.Failed() {
+			for i, d := range daemons {
+				t.Logf("%s:\n%s", names[i], tail(d.stderr(), 20))
+			}
+		}
+	}()
+	time.Sleep(dur)
+	stopDaemons(t, daemons...)
+	runs := readResRuns(t, out)
+	most, at := maxConcurrent(runs)
+	if most > 2 {
+		t.Errorf("%d runs at once, db has 2 slots:\n%s", most, joinRuns(at))
+	}
+	if bad := slotOverlaps(runs); len(bad) > 0 {
+		t.Errorf("%d pairs of runs held the same slot at once:\n%s", len(bad), strings.Join(bad, "\n"))
+	}
+	checkSlotFD(t, be.kind, runs)
+	var all resTally
+	for i, h := range hosts {
+		tl := checkResRecords(t, h, names[i], runs)
+		if len(tl.gaps) > 0 {
+			t.Errorf("%s: fires without exactly one record:\n%s", names[i], strings.Join(tl.gaps, "\n"))
+		}
+		all.add(tl)
+	}
+	t.Logf("%s, %d host(s), %v: %d runs, most at once %d; %d fires recorded: %d ran, %d skipped resource full, %d lock held, %d slot already run, %d other",
+		be.kind, n, dur, len(runs), most, all.fires, all.ran, all.fullSkips, all.lockSkips, all.slotSkips, all.otherSkips)
+	if most < 2 || all.fullSkips == 0 || all.ran < int(dur/time.Second)/2 {
+		t.Errorf("the jobs did not contend for db: most at once %d, %d resource skips, %d runs", most, all.fullSkips, all.ran)
+	}
+}
+
+func (tl *resTally) add(o resTally) {
+	tl.fires += o.fires
+	tl.ran += o.ran
+	tl.fullSkips += o.fullSkips
+	tl.lockSkips += o.lockSkips
+	tl.slotSkips += o.slotSkips
+	tl.otherSkips += o.otherSkips
+}
+
+func joinRuns(runs []resRun) string {
+	var b strings.Builder
+	for _, r := range runs {
+		b.WriteString(r.String() + "\n")
+	}
+	return b.String()
+}
+
+// checkSlotFD holds each run's fd 5 to the design: the slot's lock file
+// (file backend), the slot's session socket (SQL), nothing (Redis: its
+// keeper renews the lease).
+func checkSlotFD(t *testing.T, kind string, runs []resRun) {
+	t.Helper()
+	for _, r := range runs {
+		var ok bool
+		switch kind {
+		case "file":
+			ok = strings.HasSuffix(r.fd5, "/resources/"+strings.ReplaceAll(r.slots, "/", ".")+".lock")
+		case "redis":
+			ok = r.fd5 == ""
+		default:
+			ok = strings.HasPrefix(r.fd5, "socket:")
+		}
+		if !ok {
+			t.Errorf("%s: run %s had fd 5 %q", kind, r, r.fd5)
+			return
+		}
+	}
+}
