@@ -48,6 +48,7 @@ func TestResourceSlotSurvivesSupervisorKill(t *testing.T) {
 			if most, at := maxConcurrent(l.runs()); most > 2 && kind != "redis" {
 				t.Errorf("%d runs at once, db has 2 slots:\n%s", most, joinRuns(at))
 			}
+			l.checkRecords()
 			l.checkSlotsFree()
 		})
 	}
@@ -189,11 +190,32 @@ func (l *killLab) checkLeaseExpires(k killed) {
 			return next != nil
 		})
 		after := next.start.Sub(k.at)
-		t.Logf("redis: supervisor and keeper killed: slot %s taken again %v after the kill (ttl %v; its run %s)",
-			o.slots, after.Round(time.Millisecond), l.be.ttl, l.ended(o))
+		t.Logf("redis: supervisor and keeper killed: slot %s taken again %v after the kill (ttl %v; its run %s, recorded %q)",
+			o.slots, after.Round(time.Millisecond), l.be.ttl, l.ended(o), l.recordOf(k.host, o.runID))
 		if after > l.be.ttl+2*time.Second {
 			t.Errorf("slot %s taken again %v after the kill, want within the ttl (%v) and a fire", o.slots, after, l.be.ttl)
 		}
+	}
+}
+
+// recordOf is the outcome and reason of host's record of runID.
+func (l *killLab) recordOf(host, runID string) string {
+	for _, m := range l.hosts[host].historyRaw() {
+		if r := rawRecord(m); r.str("run_id") == runID {
+			return r.str("outcome") + ": " + r.str("reason")
+		}
+	}
+	return "none"
+}
+
+// checkRecords: every run the jobs told of has its record on its host
+// (one, with its slot), also those whose supervisor was killed.
+func (l *killLab) checkRecords() {
+	runs := l.runs()
+	for _, n := range l.names {
+		tl := checkResRecords(l.t, l.hosts[n], n, runs)
+		l.t.Logf("%s: %s: %d fires recorded: %d ran, %d skipped resource full, %d lock held, %d slot already run, %d other; %d seconds without exactly one record (the restarts)",
+			l.be.kind, n, tl.fires, tl.ran, tl.fullSkips, tl.lockSkips, tl.slotSkips, tl.otherSkips, len(tl.gaps))
 	}
 }
 
