@@ -64,7 +64,8 @@ func (s *sandbox) resourcesJSON() map[string]resState {
 
 // TestResourceLocksShowHoldersAndWaiters: while db's two slots are held
 // by long runs, `locks --json` names their holders (job, host, pid), and
-// a job with on_full: wait shows as db's waiter; the console's Locks
+// a job with on_full: wait shows as db's waiter (and `status` says it
+// waits); the console's Locks
 // view (a real terminal: tmux) lists db with its holders. Once the
 // holders end, the waiter runs, and its record carries its wait.
 func TestResourceLocksShowHoldersAndWaiters(t *testing.T) {
@@ -101,6 +102,10 @@ func TestResourceLocksShowHoldersAndWaiters(t *testing.T) {
 	}
 	if !holders["r0"] || !holders["r1"] || db.Size != 2 || db.Waiters[0].Job != "patient" {
 		t.Errorf("locks --json: db %+v, want 2 slots held by r0 and r1, patient waiting", db)
+	}
+	code, st, _ := s.runCV(10*time.Second, "status")
+	if code != 0 || !strings.Contains(lineWith(st, "patient"), "waiting for db (2/2 held)") {
+		t.Errorf("status (exit %d): patient's line %q, want it waiting for db (2/2 held):\n%s", code, lineWith(st, "patient"), st)
 	}
 	tm := startTmux(t, s, 140, 40, cvBin, "--config", s.config, "ui")
 	tm.await(10*time.Second, "the console", func(sc string) bool { return strings.Contains(sc, "r0") })
