@@ -103,10 +103,12 @@ func TestResourceLocksShowHoldersAndWaiters(t *testing.T) {
 	if !holders["r0"] || !holders["r1"] || db.Size != 2 || db.Waiters[0].Job != "patient" {
 		t.Errorf("locks --json: db %+v, want 2 slots held by r0 and r1, patient waiting", db)
 	}
-	code, st, _ := s.runCV(10*time.Second, "status")
-	if code != 0 || !strings.Contains(lineWith(st, "patient"), "waiting for db (2/2 held)") {
-		t.Errorf("status (exit %d): patient's line %q, want it waiting for db (2/2 held):\n%s", code, lineWith(st, "patient"), st)
-	}
+	var st string
+	waitFor(t, 10*time.Second, "status to say patient waits for db", func() bool {
+		_, st, _ = s.runCV(10*time.Second, "status")
+		return strings.Contains(lineWith(st, "patient"), "waiting for db (2/2 held)")
+	})
+	t.Logf("status: %s", lineWith(st, "patient"))
 	tm := startTmux(t, s, 140, 40, cvBin, "--config", s.config, "ui")
 	tm.await(10*time.Second, "the console", func(sc string) bool { return strings.Contains(sc, "r0") })
 	tm.keys(":locks", "Enter")
