@@ -39,41 +39,58 @@ func TestResourcesNeverOverfill(t *testing.T) {
 	t.Parallel()
 	dur := resourceSeconds(t)
 	for _, kind := range resourceKinds {
-		for _, n := range []int{1, 3} {
-			if n > 1 && kind == "file" {
-				continue // one state dir's slots: no hosts of their own
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			// The cases of a backend go on at once, each on a backend
+			// (its Redis, its database) of its own: one parallel slot of
+			// `go test` per backend, so the test takes dur, not 2*dur.
+			cases := []*overfillCase{startOverfill(t, kind, 1)}
+			if kind != "file" { // one state dir's slots: no hosts of their own
+				cases = append(cases, startOverfill(t, kind, 3))
 			}
-			// Each case has its backend (its Redis, its database) to itself.
-			t.Run(fmt.Sprintf("%s/%dhosts", kind, n), func(t *testing.T) {
-				t.Parallel()
-				overfill(t, newResBackend(t, kind), n, dur)
-			})
-		}
+			time.Sleep(dur)
+			for _, c := range cases {
+				t.Run(fmt.Sprintf("%dhosts", len(c.names)), func(t *testing.T) { c.check(t, dur) })
+			}
+		})
 	}
 }
 
-// overfill is one case of TestResourcesNeverOverfill: n hosts for dur.
-func overfill(t *testing.T, be resBackend, n int, dur time.Duration) {
-	out := runsFile(t)
+// overfillCase is one case of TestResourcesNeverOverfill: its hosts, on
+// a backend of their own, and the file their jobs write.
+type overfillCase struct {
+	kind    string
+	out     string
+	names   []string
+	hosts   []*sandbox
+	daemons []*proc
+}
+
+// startOverfill starts n hosts of the six jobs on a new backend of kind.
+func startOverfill(t *testing.T, kind string, n int) *overfillCase {
+	be := newResBackend(t, kind)
+	c := &overfillCase{kind: kind, out: runsFile(t), names: []string{"host-a", "host-b", "host-c"}[:n]}
 	secs := func(i int) string { return []string{"1", "2", "3", "1.5", "2.5", "1.2"}[i] }
-	jobs := dbJobs(out, 6, secs, "")
-	names := []string{"host-a", "host-b", "host-c"}[:n]
-	hosts := make([]*sandbox, n)
-	daemons := make([]*proc, n)
-	for i, name := range names {
-		hosts[i] = be.host(t, jobs)
-		daemons[i] = hosts[i].startHost(name)
+	jobs := dbJobs(c.out, 6, secs, "")
+	for _, name := range c.names {
+		h := be.host(t, jobs)
+		c.hosts = append(c.hosts, h)
+		c.daemons = append(c.daemons, h.startHost(name))
 	}
+	return c
+}
+
+// check stops the case's hosts and judges what they did.
+func (c *overfillCase) check(t *testing.T, dur time.Duration) {
 	defer func() {
 		if t.Failed() {
-			for i, d := range daemons {
-				t.Logf("%s:\n%s", names[i], tail(d.stderr(), 20))
+			for i, d := range c.daemons {
+				t.Logf("%s:\n%s", c.names[i], tail(d.stderr(), 20))
 			}
 		}
 	}()
-	time.Sleep(dur)
-	stopDaemons(t, daemons...)
-	runs := readResRuns(t, out)
+	stopDaemons(t, c.daemons...)
+	runs := readResRuns(t, c.out)
 	most, at := maxConcurrent(runs)
 	if most > 2 {
 		t.Errorf("%d runs at once, db has 2 slots:\n%s", most, joinRuns(at))
@@ -81,17 +98,17 @@ func overfill(t *testing.T, be resBackend, n int, dur time.Duration) {
 	if bad := slotOverlaps(runs); len(bad) > 0 {
 		t.Errorf("%d pairs of runs held the same slot at once:\n%s", len(bad), strings.Join(bad, "\n"))
 	}
-	checkSlotFD(t, be.kind, runs)
+	checkSlotFD(t, c.kind, runs)
 	var all resTally
-	for i, h := range hosts {
-		tl := checkResRecords(t, h, names[i], runs)
+	for i, h := range c.hosts {
+		tl := checkResRecords(t, h, c.names[i], runs)
 		if len(tl.gaps) > 0 {
-			t.Errorf("%s: fires without exactly one record:\n%s", names[i], strings.Join(tl.gaps, "\n"))
+			t.Errorf("%s: fires without exactly one record:\n%s", c.names[i], strings.Join(tl.gaps, "\n"))
 		}
 		all.add(tl)
 	}
 	t.Logf("%s, %d host(s), %v: %d runs, most at once %d; %d fires recorded: %d ran, %d skipped resource full, %d lock held, %d slot already run, %d other",
-		be.kind, n, dur, len(runs), most, all.fires, all.ran, all.fullSkips, all.lockSkips, all.slotSkips, all.otherSkips)
+		c.kind, len(c.names), dur, len(runs), most, all.fires, all.ran, all.fullSkips, all.lockSkips, all.slotSkips, all.otherSkips)
 	if most < 2 || all.fullSkips == 0 || all.ran < int(dur/time.Second)/2 {
 		t.Errorf("the jobs did not contend for db: most at once %d, %d resource skips, %d runs", most, all.fullSkips, all.ran)
 	}
