@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -45,9 +46,15 @@ func TestResourceSlotSurvivesSupervisorKill(t *testing.T) {
 				l.checkSlotsKept(second, "supervisor and keeper killed")
 			}
 			l.stop()
-			if most, at := maxConcurrent(l.runs()); most > 2 && kind != "redis" {
+			runs := l.runs()
+			if kind == "redis" { // after the second kill a run may outlive its lease
+				runs = slices.DeleteFunc(runs, func(r resRun) bool { return r.start.After(second.at) })
+			}
+			most, at := maxConcurrent(runs)
+			if most > 2 {
 				t.Errorf("%d runs at once, db has 2 slots:\n%s", most, joinRuns(at))
 			}
+			t.Logf("%s: %d runs, most at once %d", kind, len(runs), most)
 			l.checkRecords()
 			l.checkSlotsFree()
 		})
