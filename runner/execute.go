@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -103,6 +104,7 @@ func (s *Supervisor) spec(f *fire, a *attemptRun) proc.Spec {
 			ev := run.Start{Job: job.Name, RunID: f.runID, Slot: f.slot, Started: a.startedAt,
 				Deadline: a.deadline, PID: pid, Lock: job.Lock, Manual: f.manual, LogOutput: job.LogOutput, Attempt: f.attempt,
 				InFlightRecorded: f.grant.RecordsInFlight}
+			ev.Resources, ev.ResourceWait = s.slotsStarted(f, pid)
 			s.rec.Started(ev)
 			s.emit(ev)
 		},
@@ -122,6 +124,9 @@ func (s *Supervisor) spec(f *fire, a *attemptRun) proc.Spec {
 		// the server keeps the session, and the lock, while any process
 		// of the run holds it, whoever else dies.
 		spec.ExtraFiles = []*os.File{g.Session}
+	}
+	if f.held != nil {
+		spec.SlotFiles = f.held.Files() // fd 5, 6, …: see proc.SlotFD
 	}
 	spec.Keeper, spec.Keepers = s.keeper(f), s.keepers
 	return spec
@@ -168,6 +173,9 @@ func (s *Supervisor) conclude(ctx context.Context, f *fire, a *attemptRun, res p
 // come keeps it (see withRetries); until the end is durable (recorded),
 // the lock record says in flight.
 func (s *Supervisor) retire(f *fire, a *attemptRun, end run.End, recorded bool) {
+	if !end.Retrying && !end.Detached {
+		s.releaseSlots(f)
+	}
 	if f.grant.Lease != nil && !end.Retrying && !end.Detached {
 		s.release(f.grant.Lease, end, recorded)
 	}
@@ -180,28 +188,30 @@ func (s *Supervisor) retire(f *fire, a *attemptRun, end run.End, recorded bool) 
 	a.watched()
 }
 
-// watchLease ends a's run (a.cancel) when f's lease is lost, unless the
-// job says to continue; the flag tells whether it was lost. Its goroutine
-// returns with the run (a.ctx); wait waits for it.
+// watchLease ends a's run (a.cancel) when f's lease, or one of its
+// resource slots', is lost, unless the job says to continue; the flag
+// tells whether one was lost. Its goroutines return with the run
+// (a.ctx); wait waits for them.
 func watchLease(f *fire, a *attemptRun) (lost *atomic.Bool, wait func()) {
 	lost = new(atomic.Bool)
-	g, onLost, runCtx, cancel := f.grant, f.job.OnLockLost, a.ctx, a.cancel
-	if g.Lost == nil {
-		return lost, func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		select {
-		case <-g.Lost:
-			lost.Store(true)
-			if onLost != config.LockLostContinue {
-				cancel(lockLost(g))
-			}
-		case <-runCtx.Done():
+	onLost, runCtx, cancel := f.job.OnLockLost, a.ctx, a.cancel
+	var wg sync.WaitGroup
+	for _, g := range f.grants() {
+		if g.Lost == nil {
+			continue
 		}
-	}()
-	return lost, func() { <-done }
+		wg.Go(func() {
+			select {
+			case <-g.Lost:
+				lost.Store(true)
+				if onLost != config.LockLostContinue {
+					cancel(lockLost(g))
+				}
+			case <-runCtx.Done():
+			}
+		})
+	}
+	return lost, wg.Wait
 }
 
 // ended is when the run ended on the supervisor's clock: the process's own
@@ -225,7 +235,7 @@ func (s *Supervisor) ended(res proc.Result) time.Time {
 // have one, which ends them.
 func (s *Supervisor) keeper(f *fire) *proc.Keeper {
 	var k proc.Keeper
-	g, job := f.grant, &f.job
+	g, job := s.keeperLease(f), &f.job
 	switch {
 	case g.Session != nil:
 		k.Session = g.Session // the keeper holds the lock's session: the run may go on
@@ -358,10 +368,13 @@ func (s *Supervisor) environ(f *fire, deadline, lastOKSlot time.Time) []string {
 		// The locked file is fd 3 in the child; jobs may leave it alone.
 		vars["CRONVISOR_LOCK_FD"] = "3"
 	}
+	if slots := slotsEnv(f); slots != "" {
+		vars["CRONVISOR_RESOURCES"] = slots
+	}
 	env := make([]string, 0, len(os.Environ())+len(vars))
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, over := vars[k]; !over && !s.secretEnv[k] {
+		if _, over := vars[k]; !over && !s.secretEnv[k] && k != "CRONVISOR_RESOURCES" {
 			env = append(env, kv)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/config"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/semaphore"
 )
 
 // fire is one fire of a job on its way through the supervisor: made once
@@ -34,6 +35,10 @@ type fire struct {
 	// starting says the fire still counts among the Starts: until its
 	// child's exec, or its end without one (see execed).
 	starting bool
+	// held are the resource slots f holds (withSlots), nil for none;
+	// resourceWait how long it waited for them, until its Start or Skip.
+	held         *semaphore.Held
+	resourceWait time.Duration
 }
 
 // end is the start of every record of f's end: which fire it is.
@@ -63,11 +68,11 @@ func chain(last runFunc, steps ...step) runFunc {
 
 // fireSteps is the way of every fire: a fleet's fire that another host
 // owns goes no further, paused jobs skip, so do slots their calendars
-// leave out, the overlap policy takes the
-// lock, each attempt is admitted, retries repeat it. Retries wrap
+// leave out, the overlap policy takes the lock, the resources' slots are
+// taken, each attempt is admitted, retries repeat it. Retries wrap
 // admission so that every attempt's run id is admitted.
 func (s *Supervisor) fireSteps() runFunc {
-	return chain(s.attempt, s.owned, s.unlessPaused, s.onCalendar, s.underLock, s.withRetries, s.admitted)
+	return chain(s.attempt, s.owned, s.unlessPaused, s.onCalendar, s.underLock, s.withSlots, s.withRetries, s.admitted)
 }
 
 // execed takes f off the Starts: at its child's exec, or at its end.

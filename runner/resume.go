@@ -27,6 +27,7 @@ func (s *Supervisor) HandingOver() { s.handingOver.Store(true) }
 // lock is let go with its record still in flight and saying when the next
 // attempt is due.
 func (s *Supervisor) leaveRetries(f *fire, end run.End) run.End {
+	s.releaseSlots(f) // the next supervisor takes them again
 	if f.grant.Lease != nil {
 		if err := f.grant.Lease.ReleaseInFlight(); err != nil && !errors.Is(err, lock.ErrReleased) {
 			s.log.Warn("leaving a slot's retries to the next supervisor", "run_id", f.runID, "err", err)
@@ -70,5 +71,5 @@ func (s *Supervisor) ResumeRetries(ctx context.Context, job config.Job, slot tim
 // retries from the attempt it resumes at, each admitted. A paused job's
 // retries go on, as they would have with their supervisor.
 func (s *Supervisor) resumeSteps() runFunc {
-	return chain(s.attempt, s.underLock, s.withRetries, s.admitted)
+	return chain(s.attempt, s.underLock, s.withSlots, s.withRetries, s.admitted)
 }

@@ -106,6 +106,7 @@ func (s *Supervisor) endRetries(f *fire, end run.End, cause error) run.End {
 	end.Reason = strings.TrimPrefix(end.Reason+"; "+note, "; ")
 	end.Retrying, end.Amends, end.RetryAt = false, true, time.Time{}
 	recorded := s.endFire(end, f.grant.Lease != nil)
+	s.releaseSlots(f)
 	if f.grant.Lease != nil {
 		s.release(f.grant.Lease, end, recorded)
 	}

@@ -15,6 +15,7 @@ import (
 	"cronvisor/internal/base/statedir"
 	"cronvisor/internal/config"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/semaphore"
 	"cronvisor/internal/proc"
 	"cronvisor/internal/proc/cgroup"
 	"cronvisor/runner/ending"
@@ -62,12 +63,14 @@ type Supervisor struct {
 	// stateDir, when set, gives every run a keeper that outlives this
 	// supervisor and writes the run's end there (see keeper).
 	stateDir statedir.Dir
-	keepers  *proc.Keepers      // the keeper processes of this supervisor's runs, with stateDir
-	noSync   bool               // durability: process (WithDurability)
-	logLimit int64              // the runs' log_limit, for their keepers (WithLogLimit)
-	adopter  Adopter            // nil: none
-	learner  *durations.Learner // nil: nothing learned (warn_after and warn_fast: auto judge nothing)
-	owner    Ownership          // nil: every scheduled fire is this host's
+	keepers  *proc.Keepers             // the keeper processes of this supervisor's runs, with stateDir
+	noSync   bool                      // durability: process (WithDurability)
+	logLimit int64                     // the runs' log_limit, for their keepers (WithLogLimit)
+	adopter  Adopter                   // nil: none
+	learner  *durations.Learner        // nil: nothing learned (warn_after and warn_fast: auto judge nothing)
+	owner    Ownership                 // nil: every scheduled fire is this host's
+	sems     semaphore.Semaphores      // nil: no resources (WithSemaphores)
+	combine  func(hs ...[]byte) []byte // WithHandoffCombiner; nil: none
 	// fires is the way every fire takes (fireSteps), made once; resumes
 	// a resumed slot's (resumeSteps).
 	fires, resumes runFunc
@@ -239,10 +242,7 @@ func (s *Supervisor) launch(ctx context.Context, f *fire) run.End {
 func (s *Supervisor) notAdmitted(f *fire, err error) run.End {
 	end := f.end()
 	end.Ended, end.Outcome, end.Reason = s.clock.Now(), run.Error, "not started: "+err.Error()
-	if f.grant.Lease != nil {
-		s.setOutcome(f.grant.Lease, end)
-		_ = f.grant.Release()
-	}
+	s.releaseUnrun(f, end)
 	s.endFire(end, false)
 	return end
 }
@@ -292,7 +292,8 @@ func (s *Supervisor) refused(f *fire, err error) run.End {
 // skip records and reports f as not run, for reason.
 func (s *Supervisor) skip(f *fire, reason string, class run.Class, h *run.Holder) run.End {
 	now := s.clock.Now()
-	s.Skip(run.Skip{Job: f.job.Name, RunID: f.runID, Slot: f.slot, Time: now, Reason: reason, Class: class, Holder: h, Manual: f.manual})
+	s.Skip(run.Skip{Job: f.job.Name, RunID: f.runID, Slot: f.slot, Time: now, Reason: reason, Class: class, Holder: h, Manual: f.manual,
+		ResourceWait: f.resourceWait})
 	end := f.end()
 	end.Ended, end.Outcome, end.Reason = now, run.Skipped, reason
 	return end

@@ -48,6 +48,8 @@ type decoder struct {
 	self          *ownLimits              // the supervisor's nice, oom_score_adj, rlimits: see own
 	split         *jobsSplit              // the jobs list cut from the text, see split.go
 	settingsOnly  bool                    // a cut jobs list is not decoded: see LoadSettingsForReading
+	resources     map[string]int          // resources:, which uses checks against
+	resourceKeys  map[string]*yaml.Node   // where each resource was declared
 	work          Job                     // the job fill decodes into
 	baseEnv       *yaml.Node              // while fill decodes a job: the env its env extends
 	args          []string                // scratch of command and sameVars

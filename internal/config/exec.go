@@ -10,7 +10,7 @@ import (
 
 // reservedEnv are set by cronvisor for every run; a job may not override them.
 var reservedEnv = []string{"CRONVISOR_JOB", "CRONVISOR_RUN_ID", "CRONVISOR_SCHEDULED_AT",
-	"CRONVISOR_DEADLINE", "CRONVISOR_LAST_OK_SLOT"}
+	"CRONVISOR_DEADLINE", "CRONVISOR_LAST_OK_SLOT", "CRONVISOR_RESOURCES"}
 
 // command decodes a string (run as Shell -c STRING, like a crontab line) or
 // a list (exec'd as argv, no shell quoting to get wrong).

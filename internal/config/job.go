@@ -93,6 +93,7 @@ func (d *decoder) job(n *yaml.Node, defs *jobFields) (Job, JobSource, bool) {
 		baseEnv = defs[kEnv].val
 	}
 	d.fill(&j, &src, &fields, baseEnv)
+	d.waitRule(&j, &own)
 	d.runAs(&j, &fields)
 	d.require(&j, n, &fields)
 	d.argTotal(&j, &src)

@@ -53,6 +53,9 @@ const (
 	kHeartbeatTimeout
 	kSkipOn
 	kOnlyOn
+	kUses
+	kOnFull
+	kMaxWait
 	numJobKeys
 )
 
@@ -168,6 +171,12 @@ var jobTable = [numJobKeys]jobKey{
 		decode: func(d *decoder, j *Job, n *yaml.Node, key string) { j.SkipOn = d.calendarRefs(key, n) }},
 	kOnlyOn: {Key: Key{"only_on", "[]", "calendars the job runs on: a scheduled slot on a day none of them lists is recorded skipped"},
 		decode: func(d *decoder, j *Job, n *yaml.Node, key string) { j.OnlyOn = d.calendarRefs(key, n) }},
+	kUses: {Key: Key{"uses", "[]", "resources a run takes a slot of after its lock: [db], or {db: 2} for two slots"},
+		decode: (*decoder).uses},
+	kOnFull: {Key: Key{"on_full", string(OnFullSkip), "skip | wait: what a fire does when a resource it uses has no free slot"},
+		decode: (*decoder).onFull},
+	kMaxWait: {Key: Key{"max_wait", DefaultMaxWait.String(), "with on_full: wait, how long a fire waits for its slots before it is skipped"},
+		decode: (*decoder).maxWait},
 }
 
 var (

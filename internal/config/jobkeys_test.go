@@ -93,7 +93,9 @@ var keySamples = map[string]string{
 	"notify": "[{on: [failure], url: 'https://hooks.example/x'}]", "io_weight": "200",
 	"nice": "19", "ionice": "idle", "oom_score_adj": "1000", "nofile": "64", "nproc": "64",
 	"core": "0", "memory_max": "1G", "memory_high": "512M", "cpu_max": "50%", "tasks_max": "10",
-	"heartbeat_timeout": "30s", "skip_on": "[holidays]", "only_on": "holidays",
+	"heartbeat_timeout": "30s", "skip_on": "[holidays]", "only_on": "holidays", "uses": "{db: 2}", "on_full": "wait",
+	// max_wait is an error without on_full: wait.
+	"max_wait": "5m\n    on_full: wait",
 }
 
 // moreSamples are further values of keys that set other fields than
@@ -111,7 +113,7 @@ func keyEffects(t *testing.T, samples map[string]string) map[string][]string {
 	base := map[string]string{"name": "a", "schedule": `"@hourly"`, "command": "[/bin/true]", "timeout": "1m"}
 	parse := func(key, value string) reflect.Value {
 		var b strings.Builder
-		b.WriteString("calendars: {holidays: [2026-12-25]}\njobs:\n  - ")
+		b.WriteString("calendars: {holidays: [2026-12-25]}\nresources: {db: 2}\njobs:\n  - ")
 		for _, k := range []string{"name", "schedule", "command", "timeout"} {
 			if k != key {
 				fmt.Fprintf(&b, "%s: %s\n    ", k, base[k])

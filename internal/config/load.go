@@ -263,6 +263,9 @@ func (d *decoder) config(root *yaml.Node) *Config {
 	}
 	if e, ok := lookup(topKeys, top, "jobs"); ok {
 		cfg.Jobs, cfg.Source.Jobs = d.jobs(e, defs)
+		if !d.settingsOnly {
+			d.unusedResources(cfg.Jobs)
+		}
 	} else {
 		d.warnf(root, "no jobs key: no jobs will run")
 	}

@@ -35,6 +35,8 @@ var topTable = []topKey{
 		ifWritten(func(d *decoder, cfg *Config, e entry) { d.durability(cfg, e.val) })},
 	{Key{"calendars", "{}", "named sets of days for the jobs' skip_on and only_on: NAME: [YYYY-MM-DD, ...] or NAME: {dates: [...], file: PATH.ics}"},
 		ifWritten(func(d *decoder, cfg *Config, e entry) { d.calendars(cfg, e.val) })},
+	{Key{"resources", "{}", "NAME: SLOTS (1..1000): at most SLOTS runs of the jobs that use NAME at once, on every host sharing the lock backend"},
+		ifWritten((*decoder).resourcesKey)},
 	{Key{"jobs", "[]", "the list of jobs"}, nil},
 }
 

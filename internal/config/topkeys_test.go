@@ -27,7 +27,7 @@ var topSamples = map[string]string{
 	"lock_backend":    "{type: redis, url: 'redis://:${CRONVISOR_TOPKEYS_TEST}@localhost:6379/0'}",
 	"history_backend": "{type: postgres, url: 'postgres://u:pw@h:5432/db'}",
 	"history":         "{keep_runs: 5}", "metrics": "{listen: '127.0.0.1:9999'}",
-	"console": "{read_only: true}", "durability": "process", "calendars": "{holidays: [2026-12-25]}",
+	"console": "{read_only: true}", "durability": "process", "calendars": "{holidays: [2026-12-25]}", "resources": "{db: 2}",
 	"jobs": "[{name: b, schedule: '@daily', command: x, timeout: 1m}]",
 }
 

@@ -317,6 +317,7 @@ func (d *Daemon) reload() error {
 	}
 	defer d.recordSchedules(cfg, d.o.Clock.Now()) // the instant before the scheduler applies cfg
 	summary := d.reloadSummary(old, cfg)
+	d.resize(cfg) // before the jobs that use them fire
 	d.sched.Reload(d.ctx, cfg.Jobs)
 	d.current.Store(cfg)
 	d.env.setConfig(cfg)

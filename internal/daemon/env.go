@@ -41,6 +41,9 @@ type Env struct {
 	// Owner gives each job's scheduled slots to one live host of the
 	// fleet (history_backend postgres), else nil; see owner.go.
 	Owner *owner.Gate
+	// Resources are the semaphores of jobs.yaml's resources:, which
+	// the Supervisor takes slots from; see resources.go.
+	Resources *Resources
 	// Learner learns what each job's runs take (warn_after and
 	// warn_fast: auto, status, metrics); see package durations.
 	Learner *durations.Learner
@@ -116,37 +119,54 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	}
 	e.startReaper()
 
-	store, openErr := openHistory(statedir.Dir(cfg.StateDir).History(), o.OpenStore, cfg.Durability, log)
-	if store == nil {
-		e.Close()
-		return nil, openErr
-	}
-	e.Store = store
-	e.onClose("history", store.Close)
 	starts := &runner.Starts{}
-	spool, adopted := openSpools(store, cfg.StateDir, cfg.Durability, log)
-	hist := history.NewWriter(history.WriterConfig{Store: store, StateDir: cfg.StateDir,
-		LogLimit: cfg.History.LogLimit, Log: log, Pending: starts.Pending, Spool: spool, Adopted: adopted})
-	if openErr != nil {
-		// Jobs still run: their records wait until the store opens.
-		hist.Degrade(openErr)
+	if err := e.openRecords(cfg, o, starts); err != nil {
+		e.Close()
+		return nil, err
 	}
-	e.History = hist
-	e.onClose("history writer", hist.Close)
+	store, hist := e.Store, e.History
 	hier, noCgroup := cgroup.Detect()
 	e.Learner = e.newLearner(store, o.Clock.Now)
 	e.Recovery = e.newRecovery(store, hist.InFlight, started, hier, log)
 	e.onClose("recovery", func() error { e.Recovery.Close(); return nil })
 	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
+	if e.Resources, err = openResources(cfg); err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.onClose("resources", e.Resources.Close)
 	e.listenNotifier(log, o.deliveries)
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
 		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock),
 		runner.WithKeepers(cfg.StateDir), runner.WithDurability(cfg.Durability), runner.WithAdopter(e.Recovery),
 		runner.WithLogLimit(cfg.History.LogLimit), runner.WithLearner(e.Learner)}
 	opts = append(opts, runner.WithCgroup(hier, noCgroup))
+	opts = append(opts, e.Resources.supervisorOptions()...)
 	opts = append(opts, e.ownership(cfg, o.Clock)...)
 	e.Supervisor = runner.NewSupervisor(e.Locker, hist, e.Emit, opts...)
 	return e, nil
+}
+
+// openRecords opens the history store and its writer, the Supervisor's
+// Recorder, which starts with the records of dead processes' spools. A
+// store that cannot be opened leaves the writer degraded: jobs still
+// run, their records wait until the store opens.
+func (e *Env) openRecords(cfg *config.Config, o Options, starts *runner.Starts) error {
+	store, openErr := openHistory(statedir.Dir(cfg.StateDir).History(), o.OpenStore, cfg.Durability, e.log)
+	if store == nil {
+		return openErr
+	}
+	e.Store = store
+	e.onClose("history", store.Close)
+	spool, adopted := openSpools(store, cfg.StateDir, cfg.Durability, e.log)
+	hist := history.NewWriter(history.WriterConfig{Store: store, StateDir: cfg.StateDir,
+		LogLimit: cfg.History.LogLimit, Log: e.log, Pending: starts.Pending, Spool: spool, Adopted: adopted})
+	if openErr != nil {
+		hist.Degrade(openErr)
+	}
+	e.History = hist
+	e.onClose("history writer", hist.Close)
+	return nil
 }
 
 // startReaper reaps the orphans of runs (this process is their

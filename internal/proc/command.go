@@ -83,7 +83,19 @@ func command(spec Spec) (*exec.Cmd, error) {
 		Dir:         spec.Dir,
 		Env:         env,
 		Stdin:       stdin,
-		ExtraFiles:  spec.ExtraFiles,
+		ExtraFiles:  withSlots(spec.ExtraFiles, spec.SlotFiles),
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: spec.Credential},
 	}, nil
+}
+
+// withSlots is the run's ExtraFiles with slots from SlotFD on: fd 3 (the
+// lock) and fd 4 (the heartbeat, set by addBeats) are kept free for their
+// own, closed when the run has neither.
+func withSlots(extra, slots []*os.File) []*os.File {
+	if len(slots) == 0 {
+		return extra
+	}
+	files := make([]*os.File, SlotFD-3, SlotFD-3+len(slots))
+	copy(files, extra[:min(len(extra), HeartbeatFD-3)])
+	return append(files, slots...)
 }

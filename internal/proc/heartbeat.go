@@ -21,6 +21,9 @@ import (
 // after fd 3, the run's lock (closed when the run has none).
 const HeartbeatFD = 4
 
+// SlotFD is the descriptor of a run's first resource slot (Spec.SlotFiles).
+const SlotFD = 5
+
 // EnvHeartbeatFD names HeartbeatFD in the run's environment.
 const EnvHeartbeatFD = "CRONVISOR_HEARTBEAT_FD"
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,6 +140,33 @@ func TestWithHeartbeat(t *testing.T) {
 	extra := []*os.File{lock}
 	if got := withHeartbeat(extra, w); len(got) != 2 || got[0] != lock || got[1] != w {
 		t.Errorf("with a lock: %v, want [lock w]", got)
+	}
+}
+
+// TestSlotFDs: resource slots are fds 5, 6, ... with or without a lock
+// (fd 3) and a heartbeat (fd 4), which keep their numbers.
+func TestSlotFDs(t *testing.T) {
+	t.Parallel()
+	w, lock, a, b := os.NewFile(100, "w"), os.NewFile(101, "lock"), os.NewFile(102, "a"), os.NewFile(103, "b")
+	for _, tc := range []struct {
+		name        string
+		extra, want []*os.File
+		beat        bool
+	}{
+		{"lock, beat, two slots", []*os.File{lock}, []*os.File{lock, w, a, b}, true},
+		{"no lock (overlap allow)", nil, []*os.File{nil, w, a, b}, true},
+		{"no heartbeat", []*os.File{lock}, []*os.File{lock, nil, a, b}, false},
+	} {
+		got := withSlots(tc.extra, []*os.File{a, b})
+		if tc.beat {
+			got = withHeartbeat(got, w)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := withSlots([]*os.File{lock}, nil); !slices.Equal(got, []*os.File{lock}) {
+		t.Errorf("no slots: %v, want the lock alone", got)
 	}
 }
 

@@ -59,11 +59,13 @@ func (o *output) readBeats(hb *Heartbeat, start time.Time) *beats {
 }
 
 // withHeartbeat is the run's ExtraFiles with w as HeartbeatFD: after the
-// lock's fd 3, or a closed fd 3 when there is none.
+// lock's fd 3, or a closed fd 3 when there is none, and before the
+// resource slots' fds (see withSlots).
 func withHeartbeat(extra []*os.File, w *os.File) []*os.File {
-	files := make([]*os.File, max(len(extra), HeartbeatFD-3), len(extra)+1)
+	files := make([]*os.File, max(len(extra), HeartbeatFD-2))
 	copy(files, extra)
-	return append(files[:HeartbeatFD-3], w)
+	files[HeartbeatFD-3] = w
+	return files
 }
 
 func newOutput(onOutput func(stream, lines string)) (*output, error) {

@@ -68,6 +68,12 @@ type Spec struct {
 	// sharing its open file description belong to the run. It must stay
 	// open in the caller until Run returns.
 	ExtraFiles []*os.File
+	// SlotFiles become fd SlotFD (5), 6, … in the child, whatever else it
+	// has: after the lock's fd 3 and the heartbeat's fd 4, each closed
+	// when the run has none, so that a job finds its resource slots
+	// (CRONVISOR_RESOURCES, in the same order) at the same numbers on
+	// every run. They hold the slots as ExtraFiles[0] holds the lock.
+	SlotFiles []*os.File
 	// KillGrace is the delay between SIGTERM and SIGKILL; zero sends SIGKILL
 	// right after SIGTERM.
 	KillGrace time.Duration

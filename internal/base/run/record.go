@@ -69,6 +69,11 @@ type jsonRecord struct {
 	MemoryPeak  *int64 `json:"memory_peak_bytes"`
 	OOMKilled   bool   `json:"oom_killed"`
 	Progress    string `json:"progress"`
+	// The resource slots the run held ([] for none) and how long it, or
+	// a fire skipped after on_full: wait, waited for them (null: it
+	// neither took a slot nor waited).
+	Resources      []string `json:"resources"`
+	ResourceWaitMS *int64   `json:"resource_wait_ms"`
 }
 
 // MarshalJSON writes the contract's history record: times as RFC3339Nano or
@@ -89,6 +94,13 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		Attempt:     max(r.Attempt, 1),
 		OOMKilled:   r.Usage.OOMKilled,
 		Progress:    r.Progress,
+		Resources:   r.Resources,
+	}
+	if j.Resources == nil {
+		j.Resources = []string{}
+	}
+	if r.ResourceWait > 0 || len(r.Resources) > 0 {
+		j.ResourceWaitMS = ptr(r.ResourceWait.Milliseconds())
 	}
 	if u := r.Usage; u.Measured {
 		j.CPUUserMS, j.CPUSystemMS = ptr(u.CPUUser.Milliseconds()), ptr(u.CPUSystem.Milliseconds())
@@ -113,7 +125,11 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	out := Record{Job: j.Job, RunID: j.RunID, Outcome: j.Outcome, ExitCode: j.ExitCode,
-		Reason: j.Reason, LogPath: j.LogPath, Host: j.Host, Manual: j.Manual, Attempt: j.Attempt, Progress: j.Progress}
+		Reason: j.Reason, LogPath: j.LogPath, Host: j.Host, Manual: j.Manual, Attempt: j.Attempt, Progress: j.Progress,
+		ResourceWait: time.Duration(deref(j.ResourceWaitMS)) * time.Millisecond}
+	if len(j.Resources) > 0 {
+		out.Resources = j.Resources
+	}
 	var err error
 	times := []struct {
 		dst *time.Time

@@ -32,7 +32,7 @@ func TestRecordUsageJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasSuffix(string(b), ","+tc.want+`,"progress":""}`) {
+			if !strings.HasSuffix(string(b), ","+tc.want+`,"progress":"","resources":[],"resource_wait_ms":null}`) {
 				t.Errorf("JSON %s\ndoes not end with %s", b, tc.want)
 			}
 			var back Record

@@ -40,9 +40,13 @@ func Open(kind string, s lock.Settings) (lock.Locker, error) {
 }
 
 // KeepLease takes over the lease a Grant.Handoff describes, in the
-// backend that wrote it.
+// backend that wrote it, or every lease of a combined one
+// (CombineHandoffs).
 func KeepLease(handoff []byte) (lock.KeptLease, error) {
 	kind := lock.HandoffKind(handoff)
+	if kind == combinedKind {
+		return keepCombined(handoff)
+	}
 	b, ok := Find(kind)
 	if !ok || b.Keep == nil {
 		return nil, fmt.Errorf("lock: not a lease hand-off (kind %q)", kind)

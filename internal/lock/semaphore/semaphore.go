@@ -1,9 +1,16 @@
 // Package semaphore holds named counting semaphores (jobs.yaml's
 // resources:) on the lock backend in force: a resource of N slots is N
-// locks of a namespace of their own (STATE_DIR/resources/NAME.K.lock for
-// the file backend; the prefix's "resource." names for Redis and SQL), so
-// that each slot is held, recorded, handed to a keeper and freed when its
-// holder dies exactly as a job's lock is. A run takes its lock first,
+// locks of a namespace of their own, so that each slot is held, recorded,
+// handed to a keeper and freed when its holder dies exactly as a job's
+// lock is. Slot K of NAME (K from 0; "NAME/K" to people and runs) is the
+// lock NAME.K: for the file backend the file
+// STATE_DIR/resources/NAME.K.lock (0600, in a 0700 directory beside
+// STATE_DIR/locks, never deleted); for Redis and SQL the lock NAME.K under
+// the job locks' prefix ("cronvisor:" by default) without its final ':'
+// and followed by ".resource:" — Redis keys
+// "cronvisor.resource:lock:db.0" and the like, SQL lock names
+// "cronvisor.resource:db.0". The ':' keeps slots apart from the job locks,
+// whose names after the prefix never hold one, and out of their List. A run takes its lock first,
 // then its slots, resources in name order and slots in index order,
 // without ever waiting while it holds one (a full resource releases what
 // the attempt took), so two jobs can never deadlock.

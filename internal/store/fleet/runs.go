@@ -18,14 +18,17 @@ import (
 // of runArgs and scanRun.
 const runColumns = `run_id, job, host, outcome, at, scheduled_at, started_at, ended_at,
 	exit_code, reason, holder_pid, holder_host, holder_job, holder_run_id, holder_since,
-	log_path, supervisor_pid, pid, manual, attempt, ` + usageColumns
+	log_path, supervisor_pid, pid, manual, attempt, ` + usageColumns + `, ` + resourceColumns
 
-// usageColumns are the cost's columns, the last of runColumns, which a
-// table no host of this version has migrated yet lacks: a reader (who
-// creates nothing) selects usageUnknown in their place.
+// usageColumns are the cost's columns, and resourceColumns the resource
+// slots' (history.ResourceArgs), the last of runColumns, which a table no
+// host of this version has migrated yet lacks: a reader (who creates
+// nothing) selects usageUnknown or resourceUnknown in their place.
 const (
-	usageColumns = `cpu_user_us, cpu_system_us, memory_peak_bytes, oom_killed`
-	usageUnknown = `NULL::bigint, NULL::bigint, NULL::bigint, false`
+	usageColumns    = `cpu_user_us, cpu_system_us, memory_peak_bytes, oom_killed`
+	usageUnknown    = `NULL::bigint, NULL::bigint, NULL::bigint, false`
+	resourceColumns = `resources, resource_wait_ms`
+	resourceUnknown = `''::text, NULL::bigint`
 )
 
 // upsertSQL writes one record, idempotent by run id. A stored row is
@@ -36,13 +39,13 @@ const (
 // the same host with the same outcome (the same record again, or a note
 // the host added to its own reason).
 //
-// $25 says the record is its host's own guess of the end (ownGuess):
+// $27 says the record is its host's own guess of the end (ownGuess):
 // over a peer's guess it keeps the earlier end, since the peer's is the
 // host's last beat and the host's own is only when it came back, and
 // keeps the peer's reason (still "host lost", so a real end may yet
 // replace it) with the host's appended once.
 const upsertSQL = `INSERT INTO cronvisor_runs (` + runColumns + `)
-	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24)
+	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26)
 	ON CONFLICT (run_id) DO UPDATE SET job = EXCLUDED.job, host = EXCLUDED.host,
 		outcome = EXCLUDED.outcome, at = EXCLUDED.at, scheduled_at = EXCLUDED.scheduled_at,
 		started_at = EXCLUDED.started_at,
@@ -57,18 +60,19 @@ const upsertSQL = `INSERT INTO cronvisor_runs (` + runColumns + `)
 		supervisor_pid = EXCLUDED.supervisor_pid, pid = EXCLUDED.pid,
 		manual = EXCLUDED.manual, attempt = EXCLUDED.attempt, cpu_user_us = EXCLUDED.cpu_user_us,
 		cpu_system_us = EXCLUDED.cpu_system_us, memory_peak_bytes = EXCLUDED.memory_peak_bytes,
-		oom_killed = EXCLUDED.oom_killed, shipped_at = now()
+		oom_killed = EXCLUDED.oom_killed, resources = EXCLUDED.resources,
+		resource_wait_ms = EXCLUDED.resource_wait_ms, shipped_at = now()
 	WHERE cronvisor_runs.outcome = 'running'
 		OR (` + guessOverGuess + ` AND strpos(cronvisor_runs.reason, EXCLUDED.reason) = 0)
-		OR (NOT $25::boolean AND EXCLUDED.outcome <> 'running' AND (` + peerGuess + `
+		OR (NOT $27::boolean AND EXCLUDED.outcome <> 'running' AND (` + peerGuess + `
 			OR (cronvisor_runs.host = EXCLUDED.host AND cronvisor_runs.outcome = EXCLUDED.outcome)))`
 
 // peerGuess tells, in upsertSQL, that the stored row is a peer's guess
 // that its host was lost (CloseLostRuns); guessOverGuess that the record
-// is its host's own guess (ownGuess, $25) of such a row's end.
+// is its host's own guess (ownGuess, $27) of such a row's end.
 const (
 	peerGuess      = `(cronvisor_runs.outcome = 'interrupted' AND cronvisor_runs.reason LIKE 'host lost%')`
-	guessOverGuess = `($25::boolean AND ` + peerGuess + `)`
+	guessOverGuess = `($27::boolean AND ` + peerGuess + `)`
 )
 
 // ownGuess reports whether r is its host's guess of a run's end rather
@@ -127,7 +131,7 @@ func runArgs(r run.Record) []any {
 	return append([]any{r.RunID, r.Job, r.Host, string(r.Outcome), sortTime(r).UnixNano(),
 		history.Nanos(r.ScheduledAt), history.Nanos(r.StartedAt), history.Nanos(r.EndedAt), exit, r.Reason,
 		hPID, hHost, hJob, hRun, hSince, r.LogPath, int64(r.SupervisorPID), int64(r.PID), r.Manual, int32(max(r.Attempt, 1))},
-		history.UsageArgs(r.Usage)...)
+		append(history.UsageArgs(r.Usage), history.ResourceArgs(r)...)...)
 }
 
 // sortTime is the "at" column, as in the local store: the slot, else the
@@ -181,6 +185,12 @@ func (s *Store) Query(ctx context.Context, f history.Filter) ([]run.Record, erro
 func (s *Store) queryRuns(ctx context.Context, q string, a []any) ([]run.Record, error) {
 	rows, err := s.db.QueryContext(ctx, q, a...)
 	if noColumn(err) {
+		// A table of hosts from before the resource columns: no run
+		// held a slot.
+		q = strings.Replace(q, resourceColumns, resourceUnknown, 1)
+		rows, err = s.db.QueryContext(ctx, q, a...)
+	}
+	if noColumn(err) {
 		// A table of hosts from before the cost columns: no run was measured.
 		rows, err = s.db.QueryContext(ctx, strings.Replace(q, usageColumns, usageUnknown, 1), a...)
 	}
@@ -225,14 +235,18 @@ func scanRun(rows *sql.Rows) (run.Record, error) {
 	var at, sPID, pid int64
 	var attempt int32
 	var n history.Nullable
+	var resources string
+	var wait sql.NullInt64
 	err := rows.Scan(&r.RunID, &r.Job, &r.Host, &r.Outcome, &at, &n.Sched, &n.Start, &n.End,
 		&n.Exit, &r.Reason, &n.HolderPID, &n.HolderHost, &n.HolderJob, &n.HolderRun, &n.HolderSince,
-		&r.LogPath, &sPID, &pid, &r.Manual, &attempt, &n.CPUUser, &n.CPUSystem, &n.MemoryPeak, &r.Usage.OOMKilled)
+		&r.LogPath, &sPID, &pid, &r.Manual, &attempt, &n.CPUUser, &n.CPUSystem, &n.MemoryPeak, &r.Usage.OOMKilled,
+		&resources, &wait)
 	if err != nil {
 		return run.Record{}, err
 	}
 	r.SupervisorPID, r.PID, r.Attempt = int(sPID), int(pid), int(attempt)
 	n.Fill(&r)
+	history.FillResources(&r, resources, wait)
 	return r, nil
 }
 

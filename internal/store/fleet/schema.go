@@ -62,5 +62,10 @@ var schema = []string{
 		ADD COLUMN IF NOT EXISTS cpu_system_us BIGINT,
 		ADD COLUMN IF NOT EXISTS memory_peak_bytes BIGINT,
 		ADD COLUMN IF NOT EXISTS oom_killed BOOLEAN NOT NULL DEFAULT false`,
+	// The resource slots a run held and its wait for them
+	// (history.ResourceArgs): '' and NULL in the rows of hosts from
+	// before them.
+	`ALTER TABLE cronvisor_runs ADD COLUMN IF NOT EXISTS resources TEXT NOT NULL DEFAULT '',
+		ADD COLUMN IF NOT EXISTS resource_wait_ms BIGINT`,
 	schedulesTable,
 }

@@ -2,6 +2,7 @@ package history
 
 import (
 	"database/sql"
+	"strings"
 	"time"
 
 	"cronvisor/internal/base/run"
@@ -52,6 +53,27 @@ func UsageArgs(u run.Usage) []any {
 		}
 	}
 	return []any{user, system, peak, u.OOMKilled}
+}
+
+// ResourceArgs are how a record's resource slots are stored, here and in
+// the shared history: resources, space separated (empty for none), and
+// resource_wait_ms, NULL when the fire neither took a slot nor waited
+// (as the JSON form's null).
+func ResourceArgs(r run.Record) []any {
+	var wait any
+	if r.ResourceWait > 0 || len(r.Resources) > 0 {
+		wait = r.ResourceWait.Milliseconds()
+	}
+	return []any{strings.Join(r.Resources, " "), wait}
+}
+
+// FillResources sets r's slots and wait from their columns.
+func FillResources(r *run.Record, resources string, waitMS sql.NullInt64) {
+	r.Resources = strings.Fields(resources)
+	if len(r.Resources) == 0 {
+		r.Resources = nil
+	}
+	r.ResourceWait = time.Duration(waitMS.Int64) * time.Millisecond
 }
 
 // Nanos is how a time is stored: Unix nanoseconds, NULL when zero.

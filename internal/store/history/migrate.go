@@ -60,6 +60,11 @@ var migrations = []string{
 	// 6: the progress text of a run's last heartbeat (docs/heartbeats.md),
 	// written with its end; '' for none, and for rows from before it.
 	`ALTER TABLE runs ADD COLUMN progress TEXT NOT NULL DEFAULT '';`,
+	// 7: the resource slots a run held (space separated, "db/0 disk/0";
+	// '' for none) and how long it, or a skipped fire, waited for them
+	// (NULL: it neither took a slot nor waited; see ResourceArgs).
+	`ALTER TABLE runs ADD COLUMN resources TEXT NOT NULL DEFAULT '';
+	ALTER TABLE runs ADD COLUMN resource_wait_ms INTEGER;`,
 }
 
 func (h *handle) version(ctx context.Context) (int, error) {

@@ -165,13 +165,16 @@ func scanRecord(sc scanner, id *int64) (run.Record, error) {
 	var r run.Record
 	var at int64
 	var n Nullable
+	var resources string
+	var wait sql.NullInt64
 	err := sc.Scan(id, &r.RunID, &r.Job, &r.Outcome, &at, &n.Sched, &n.Start, &n.End,
 		&n.Exit, &r.Reason, &n.HolderPID, &n.HolderHost, &n.HolderJob, &n.HolderRun, &n.HolderSince,
 		&r.LogPath, &r.Host, &r.SupervisorPID, &r.PID, &r.Manual, &r.Attempt,
-		&n.CPUUser, &n.CPUSystem, &n.MemoryPeak, &r.Usage.OOMKilled, &r.Progress)
+		&n.CPUUser, &n.CPUSystem, &n.MemoryPeak, &r.Usage.OOMKilled, &r.Progress, &resources, &wait)
 	if err != nil {
 		return run.Record{}, err
 	}
 	n.Fill(&r)
+	FillResources(&r, resources, wait)
 	return r, nil
 }

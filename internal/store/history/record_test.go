@@ -30,6 +30,7 @@ func outcomeCases() []struct {
 		{"ok", true, func() run.Record {
 			r := ran("r-ok", run.OK, intp(0), "")
 			r.Usage = run.Usage{Measured: true, CPUUser: 520 * time.Millisecond, CPUSystem: 30 * time.Millisecond, MemoryPeak: 120 << 20}
+			r.Resources, r.ResourceWait = []string{"db/0", "disk/0"}, 1500*time.Millisecond
 			return r
 		}()},
 		{"failed, second attempt", true, func() run.Record {
@@ -48,6 +49,14 @@ func outcomeCases() []struct {
 			return r
 		}()},
 		{"replaced", true, ran("r-replaced", run.Replaced, nil, "replaced by r-next")},
+		{"ok without a resource wait", true, func() run.Record {
+			r := ran("r-slots", run.OK, intp(0), "")
+			r.Job, r.Resources = "export", []string{"db/1"} // took its slot at once: a wait of 0
+			return r
+		}()},
+		{"skipped after a wait", false, run.Record{Job: "big_export", RunID: "r-waited", Outcome: run.Skipped,
+			ScheduledAt: minute(6), EndedAt: minute(6), Reason: "resource db full after waiting 1m0s: held by export on web2 since 12:05:00",
+			Host: "web1", SupervisorPID: 100, ResourceWait: time.Minute}},
 		{"interrupted", true, ran("r-int", run.Interrupted, nil, "supervisor 100 on web1 died")},
 		{"error, manual", false, run.Record{Job: "sync_orders", RunID: "r-err", Outcome: run.Error,
 			ScheduledAt: minute(2), EndedAt: minute(2), Reason: "exec: \"php\": not found",
@@ -95,7 +104,13 @@ func checkJSON(t *testing.T, b []byte, r run.Record) {
 		"holder": holder, "log_path": r.LogPath, "host": r.Host, "manual": r.Manual,
 		"attempt":     float64(max(r.Attempt, 1)),
 		"cpu_user_ms": nil, "cpu_system_ms": nil, "memory_peak_bytes": nil, "oom_killed": r.Usage.OOMKilled,
-		"progress": r.Progress,
+		"progress": r.Progress, "resources": []any{}, "resource_wait_ms": nil,
+	}
+	for _, s := range r.Resources {
+		want["resources"] = append(want["resources"].([]any), s)
+	}
+	if r.ResourceWait > 0 || len(r.Resources) > 0 {
+		want["resource_wait_ms"] = float64(r.ResourceWait.Milliseconds())
 	}
 	if u := r.Usage; u.Measured {
 		want["cpu_user_ms"], want["cpu_system_ms"] = float64(u.CPUUser.Milliseconds()), float64(u.CPUSystem.Milliseconds())
@@ -137,7 +152,8 @@ func TestMarshalJSONLiteral(t *testing.T) {
 	want := `{"job":"j","run_id":"r1","outcome":"skipped","scheduled_at":"2025-03-01T12:00:00Z",` +
 		`"started_at":"","ended_at":"","duration_ms":0,"exit_code":null,"reason":"","holder":null,` +
 		`"log_path":"","host":"","manual":false,"attempt":1,` +
-		`"cpu_user_ms":null,"cpu_system_ms":null,"memory_peak_bytes":null,"oom_killed":false,"progress":""}`
+		`"cpu_user_ms":null,"cpu_system_ms":null,"memory_peak_bytes":null,"oom_killed":false,"progress":"",` +
+		`"resources":[],"resource_wait_ms":null}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}

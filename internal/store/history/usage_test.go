@@ -2,6 +2,7 @@ package history
 
 import (
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,24 +15,7 @@ import (
 // ended afterwards keeps its cost to the microsecond.
 func TestUsageMigratesAnOldDatabase(t *testing.T) {
 	ctx := testCtx(t)
-	p := filepath.Join(t.TempDir(), "history.db")
-	db, err := sql.Open("sqlite", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range append(migrations[:3:3], "PRAGMA user_version = 3",
-		`INSERT INTO runs (run_id, job, outcome, at, started_at, ended_at, exit_code)
-			VALUES ('old', 'a', 'ok', 1, 1, 2, 0)`) {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
-	s, err := Open(p)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	defer s.Close()
+	s, _ := openOld(t, 3)
 	measured := run.Usage{Measured: true, CPUUser: 520123 * time.Microsecond, CPUSystem: 31 * time.Microsecond,
 		MemoryPeak: 120 << 20, OOMKilled: true}
 	if err := s.Start(ctx, run.Record{Job: "a", RunID: "new", StartedAt: minute(1)}); err != nil {
@@ -50,6 +34,31 @@ func TestUsageMigratesAnOldDatabase(t *testing.T) {
 			t.Errorf("%s: usage %+v, want %+v", r.RunID, r.Usage, want)
 		}
 	}
+}
+
+// openOld opens a store made by the first version migrations, with one
+// run, "old" of job a, written by that version.
+func openOld(t *testing.T, version int) (*Store, string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "history.db")
+	db, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range append(migrations[:version:version], fmt.Sprintf("PRAGMA user_version = %d", version),
+		`INSERT INTO runs (run_id, job, outcome, at, started_at, ended_at, exit_code)
+			VALUES ('old', 'a', 'ok', 1, 1, 2, 0)`) {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+	s, err := Open(p)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, p
 }
 
 // TestUsageOfAConcludedRun: a run its keeper saw to the end keeps the

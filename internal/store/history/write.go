@@ -16,10 +16,11 @@ import (
 const columns = `run_id, job, outcome, at, scheduled_at, started_at, ended_at,
 	exit_code, reason, holder_pid, holder_host, holder_job, holder_run_id,
 	holder_since, log_path, host, supervisor_pid, pid, manual, attempt,
-	cpu_user_us, cpu_system_us, memory_peak_bytes, oom_killed, progress`
+	cpu_user_us, cpu_system_us, memory_peak_bytes, oom_killed, progress,
+	resources, resource_wait_ms`
 
 // values are the placeholders of columns, one each.
-const values = `VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+const values = `VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 const insertSQL = `INSERT INTO runs (` + columns + `) ` + values
 
@@ -29,7 +30,8 @@ const updateSQL = `UPDATE runs SET run_id=?, job=?, outcome=?, at=?, scheduled_a
 	started_at=?, ended_at=?, exit_code=?, reason=?, holder_pid=?, holder_host=?,
 	holder_job=?, holder_run_id=?, holder_since=?, log_path=?, host=?,
 	supervisor_pid=?, pid=?, manual=?, attempt=?, cpu_user_us=?, cpu_system_us=?,
-	memory_peak_bytes=?, oom_killed=?, progress=? WHERE id=?`
+	memory_peak_bytes=?, oom_killed=?, progress=?, resources=?, resource_wait_ms=?
+	WHERE id=?`
 
 // endUpdateSQL is updateSQL for an end that changes only what a run's end
 // sets: it leaves the run_id, job-and-at and at indexes alone, which the
@@ -283,6 +285,12 @@ func merge(old, r run.Record) run.Record {
 	if r.Progress == "" {
 		r.Progress = old.Progress
 	}
+	if r.Resources == nil { // an end does not repeat its start's slots
+		r.Resources = old.Resources
+	}
+	if r.ResourceWait == 0 {
+		r.ResourceWait = old.ResourceWait
+	}
 	return r
 }
 
@@ -322,5 +330,5 @@ func args(r run.Record) []any {
 	return append([]any{r.RunID, r.Job, string(r.Outcome), sortTime(r).UnixNano(),
 		Nanos(r.ScheduledAt), Nanos(r.StartedAt), Nanos(r.EndedAt), exit, r.Reason,
 		hPID, hHost, hJob, hRun, hSince, r.LogPath, r.Host, r.SupervisorPID, r.PID, r.Manual, r.Attempt},
-		append(UsageArgs(r.Usage), r.Progress)...)
+		append(append(UsageArgs(r.Usage), r.Progress), ResourceArgs(r)...)...)
 }

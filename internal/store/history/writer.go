@@ -168,7 +168,7 @@ const writeTimeout = 10 * time.Second
 func (w *Writer) Started(e run.Start) {
 	r := run.Record{Job: e.Job, RunID: e.RunID, Outcome: run.Running,
 		ScheduledAt: e.Slot, StartedAt: e.Started, Host: w.host, SupervisorPID: w.pid,
-		PID: e.PID, Manual: e.Manual, Attempt: e.Attempt}
+		PID: e.PID, Manual: e.Manual, Attempt: e.Attempt, Resources: e.Resources, ResourceWait: e.ResourceWait}
 	w.mu.Lock()
 	w.logs[e.RunID] = &runLog{stateDir: w.stateDir, job: e.Job, runID: e.RunID, limit: w.logLimit}
 	w.mu.Unlock()
@@ -236,7 +236,7 @@ func (w *Writer) WriteFailures() int64 { return w.rep.failures.Load() }
 func (w *Writer) WriteSkip(e run.Skip) {
 	r := run.Record{Job: e.Job, RunID: e.RunID, Outcome: run.Skipped,
 		ScheduledAt: e.Slot, Reason: e.Reason, Holder: e.Holder,
-		Host: w.host, SupervisorPID: w.pid, Manual: e.Manual}
+		Host: w.host, SupervisorPID: w.pid, Manual: e.Manual, ResourceWait: e.ResourceWait}
 	if r.ScheduledAt.IsZero() {
 		r.ScheduledAt = e.Time
 	}
