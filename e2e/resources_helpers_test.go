@@ -191,6 +191,8 @@ var fullReason = regexp.MustCompile(`^resource db full: held by (r\d) on (\S+) s
 type resTally struct {
 	fires, ran, fullSkips, lockSkips, slotSkips, otherSkips int
 	gaps                                                    []string // fires missing from the record
+	// spans are each job's first and last recorded fire.
+	spans map[string][2]time.Time
 }
 
 // rawRecord is one `history --json` line, read field by field so that
@@ -205,7 +207,7 @@ func (r rawRecord) str(k string) string { s, _ := r[k].(string); return s }
 // jobs told of on this host has its record, with the slot it was given.
 func checkResRecords(t *testing.T, s *sandbox, host string, runs []resRun) resTally {
 	t.Helper()
-	var tally resTally
+	tally := resTally{spans: map[string][2]time.Time{}}
 	bySlot := map[string]map[time.Time]int{}
 	ranByID := map[string]rawRecord{}
 	for _, m := range s.historyRaw() {
@@ -220,6 +222,9 @@ func checkResRecords(t *testing.T, s *sandbox, host string, runs []resRun) resTa
 		}
 		bySlot[r.str("job")][at]++
 		tally.fires++
+		if r["resource_wait_ms"] != nil {
+			t.Errorf("%s: record %v waited, but no job waits", host, m)
+		}
 		if r.str("outcome") != "skipped" {
 			tally.ran++
 			ranByID[r.str("run_id")] = r
@@ -228,7 +233,9 @@ func checkResRecords(t *testing.T, s *sandbox, host string, runs []resRun) resTa
 		tally.countSkip(t, host, r.str("reason"))
 	}
 	for job, slots := range bySlot {
-		tally.gaps = append(tally.gaps, slotGaps(job, slots)...)
+		var gaps []string
+		gaps, tally.spans[job] = slotGaps(job, slots)
+		tally.gaps = append(tally.gaps, gaps...)
 	}
 	for _, run := range runs {
 		if run.host != host {
@@ -272,8 +279,9 @@ func (tl *resTally) countSkip(t *testing.T, host, reason string) {
 }
 
 // slotGaps lists the seconds between job's first and last recorded fire
-// that have no record, and those with more than one.
-func slotGaps(job string, slots map[time.Time]int) []string {
+// that have no record, and those with more than one; and the first and
+// last.
+func slotGaps(job string, slots map[time.Time]int) ([]string, [2]time.Time) {
 	var first, last time.Time
 	for at := range slots {
 		if first.IsZero() || at.Before(first) {
@@ -289,7 +297,7 @@ func slotGaps(job string, slots map[time.Time]int) []string {
 			bad = append(bad, fmt.Sprintf("%s %s: %d records", job, at.Format("15:04:05"), n))
 		}
 	}
-	return bad
+	return bad, [2]time.Time{first, last}
 }
 
 // runsDir is a directory outside every host's state dir for the jobs'

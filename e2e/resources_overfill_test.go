@@ -64,6 +64,7 @@ type overfillCase struct {
 	names   []string
 	hosts   []*sandbox
 	daemons []*proc
+	started []time.Time // when each host's daemon served
 }
 
 // startOverfill starts n hosts of the six jobs on a new backend of kind.
@@ -76,6 +77,7 @@ func startOverfill(t *testing.T, kind string, n int) *overfillCase {
 		h := be.host(t, jobs)
 		c.hosts = append(c.hosts, h)
 		c.daemons = append(c.daemons, h.startHost(name))
+		c.started = append(c.started, time.Now())
 	}
 	return c
 }
@@ -89,6 +91,7 @@ func (c *overfillCase) check(t *testing.T, dur time.Duration) {
 			}
 		}
 	}()
+	stopping := time.Now()
 	stopDaemons(t, c.daemons...)
 	runs := readResRuns(t, c.out)
 	most, at := maxConcurrent(runs)
@@ -104,6 +107,17 @@ func (c *overfillCase) check(t *testing.T, dur time.Duration) {
 		tl := checkResRecords(t, h, c.names[i], runs)
 		if len(tl.gaps) > 0 {
 			t.Errorf("%s: fires without exactly one record:\n%s", c.names[i], strings.Join(tl.gaps, "\n"))
+		}
+		// Every second the daemon served has its fire: none left out
+		// before the first record or after the last.
+		for job, sp := range tl.spans {
+			if sp[0].After(c.started[i].Add(2*time.Second)) || sp[1].Before(stopping.Add(-2*time.Second)) {
+				t.Errorf("%s: %s's records run from %s to %s; its daemon served from %s to %s", c.names[i], job,
+					sp[0].Format(time.TimeOnly), sp[1].Format(time.TimeOnly), c.started[i].Format(time.TimeOnly), stopping.Format(time.TimeOnly))
+			}
+		}
+		if len(tl.spans) != 6 {
+			t.Errorf("%s: records of %d jobs, want 6", c.names[i], len(tl.spans))
 		}
 		all.add(tl)
 	}
