@@ -41,7 +41,10 @@ func (r resState) held() int {
 }
 
 // resourcesJSON runs `cronvisor locks --json` and returns its resources
-// by name: the lines that carry a "resource".
+// by name: the lines that carry a "resource", one per resource after the
+// job locks' lines, {"resource":"db","size":2,"slots":[{"slot":"db/0",
+// "held":true,"job":…,"host":…,"pid":…},…],"waiters":[{"job":…,
+// "run_id":…}]} (docs/resources.md).
 func (s *sandbox) resourcesJSON() map[string]resState {
 	s.t.Helper()
 	code, stdout, stderr := s.runCV(10*time.Second, "locks", "--json")
