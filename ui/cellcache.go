@@ -53,7 +53,7 @@ func stateID(st ctl.JobState) styleID {
 	switch st {
 	case ctl.StateRunning:
 		return runID
-	case ctl.StateQueued, ctl.StatePaused, ctl.StateRetrying:
+	case ctl.StateQueued, ctl.StateWaiting, ctl.StatePaused, ctl.StateRetrying:
 		return warnID
 	}
 	return mutedID

@@ -35,8 +35,9 @@ type (
 	snapshotMsg struct {
 		jobs      []ctl.JobStatus
 		locks     []ctl.LockStatus
-		withLocks bool              // locks were read
-		daemon    *ctl.DaemonStatus // nil when not read (an older daemon)
+		resources []ctl.ResourceStatus // with the locks, from a source that has them
+		withLocks bool                 // locks were read
+		daemon    *ctl.DaemonStatus    // nil when not read (an older daemon)
 		err       error
 	}
 	historyMsg struct {
@@ -73,6 +74,23 @@ type (
 	}
 )
 
+// resourceSource is a Source that lists the declared resources (the
+// daemon's client); the Locks tab shows them under the locks.
+type resourceSource interface {
+	Resources(ctx context.Context) ([]ctl.ResourceStatus, error)
+}
+
+// readResources reads them with the locks (unless those failed) from a
+// source that has them; the locks' table stands without them.
+func readResources(ctx context.Context, src Source, locksErr error) []ctl.ResourceStatus {
+	rs, ok := src.(resourceSource)
+	if !ok || locksErr != nil {
+		return nil
+	}
+	out, _ := rs.Resources(ctx)
+	return out
+}
+
 // bounded is the context of one call to the source.
 func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, callTimeout)
@@ -102,6 +120,7 @@ func (m Model) fetchSnapshot(withLocks bool) tea.Cmd {
 			msg.daemon = &d
 		}
 		msg.locks, msg.err = src.Locks(ctx)
+		msg.resources = readResources(ctx, src, msg.err)
 		msg.withLocks = true
 		return msg
 	}

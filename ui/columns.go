@@ -207,7 +207,7 @@ func outcomeRank(o run.Outcome) int {
 }
 
 func stateRank(s ctl.JobState) int {
-	return slices.Index([]ctl.JobState{ctl.StateUnschedulable, ctl.StateRunning, ctl.StateRetrying, ctl.StateQueued, ctl.StatePaused, ctl.StateIdle, ctl.StateDisabled}, s)
+	return slices.Index([]ctl.JobState{ctl.StateUnschedulable, ctl.StateRunning, ctl.StateRetrying, ctl.StateQueued, ctl.StateWaiting, ctl.StatePaused, ctl.StateIdle, ctl.StateDisabled}, s)
 }
 
 // outcomeText is the LAST cell's text: the outcome's glyph and word.

@@ -41,13 +41,15 @@ const sockPath = "/srv/app/.cronvisor/cronvisor.sock"
 // fakeSource is a Source with canned answers that records the actions
 // asked of it.
 type fakeSource struct {
-	mu      sync.Mutex
-	jobs    []ctl.JobStatus
-	locks   []ctl.LockStatus
-	records []run.Record
-	events  chan ctl.WireEvent
-	err     error // returned by every call when set
-	calls   []string
+	mu    sync.Mutex
+	jobs  []ctl.JobStatus
+	locks []ctl.LockStatus
+	// resources are the declared resources; none unless a test sets them.
+	resources []ctl.ResourceStatus
+	records   []run.Record
+	events    chan ctl.WireEvent
+	err       error // returned by every call when set
+	calls     []string
 	// runResult is RunNow's answer; zero means a started run r-manual.
 	runResult ctl.RunResult
 	daemon    ctl.DaemonStatus
@@ -101,6 +103,10 @@ func (f *fakeSource) JobsNamed(_ context.Context, names []string) ([]ctl.JobStat
 
 func (f *fakeSource) Locks(context.Context) ([]ctl.LockStatus, error) {
 	return f.locks, f.record("locks")
+}
+
+func (f *fakeSource) Resources(context.Context) ([]ctl.ResourceStatus, error) {
+	return f.resources, f.record("resources")
 }
 
 func (f *fakeSource) History(_ context.Context, q ctl.HistoryQuery) ([]run.Record, error) {

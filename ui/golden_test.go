@@ -147,6 +147,16 @@ var screens = []struct {
 		m = pressRead(t, m, "tab", "down")
 		return m
 	}},
+	{name: "locks_resources", w: 120, h: 30, prep: func(t *testing.T, m Model, f *fakeSource) Model {
+		f.resources = []ctl.ResourceStatus{{Resource: "db", Size: 2, Held: 2,
+			Slots: []ctl.SlotStatus{
+				{Slot: 0, Held: true, PID: 4242, Host: "db-host-1", Job: "export_a", RunID: "r-a", Since: at(-3 * time.Minute)},
+				{Slot: 1, Held: true, PID: 4343, Host: "db-host-2", Job: "export_b", RunID: "r-b", Since: at(-time.Minute)}},
+			Waiters: []ctl.WaiterStatus{{Job: "export_c", RunID: "r-c", Host: "db-host-1", Since: at(-10 * time.Second), Until: at(50 * time.Second)}}},
+			{Resource: "backup_disk", Size: 1, Slots: []ctl.SlotStatus{{Slot: 0}}, Waiters: []ctl.WaiterStatus{}}}
+		m = pressRead(t, m, "tab")
+		return m
+	}},
 	{name: "history", w: 80, h: 24, doc: true, prep: func(t *testing.T, m Model, f *fakeSource) Model {
 		m, _ = press(m, "3")
 		return m

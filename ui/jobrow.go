@@ -101,6 +101,9 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 		if j.Adopted {
 			s += ", adopted: its supervisor (pid " + strconv.Itoa(j.SupervisorPID) + ") died, its keeper runs it on"
 		}
+		if len(j.Resources) > 0 {
+			s += ", holds " + strings.Join(j.Resources, " ")
+		}
 		return s
 	case ctl.StateRetrying:
 		return retryText(j, now) + " (" + inTime(now, j.RetryAt) + "), under the slot's lock"
@@ -109,6 +112,11 @@ func nowText(j ctl.JobStatus, now time.Time) string {
 			return "queued until pid " + pidHost(h.PID, h.Host) + " frees lock " + j.Lock
 		}
 		return "queued for lock " + j.Lock
+	case ctl.StateWaiting:
+		if w := j.WaitingFor; w != nil {
+			return w.String() + ", gives up " + inTime(now, w.Until)
+		}
+		return "waiting for a resource's slot"
 	case ctl.StatePaused:
 		if p := j.PausedBy; p != nil {
 			return "paused " + ago(now, p.At) + " by " + pauserText(*p) + "; p resumes"

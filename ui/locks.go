@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -112,7 +113,43 @@ func (v locksView) View() string {
 	for i := from; i < to; i++ {
 		lines = append(lines, row(v.c.st, v.cells(v.c.data.locks[v.rows[i]]), widths, i == v.cur.pos, v.width))
 	}
-	return pad(lines, v.height-3) + "\n\n" + v.about()
+	res := v.resourceLines()
+	tableH := max(v.height-3-len(res), min(len(lines), v.height-3))
+	res = res[:min(len(res), max(v.height-3-tableH, 0))]
+	return pad(lines, tableH) + strings.Join(res, "") + "\n\n" + v.about()
+}
+
+// resourceLines are the declared resources under the locks, a line each
+// (each starting with its newline): the slots held of the size, their
+// holders, and the fires waiting for one.
+func (v locksView) resourceLines() []string {
+	rs := v.c.data.resources
+	if len(rs) == 0 {
+		return nil
+	}
+	st, now := v.c.st, v.c.now()
+	out := []string{"\n", "\n" + st.section.Render(" RESOURCES")}
+	for _, r := range rs {
+		line := fmt.Sprintf(" %s  %d/%d held", r.Resource, r.Held, r.Size)
+		var who []string
+		for _, sl := range r.Slots {
+			if sl.Held {
+				who = append(who, fmt.Sprintf("%s/%d %s on %s since %s", r.Resource, sl.Slot, sl.Job, sl.Host, clock(now, sl.Since)))
+			}
+		}
+		if len(who) > 0 {
+			line += ": " + strings.Join(who, ", ")
+		}
+		out = append(out, "\n"+fit(line, v.width))
+		if len(r.Waiters) > 0 {
+			var ws []string
+			for _, w := range r.Waiters {
+				ws = append(ws, w.Job+" on "+w.Host+" (gives up "+inTime(now, w.Until)+")")
+			}
+			out = append(out, "\n"+fit(st.warn.Render("   waiting: "+strings.Join(ws, ", ")), v.width))
+		}
+	}
+	return out
 }
 
 func (v locksView) cells(l ctl.LockStatus) []cell {

@@ -33,6 +33,7 @@ const rowChunk = 200
 type rowsMsg struct {
 	jobs      []ctl.JobStatus
 	locks     []ctl.LockStatus
+	resources []ctl.ResourceStatus
 	withLocks bool
 	err       error
 }
@@ -53,6 +54,7 @@ func (m Model) fetchRows(names []string, withLocks bool) tea.Cmd {
 		}
 		if withLocks {
 			msg.locks, msg.err = src.Locks(ctx)
+			msg.resources = readResources(ctx, src, msg.err)
 			msg.withLocks = true
 		}
 		return msg
@@ -150,6 +152,7 @@ func (m Model) onRows(msg rowsMsg) (Model, tea.Cmd) {
 	changed := m.c.data.updateJobs(msg.jobs)
 	if msg.withLocks {
 		m.c.data.setLocks(msg.locks, m.readsLocks())
+		m.c.data.resources = msg.resources
 		m.lastLocks = m.wall()
 		changed = true
 	}

@@ -155,6 +155,7 @@ func (m Model) onSnapshot(msg snapshotMsg) (Model, tea.Cmd) {
 	m.lastCheck, m.lastRows = m.lastFetch, m.lastFetch
 	if msg.withLocks {
 		m.c.data.setLocks(msg.locks, m.readsLocks())
+		m.c.data.resources = msg.resources
 		m.lastLocks = m.lastFetch
 	}
 	if hadNote != (m.c.data.historyNote() != "") {

@@ -67,11 +67,13 @@ type store struct {
 	// allLocks: the locks tab is shown and locks holds the free ones too;
 	// otherwise only the held locks are kept, which the status line counts.
 	allLocks bool
-	records  []run.Record     // newest first
-	tl       *tlIndex         // the timeline's history, by job
-	tails    map[string]*ring // job -> live output
-	host     string           // this supervisor's host, learnt from holders
-	note     string           // the daemon's history note, as last read
+	// resources are the declared resources, read with the locks.
+	resources []ctl.ResourceStatus
+	records   []run.Record     // newest first
+	tl        *tlIndex         // the timeline's history, by job
+	tails     map[string]*ring // job -> live output
+	host      string           // this supervisor's host, learnt from holders
+	note      string           // the daemon's history note, as last read
 	// gen counts the changes of jobs and locks; counted is the status
 	// line's tally of them at a gen: a frame a second must not walk
 	// 10,000 rows to say how many run.

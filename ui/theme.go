@@ -157,7 +157,7 @@ func stateGlyph(st ctl.JobState) string {
 	switch st {
 	case ctl.StateRunning:
 		return "▶"
-	case ctl.StateQueued:
+	case ctl.StateQueued, ctl.StateWaiting:
 		return "⇢"
 	case ctl.StatePaused:
 		return "‖"

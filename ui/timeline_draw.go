@@ -213,9 +213,16 @@ func (v timelineView) paintItem(g tlGeom, c canvas, l lane, it tlItem) (int, int
 	s := it.sp
 	switch s.markOf() {
 	case markSkip:
-		a := g.col(s.slot)
-		c.put(a, []rune(glyph(run.Skipped))[0], warnID, 7)
-		return a, a
+		a, b := g.col(s.slot), g.col(max(s.end, s.slot))
+		if s.slot != 0 && s.end-s.slot >= g.cell {
+			// It waited (for its lock's queue, a resource's slot) before
+			// it gave up: the wait, then the skip where it ended.
+			c.fill(a, b-1, tlWait, mutedID, 3)
+		} else {
+			b = a
+		}
+		c.put(b, []rune(glyph(run.Skipped))[0], warnID, 7)
+		return a, b
 	case markMissed:
 		a := g.col(s.slot)
 		c.put(a, tlMissed, warnID, 8)

@@ -178,3 +178,22 @@ func TestTimelineHelp(t *testing.T) {
 		t.Errorf("the timeline's help offers the digits as tabs:\n%s", h)
 	}
 }
+
+// TestTimelineDrawsAWaitThatGaveUp: a fire that waited for a resource's
+// slot for a minute and was skipped shows its wait from its slot, and the
+// skip where it gave up.
+func TestTimelineDrawsAWaitThatGaveUp(t *testing.T) {
+	f := newFake()
+	f.records = append([]run.Record{{Job: "backup_db", RunID: "r-wait", Outcome: run.Skipped,
+		ScheduledAt: at(-3 * time.Minute), EndedAt: at(-2 * time.Minute), ResourceWait: time.Minute,
+		Reason: "resource db full after waiting 1m0s: held by export_a on h since 11:56:00"}}, f.records...)
+	m := showTimeline(t, loaded(t, f, Options{}, 120, 30))
+	g := m.tl.geom(ref)
+	lane := laneOf(t, m, "backup_db")
+	if col := g.col(at(-2 * time.Minute).UnixNano()); lane[col] != '○' {
+		t.Errorf("the skip where it gave up: column %d holds %q; the lane:\n%s", col, lane[col], string(lane))
+	}
+	if col := g.col(at(-150 * time.Second).UnixNano()); lane[col] != tlWait {
+		t.Errorf("the wait before it: column %d holds %q; the lane:\n%s", col, lane[col], string(lane))
+	}
+}

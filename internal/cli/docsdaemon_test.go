@@ -40,6 +40,11 @@ func (d *countingDaemon) Locks(context.Context) ([]ctl.LockStatus, error) {
 	return nil, nil
 }
 
+func (d *countingDaemon) Resources(context.Context) ([]ctl.ResourceStatus, error) {
+	d.asked.Add(1)
+	return nil, nil
+}
+
 func (d *countingDaemon) History(context.Context, ctl.HistoryQuery) ([]run.Record, error) {
 	d.asked.Add(1)
 	return nil, nil

@@ -23,7 +23,11 @@ func newLocks(g *globals) *cobra.Command {
 		Use:   "locks",
 		Short: "One row per lock: held or free, holder pid, host, job, run id, since",
 		Long: `One row per lock: held or free, and who holds it. Holders outside cronvisor
-(for example flock(1) on the same file) are shown with their pid and command line.`,
+(for example flock(1) on the same file) are shown with their pid and command line.
+With resources declared (jobs.yaml resources:), a second table has a row per
+slot of each resource and its holder, and a row per fire of the daemon waiting
+for one; --json prints them as more lines ("lock": "db/0" with "resource": "db";
+"waiting": true for a waiting fire).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, _, err := readConfig(g)
@@ -34,10 +38,15 @@ func newLocks(g *globals) *cobra.Command {
 			if err != nil {
 				return exitCode(1, err)
 			}
+			resources, rerr := resourceStatuses(cmd.Context(), cfg)
 			if asJSON {
-				err = printLocksJSON(g, statuses)
+				err = errors.Join(printLocksJSON(g, statuses), printResourcesJSON(g, resources))
 			} else {
 				printLocksTable(g, statuses)
+				printResourcesTable(g, resources)
+			}
+			if rerr != nil {
+				fmt.Fprintln(g.stderr, "cronvisor: the resources' slots could not be read:", rerr)
 			}
 			if note != "" {
 				fmt.Fprintln(g.stderr, note)
@@ -61,6 +70,11 @@ type lockJSON struct {
 	SupervisorPID int    `json:"supervisor_pid,omitempty"`
 	Foreign       bool   `json:"foreign"`
 	Cmdline       string `json:"cmdline,omitempty"`
+	// Resource names the resource of a slot's line ("lock": "db/0") and
+	// of a waiting fire's ("lock": "db", "waiting": true, until when).
+	Resource string `json:"resource,omitempty"`
+	Waiting  bool   `json:"waiting,omitempty"`
+	Until    string `json:"until,omitempty"`
 }
 
 // lockStatuses asks the daemon serving the state dir when one runs (it

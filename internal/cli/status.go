@@ -229,6 +229,8 @@ func stateCell(j ctl.JobStatus, now time.Time) string {
 		state += " " + now.Sub(j.StartedAt).Round(time.Second).String()
 	case j.State == ctl.StatePaused && j.PausedBy != nil:
 		state += " by " + j.PausedBy.User + " since " + shortTime(j.PausedBy.At)
+	case j.State == ctl.StateWaiting && j.WaitingFor != nil:
+		state = j.WaitingFor.String()
 	case j.State == ctl.StateRetrying:
 		state = "retry " + strconv.Itoa(j.Attempt)
 		if j.MaxAttempts > 0 {

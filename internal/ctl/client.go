@@ -151,6 +151,13 @@ func (c *Client) Locks(ctx context.Context) ([]LockStatus, error) {
 	return locks, c.call(ctx, http.MethodGet, "/v1/locks", nil, &locks)
 }
 
+// Resources lists the declared resources, their slots' holders and the
+// daemon's waiters.
+func (c *Client) Resources(ctx context.Context) ([]ResourceStatus, error) {
+	var res []ResourceStatus
+	return res, c.call(ctx, http.MethodGet, "/v1/resources", nil, &res)
+}
+
 // History returns the history records that match q, newest first.
 func (c *Client) History(ctx context.Context, q HistoryQuery) ([]run.Record, error) {
 	var recs []run.Record

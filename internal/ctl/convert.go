@@ -12,7 +12,11 @@ func EventOf(ev run.Event) (WireEvent, bool) {
 	switch e := ev.(type) {
 	case run.Start:
 		return WireEvent{Type: EventRunStarted, Job: e.Job, RunID: e.RunID, Time: e.Started,
-			Slot: e.Slot, StartedAt: e.Started, Deadline: e.Deadline, PID: e.PID, Lock: e.Lock, Manual: e.Manual, Attempt: e.Attempt}, true
+			Slot: e.Slot, StartedAt: e.Started, Deadline: e.Deadline, PID: e.PID, Lock: e.Lock, Manual: e.Manual, Attempt: e.Attempt,
+			Resources: e.Resources}, true
+	case run.Waiting:
+		return WireEvent{Type: EventRunWaiting, Job: e.Job, RunID: e.RunID, Time: e.Time, Slot: e.Slot,
+			Resource: e.Resource, Held: e.Held, Size: e.Size, Until: e.Until}, true
 	case run.Output:
 		return WireEvent{Type: EventRunOutput, Job: e.Job, RunID: e.RunID, Time: e.Time,
 			Stream: e.Stream, Line: e.Line}, true

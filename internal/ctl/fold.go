@@ -34,6 +34,17 @@ func Apply(j *JobStatus, ev WireEvent) {
 	case EventRunSkipped:
 		j.LastOutcome, j.LastEndedAt = run.Skipped, ev.Time
 		j.Counts.Skips++
+		if w := j.WaitingFor; w != nil && w.RunID == ev.RunID {
+			j.WaitingFor = nil
+			if j.State == StateWaiting {
+				j.State = restingState(j)
+			}
+		}
+	case EventRunWaiting:
+		j.WaitingFor = &Waiting{RunID: ev.RunID, Resource: ev.Resource, Held: ev.Held, Size: ev.Size, Since: ev.Time, Until: ev.Until}
+		if j.RunID == "" {
+			j.State = StateWaiting
+		}
 	}
 }
 
@@ -43,6 +54,10 @@ func started(j *JobStatus, ev WireEvent) {
 	j.Attempt, j.MaxAttempts, j.RetryAt, j.Slow, j.SlowReason = ev.Attempt, ev.MaxAttempts, time.Time{}, false, ""
 	j.Adopted, j.SupervisorPID = false, 0 // this daemon's own run
 	j.Progress, j.LastBeatAt = "", time.Time{}
+	j.Resources = ev.Resources
+	if w := j.WaitingFor; w != nil && w.RunID == ev.RunID {
+		j.WaitingFor = nil
+	}
 	if ev.StartedAt.After(j.LastStartedAt) {
 		j.LastStartedAt = ev.StartedAt
 	}
@@ -64,6 +79,7 @@ func ended(j *JobStatus, ev WireEvent) {
 		j.Attempt, j.MaxAttempts, j.Slow, j.SlowReason = 0, 0, false, ""
 		j.Adopted, j.SupervisorPID = false, 0
 		j.Progress, j.LastBeatAt = "", time.Time{}
+		j.Resources = nil
 		if j.Holder != nil && j.Holder.RunID == ev.RunID {
 			j.Holder = nil
 		}

@@ -94,10 +94,11 @@ func ref(offset time.Duration) time.Time {
 // fakeBackend knows the jobs "sync", "a.b", "." and "..", and records its
 // calls.
 type fakeBackend struct {
-	jobs    []JobStatus
-	locks   []LockStatus
-	history []run.Record
-	failAll error // when set, every request/response method returns it
+	jobs      []JobStatus
+	locks     []LockStatus
+	resources []ResourceStatus
+	history   []run.Record
+	failAll   error // when set, every request/response method returns it
 
 	mu    sync.Mutex
 	calls []string
@@ -175,6 +176,10 @@ func (f *fakeBackend) JobsNamed(_ context.Context, names []string) ([]JobStatus,
 	return out, f.failAll
 }
 func (f *fakeBackend) Locks(context.Context) ([]LockStatus, error) { return f.locks, f.failAll }
+
+func (f *fakeBackend) Resources(context.Context) ([]ResourceStatus, error) {
+	return f.resources, f.failAll
+}
 
 // zero is an exit code of 0.
 var zero = 0

@@ -83,6 +83,7 @@ func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/jobs", s.jobs)
 	mux.HandleFunc("GET /v1/locks", s.locks)
+	mux.HandleFunc("GET /v1/resources", s.resources)
 	mux.HandleFunc("GET /v1/history", s.history)
 	mux.HandleFunc("GET /v1/logs", s.runLog)
 	mux.HandleFunc("GET /v1/daemon", s.daemon)
@@ -140,6 +141,15 @@ func (s *server) locks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, nonNil(locks))
+}
+
+func (s *server) resources(w http.ResponseWriter, r *http.Request) {
+	res, err := s.b.Resources(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(res))
 }
 
 func (s *server) history(w http.ResponseWriter, r *http.Request) {

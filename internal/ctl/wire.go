@@ -8,6 +8,7 @@
 //	GET  /v1/jobs                   []JobStatus, written a part at a time as it is built (JobStreamer)
 //	GET  /v1/jobs?name=A&name=B     []JobStatus of the named jobs only (unknown names left out)
 //	GET  /v1/locks                  []LockStatus
+//	GET  /v1/resources              []ResourceStatus
 //	GET  /v1/history?job=&outcome=&outcome=&since=RFC3339&limit=
 //	                                []run.Record, the contract's form
 //	GET  /v1/logs?job=J&run=R       RunLog: the end of the run's saved log; 404 when it has none
@@ -40,6 +41,7 @@ package ctl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"cronvisor/internal/base/run"
@@ -86,6 +88,9 @@ type Backend interface {
 	// a name it does not know is left out.
 	JobsNamed(ctx context.Context, names []string) ([]JobStatus, error)
 	Locks(ctx context.Context) ([]LockStatus, error)
+	// Resources lists the declared resources (jobs.yaml resources:), each
+	// slot's holder and this daemon's fires waiting for one.
+	Resources(ctx context.Context) ([]ResourceStatus, error)
 	// History returns the records that match q, newest first.
 	History(ctx context.Context, q HistoryQuery) ([]run.Record, error)
 	// Log returns the end of a run's saved log, ErrNoLog when it has none.
@@ -123,9 +128,12 @@ type JobState string
 
 // Job states.
 const (
-	StateIdle     JobState = "idle"
-	StateRunning  JobState = "running"
-	StateQueued   JobState = "queued"
+	StateIdle    JobState = "idle"
+	StateRunning JobState = "running"
+	StateQueued  JobState = "queued"
+	// StateWaiting: a fire holds its lock and waits for a slot of a full
+	// resource (on_full: wait); WaitingFor says which.
+	StateWaiting  JobState = "waiting"
 	StatePaused   JobState = "paused"
 	StateDisabled JobState = "disabled"
 	// StateRetrying: the slot's last attempt failed and the next one
@@ -200,6 +208,10 @@ type JobStatus struct {
 	// when it came; zero before the run's first beat.
 	Progress   string    `json:"progress,omitempty"`
 	LastBeatAt time.Time `json:"last_beat_at,omitzero"`
+	// Resources are the resource slots the current run holds ("db/1");
+	// WaitingFor is what a fire of the job waits for (state waiting).
+	Resources  []string `json:"resources,omitempty"`
+	WaitingFor *Waiting `json:"waiting_for,omitempty"`
 }
 
 // Durations are the figures learned from a job's newest successful runs
@@ -317,6 +329,55 @@ type Counts struct {
 	Failures int       `json:"failures"` // failed, timeout and error outcomes
 }
 
+// ResourceStatus is one declared resource: its slots, how many are held,
+// each slot's holder (the last one for a free slot, if any), and the
+// fires of this daemon waiting for one.
+type ResourceStatus struct {
+	Resource string         `json:"resource"`
+	Size     int            `json:"size"`
+	Held     int            `json:"held"`
+	Slots    []SlotStatus   `json:"slots"`
+	Waiters  []WaiterStatus `json:"waiters"`
+}
+
+// SlotStatus is one slot of a resource, Slot its index ("db/1" is slot 1
+// of db).
+type SlotStatus struct {
+	Slot  int       `json:"slot"`
+	Held  bool      `json:"held"`
+	PID   int       `json:"pid,omitempty"`
+	Host  string    `json:"host,omitempty"`
+	Job   string    `json:"job,omitempty"`
+	RunID string    `json:"run_id,omitempty"`
+	Since time.Time `json:"since,omitzero"`
+}
+
+// WaiterStatus is a fire waiting for a resource's slot until Until, when
+// it gives up and is skipped.
+type WaiterStatus struct {
+	Job   string    `json:"job"`
+	RunID string    `json:"run_id"`
+	Host  string    `json:"host"`
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
+}
+
+// Waiting is what a waiting job's fire waits for: a slot of Resource, of
+// which Held of Size were held when it began to wait, Since, up to Until.
+type Waiting struct {
+	RunID    string    `json:"run_id"`
+	Resource string    `json:"resource"`
+	Held     int       `json:"held"`
+	Size     int       `json:"size"`
+	Since    time.Time `json:"since"`
+	Until    time.Time `json:"until"`
+}
+
+// String is how status says it: "waiting for db (2/2 held)".
+func (w Waiting) String() string {
+	return fmt.Sprintf("waiting for %s (%d/%d held)", w.Resource, w.Held, w.Size)
+}
+
 // LockStatus is one lock. For a free lock the holder fields are the last
 // record, if any.
 type LockStatus struct {
@@ -362,10 +423,13 @@ type EventType string
 // Event types: one per runner event, and the service's own (pauses,
 // resync).
 const (
-	EventRunStarted     EventType = "run_started"
-	EventRunOutput      EventType = "run_output"
-	EventRunFinished    EventType = "run_finished"
-	EventRunSkipped     EventType = "run_skipped"
+	EventRunStarted  EventType = "run_started"
+	EventRunOutput   EventType = "run_output"
+	EventRunFinished EventType = "run_finished"
+	EventRunSkipped  EventType = "run_skipped"
+	// EventRunWaiting: a fire holds its lock and waits for a slot of a
+	// full resource (Resource, Held of Size, giving up at Until).
+	EventRunWaiting     EventType = "run_waiting"
 	EventConfigReloaded EventType = "config_reloaded"
 	// EventRunSlow: a run passed its job's warn_after and goes on.
 	EventRunSlow EventType = "run_slow"
@@ -437,6 +501,13 @@ type WireEvent struct {
 	// Progress is run_beat's: the beat's progress text; and
 	// run_finished's: the run's last.
 	Progress string `json:"progress,omitempty"`
+	// Resources are run_started's: the resource slots the run holds
+	// ("db/1"). Resource, Held, Size and Until are run_waiting's.
+	Resources []string  `json:"resources,omitempty"`
+	Resource  string    `json:"resource,omitempty"`
+	Held      int       `json:"held,omitempty"`
+	Size      int       `json:"size,omitempty"`
+	Until     time.Time `json:"until,omitzero"`
 }
 
 // WireUsage is what a run cost, in the history record's units: CPU times

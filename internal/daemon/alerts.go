@@ -77,6 +77,7 @@ func (d *Daemon) newMetrics(cfg *config.Config, o Options) *metrics.Metrics {
 		HistoryFailed: func() int64 { return d.env.History.WriteFailures() },
 		LeftToOwner:   leftToOwner(cfg, d),
 		Durations:     d.learnedDurations,
+		Resources:     func() map[string]int { return d.current.Load().Resources },
 	})
 }
 

@@ -179,7 +179,7 @@ func (d *Daemon) newService(cfg *config.Config, recent service.StoredRuns) error
 		service.WithRecent(recent), service.WithReload(d.Reload), service.WithAlerts(e.Notifier.Describe),
 		service.WithHistoryHealth(func() string { return e.History.Health().String() }),
 		service.WithAdopted(e.Recovery.Adopted), service.WithSilentKeepers(e.Recovery.Silent),
-		service.WithDurations(e.Learner.StatsOf)}
+		service.WithDurations(e.Learner.StatsOf), service.WithSemaphores(e.Resources)}
 	if d.shared != nil {
 		opts = append(opts, service.WithShared(d.shared), service.WithHosts(d.shared.Host(), fleetHosts(d.shared)))
 	}

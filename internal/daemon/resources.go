@@ -166,3 +166,18 @@ func (noResources) SetPID(h *semaphore.Held, pid int) error {
 }
 
 func (noResources) List(context.Context) ([]semaphore.Resource, error) { return nil, nil }
+
+// ListResources opens cfg's resources on its lock backend, lists them
+// and closes them: what `locks` shows without a daemon (no waiters: only
+// a daemon's fires wait).
+func ListResources(ctx context.Context, cfg *config.Config) ([]semaphore.Resource, error) {
+	if len(cfg.Resources) == 0 {
+		return nil, nil
+	}
+	r, err := openResources(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.List(ctx)
+}

@@ -21,6 +21,7 @@ import (
 	"cronvisor/internal/config"
 	"cronvisor/internal/ctl"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/semaphore"
 	"cronvisor/internal/store/history"
 	"cronvisor/runner"
 )
@@ -35,10 +36,11 @@ type Service struct {
 	sup       *runner.Supervisor
 	sched     *runner.Scheduler
 	locker    lock.Locker
-	store     *history.Store // nil when history is unavailable
-	shared    SharedHistory  // the fleet's history; nil without one
-	hosts     HostsFunc      // the fleet's hosts; nil without a shared history
-	self      string         // this host's name, with hosts
+	sems      semaphore.Semaphores // the resources; nil: none
+	store     *history.Store       // nil when history is unavailable
+	shared    SharedHistory        // the fleet's history; nil without one
+	hosts     HostsFunc            // the fleet's hosts; nil without a shared history
+	self      string               // this host's name, with hosts
 	reload    func(ctx context.Context) error
 	health    func() string // the history path's state for JobStatus.History; nil: none
 	alerts    func(job string) (notification, failedPing string)
@@ -328,7 +330,16 @@ func (v daemonView) Running(job string) (Run, bool) {
 	st := v.folded(job)
 	return Run{RunID: st.RunID, PID: st.PID, Started: st.StartedAt, Deadline: st.Deadline,
 		Attempt: st.Attempt, MaxAttempts: st.MaxAttempts, Slow: st.Slow, SlowReason: st.SlowReason,
-		Progress: st.Progress, LastBeat: st.LastBeatAt}, st.RunID != ""
+		Progress: st.Progress, LastBeat: st.LastBeatAt, Resources: st.Resources}, st.RunID != ""
+}
+
+// Waiting is the folded wait of a fire of job for a resource's slot.
+func (v daemonView) Waiting(job string) *ctl.Waiting {
+	if w := v.folded(job).WaitingFor; w != nil {
+		c := *w
+		return &c
+	}
+	return nil
 }
 
 func (v daemonView) Retrying(job string) (Retry, bool) {

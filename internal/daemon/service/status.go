@@ -83,6 +83,8 @@ type Run struct {
 	// Progress and LastBeat are its newest beat's (docs/heartbeats.md).
 	Progress string
 	LastBeat time.Time
+	// Resources are the resource slots it holds ("db/1").
+	Resources []string
 }
 
 // Retry is a slot waiting for its next attempt, Attempt of MaxAttempts,
@@ -102,6 +104,9 @@ type Live interface {
 	Retrying(job string) (Retry, bool)
 	// Queued reports whether a fire of the job waits for its lock.
 	Queued(job string) bool
+	// Waiting is what a fire of the job waits for, holding its lock: a
+	// slot of a full resource (on_full: wait); nil for none.
+	Waiting(job string) *ctl.Waiting
 }
 
 // Build returns the status of each of jobs, in their order. Locks that
@@ -230,17 +235,30 @@ func (b Statuses) state(j config.Job, js *ctl.JobStatus, held map[string]lock.Re
 		js.Attempt, js.MaxAttempts, js.Slow, js.SlowReason = cur.Attempt, cur.MaxAttempts, cur.Slow, cur.SlowReason
 		js.Adopted, js.SupervisorPID = cur.Adopted, cur.SupervisorPID
 		js.Progress, js.LastBeatAt = cur.Progress, cur.LastBeat
+		js.Resources = cur.Resources
 		return ctl.StateRunning
 	case b.retrying(j, js):
 		return ctl.StateRetrying
 	case b.Live != nil && b.Live.Queued(j.Name):
 		return ctl.StateQueued
+	case b.waiting(j, js):
+		return ctl.StateWaiting
 	case js.Paused:
 		return ctl.StatePaused
 	case !j.Enabled:
 		return ctl.StateDisabled
 	}
 	return ctl.StateIdle
+}
+
+// waiting fills in what a fire of the job waits for, if one waits for
+// a resource's slot.
+func (b Statuses) waiting(j config.Job, js *ctl.JobStatus) bool {
+	if b.Live == nil {
+		return false
+	}
+	js.WaitingFor = b.Live.Waiting(j.Name)
+	return js.WaitingFor != nil
 }
 
 // retrying fills in the job's wait for a retry, if it waits. The slot

@@ -52,6 +52,8 @@ func (f fakeLive) Running(job string) (Run, bool) {
 
 func (f fakeLive) Queued(job string) bool { f.held(); return f.queued[job] }
 
+func (f fakeLive) Waiting(string) *ctl.Waiting { f.held(); return nil }
+
 func (f fakeLive) Retrying(job string) (Retry, bool) {
 	f.held()
 	r, ok := f.retry[job]

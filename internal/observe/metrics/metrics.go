@@ -28,6 +28,8 @@ type Sources struct {
 	// Durations are the figures learned from each job's successful runs
 	// (package durations); nil: none.
 	Durations func() map[string]durations.Stats
+	// Resources are the declared resources' sizes; nil: none.
+	Resources func() map[string]int
 }
 
 // Metrics holds cronvisor's collectors in their own registry.
@@ -50,11 +52,12 @@ type Metrics struct {
 	oomKilled   *prometheus.CounterVec
 	slow        *prometheus.CounterVec
 	fast        *prometheus.CounterVec
+	res         *resourceMetrics
 }
 
 // New registers cronvisor's metrics, Go's and the process's.
 func New(src Sources) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
+	m := &Metrics{reg: prometheus.NewRegistry(), res: newResourceMetrics()}
 	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_runs_total",
 		Help: "Runs (attempts) that ended, by job and outcome."}, []string{"job", "outcome"})
 	m.skips = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_skips_total",
@@ -108,14 +111,17 @@ func New(src Sources) *Metrics {
 	if src.Durations != nil {
 		m.reg.MustRegister(learned(src.Durations))
 	}
+	if src.Resources != nil {
+		m.reg.MustRegister(resourceSizes(src.Resources))
+	}
 	return m
 }
 
 // own lists cronvisor's own collectors (not Go's or the process's).
 func (m *Metrics) own() []prometheus.Collector {
-	return []prometheus.Collector{m.runs, m.skips, m.duration, m.running, m.lastSuccess, m.lastFailure,
+	return append([]prometheus.Collector{m.runs, m.skips, m.duration, m.running, m.lastSuccess, m.lastFailure,
 		m.failStreak, m.reloadOK, m.reloadAt, m.lateness, m.lockErrors, m.deliveries, m.cpu, m.memoryPeak, m.oomKilled,
-		m.slow, m.fast}
+		m.slow, m.fast}, m.res.collectors()...)
 }
 
 // cost makes the collectors of what runs cost. The peak memory is a gauge
@@ -155,6 +161,7 @@ func (m *Metrics) Delivered(kind, result string) { m.deliveries.WithLabelValues(
 
 // Handle is the fan-out listener.
 func (m *Metrics) Handle(ev run.Event) {
+	m.res.handle(ev)
 	switch e := ev.(type) {
 	case run.Start:
 		m.running.WithLabelValues(e.Job).Inc()

@@ -1,0 +1,45 @@
+package service
+
+import (
+	"context"
+
+	"cronvisor/internal/ctl"
+	"cronvisor/internal/lock/semaphore"
+)
+
+// WithSemaphores lists the daemon's resources (jobs.yaml resources:)
+// for the control socket's /v1/resources; without it there are none.
+func WithSemaphores(sems semaphore.Semaphores) Option { return func(s *Service) { s.sems = sems } }
+
+// Resources implements ctl.Backend: every declared resource, its slots'
+// holders and this daemon's waiters.
+func (s *Service) Resources(ctx context.Context) ([]ctl.ResourceStatus, error) {
+	if s.sems == nil {
+		return nil, nil
+	}
+	rs, err := s.sems.List(ctx)
+	if err != nil && len(rs) == 0 {
+		return nil, err
+	}
+	return ResourcesOf(rs), nil
+}
+
+// ResourcesOf converts the semaphores' resources to the wire's.
+func ResourcesOf(rs []semaphore.Resource) []ctl.ResourceStatus {
+	out := make([]ctl.ResourceStatus, 0, len(rs))
+	for _, r := range rs {
+		st := ctl.ResourceStatus{Resource: r.Name, Size: r.Size, Held: r.HeldCount(),
+			Slots: make([]ctl.SlotStatus, len(r.Slots)), Waiters: make([]ctl.WaiterStatus, len(r.Waiters))}
+		for i, sl := range r.Slots {
+			st.Slots[i] = ctl.SlotStatus{Slot: i, Held: sl.Held}
+			if h := sl.Record.Holder; sl.Held {
+				st.Slots[i].PID, st.Slots[i].Host, st.Slots[i].Job, st.Slots[i].RunID, st.Slots[i].Since = h.PID, h.Host, h.Job, h.RunID, h.Since
+			}
+		}
+		for i, w := range r.Waiters {
+			st.Waiters[i] = ctl.WaiterStatus{Job: w.Job, RunID: w.RunID, Host: w.Host, Since: w.Since, Until: w.Until}
+		}
+		out = append(out, st)
+	}
+	return out
+}

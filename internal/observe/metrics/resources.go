@@ -1,0 +1,115 @@
+package metrics
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"cronvisor/internal/base/run"
+)
+
+// resourceMetrics are the resources' (jobs.yaml resources:) series, from
+// the runs' events of this daemon: the slots its runs hold, its fires
+// waiting for one, how their waits ended, the fires skipped for a full
+// resource. The sizes are read at scrape time (Sources.Resources).
+type resourceMetrics struct {
+	mu      sync.Mutex
+	holding map[string][]string // run id -> the resource of each slot it holds
+	waiting map[string]string   // run id -> the resource it waits for
+
+	held      *prometheus.GaugeVec
+	waiters   *prometheus.GaugeVec
+	waits     *prometheus.CounterVec
+	fullSkips *prometheus.CounterVec
+}
+
+func newResourceMetrics() *resourceMetrics {
+	return &resourceMetrics{holding: map[string][]string{}, waiting: map[string]string{},
+		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cronvisor_resource_slots_held",
+			Help: "Slots of the resource this daemon's runs hold."}, []string{"resource"}),
+		waiters: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cronvisor_resource_waiters",
+			Help: "Fires of this daemon waiting for a slot of the resource (on_full: wait)."}, []string{"resource"}),
+		waits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_resource_waits_total",
+			Help: "Waits for a slot of the resource that ended, by result: took (the run started) or gave_up (skipped)."},
+			[]string{"resource", "result"}),
+		fullSkips: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_resource_full_skips_total",
+			Help: "Fires skipped because the resource had no free slot."}, []string{"resource"})}
+}
+
+func (r *resourceMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{r.held, r.waiters, r.waits, r.fullSkips}
+}
+
+// handle follows one event.
+func (r *resourceMetrics) handle(ev run.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch e := ev.(type) {
+	case run.Waiting:
+		r.waiting[e.RunID] = e.Resource
+		r.waiters.WithLabelValues(e.Resource).Inc()
+	case run.Start:
+		r.waitEnded(e.RunID, "took")
+		for _, slot := range e.Resources {
+			res, _, _ := strings.Cut(slot, "/")
+			r.holding[e.RunID] = append(r.holding[e.RunID], res)
+			r.held.WithLabelValues(res).Inc()
+		}
+	case run.End:
+		for _, res := range r.holding[e.RunID] {
+			r.held.WithLabelValues(res).Dec()
+		}
+		delete(r.holding, e.RunID)
+	case run.Skip:
+		res := r.waiting[e.RunID]
+		r.waitEnded(e.RunID, "gave_up")
+		if e.Class == run.ClassResourceFull {
+			if res == "" {
+				res = fullResource(e.Reason)
+			}
+			r.fullSkips.WithLabelValues(res).Inc()
+		}
+	}
+}
+
+// waitEnded ends run id's wait, if it waited.
+func (r *resourceMetrics) waitEnded(runID, result string) {
+	res, ok := r.waiting[runID]
+	if !ok {
+		return
+	}
+	delete(r.waiting, runID)
+	r.waiters.WithLabelValues(res).Dec()
+	r.waits.WithLabelValues(res, result).Inc()
+}
+
+// fullResource is the resource a resource_full skip's reason names
+// ("resource db full: held by ...").
+func fullResource(reason string) string {
+	rest, ok := strings.CutPrefix(reason, "resource ")
+	if !ok {
+		return "unknown"
+	}
+	name, _, _ := strings.Cut(rest, " ")
+	return name
+}
+
+// resourceSizes is cronvisor_resource_slots, read at scrape time.
+func resourceSizes(read func() map[string]int) prometheus.Collector {
+	return sizesCollector{read: read, desc: prometheus.NewDesc("cronvisor_resource_slots",
+		"Slots of the resource (jobs.yaml resources:).", []string{"resource"}, nil)}
+}
+
+type sizesCollector struct {
+	read func() map[string]int
+	desc *prometheus.Desc
+}
+
+func (c sizesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c sizesCollector) Collect(ch chan<- prometheus.Metric) {
+	for name, n := range c.read() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), name)
+	}
+}
