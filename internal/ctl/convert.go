@@ -37,7 +37,7 @@ func EventOf(ev run.Event) (WireEvent, bool) {
 		return WireEvent{Type: EventRunBeat, Job: e.Job, RunID: e.RunID, Time: e.Time, Progress: e.Progress}, true
 	case run.Skip:
 		w := WireEvent{Type: EventRunSkipped, Job: e.Job, RunID: e.RunID, Time: e.Time,
-			Slot: e.Slot, Outcome: run.Skipped, Reason: e.Reason, Manual: e.Manual}
+			Slot: e.Slot, Outcome: run.Skipped, Reason: e.Reason, Manual: e.Manual, Resource: e.Resource}
 		if e.Holder != nil {
 			h := *e.Holder
 			w.Holder = &h

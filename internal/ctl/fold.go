@@ -34,16 +34,23 @@ func Apply(j *JobStatus, ev WireEvent) {
 	case EventRunSkipped:
 		j.LastOutcome, j.LastEndedAt = run.Skipped, ev.Time
 		j.Counts.Skips++
-		if w := j.WaitingFor; w != nil && w.RunID == ev.RunID {
-			j.WaitingFor = nil
-			if j.State == StateWaiting {
-				j.State = restingState(j)
-			}
-		}
+		waitEnded(j, ev.RunID)
 	case EventRunWaiting:
 		j.WaitingFor = &Waiting{RunID: ev.RunID, Resource: ev.Resource, Held: ev.Held, Size: ev.Size, Since: ev.Time, Until: ev.Until}
 		if j.RunID == "" {
 			j.State = StateWaiting
+		}
+	}
+}
+
+// waitEnded ends the wait of runID's fire for a resource's slot, if it
+// is the one j shows: it gave up (a skip), or was not admitted (an end
+// without a start).
+func waitEnded(j *JobStatus, runID string) {
+	if w := j.WaitingFor; w != nil && w.RunID == runID {
+		j.WaitingFor = nil
+		if j.State == StateWaiting {
+			j.State = restingState(j)
 		}
 	}
 }
@@ -73,6 +80,7 @@ func started(j *JobStatus, ev WireEvent) {
 // ends, but the counts (this daemon's runs) leave it out, as the metrics
 // do.
 func ended(j *JobStatus, ev WireEvent) {
+	waitEnded(j, ev.RunID)
 	if j.RunID == ev.RunID && ev.RunID != "" {
 		j.State, j.RunID, j.PID = restingState(j), "", 0
 		j.StartedAt, j.Deadline = time.Time{}, time.Time{}
@@ -104,9 +112,11 @@ func ended(j *JobStatus, ev WireEvent) {
 }
 
 // restingState is a job's state with no run in flight and no retry to
-// wait for.
+// wait for: waiting while a fire of it waits for a resource's slot.
 func restingState(j *JobStatus) JobState {
 	switch {
+	case j.WaitingFor != nil:
+		return StateWaiting
 	case j.Paused:
 		return StatePaused
 	case !j.Enabled:

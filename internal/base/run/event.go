@@ -116,6 +116,9 @@ type Skip struct {
 	// ResourceWait is how long the fire waited for a resource slot
 	// before it gave up (ClassResourceFull after on_full: wait).
 	ResourceWait time.Duration
+	// Resource is the full resource of a ClassResourceFull skip, so that
+	// an observer need not read it out of Reason.
+	Resource string
 }
 
 // Waiting: a fire holds its lock and waits for a slot of a full resource

@@ -37,6 +37,7 @@ type fakeLive struct {
 	running map[string]Run
 	queued  map[string]bool
 	retry   map[string]Retry
+	waiting map[string]*ctl.Waiting
 	guard   *sync.Mutex // must be held while the per-job methods run
 	t       *testing.T
 }
@@ -52,7 +53,7 @@ func (f fakeLive) Running(job string) (Run, bool) {
 
 func (f fakeLive) Queued(job string) bool { f.held(); return f.queued[job] }
 
-func (f fakeLive) Waiting(string) *ctl.Waiting { f.held(); return nil }
+func (f fakeLive) Waiting(job string) *ctl.Waiting { f.held(); return f.waiting[job] }
 
 func (f fakeLive) Retrying(job string) (Retry, bool) {
 	f.held()
@@ -85,13 +86,14 @@ func TestStatusesWithAScheduler(t *testing.T) {
 	own := lock.Record{Holder: run.Holder{PID: 42, Host: "h", Job: "run", RunID: "r1", Since: t0.Add(-time.Minute)}}
 	jobs := []config.Job{statusJob("run", "run", true), statusJob("wait", "run", true), statusJob("idle", "idle", true),
 		statusJob("paused", "paused", true), statusJob("off", "off", false), statusJob("stuck", "stuck", true),
-		statusJob("manual", "manual", true), statusJob("retry", "retry", true)}
+		statusJob("manual", "manual", true), statusJob("retry", "retry", true), statusJob("patient", "patient", true)}
 	jobs[2].Timezone, jobs[2].Location = "Asia/Shanghai", time.FixedZone("CST", 8*3600)
 	var mu sync.Mutex
 	live := fakeLive{guard: &mu, t: t,
 		next:    map[string]time.Time{"idle": t0.Add(time.Hour), "wait": t0.Add(time.Minute)},
 		stalls:  map[string]run.Stall{"stuck": {Job: "stuck", After: t0, Retry: t0.Add(time.Minute)}},
-		running: map[string]Run{"run": {RunID: "r1", PID: 42, Started: own.Since, Deadline: t0.Add(time.Hour)}},
+		running: map[string]Run{"run": {RunID: "r1", PID: 42, Started: own.Since, Deadline: t0.Add(time.Hour), Resources: []string{"db/1"}}},
+		waiting: map[string]*ctl.Waiting{"patient": {RunID: "p1", Resource: "db", Held: 2, Size: 2, Since: t0, Until: t0.Add(time.Minute)}},
 		queued:  map[string]bool{"wait": true},
 		retry:   map[string]Retry{"retry": {At: t0.Add(time.Minute), Attempt: 2, MaxAttempts: 3}}}
 	by := &ctl.PauseInfo{User: "alice", At: t0.Add(-time.Hour)}
@@ -115,8 +117,13 @@ func TestStatusesWithAScheduler(t *testing.T) {
 		want  string
 	}{
 		{"run", func(s ctl.JobStatus) bool {
-			return s.State == ctl.StateRunning && s.RunID == "r1" && s.PID == 42 && s.Deadline.Equal(t0.Add(time.Hour)) && s.Holder.RunID == "r1"
-		}, "running r1, pid 42, its deadline, holding its lock"},
+			return s.State == ctl.StateRunning && s.RunID == "r1" && s.PID == 42 && s.Deadline.Equal(t0.Add(time.Hour)) && s.Holder.RunID == "r1" &&
+				reflect.DeepEqual(s.Resources, []string{"db/1"})
+		}, "running r1, pid 42, its deadline, holding its lock and slot db/1"},
+		{"patient", func(s ctl.JobStatus) bool {
+			return s.State == ctl.StateWaiting && s.WaitingFor != nil && s.WaitingFor.String() == "waiting for db (2/2 held)" &&
+				s.WaitingFor.Until.Equal(t0.Add(time.Minute))
+		}, "waiting for db (2/2 held) until a minute on"},
 		{"wait", func(s ctl.JobStatus) bool {
 			return s.State == ctl.StateQueued && s.Holder.Job == "run" && s.NextRun.Equal(t0.Add(time.Minute))
 		},

@@ -62,13 +62,10 @@ func (r *resourceMetrics) handle(ev run.Event) {
 		}
 		delete(r.holding, e.RunID)
 	case run.Skip:
-		res := r.waiting[e.RunID]
+		waited := r.waiting[e.RunID]
 		r.waitEnded(e.RunID, "gave_up")
 		if e.Class == run.ClassResourceFull {
-			if res == "" {
-				res = fullResource(e.Reason)
-			}
-			r.fullSkips.WithLabelValues(res).Inc()
+			r.fullSkips.WithLabelValues(skippedFor(e, waited)).Inc()
 		}
 	}
 }
@@ -84,10 +81,17 @@ func (r *resourceMetrics) waitEnded(runID, result string) {
 	r.waits.WithLabelValues(res, result).Inc()
 }
 
-// fullResource is the resource a resource_full skip's reason names
-// ("resource db full: held by ...").
-func fullResource(reason string) string {
-	rest, ok := strings.CutPrefix(reason, "resource ")
+// skippedFor is the full resource a resource_full skip names: the
+// event's, else the one its fire waited for, else the one its reason
+// names ("resource db full: held by ...") for an engine that sets none.
+func skippedFor(e run.Skip, waited string) string {
+	switch {
+	case e.Resource != "":
+		return e.Resource
+	case waited != "":
+		return waited
+	}
+	rest, ok := strings.CutPrefix(e.Reason, "resource ")
 	if !ok {
 		return "unknown"
 	}

@@ -39,14 +39,18 @@ cronvisor_resource_waiters{resource="db"} 2
 	m.Handle(run.End{Job: "a", RunID: "ra", Started: t0, Ended: t0.Add(time.Second), Outcome: run.OK})
 	m.Handle(run.Start{Job: "c", RunID: "rc", Started: t0.Add(time.Second), Resources: []string{"db/0"}, Attempt: 1})
 	m.Handle(run.Skip{Job: "d", RunID: "rd", Time: t0.Add(time.Minute), Class: run.ClassResourceFull, Reason: "resource db full after waiting 1m0s: held by ..."})
+	m.Handle(run.Skip{Job: "f", RunID: "rf", Time: t0.Add(time.Minute), Class: run.ClassResourceFull, Resource: "backup_disk",
+		Reason: "resource backup_disk full: held by ..."})
+	m.Handle(run.Skip{Job: "g", RunID: "rg", Time: t0.Add(time.Minute), Class: run.ClassLockHeld, Reason: "lock held by ..."})
 	checks := map[string]float64{
 		"held":    testutil.ToFloat64(m.res.held.WithLabelValues("db")),
 		"waiters": testutil.ToFloat64(m.res.waiters.WithLabelValues("db")),
 		"took":    testutil.ToFloat64(m.res.waits.WithLabelValues("db", "took")),
 		"gave_up": testutil.ToFloat64(m.res.waits.WithLabelValues("db", "gave_up")),
 		"full":    testutil.ToFloat64(m.res.fullSkips.WithLabelValues("db")),
+		"disk":    testutil.ToFloat64(m.res.fullSkips.WithLabelValues("backup_disk")),
 	}
-	wantAfter := map[string]float64{"held": 2, "waiters": 0, "took": 1, "gave_up": 1, "full": 2}
+	wantAfter := map[string]float64{"held": 2, "waiters": 0, "took": 1, "gave_up": 1, "full": 2, "disk": 1}
 	for k, v := range wantAfter {
 		if checks[k] != v {
 			t.Errorf("%s = %v, want %v (all: %v)", k, checks[k], v, checks)
