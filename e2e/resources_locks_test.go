@@ -7,27 +7,25 @@ import (
 	"time"
 )
 
-// resSlot is one slot of a resource as `locks --json` shows it.
-type resSlot struct {
-	Slot string `json:"slot"`
-	Held bool   `json:"held"`
-	Job  string `json:"job"`
-	Host string `json:"host"`
-	PID  int    `json:"pid"`
+// resLine is a `locks --json` line of a resource: one per slot
+// ({"lock":"db/0","resource":"db","held":true,"job":…,"host":…,"pid":…})
+// and one per fire waiting for it ({"lock":"db","resource":"db",
+// "waiting":true,"job":…,"run_id":…}), after the job locks' lines.
+type resLine struct {
+	Lock     string `json:"lock"`
+	Resource string `json:"resource"`
+	Held     bool   `json:"held"`
+	Waiting  bool   `json:"waiting"`
+	Job      string `json:"job"`
+	Host     string `json:"host"`
+	PID      int    `json:"pid"`
+	RunID    string `json:"run_id"`
 }
 
-// resWaiter is a fire waiting for a resource, as `locks --json` shows it.
-type resWaiter struct {
-	Job   string `json:"job"`
-	RunID string `json:"run_id"`
-}
-
-// resState is one resource of `locks --json`.
+// resState is one resource as `locks --json` shows it.
 type resState struct {
-	Resource string      `json:"resource"`
-	Size     int         `json:"size"`
-	Slots    []resSlot   `json:"slots"`
-	Waiters  []resWaiter `json:"waiters"`
+	Slots   []resLine
+	Waiters []resLine
 }
 
 func (r resState) held() int {
@@ -41,10 +39,7 @@ func (r resState) held() int {
 }
 
 // resourcesJSON runs `cronvisor locks --json` and returns its resources
-// by name: the lines that carry a "resource", one per resource after the
-// job locks' lines, {"resource":"db","size":2,"slots":[{"slot":"db/0",
-// "held":true,"job":…,"host":…,"pid":…},…],"waiters":[{"job":…,
-// "run_id":…}]} (docs/resources.md).
+// by name, from the lines that carry a "resource".
 func (s *sandbox) resourcesJSON() map[string]resState {
 	s.t.Helper()
 	code, stdout, stderr := s.runCV(10*time.Second, "locks", "--json")
@@ -53,14 +48,20 @@ func (s *sandbox) resourcesJSON() map[string]resState {
 	}
 	out := map[string]resState{}
 	for _, l := range lines(stdout) {
-		if !strings.Contains(l, `"resource"`) {
-			continue
-		}
-		var r resState
+		var r resLine
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			s.t.Fatalf("locks --json: line %q: %v", l, err)
 		}
-		out[r.Resource] = r
+		if r.Resource == "" {
+			continue // a job's lock
+		}
+		st := out[r.Resource]
+		if r.Waiting {
+			st.Waiters = append(st.Waiters, r)
+		} else {
+			st.Slots = append(st.Slots, r)
+		}
+		out[r.Resource] = st
 	}
 	return out
 }
@@ -91,19 +92,21 @@ func TestResourceLocksShowHoldersAndWaiters(t *testing.T) {
 		}
 	}()
 	var db resState
-	waitFor(t, 15*time.Second, "db full, with patient waiting", func() bool {
+	waitFor(t, 15*time.Second, "db full (slots naming the runs' pids), with patient waiting", func() bool {
 		db = s.resourcesJSON()["db"]
-		return db.held() == 2 && len(db.Waiters) > 0
+		// The slots name the runs' processes once they started (the
+		// supervisor until then, a millisecond).
+		return db.held() == 2 && len(db.Waiters) > 0 && db.Slots[0].PID != d.pid() && db.Slots[1].PID != d.pid()
 	})
 	t.Logf("locks --json: db %+v", db)
 	holders := map[string]bool{}
 	for _, sl := range db.Slots {
 		holders[sl.Job] = true
-		if sl.Host != "host-a" || sl.PID == 0 {
+		if sl.Host != "host-a" || sl.PID == 0 || sl.RunID == "" {
 			t.Errorf("slot %+v: want host host-a and the run's pid", sl)
 		}
 	}
-	if !holders["r0"] || !holders["r1"] || db.Size != 2 || db.Waiters[0].Job != "patient" {
+	if !holders["r0"] || !holders["r1"] || len(db.Slots) != 2 || db.Slots[0].Lock != "db/0" || db.Waiters[0].Job != "patient" {
 		t.Errorf("locks --json: db %+v, want 2 slots held by r0 and r1, patient waiting", db)
 	}
 	var st string
