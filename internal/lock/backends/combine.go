@@ -114,3 +114,19 @@ func (k *keptAll) Release() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Leave stops renewing every lease without releasing any (a guard of a
+// dead supervisor's run that stops: see recovery), so that a combined
+// lease is guarded as a single one is. A part that cannot be left is
+// released instead: nothing else would free it.
+func (k *keptAll) Leave() {
+	k.stopOnce.Do(func() { close(k.stop) })
+	k.watchers.Wait()
+	for _, p := range k.parts {
+		if l, ok := p.(interface{ Leave() }); ok {
+			l.Leave()
+		} else {
+			_ = p.Release()
+		}
+	}
+}
