@@ -152,7 +152,10 @@ func (v locksView) resourceLines() []string {
 		line := fmt.Sprintf(" %s  %d/%d held", r.Resource, r.Held, r.Size)
 		var who []string
 		for _, sl := range r.Slots {
-			if sl.Held {
+			switch {
+			case sl.Held && sl.Foreign:
+				who = append(who, fmt.Sprintf("%s/%d outside cronvisor: pid %s %s", r.Resource, sl.Slot, pidHost(sl.PID, sl.Host), sl.Cmdline))
+			case sl.Held:
 				who = append(who, fmt.Sprintf("%s/%d %s on %s since %s", r.Resource, sl.Slot, sl.Job, sl.Host, clock(now, sl.Since)))
 			}
 		}
