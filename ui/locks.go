@@ -31,17 +31,37 @@ type locksView struct {
 	nameW int
 }
 
+// locksChrome is the table's chrome: its header, and two lines on the
+// selected lock under a blank one; the resources' lines add to it.
+const locksChrome = 4
+
 func newLocksView(c *common) locksView {
-	// The table's chrome: its header, and two lines on the selected lock
-	// under a blank one.
-	return locksView{list: newList(c, 4, func(r int) string { return c.data.locks[r].Lock }),
+	return locksView{list: newList(c, locksChrome, func(r int) string { return c.data.locks[r].Lock }),
 		keys: locksKeys{listKeys: newListKeys(), Filter: newFilterKeys().Filter}}
 }
 
 // SetSize sets the area the view draws in.
 func (v locksView) SetSize(w, h int) locksView {
 	v.list = v.list.setSize(w, h)
+	return v.makeRoom()
+}
+
+// makeRoom keeps the resources' lines under the table, up to half of
+// the rows' height, however many locks there are: the table's rows
+// scroll in what is left.
+func (v locksView) makeRoom() locksView {
+	v.list.chrome = locksChrome + v.resourceRoom()
+	v.list.cur.fit(len(v.rows), v.listHeight())
 	return v
+}
+
+// resourceRoom is how many lines the resources take.
+func (v locksView) resourceRoom() int {
+	n := len(v.resourceLines())
+	if n == 0 {
+		return 0
+	}
+	return min(n, max((v.height-locksChrome)/2, 0))
 }
 
 // KeyMap is the table's keys.
@@ -77,7 +97,7 @@ func (v locksView) Refresh() locksView {
 		}
 	}
 	v.list = v.setRows(rows)
-	return v
+	return v.makeRoom()
 }
 
 func heldWord(l ctl.LockStatus) string {
@@ -113,10 +133,9 @@ func (v locksView) View() string {
 	for i := from; i < to; i++ {
 		lines = append(lines, row(v.c.st, v.cells(v.c.data.locks[v.rows[i]]), widths, i == v.cur.pos, v.width))
 	}
-	res := v.resourceLines()
-	tableH := max(v.height-3-len(res), min(len(lines), v.height-3))
-	res = res[:min(len(res), max(v.height-3-tableH, 0))]
-	return pad(lines, tableH) + strings.Join(res, "") + "\n\n" + v.about()
+	room := v.resourceRoom()
+	res := v.resourceLines()[:room]
+	return pad(lines, v.height-3-room) + strings.Join(res, "") + "\n\n" + v.about()
 }
 
 // resourceLines are the declared resources under the locks, a line each
@@ -133,7 +152,10 @@ func (v locksView) resourceLines() []string {
 		line := fmt.Sprintf(" %s  %d/%d held", r.Resource, r.Held, r.Size)
 		var who []string
 		for _, sl := range r.Slots {
-			if sl.Held {
+			switch {
+			case sl.Held && sl.Foreign:
+				who = append(who, fmt.Sprintf("%s/%d outside cronvisor: pid %s %s", r.Resource, sl.Slot, pidHost(sl.PID, sl.Host), sl.Cmdline))
+			case sl.Held:
 				who = append(who, fmt.Sprintf("%s/%d %s on %s since %s", r.Resource, sl.Slot, sl.Job, sl.Host, clock(now, sl.Since)))
 			}
 		}

@@ -259,3 +259,24 @@ func TestRecordDetailSlots(t *testing.T) {
 		})
 	}
 }
+
+// TestLocksKeepRoomForResources: with more locks than the screen holds,
+// the resources still show under the table, and the last lock, selected,
+// is on screen above them.
+func TestLocksKeepRoomForResources(t *testing.T) {
+	f := newFake()
+	for i := range 60 {
+		name := "lock_" + itoa(100+i)
+		f.locks = append(f.locks, ctl.LockStatus{Lock: name})
+	}
+	f.resources = []ctl.ResourceStatus{{Resource: "db", Size: 2, Held: 1,
+		Slots: []ctl.SlotStatus{{Slot: 0, Held: true, PID: 1, Host: "h", Job: "export_a", RunID: "r-a", Since: at(-time.Minute)}, {Slot: 1}}}}
+	m := pressRead(t, loaded(t, f, Options{}, 80, 24), "tab", "G")
+	screen := m.View()
+	checkScreen(t, screen, 80, 24)
+	for _, want := range []string{"RESOURCES", "db  1/2 held: db/0 export_a", "lock_159"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, screen)
+		}
+	}
+}

@@ -58,7 +58,11 @@ func printResourcesTable(g *globals, rs []ctl.ResourceStatus) {
 				fmt.Fprintf(w, "%s\t%s\tfree\t-\t-\t-\t-\t-\t-\n", r.Resource, slot)
 				continue
 			}
-			fmt.Fprintf(w, "%s\t%s\theld\t%d\t%s\t%s\t%s\t%s\t-\n", r.Resource, slot, s.PID, dash(s.Host), dash(s.Job), dash(s.RunID), shortTime(s.Since))
+			job := dash(s.Job)
+			if s.Foreign {
+				job = "(foreign) " + s.Cmdline
+			}
+			fmt.Fprintf(w, "%s\t%s\theld\t%d\t%s\t%s\t%s\t%s\t-\n", r.Resource, slot, s.PID, dash(s.Host), job, dash(s.RunID), shortTime(s.Since))
 		}
 		for _, wt := range r.Waiters {
 			fmt.Fprintf(w, "%s\t-\twaiting (%d/%d held)\t-\t%s\t%s\t%s\t%s\t%s\n", r.Resource, r.Held, r.Size,
@@ -84,6 +88,7 @@ func printResourcesJSON(g *globals, rs []ctl.ResourceStatus) error {
 			row := lockJSON{Lock: slotName(r, s), Held: s.Held, Resource: r.Resource, Size: r.Size, Waiters: waiters}
 			if s.Held {
 				row.PID, row.Host, row.Job, row.RunID, row.Since = s.PID, s.Host, s.Job, s.RunID, rfc3339(s.Since)
+				row.Foreign, row.Cmdline = s.Foreign, s.Cmdline
 			}
 			if err := enc.Encode(row); err != nil {
 				return err

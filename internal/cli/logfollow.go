@@ -55,19 +55,22 @@ func followLog(ctx context.Context, g *globals, c *ctl.Client, job, runID string
 }
 
 // nextRun waits for the job's next run to start, saying meanwhile when
-// a fire of it waits for a resource's slot, and when one is skipped.
+// a fire of it waits for a resource's slot, and when that fire gives up
+// (the job's other skips, one a fire for a busy job, are not said).
 func nextRun(g *globals, events <-chan ctl.WireEvent, job string) (string, error) {
+	waiting := ""
 	for ev := range events {
 		if ev.Job != job {
 			continue
 		}
-		switch ev.Type {
-		case ctl.EventRunStarted:
+		switch {
+		case ev.Type == ctl.EventRunStarted:
 			return ev.RunID, nil
-		case ctl.EventRunWaiting:
+		case ev.Type == ctl.EventRunWaiting:
+			waiting = ev.RunID
 			w := ctl.Waiting{Resource: ev.Resource, Held: ev.Held, Size: ev.Size}
 			fmt.Fprintf(g.stderr, "(run %s is %s; it gives up at %s)\n", ev.RunID, w, shortTime(ev.Until))
-		case ctl.EventRunSkipped:
+		case ev.Type == ctl.EventRunSkipped && ev.RunID == waiting:
 			fmt.Fprintf(g.stderr, "(run %s skipped: %s; waiting for the next one)\n", ev.RunID, ev.Reason)
 		}
 	}

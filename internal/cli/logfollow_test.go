@@ -32,12 +32,14 @@ func TestDropOverlap(t *testing.T) {
 }
 
 // TestNextRunSaysWaitsAndSkips: while logs -f waits for a job's next
-// run, a fire of it waiting for a resource's slot, or skipped, is said on
-// stderr; other jobs' events are not; the run that starts is followed.
+// run, a fire of it waiting for a resource's slot is said on stderr, and
+// its giving up; other skips and other jobs' events are not; the run
+// that starts is followed.
 func TestNextRunSaysWaitsAndSkips(t *testing.T) {
 	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
-	events := make(chan ctl.WireEvent, 5)
+	events := make(chan ctl.WireEvent, 6)
 	events <- ctl.WireEvent{Type: ctl.EventRunWaiting, Job: "other", RunID: "o1", Resource: "db", Held: 2, Size: 2}
+	events <- ctl.WireEvent{Type: ctl.EventRunSkipped, Job: "patient", RunID: "p0", Reason: "lock held by pid 1"}
 	events <- ctl.WireEvent{Type: ctl.EventRunWaiting, Job: "patient", RunID: "p1", Resource: "db", Held: 2, Size: 2, Until: at}
 	events <- ctl.WireEvent{Type: ctl.EventRunSkipped, Job: "patient", RunID: "p1", Reason: "resource db full after waiting 1m0s"}
 	events <- ctl.WireEvent{Type: ctl.EventRunStarted, Job: "patient", RunID: "p2"}

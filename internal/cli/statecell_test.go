@@ -134,3 +134,22 @@ func TestStateCellWaiting(t *testing.T) {
 		t.Errorf("state %q, want %q", got, "waiting for db (2/2 held)")
 	}
 }
+
+// TestResourcesForeignHolder: a slot held outside cronvisor shows its
+// command line in the table and "foreign" in its JSON line, as a job
+// lock's would.
+func TestResourcesForeignHolder(t *testing.T) {
+	rs := []ctl.ResourceStatus{{Resource: "disk", Size: 1, Held: 1,
+		Slots: []ctl.SlotStatus{{Slot: 0, Held: true, PID: 9, Foreign: true, Cmdline: "flock -n disk.0.lock sleep 3"}}}}
+	var table, lines bytes.Buffer
+	printResourcesTable(&globals{stdout: &table}, rs)
+	if err := printResourcesJSON(&globals{stdout: &lines}, rs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "(foreign) flock -n disk.0.lock sleep 3") {
+		t.Errorf("the table:\n%s", table.String())
+	}
+	if !strings.Contains(lines.String(), `"foreign":true,"cmdline":"flock -n disk.0.lock sleep 3"`) {
+		t.Errorf("the JSON line: %s", lines.String())
+	}
+}

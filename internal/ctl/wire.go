@@ -350,6 +350,10 @@ type SlotStatus struct {
 	Job   string    `json:"job,omitempty"`
 	RunID string    `json:"run_id,omitempty"`
 	Since time.Time `json:"since,omitzero"`
+	// Foreign: held outside cronvisor (flock(1) on the slot's file), by
+	// Cmdline, as a job lock can be.
+	Foreign bool   `json:"foreign,omitempty"`
+	Cmdline string `json:"cmdline,omitempty"`
 }
 
 // WaiterStatus is a fire waiting for a resource's slot until Until, when

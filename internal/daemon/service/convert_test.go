@@ -50,17 +50,22 @@ type fakeSems struct {
 func (f fakeSems) List(context.Context) ([]semaphore.Resource, error) { return f.list, f.err }
 
 // TestResources: each slot with its holder (a free slot's last holder is
-// not shown as holding it), the held count, and the waiters; a listing
+// not shown as holding it; one outside cronvisor with its command line),
+// the held count, and the waiters; a listing
 // that failed part way still answers what it read; no semaphores, none.
 func TestResources(t *testing.T) {
 	h := run.Holder{PID: 42, Host: "h1", Job: "export_a", RunID: "r1", Since: t0.Add(-time.Minute)}
 	last := run.Holder{PID: 7, Host: "h2", Job: "old", RunID: "r0", Since: t0.Add(-time.Hour)}
 	list := []semaphore.Resource{{Name: "db", Size: 2,
 		Slots:   []lock.Status{{Name: "db.0", Held: true, Record: lock.Record{Holder: h}}, {Name: "db.1", Record: lock.Record{Holder: last}}},
-		Waiters: []semaphore.Waiter{{Holder: run.Holder{Host: "h1", Job: "patient", RunID: "p1", Since: t0}, Resource: "db", Until: t0.Add(time.Minute)}}}}
+		Waiters: []semaphore.Waiter{{Holder: run.Holder{Host: "h1", Job: "patient", RunID: "p1", Since: t0}, Resource: "db", Until: t0.Add(time.Minute)}}},
+		{Name: "disk", Size: 1, Slots: []lock.Status{{Name: "disk.0", Held: true, Record: lock.Record{Holder: run.Holder{PID: 9, Host: "h1",
+			Foreign: true, Cmdline: "flock -n disk.0.lock sleep 3"}}}}}}
 	want := []ctl.ResourceStatus{{Resource: "db", Size: 2, Held: 1,
 		Slots:   []ctl.SlotStatus{{Slot: 0, Held: true, PID: 42, Host: "h1", Job: "export_a", RunID: "r1", Since: h.Since}, {Slot: 1}},
-		Waiters: []ctl.WaiterStatus{{Job: "patient", RunID: "p1", Host: "h1", Since: t0, Until: t0.Add(time.Minute)}}}}
+		Waiters: []ctl.WaiterStatus{{Job: "patient", RunID: "p1", Host: "h1", Since: t0, Until: t0.Add(time.Minute)}}},
+		{Resource: "disk", Size: 1, Held: 1, Slots: []ctl.SlotStatus{{Slot: 0, Held: true, PID: 9, Host: "h1", Foreign: true,
+			Cmdline: "flock -n disk.0.lock sleep 3"}}, Waiters: []ctl.WaiterStatus{}}}
 	ctx := context.Background()
 	tests := []struct {
 		name    string

@@ -32,8 +32,10 @@ func ResourcesOf(rs []semaphore.Resource) []ctl.ResourceStatus {
 			Slots: make([]ctl.SlotStatus, len(r.Slots)), Waiters: make([]ctl.WaiterStatus, len(r.Waiters))}
 		for i, sl := range r.Slots {
 			st.Slots[i] = ctl.SlotStatus{Slot: i, Held: sl.Held}
-			if h := sl.Record.Holder; sl.Held {
-				st.Slots[i].PID, st.Slots[i].Host, st.Slots[i].Job, st.Slots[i].RunID, st.Slots[i].Since = h.PID, h.Host, h.Job, h.RunID, h.Since
+			if sl.Held {
+				l := LockStatusOf(sl)
+				st.Slots[i] = ctl.SlotStatus{Slot: i, Held: true, PID: l.PID, Host: l.Host, Job: l.Job, RunID: l.RunID,
+					Since: l.Since, Foreign: l.Foreign, Cmdline: l.Cmdline}
 			}
 		}
 		for i, w := range r.Waiters {
