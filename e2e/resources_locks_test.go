@@ -7,19 +7,20 @@ import (
 	"time"
 )
 
-// resLine is a `locks --json` line of a resource: one per slot
-// ({"lock":"db/0","resource":"db","held":true,"job":…,"host":…,"pid":…})
-// and one per fire waiting for it ({"lock":"db","resource":"db",
-// "waiting":true,"job":…,"run_id":…}), after the job locks' lines.
+// resLine is a `locks --json` line of a resource's slot, a lock line
+// like the job locks' ({"lock":"db/0","held":true,"job":…,"host":…,
+// "pid":…}) with its "resource", "size" and the resource's "waiters"
+// ([{"job":…,"run_id":…}]), after the job locks' lines.
 type resLine struct {
-	Lock     string `json:"lock"`
-	Resource string `json:"resource"`
-	Held     bool   `json:"held"`
-	Waiting  bool   `json:"waiting"`
-	Job      string `json:"job"`
-	Host     string `json:"host"`
-	PID      int    `json:"pid"`
-	RunID    string `json:"run_id"`
+	Lock     string    `json:"lock"`
+	Resource string    `json:"resource"`
+	Size     int       `json:"size"`
+	Held     bool      `json:"held"`
+	Job      string    `json:"job"`
+	Host     string    `json:"host"`
+	PID      int       `json:"pid"`
+	RunID    string    `json:"run_id"`
+	Waiters  []resLine `json:"waiters"`
 }
 
 // resState is one resource as `locks --json` shows it.
@@ -56,11 +57,7 @@ func (s *sandbox) resourcesJSON() map[string]resState {
 			continue // a job's lock
 		}
 		st := out[r.Resource]
-		if r.Waiting {
-			st.Waiters = append(st.Waiters, r)
-		} else {
-			st.Slots = append(st.Slots, r)
-		}
+		st.Slots, st.Waiters = append(st.Slots, r), r.Waiters
 		out[r.Resource] = st
 	}
 	return out

@@ -29,6 +29,9 @@ type fire struct {
 	// forced: an operator's trigger that goes past the job's pause.
 	forced bool
 	grant  lock.Grant // zero for overlap allow, and until the lock is taken
+	// fullResource is the resource a fire skipped for a full one found
+	// full, for its Skip.
+	fullResource string
 	// wait is the registered wait for the next attempt, from the end of
 	// an attempt with a retry to come until its backoff (see holdRetry).
 	wait *retryWait

@@ -89,9 +89,10 @@ func (s *Supervisor) takeSlots(ctx context.Context, f *fire) error {
 func (s *Supervisor) noSlots(f *fire, err error) run.End {
 	var reason string
 	var class run.Class
+	var full *semaphore.FullError
 	switch {
-	case errors.Is(err, semaphore.ErrFull):
-		reason, class = err.Error(), run.ClassResourceFull
+	case errors.As(err, &full):
+		reason, class, f.fullResource = err.Error(), run.ClassResourceFull, full.Resource
 	case errors.Is(err, context.Canceled):
 		reason, class = "supervisor stopping", run.ClassDropped
 	case errors.Is(err, lock.ErrUnavailable):

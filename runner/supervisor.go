@@ -293,7 +293,7 @@ func (s *Supervisor) refused(f *fire, err error) run.End {
 func (s *Supervisor) skip(f *fire, reason string, class run.Class, h *run.Holder) run.End {
 	now := s.clock.Now()
 	s.Skip(run.Skip{Job: f.job.Name, RunID: f.runID, Slot: f.slot, Time: now, Reason: reason, Class: class, Holder: h, Manual: f.manual,
-		ResourceWait: f.resourceWait})
+		ResourceWait: f.resourceWait, Resource: f.fullResource})
 	end := f.end()
 	end.Ended, end.Outcome, end.Reason = now, run.Skipped, reason
 	return end

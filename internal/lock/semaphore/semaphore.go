@@ -54,7 +54,14 @@ func (e *FullError) Error() string {
 		} else {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s on %s since %s", h.Job, h.Host, h.Since.Local().Format(time.TimeOnly))
+		switch {
+		case h.Job != "":
+			fmt.Fprintf(&b, "%s on %s since %s", h.Job, h.Host, h.Since.Local().Format(time.TimeOnly))
+		case h.Cmdline != "":
+			fmt.Fprintf(&b, "pid %d outside cronvisor (%s)", h.PID, h.Cmdline)
+		default:
+			b.WriteString("a holder outside cronvisor")
+		}
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/lock"
@@ -99,7 +100,7 @@ func (s *sems) takeOne(ctx context.Context, who run.Holder, u Use, h *Held) ([]r
 		var held *lock.HeldError
 		switch {
 		case errors.As(err, &held):
-			holders = append(holders, held.Record.Holder)
+			holders = append(holders, s.settled(ctx, slotLock(u.Resource, k), held.Record.Holder))
 			continue
 		case err != nil:
 			return nil, fmt.Errorf("resource %s: %w", u.Resource, err)
@@ -114,6 +115,37 @@ func (s *sems) takeOne(ctx context.Context, who run.Holder, u Use, h *Held) ([]r
 	return holders, nil // every slot not taken is held: at least one
 }
 
+// settleWait bounds how long a full resource's reason waits for a holder
+// that has its slot but no record of its own yet (an SQL holder between
+// its lock and its record's commit reads as an unnamed, foreign one), and
+// settlePoll is how often it looks again.
+const (
+	settleWait = 300 * time.Millisecond
+	settlePoll = 30 * time.Millisecond
+)
+
+// settled is h, the holder a held slot named, or, when it named nobody
+// (no job: a holder not yet recorded), the holder the slot's record names
+// once it is written, within settleWait. A record that never comes is a
+// holder outside cronvisor, as h says.
+func (s *sems) settled(ctx context.Context, name string, h run.Holder) run.Holder {
+	for deadline := time.Now().Add(settleWait); h.Job == "" && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return h
+		case <-time.After(settlePoll):
+		}
+		st, err := s.locker.Inspect(ctx, name)
+		if err != nil || !st.Held {
+			return h
+		}
+		if st.Record.Job != "" {
+			return st.Record.Holder
+		}
+	}
+	return h
+}
+
 // full is the *FullError of res as it stands: the holders of its held
 // slots (none when the slots are free but fires of this process wait
 // for them).
@@ -121,7 +153,7 @@ func (s *sems) full(ctx context.Context, res string) *FullError {
 	e := &FullError{Resource: res, Size: s.sizes[res]}
 	for k := range e.Size {
 		if st, err := s.locker.Inspect(ctx, slotLock(res, k)); err == nil && st.Held {
-			e.Holders = append(e.Holders, st.Record.Holder)
+			e.Holders = append(e.Holders, s.settled(ctx, slotLock(res, k), st.Record.Holder))
 		}
 	}
 	return e
