@@ -180,7 +180,6 @@ func (l *killLab) nextOnSlot(slot string, since time.Time, runID string) *resRun
 	return nil
 }
 
-
 // checkRecords: every run the jobs told of has its record on its host
 // (one, with its slot), also those whose supervisor was killed.
 func (l *killLab) checkRecords() {
