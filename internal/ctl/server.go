@@ -143,15 +143,6 @@ func (s *server) locks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, nonNil(locks))
 }
 
-func (s *server) resources(w http.ResponseWriter, r *http.Request) {
-	res, err := s.b.Resources(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, nonNil(res))
-}
-
 func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	q, err := decodeQuery(r.URL.Query())
 	if err != nil {

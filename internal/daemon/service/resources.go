@@ -45,3 +45,12 @@ func ResourcesOf(rs []semaphore.Resource) []ctl.ResourceStatus {
 	}
 	return out
 }
+
+// Waiting is the folded wait of a fire of job for a resource's slot.
+func (v daemonView) Waiting(job string) *ctl.Waiting {
+	if w := v.folded(job).WaitingFor; w != nil {
+		c := *w
+		return &c
+	}
+	return nil
+}

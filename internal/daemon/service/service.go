@@ -333,15 +333,6 @@ func (v daemonView) Running(job string) (Run, bool) {
 		Progress: st.Progress, LastBeat: st.LastBeatAt, Resources: st.Resources}, st.RunID != ""
 }
 
-// Waiting is the folded wait of a fire of job for a resource's slot.
-func (v daemonView) Waiting(job string) *ctl.Waiting {
-	if w := v.folded(job).WaitingFor; w != nil {
-		c := *w
-		return &c
-	}
-	return nil
-}
-
 func (v daemonView) Retrying(job string) (Retry, bool) {
 	st := v.folded(job)
 	return Retry{At: st.RetryAt, Attempt: st.Attempt, MaxAttempts: st.MaxAttempts}, st.State == ctl.StateRetrying
