@@ -49,6 +49,8 @@ type sqlServer struct {
 	start func() error
 	// backend is the lock_backend line for database db.
 	backend func(db string) string
+	// prefix is the lock names' prefix on database db.
+	prefix func(db string) string
 	// raw opens an administrator's pool on database db.
 	raw      func(db string) *sql.DB
 	createDB func(string) error
@@ -59,8 +61,13 @@ type sqlServer struct {
 func mariaServer(m *sqltest.MariaDB) sqlServer {
 	return sqlServer{
 		kind: "mysql", port: m.Port(), stop: m.Stop, start: m.Start, createDB: m.CreateDB, killConn: "KILL ?",
+		// GET_LOCK's names are the server's, not the database's: each
+		// test's database gets a prefix of its own, as two deployments
+		// sharing a server must (docs/locking.md), or tests going on at
+		// once would take each other's locks.
+		prefix: func(db string) string { return db + ":" },
 		backend: func(db string) string {
-			return fmt.Sprintf("lock_backend: {type: mysql, dsn: 'root:${CV_E2E_DB_PASSWORD}@tcp(127.0.0.1:%d)/%s'}", m.Port(), db)
+			return fmt.Sprintf("lock_backend: {type: mysql, dsn: 'root:${CV_E2E_DB_PASSWORD}@tcp(127.0.0.1:%d)/%s', prefix: '%s:'}", m.Port(), db, db)
 		},
 		raw: func(db string) *sql.DB { d, _ := sql.Open("mysql", m.DSN(db)); return d },
 	}
@@ -69,6 +76,7 @@ func mariaServer(m *sqltest.MariaDB) sqlServer {
 func pgServer(p *sqltest.Postgres) sqlServer {
 	return sqlServer{
 		kind: "postgres", port: p.Port(), stop: p.Stop, start: p.Start, createDB: p.CreateDB, killConn: "SELECT pg_terminate_backend($1)",
+		prefix: func(string) string { return "cronvisor:" }, // advisory keys are the database's
 		backend: func(db string) string {
 			return fmt.Sprintf("lock_backend: {type: postgres, url: 'postgres://postgres:${CV_E2E_DB_PASSWORD}@127.0.0.1:%d/%s?sslmode=disable'}", p.Port(), db)
 		},
@@ -136,8 +144,9 @@ func (s sqlServer) newDB(t *testing.T) (string, *sql.DB) {
 	return name, db
 }
 
-// holderConn is the server session id in the lock's record.
-func holderConn(t *testing.T, db *sql.DB, s sqlServer, lock string) int64 {
+// holderConn is the server session id in the record of lock on database
+// dbName.
+func holderConn(t *testing.T, db *sql.DB, s sqlServer, dbName, lock string) int64 {
 	t.Helper()
 	q := "SELECT conn_id FROM cronvisor_locks WHERE name = ?"
 	if s.kind == "postgres" {
@@ -146,7 +155,7 @@ func holderConn(t *testing.T, db *sql.DB, s sqlServer, lock string) int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var id int64
-	if err := db.QueryRowContext(ctx, q, "cronvisor:"+lock).Scan(&id); err != nil {
+	if err := db.QueryRowContext(ctx, q, s.prefix(dbName)+lock).Scan(&id); err != nil {
 		t.Fatalf("read %s's holder connection: %v", lock, err)
 	}
 	return id

@@ -189,22 +189,10 @@ func slotOverlaps(runs []resRun) []string {
 // fullReason is a skip's reason when db is full: its two holders named.
 var fullReason = regexp.MustCompile(`^resource db full: held by (r\d) on (\S+) since \d\d:\d\d:\d\d, (r\d) on (\S+) since \d\d:\d\d:\d\d$`)
 
-// unnamedHolder is a holder a MySQL slot's reason may name instead of
-// its run: the session whose record the backend did not match (a known
-// defect of the MySQL slots, in the stop note), never a blank one.
-var unnamedHolder = `pid \d+ outside cronvisor \(mysql connection \d+[^)]*\)`
-
-// fullReasonMySQL is fullReason with either holder possibly unnamed.
-var fullReasonMySQL = regexp.MustCompile(`^resource db full: held by (r\d on \S+ since \d\d:\d\d:\d\d|` + unnamedHolder +
-	`), (r\d on \S+ since \d\d:\d\d:\d\d|` + unnamedHolder + `)$`)
-
 // resTally is what one host's history says of its fires.
 type resTally struct {
 	fires, ran, fullSkips, lockSkips, slotSkips, otherSkips int
-	// mysql allows a holder the backend could not name (unnamed counts them).
-	mysql   bool
-	unnamed int
-	gaps    []string // fires missing from the record
+	gaps                                                    []string // fires missing from the record
 	// spans are each job's first and last recorded fire.
 	spans map[string][2]time.Time
 }
@@ -221,7 +209,7 @@ func (r rawRecord) str(k string) string { s, _ := r[k].(string); return s }
 // jobs told of on this host has its record, with the slot it was given.
 func checkResRecords(t *testing.T, s *sandbox, host, kind string, runs []resRun) resTally {
 	t.Helper()
-	tally := resTally{spans: map[string][2]time.Time{}, mysql: kind == "mysql"}
+	tally := resTally{spans: map[string][2]time.Time{}}
 	bySlot := map[string]map[time.Time]int{}
 	ranByID := map[string]rawRecord{}
 	for _, m := range s.historyRaw() {
@@ -279,15 +267,14 @@ func (tl *resTally) countSkip(t *testing.T, host, reason string) {
 	switch {
 	case strings.HasPrefix(reason, "resource db full"):
 		tl.fullSkips++
-		switch {
-		case fullReason.MatchString(reason):
-		case tl.mysql && fullReasonMySQL.MatchString(reason):
-			tl.unnamed++
-		default:
+		if !fullReason.MatchString(reason) {
 			t.Errorf("%s: resource skip reason %q, want %s", host, reason, fullReason)
 		}
 	case strings.HasPrefix(reason, "lock held by"):
 		tl.lockSkips++ // the job's own last run, here or on a peer
+		if strings.Contains(reason, "outside cronvisor") {
+			t.Errorf("%s: lock skip reason %q names no run: every holder here is a cronvisor run", host, reason)
+		}
 	case strings.HasPrefix(reason, "slot already run"):
 		tl.slotSkips++ // a peer ran this slot
 	case reason == "supervisor stopping":

@@ -150,7 +150,7 @@ func TestE2ESQLKilledConnectionEndsRun(t *testing.T) {
 		waitFor(t, 15*time.Second, "a run", func() bool { return len(checkWatched(t, dir)) > 0 })
 		time.Sleep(300 * time.Millisecond)
 		pid := checkWatched(t, dir)[0]
-		if _, err := raw.Exec(srv.killConn, holderConn(t, raw, srv, "long")); err != nil {
+		if _, err := raw.Exec(srv.killConn, holderConn(t, raw, srv, db, "long")); err != nil {
 			t.Fatalf("kill the holder's connection: %v", err)
 		}
 		killed := time.Now()
@@ -306,7 +306,7 @@ func TestE2ESQLLocksShowHolders(t *testing.T) {
 		}
 		stopDaemons(t, da)
 
-		foreignSession(t, kind, srv, db, "cronvisor:spare")
+		foreignSession(t, kind, srv, db, srv.prefix(db)+"spare")
 		waitFor(t, 10*time.Second, "the foreign session holds the lock", func() bool { return b.locksJSON("spare").Held })
 		row = b.locksJSON("spare")
 		if !row.Foreign || !strings.Contains(row.Cmdline, kind) {

@@ -27,7 +27,9 @@ type fakeSems struct {
 	dir     string
 	sizes   map[string]int
 	holders map[string][]*run.Holder // resource -> holder of each slot, nil: free
-	pids    map[string]int           // slot -> SetPID's pid
+	pids    map[string]int           // slot -> SetRun's pid
+	runIDs  map[string]string        // slot -> SetRun's run id
+	named   []string                 // every SetRun's run id, in order
 	takes   int                      // successful Takes and Waits
 	waits   int                      // Wait calls
 	errs    []string                 // misuses seen
@@ -36,7 +38,7 @@ type fakeSems struct {
 }
 
 func newFakeSems(dir string, sizes map[string]int) *fakeSems {
-	f := &fakeSems{dir: dir, sizes: sizes, holders: map[string][]*run.Holder{}, pids: map[string]int{}}
+	f := &fakeSems{dir: dir, sizes: sizes, holders: map[string][]*run.Holder{}, pids: map[string]int{}, runIDs: map[string]string{}}
 	for name, n := range sizes {
 		f.holders[name] = make([]*run.Holder, n)
 	}
@@ -118,6 +120,7 @@ func (f *fakeSems) free(h *semaphore.Held) {
 		}
 		f.holders[res][k] = nil
 		delete(f.pids, name)
+		delete(f.runIDs, name)
 	}
 }
 
@@ -158,11 +161,12 @@ func (f *fakeSems) Release(h *semaphore.Held) error {
 	return nil
 }
 
-func (f *fakeSems) SetPID(h *semaphore.Held, pid int) error {
+func (f *fakeSems) SetRun(h *semaphore.Held, runID string, pid int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, s := range h.Slots {
-		f.pids[s] = pid
+		f.pids[s], f.runIDs[s] = pid, runID
+		f.named = append(f.named, runID)
 	}
 	return nil
 }

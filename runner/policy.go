@@ -96,32 +96,50 @@ func (s *Supervisor) IsPaused(job string) bool {
 	return s.paused[job]
 }
 
-// Kill ends every run of job this supervisor owns like a timeout. It returns
-// how many runs it signalled.
+// Kill ends every run of job this supervisor owns like a timeout, its
+// slots waiting for a retry and its fires waiting for a resource's slot.
+// It returns how many it ended of all three.
 func (s *Supervisor) Kill(job string, cause error) int {
+	k := s.KillJob(job, cause)
+	return k.Runs + k.Retries + k.SlotWaits
+}
+
+// Killed is what KillJob ended: runs (own and adopted) signalled, slots
+// whose retries it cancelled, fires it stopped waiting for a resource.
+type Killed struct {
+	Runs, Retries, SlotWaits int
+}
+
+// KillJob is Kill, with what it ended told apart.
+func (s *Supervisor) KillJob(job string, cause error) Killed {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
+	var k Killed
 	for _, r := range s.active {
 		if r.job == job {
 			r.cancel(cause)
-			n++
+			k.Runs++
 		}
 	}
 	for w := range s.waits {
-		if w.job == job {
-			w.cancel(cause)
-			n++
+		if w.job != job {
+			continue
+		}
+		w.cancel(cause)
+		if w.forSlots {
+			k.SlotWaits++
+		} else {
+			k.Retries++
 		}
 	}
 	if s.adopter != nil && errors.Is(cause, ErrKilled) {
 		for _, id := range s.adopter.AdoptedRuns(job) {
 			if s.adopter.EndAdopted(id, false) {
-				n++
+				k.Runs++
 			}
 		}
 	}
-	return n
+	return k
 }
 
 // KillAll ends every run this supervisor owns (shutdown after the grace).

@@ -36,12 +36,14 @@ func (s *Supervisor) withRetries(next runFunc) runFunc {
 	}
 }
 
-// retryWait is a slot waiting for its next attempt; Kill of its job
-// cancels it, so that an operator's kill also ends the retries.
+// retryWait is a slot waiting for its next attempt, or (forSlots) a
+// fire waiting for a resource's slot; Kill of its job cancels it, so
+// that an operator's kill also ends the retries and the waits.
 type retryWait struct {
-	job    string
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	job      string
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	forSlots bool
 }
 
 // holdRetry registers the wait for f's next attempt, before the end of

@@ -73,13 +73,43 @@ func (s *Supervisor) takeSlots(ctx context.Context, f *fire) error {
 	if errors.As(err, &full) && f.job.OnFull == config.OnFullWait && !f.exempt() {
 		began := s.clock.Now()
 		until := began.Add(f.job.MaxWait)
-		s.emit(run.Waiting{Job: f.job.Name, RunID: f.runID, Slot: f.slot, Time: began,
+		held, err = s.waitSlots(ctx, f, req, run.Waiting{Job: f.job.Name, RunID: f.runID, Slot: f.slot, Time: began,
 			Resource: full.Resource, Held: len(full.Holders), Size: full.Size, Until: until})
-		held, err = s.sems.Wait(ctx, req, until)
 		f.resourceWait = s.clock.Now().Sub(began)
 	}
 	f.held = held
 	return err
+}
+
+// waitSlots is the wait of takeSlots, told as waiting, and registered
+// first so that a kill of the job that reads it ends it: then the error
+// is a *killedWaiting.
+func (s *Supervisor) waitSlots(ctx context.Context, f *fire, req semaphore.Request, waiting run.Waiting) (*semaphore.Held, error) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	w := &retryWait{job: f.job.Name, ctx: wctx, cancel: cancel, forSlots: true}
+	s.mu.Lock()
+	s.waits[w] = true
+	s.mu.Unlock()
+	s.emit(waiting)
+	defer func() {
+		cancel(nil)
+		s.mu.Lock()
+		delete(s.waits, w)
+		s.mu.Unlock()
+	}()
+	held, err := s.sems.Wait(wctx, req, waiting.Until)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(wctx), ErrKilled) {
+		return nil, &killedWaiting{resource: waiting.Resource}
+	}
+	return held, err
+}
+
+// killedWaiting is a fire an operator's kill ended while it waited for
+// a slot of resource.
+type killedWaiting struct{ resource string }
+
+func (e *killedWaiting) Error() string {
+	return "killed by operator while waiting for " + e.resource
 }
 
 // noSlots records a fire that did not get its slots, after releasing
@@ -90,9 +120,12 @@ func (s *Supervisor) noSlots(f *fire, err error) run.End {
 	var reason string
 	var class run.Class
 	var full *semaphore.FullError
+	var killed *killedWaiting
 	switch {
 	case errors.As(err, &full):
 		reason, class, f.fullResource = err.Error(), run.ClassResourceFull, full.Resource
+	case errors.As(err, &killed):
+		reason, class = err.Error(), run.ClassKilled
 	case errors.Is(err, context.Canceled):
 		reason, class = "supervisor stopping", run.ClassDropped
 	case errors.Is(err, lock.ErrUnavailable):
@@ -127,14 +160,15 @@ func (s *Supervisor) releaseSlots(f *fire) {
 	f.held = nil
 }
 
-// slotsStarted names the run's process in its slots' records, and
+// slotsStarted names the run (a retry's run id) and its process in its
+// slots' records, and
 // returns the slots and the wait the run's Start reports (the wait once:
 // a retry did not wait).
 func (s *Supervisor) slotsStarted(f *fire, pid int) (slots []string, waited time.Duration) {
 	if f.held == nil {
 		return nil, 0
 	}
-	if err := s.sems.SetPID(f.held, pid); err != nil {
+	if err := s.sems.SetRun(f.held, f.runID, pid); err != nil {
 		s.log.Warn("naming the run's process in its resource slots", "run_id", f.runID, "err", err)
 	}
 	waited, f.resourceWait = f.resourceWait, 0

@@ -157,8 +157,43 @@ func TestResourceFull(t *testing.T) {
 	}
 }
 
+// TestKillEndsAResourceWait: a kill of a job whose fire waits for a
+// slot ends the wait at once: the fire is recorded skipped, class
+// killed, its wait recorded, its lock free; KillJob counts it apart.
+func TestKillEndsAResourceWait(t *testing.T) {
+	dir := t.TempDir()
+	sems := newFakeSems("", map[string]int{"db": 1})
+	sems.hold("db", 0, &run.Holder{Job: "export_b", Host: "host-c", RunID: "r1", Since: time.Now()})
+	rec := newFakeRecorder()
+	s, ev := newRecordedSupervisor(t, dir, rec, WithSemaphores(sems))
+	j := usesJob("w", "true", one("db"))
+	j.OnFull, j.MaxWait = config.OnFullWait, time.Minute
+	done := fireAsync(s, j, slotAt(0))
+	for deadline := time.Now().Add(5 * time.Second); !ev.waiting("w"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the fire never waited")
+		}
+	}
+	began := time.Now()
+	if k := s.KillJob("w", ErrKilled); k != (Killed{SlotWaits: 1}) {
+		t.Errorf("KillJob = %+v, want one slot wait", k)
+	}
+	end := recv(t, done)
+	if took := time.Since(began); took > time.Second {
+		t.Errorf("the wait ended %v after the kill", took)
+	}
+	sk, ok := rec.skipOf(end.RunID)
+	if end.Outcome != run.Skipped || !ok || sk.Class != run.ClassKilled ||
+		end.Reason != "killed by operator while waiting for db" || sk.ResourceWait <= 0 {
+		t.Errorf("end %s %q, skip %+v (recorded %v); want skipped, class killed, its wait", end.Outcome, end.Reason, sk, ok)
+	}
+	if err := tryLock(dir, j.Lock); err != nil {
+		t.Errorf("the lock after the kill: %v", err)
+	}
+}
+
 // TestSlotsKeptAcrossRetries: a slot's attempts hold the slots taken
-// once, released after the last.
+// once, released after the last; each attempt's run is named in them.
 func TestSlotsKeptAcrossRetries(t *testing.T) {
 	sems := newFakeSems("", map[string]int{"db": 1})
 	s, ev := newTestSupervisor(t, t.TempDir(), WithSemaphores(sems))
@@ -169,13 +204,18 @@ func TestSlotsKeptAcrossRetries(t *testing.T) {
 		t.Fatalf("end %s attempt %d (%s)", end.Outcome, end.Attempt, end.Reason)
 	}
 	starts := 0
+	var runIDs []string
 	for _, e := range ev.all {
 		if st, ok := e.(run.Start); ok && slices.Equal(st.Resources, []string{"db/0"}) {
 			starts++
+			runIDs = append(runIDs, st.RunID)
 		}
 	}
 	if starts != 3 || sems.takes != 1 || sems.heldCount() != 0 {
 		t.Errorf("%d starts holding db/0, %d takes, %d held after; want 3, 1, 0", starts, sems.takes, sems.heldCount())
+	}
+	if !slices.Equal(sems.named, runIDs) || len(slices.Compact(slices.Clone(runIDs))) != 3 {
+		t.Errorf("the slot named runs %v, want each attempt's own: %v", sems.named, runIDs)
 	}
 }
 

@@ -44,6 +44,18 @@ func (e *events) emit(ev run.Event) {
 	e.mu.Unlock()
 }
 
+// waiting tells whether a fire of job told it waits for a slot.
+func (e *events) waiting(job string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, ev := range e.all {
+		if w, ok := ev.(run.Waiting); ok && w.Job == job {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *events) started(runID string) (run.Start, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

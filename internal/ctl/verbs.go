@@ -108,8 +108,8 @@ const KillWaitMax = 30 * time.Second
 // KillResult is what a kill did by the time the daemon answered.
 type KillResult struct {
 	// Killed counts the runs this kill concerns (signalled now, or being
-	// ended by an earlier kill) and the retries it cancelled; 0: nothing
-	// of the job was running.
+	// ended by an earlier kill), the retries and the resource waits it
+	// cancelled; 0: nothing of the job was running.
 	Killed int `json:"killed"`
 	// Runs are the job's runs in flight, own or adopted, and where each
 	// stands.
@@ -117,6 +117,9 @@ type KillResult struct {
 	// RetriesCancelled counts slots waiting between attempts whose
 	// further attempts the kill cancelled.
 	RetriesCancelled int `json:"retries_cancelled,omitempty"`
+	// WaitsCancelled counts fires waiting for a resource's slot
+	// (on_full: wait) that the kill ended: each is recorded skipped.
+	WaitsCancelled int `json:"waits_cancelled,omitempty"`
 	// Now is the daemon's clock at the answer: "ending within" counts
 	// from it.
 	Now time.Time `json:"now,omitzero"`
@@ -189,6 +192,13 @@ func (r KillResult) Lines(job string, tt TimeText) []string {
 			noun = "slot"
 		}
 		head = append(head, fmt.Sprintf("killed %s: no retry: %d %s waiting for its next attempt ended", job, r.RetriesCancelled, noun))
+	}
+	if r.WaitsCancelled > 0 {
+		noun := "fires"
+		if r.WaitsCancelled == 1 {
+			noun = "fire"
+		}
+		head = append(head, fmt.Sprintf("killed %s: %d %s waiting for a resource slot ended (recorded skipped)", job, r.WaitsCancelled, noun))
 	}
 	return append(head, out...)
 }

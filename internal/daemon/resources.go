@@ -93,8 +93,10 @@ func (r *Resources) Wait(ctx context.Context, req semaphore.Request, until time.
 // whichever semaphores took them, and the current ones' waiters woken.
 func (r *Resources) Release(h *semaphore.Held) error { return r.current().Release(h) }
 
-// SetPID implements semaphore.Semaphores, through h's own leases.
-func (r *Resources) SetPID(h *semaphore.Held, pid int) error { return r.current().SetPID(h, pid) }
+// SetRun implements semaphore.Semaphores, through h's own leases.
+func (r *Resources) SetRun(h *semaphore.Held, runID string, pid int) error {
+	return r.current().SetRun(h, runID, pid)
+}
 
 // List implements semaphore.Semaphores: the resources in force.
 func (r *Resources) List(ctx context.Context) ([]semaphore.Resource, error) {
@@ -147,7 +149,7 @@ func (noResources) Wait(context.Context, semaphore.Request, time.Time) (*semapho
 	return nil, errNoResources
 }
 
-// Release and SetPID act on h's own leases: slots of semaphores a reload
+// Release and SetRun act on h's own leases: slots of semaphores a reload
 // replaced with none.
 func (noResources) Release(h *semaphore.Held) error {
 	var errs []error
@@ -157,10 +159,10 @@ func (noResources) Release(h *semaphore.Held) error {
 	return errors.Join(errs...)
 }
 
-func (noResources) SetPID(h *semaphore.Held, pid int) error {
+func (noResources) SetRun(h *semaphore.Held, runID string, pid int) error {
 	var errs []error
 	for _, g := range h.Grants {
-		errs = append(errs, g.SetPID(pid))
+		errs = append(errs, g.SetRun(runID, pid))
 	}
 	return errors.Join(errs...)
 }

@@ -45,8 +45,8 @@ type killTarget struct {
 }
 
 // Kill implements ctl.Backend: it ends the job's runs, own and adopted
-// (a dead supervisor's, which their keepers go on guarding), and the
-// retries its slots wait for; unless o.NoWait, it waits for the runs'
+// (a dead supervisor's, which their keepers go on guarding), the
+// retries its slots wait for and its fires waiting for a resource; unless o.NoWait, it waits for the runs'
 // end up to their kill_grace and killMargin (at most ctl.KillWaitMax),
 // and says where each stands then. A run an earlier kill signalled is
 // not signalled again: the answer says when its SIGKILL falls, at once.
@@ -63,8 +63,10 @@ func (s *Service) Kill(ctx context.Context, name string, o ctl.KillOptions) (ctl
 	var fresh int
 	res.Runs, fresh = s.kills.mark(name, targets, s.sup.Clock().Now(), j.KillGrace)
 	if fresh > 0 || len(targets) == 0 {
-		// With no run in flight this still ends a slot's retry wait.
-		res.RetriesCancelled = max(s.sup.Kill(name, runner.ErrKilled)-len(targets), 0)
+		// With no run in flight this still ends a slot's retry wait and
+		// a fire's wait for a resource.
+		k := s.sup.KillJob(name, runner.ErrKilled)
+		res.RetriesCancelled, res.WaitsCancelled = k.Retries, k.SlotWaits
 	}
 	if fresh > 0 && !o.NoWait {
 		wait := min(j.KillGrace+killMargin, ctl.KillWaitMax)
@@ -76,7 +78,7 @@ func (s *Service) Kill(ctx context.Context, name string, o ctl.KillOptions) (ctl
 		}
 	}
 	res.Now = s.sup.Clock().Now()
-	res.Killed = len(res.Runs) + res.RetriesCancelled
+	res.Killed = len(res.Runs) + res.RetriesCancelled + res.WaitsCancelled
 	return res, nil
 }
 

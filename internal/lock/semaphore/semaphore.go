@@ -150,8 +150,9 @@ type Semaphores interface {
 	Wait(ctx context.Context, req Request, until time.Time) (*Held, error)
 	// Release lets go of h's slots; releasing twice is a no-op.
 	Release(h *Held) error
-	// SetPID names the run's started process in each slot's record.
-	SetPID(h *Held, pid int) error
+	// SetRun names the started run in each slot's record: its run id
+	// (a retry's, which kept the slots) and its process.
+	SetRun(h *Held, runID string, pid int) error
 	// List is every declared resource, sorted by name.
 	List(ctx context.Context) ([]Resource, error)
 }

@@ -180,11 +180,12 @@ func (s *sems) release(h *Held) error {
 	return errors.Join(errs...)
 }
 
-// SetPID names the run's process in each slot's record.
-func (s *sems) SetPID(h *Held, pid int) error {
+// SetRun names the run (a retry's run id) and its process in each
+// slot's record.
+func (s *sems) SetRun(h *Held, runID string, pid int) error {
 	var errs []error
 	for i, g := range h.Grants {
-		if err := g.SetPID(pid); err != nil {
+		if err := g.SetRun(runID, pid); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", h.Slots[i], err))
 		}
 	}

@@ -80,7 +80,9 @@ func checkSQLRequest(req lock.Request, h lock.Record) error {
 func (l *sqlLocker) take(ctx, opCtx context.Context, c *sql.Conn, name, full, key string) error {
 	what := fmt.Sprintf("lock %q", name)
 	// A holder that lets go between our try and our look at it (a
-	// session being terminated) is tried once more.
+	// session being terminated, a peer's fire that found its slot run or
+	// its resource full and let go) is tried again: peers firing the
+	// same slot can hand the lock round a few times before one runs.
 	for attempt := 0; ; attempt++ {
 		ok, err := l.d.tryLock(opCtx, c, key)
 		if err != nil {
@@ -91,7 +93,7 @@ func (l *sqlLocker) take(ctx, opCtx context.Context, c *sql.Conn, name, full, ke
 			return nil
 		}
 		holder, held, err := l.heldBy(opCtx, c, full, key)
-		if err == nil && !held && attempt == 0 {
+		if err == nil && !held && attempt < lookAgain {
 			continue
 		}
 		defer c.Close() // it holds nothing: back to the pool
@@ -104,6 +106,10 @@ func (l *sqlLocker) take(ctx, opCtx context.Context, c *sql.Conn, name, full, ke
 		return &lock.HeldError{Lock: name, Record: holder}
 	}
 }
+
+// lookAgain is how many more times take tries a lock whose holder let
+// go while looked at, before it names no one.
+const lookAgain = 5
 
 // claimWait bounds how long a fire that found its lock held waits for
 // the holder's own record, and claimPoll is how often it looks.
@@ -135,8 +141,7 @@ func (l *sqlLocker) heldBy(ctx context.Context, q querier, full, key string) (lo
 		case ok && r.Conn == id:
 			return r.H, true, nil
 		case time.Now().After(deadline) || (!waited && !l.d.mayBeClaiming(ctx, q, id)):
-			h, err := l.holderOf(ctx, q, full, id)
-			return h, err == nil, err
+			return l.stillHolding(ctx, q, full, key, id)
 		}
 		waited = true
 		select {
@@ -145,6 +150,22 @@ func (l *sqlLocker) heldBy(ctx context.Context, q querier, full, key string) (lo
 		case <-time.After(claimPoll):
 		}
 	}
+}
+
+// stillHolding names session id, the holder of key heldBy gave up
+// waiting for: a foreign holder only if it still holds key once named.
+// A holder that let go meanwhile (a peer's claim that failed after a
+// wait, its session ended) is not named: take tries the lock again.
+func (l *sqlLocker) stillHolding(ctx context.Context, q querier, full, key string, id int64) (lock.Record, bool, error) {
+	h, err := l.holderOf(ctx, q, full, id)
+	if err != nil || !h.Foreign {
+		return h, err == nil, err
+	}
+	now, held, err := l.d.owner(ctx, q, key)
+	if err != nil || !held || now != id {
+		return lock.Record{}, false, err
+	}
+	return h, true, nil
 }
 
 // unclaimed gives up a lock taken on c whose claim failed with err, and

@@ -75,7 +75,7 @@ func NewMySQLLocker(dsn string, opts ...SQLOption) (*MySQLLocker, error) {
 	// The driver would print I/O errors ("unexpected EOF") to stderr, in
 	// the middle of the daemon's structured log; ours say it with context.
 	cfg.Logger = log.New(io.Discard, "", 0)
-	d := mysqlDialect{addr: cfg.Addr, user: cfg.User, conns: newMySQLConns()}
+	d := mysqlDialect{addr: cfg.Addr, user: cfg.User, db: cfg.DBName, conns: newMySQLConns()}
 	if cfg.DialFunc == nil {
 		cfg.DialFunc = d.conns.dial
 	}
@@ -90,11 +90,11 @@ func NewMySQLLocker(dsn string, opts ...SQLOption) (*MySQLLocker, error) {
 	return &MySQLLocker{l}, nil
 }
 
-// mysqlDialect speaks MySQL and MariaDB as user; conns knows the local
-// address of each of its connections.
+// mysqlDialect speaks MySQL and MariaDB as user on database db; conns
+// knows the local address of each of its connections.
 type mysqlDialect struct {
-	addr, user string
-	conns      *mysqlConns
+	addr, user, db string
+	conns          *mysqlConns
 }
 
 func (d mysqlDialect) server() string { return "mysql at " + d.addr }
@@ -223,17 +223,24 @@ func (mysqlDialect) owner(ctx context.Context, q querier, key string) (int64, bo
 
 // describe reads the session from information_schema.PROCESSLIST; a user
 // without the PROCESS privilege sees only its own sessions there, and
-// then only the connection id is known.
-func (mysqlDialect) describe(ctx context.Context, q querier, id int64) string {
+// then only the connection id is known. A session on another database
+// is said to be: GET_LOCK's names are the server's, so a cronvisor there
+// with the same prefix takes the same locks but keeps its records in
+// its own tables, where this one cannot read them.
+func (d mysqlDialect) describe(ctx context.Context, q querier, id int64) string {
 	s := fmt.Sprintf("mysql connection %d", id)
 	var user, host, db sql.NullString
 	err := q.QueryRowContext(ctx, `SELECT USER, HOST, DB FROM information_schema.PROCESSLIST WHERE ID = ?`, id).
 		Scan(&user, &host, &db)
-	if err == nil {
-		s += ": user " + user.String
-		if host.String != "" {
-			s += " from " + host.String
-		}
+	if err != nil {
+		return s
+	}
+	s += ": user " + user.String
+	if host.String != "" {
+		s += " from " + host.String
+	}
+	if db.Valid && db.String != d.db {
+		s += " on database " + db.String + "; lock names are the server's: give each database's cronvisor a prefix of its own"
 	}
 	return s
 }

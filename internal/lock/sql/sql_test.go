@@ -166,6 +166,43 @@ func TestSQLForeignHolder(t *testing.T) {
 	})
 }
 
+// Two cronvisors on one MySQL server but on two databases with the same
+// prefix take the same GET_LOCK names; the one that finds a lock held
+// cannot read the other's record and says why.
+func TestMySQLHolderOnAnotherDatabase(t *testing.T) {
+	m := mariaDB(t)
+	var lockers []*MySQLLocker
+	var dbs []string
+	for range 2 {
+		db := dbName()
+		if err := m.CreateDB(db); err != nil {
+			t.Fatal(err)
+		}
+		l, err := NewMySQLLocker(m.DSN(db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = l.Close() })
+		lockers, dbs = append(lockers, l), append(dbs, db)
+	}
+	ctx := t.Context()
+	g, err := lockers[0].Acquire(ctx, locktest.Request("sync", "run-1", "", locktest.SlotAt(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	_, err = lockers[1].Acquire(ctx, locktest.Request("sync", "run-2", "", locktest.SlotAt(1)))
+	var held *lock.HeldError
+	want := "on database " + dbs[0] + "; lock names are the server's: give each database's cronvisor a prefix of its own"
+	if !errors.As(err, &held) || !held.Record.Foreign || !strings.Contains(held.Record.Cmdline, want) {
+		t.Fatalf("Acquire on the second database = %v, want a foreign holder saying %q", err, want)
+	}
+	st, err := lockers[0].Inspect(ctx, "orders")
+	if err != nil || st.Record.Foreign || st.Record.Job != "sync" {
+		t.Errorf("Inspect on the holder's database = %+v, %v; want its own record", st, err)
+	}
+}
+
 // Killing the holder's connection on the server is lease loss, seen
 // within the documented bound (2×KeepAlive).
 func TestSQLKilledConnectionIsLost(t *testing.T) {

@@ -31,7 +31,7 @@ func newResourceMetrics() *resourceMetrics {
 		waiters: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cronvisor_resource_waiters",
 			Help: "Fires of this daemon waiting for a slot of the resource (on_full: wait)."}, []string{"resource"}),
 		waits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_resource_waits_total",
-			Help: "Waits for a slot of the resource that ended, by result: took (the run started) or gave_up (skipped)."},
+			Help: "Waits for a slot of the resource that ended, by result: took (the run started), gave_up (skipped after max_wait or at a stop) or killed (by an operator)."},
 			[]string{"resource", "result"}),
 		fullSkips: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_resource_full_skips_total",
 			Help: "Fires skipped because the resource had no free slot."}, []string{"resource"})}
@@ -63,7 +63,11 @@ func (r *resourceMetrics) handle(ev run.Event) {
 		delete(r.holding, e.RunID)
 	case run.Skip:
 		waited := r.waiting[e.RunID]
-		r.waitEnded(e.RunID, "gave_up")
+		result := "gave_up"
+		if e.Class == run.ClassKilled {
+			result = "killed"
+		}
+		r.waitEnded(e.RunID, result)
 		if e.Class == run.ClassResourceFull {
 			r.fullSkips.WithLabelValues(skippedFor(e, waited)).Inc()
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 // TestResourceMetrics: slots held while a run holds them, a waiter until
-// its wait ends (took, or gave_up), the skips of a full resource, and the
+// its wait ends (took, gave_up or killed), the skips of a full resource, and the
 // sizes read at scrape time.
 func TestResourceMetrics(t *testing.T) {
 	m := New(Sources{Resources: func() map[string]int { return map[string]int{"db": 2} }})
@@ -20,6 +20,8 @@ func TestResourceMetrics(t *testing.T) {
 	m.Handle(run.Start{Job: "b", RunID: "rb", Started: t0, Resources: []string{"db/1"}, Attempt: 1})
 	m.Handle(run.Waiting{Job: "c", RunID: "rc", Resource: "db", Time: t0, Held: 2, Size: 2})
 	m.Handle(run.Waiting{Job: "d", RunID: "rd", Resource: "db", Time: t0, Held: 2, Size: 2})
+	m.Handle(run.Waiting{Job: "k", RunID: "rk", Resource: "db", Time: t0, Held: 2, Size: 2})
+	m.Handle(run.Skip{Job: "k", RunID: "rk", Time: t0, Class: run.ClassKilled, Reason: "killed by operator while waiting for db"})
 	m.Handle(run.Skip{Job: "e", RunID: "re", Time: t0, Class: run.ClassResourceFull, Reason: "resource db full: held by a on h since 10:00:00"})
 	want := `
 # HELP cronvisor_resource_slots Slots of the resource (jobs.yaml resources:).
@@ -47,10 +49,11 @@ cronvisor_resource_waiters{resource="db"} 2
 		"waiters": testutil.ToFloat64(m.res.waiters.WithLabelValues("db")),
 		"took":    testutil.ToFloat64(m.res.waits.WithLabelValues("db", "took")),
 		"gave_up": testutil.ToFloat64(m.res.waits.WithLabelValues("db", "gave_up")),
+		"killed":  testutil.ToFloat64(m.res.waits.WithLabelValues("db", "killed")),
 		"full":    testutil.ToFloat64(m.res.fullSkips.WithLabelValues("db")),
 		"disk":    testutil.ToFloat64(m.res.fullSkips.WithLabelValues("backup_disk")),
 	}
-	wantAfter := map[string]float64{"held": 2, "waiters": 0, "took": 1, "gave_up": 1, "full": 2, "disk": 1}
+	wantAfter := map[string]float64{"held": 2, "waiters": 0, "took": 1, "gave_up": 1, "killed": 1, "full": 2, "disk": 1}
 	for k, v := range wantAfter {
 		if checks[k] != v {
 			t.Errorf("%s = %v, want %v (all: %v)", k, checks[k], v, checks)
