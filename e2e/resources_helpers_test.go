@@ -53,6 +53,25 @@ func newResBackend(t *testing.T, kind string) resBackend {
 	}
 }
 
+// hogAndPatient are two jobs on db (one slot): hog holds it a minute,
+// each fire of patient waits for it (on_full: wait, up to 5 minutes).
+const hogAndPatient = `resources:
+  db: 1
+jobs:
+  - name: hog
+    schedule: "@every 1s"
+    uses: [db]
+    command: sleep 60
+    timeout: 2m
+  - name: patient
+    schedule: "@every 1s"
+    uses: [db]
+    on_full: wait
+    max_wait: 5m
+    command: "true"
+    timeout: 10s
+`
+
 // dbJobs are n jobs r0, r1, ... each using one slot of db (2 slots),
 // firing every second and sleeping secs(i) seconds; each appends its own
 // start and end to out (O_APPEND, one line each), with its host, run id

@@ -12,23 +12,7 @@ import (
 func TestKillEndsAResourceWait(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	s := newSandbox(t, `shutdown_grace: 3s
-resources:
-  db: 1
-jobs:
-  - name: hog
-    schedule: "@every 1s"
-    uses: [db]
-    command: sleep 60
-    timeout: 2m
-  - name: patient
-    schedule: "@every 1s"
-    uses: [db]
-    on_full: wait
-    max_wait: 5m
-    command: "true"
-    timeout: 10s
-`)
+	s := newSandbox(t, "shutdown_grace: 3s\n"+hogAndPatient)
 	d := s.startHost("host-a")
 	defer func() {
 		if t.Failed() {

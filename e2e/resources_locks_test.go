@@ -146,3 +146,46 @@ func waitedRecord(t *testing.T, s *sandbox) map[string]any {
 	})
 	return rec
 }
+
+// TestResourceWaitersSeenOnEveryHost: two hosts on a shared backend, one
+// fire holding db's only slot and a fire of patient waiting for it: both
+// hosts' `locks --json` list the waiter, with the host it waits on.
+func TestResourceWaitersSeenOnEveryHost(t *testing.T) {
+	fullSuiteOnly(t)
+	t.Parallel()
+	for _, kind := range []string{"redis", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			be := newResBackend(t, kind)
+			hosts := []*sandbox{be.host(t, hogAndPatient), be.host(t, hogAndPatient)}
+			names := []string{"host-a", "host-b"}
+			var daemons []*proc
+			for i, h := range hosts {
+				daemons = append(daemons, h.startHost(names[i]))
+			}
+			defer func() {
+				if t.Failed() {
+					for i, d := range daemons {
+						t.Logf("%s:\n%s", names[i], tail(d.stderr(), 20))
+					}
+				}
+			}()
+			views := make([]resState, len(hosts))
+			waitFor(t, 20*time.Second, "both hosts to list patient waiting for db", func() bool {
+				for i, h := range hosts {
+					views[i] = h.resourcesJSON()["db"]
+					if len(views[i].Waiters) != 1 || views[i].Waiters[0].Job != "patient" {
+						return false
+					}
+				}
+				return true
+			})
+			a, b := views[0].Waiters[0], views[1].Waiters[0]
+			if a.Host != b.Host || a.RunID != b.RunID || (a.Host != "host-a" && a.Host != "host-b") {
+				t.Errorf("waiters: host-a lists %+v, host-b %+v; want the same fire, on its host", a, b)
+			}
+			t.Logf("%s: both hosts list patient (run %s) waiting on %s; db held by %s on %s", kind, a.RunID, a.Host, views[0].Slots[0].Job, views[0].Slots[0].Host)
+			stopDaemons(t, daemons...)
+		})
+	}
+}

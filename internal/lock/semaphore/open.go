@@ -49,7 +49,25 @@ func Open(b lock.Backend, s lock.Settings, sizes map[string]int) (Semaphores, er
 	if err != nil {
 		return nil, err
 	}
-	return newSems(l, sizes), nil
+	sm := newSems(l, sizes)
+	if ws, ok := waitSettings(b, ss); ok {
+		if sm.waits, err = b.Open(ws); err != nil {
+			_ = sm.Close()
+			return nil, err
+		}
+	}
+	return sm, nil
+}
+
+// waitSettings are the slots' settings ss moved to the waits' namespace
+// (announce.go); false for a backend without a prefix (file).
+func waitSettings(b lock.Backend, ss lock.Settings) (lock.Settings, bool) {
+	if used, _ := b.CheckPrefix(""); !used {
+		return ss, false
+	}
+	ss.Prefix = strings.TrimSuffix(ss.Prefix, slotPrefix) + waitPrefix
+	_, err := b.CheckPrefix(ss.Prefix)
+	return ss, err == nil
 }
 
 // MaxSize is the most slots a resource may have.
@@ -105,11 +123,14 @@ func sortedNames(sizes map[string]int) []string {
 	return names
 }
 
-// Close closes the slots' locker when it holds connections (Redis, SQL).
-// Slots still held lose their leases.
+// Close closes the slots' and the waits' lockers when they hold
+// connections (Redis, SQL). Slots still held lose their leases.
 func (s *sems) Close() error {
-	if c, ok := s.locker.(io.Closer); ok {
-		return c.Close()
+	var errs []error
+	for _, l := range []lock.Locker{s.locker, s.waits} {
+		if c, ok := l.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -15,6 +15,7 @@ import (
 // sems implements Semaphores on one locker of the slots' namespace.
 type sems struct {
 	locker lock.Locker
+	waits  lock.Locker // the waits' namespace (announce.go); nil for the file backend
 	sizes  map[string]int
 	names  []string // the resources, sorted
 	q      queues

@@ -124,14 +124,21 @@ func (s *sems) Wait(ctx context.Context, req Request, until time.Time) (*Held, e
 	w := &waiter{who: req.Holder, uses: uses, until: until}
 	s.q.add(w)
 	defer s.q.remove(w)
+	var shown *announced
+	defer func() { shown.end() }()
 	for {
 		woken := s.q.signal() // before trying: a wake meanwhile is not lost
 		var full *FullError
-		if res := s.q.blocker(w); res == "" {
+		res := s.q.blocker(w)
+		if res == "" {
 			h, err := s.take(ctx, req.Holder, uses, w)
 			if !errors.As(err, &full) {
 				return h, err
 			}
+			res = full.Resource
+		}
+		if shown == nil {
+			shown = s.announce(ctx, w, res)
 		}
 		left := time.Until(until)
 		if left <= 0 {

@@ -143,3 +143,42 @@ func TestWaitHonoursItsContext(t *testing.T) {
 		}
 	})
 }
+
+// A fire waiting on one host is listed by every host sharing the
+// backend (Redis, MySQL, PostgreSQL: the waits' namespace), with when it
+// gives up, as long as it waits and no longer. The file backend's state
+// dir is one host's: its waiters are its own (the tests above).
+func TestWaitersSeenOnEveryHost(t *testing.T) {
+	for _, be := range backendsUnderTest() {
+		if be.name == "file" {
+			continue
+		}
+		t.Run(be.name, func(t *testing.T) {
+			ctx := locktest.Context(t, 20*time.Second)
+			open := opener(t, be.b, be.settings(t))
+			here, there := open(map[string]int{"db": 1}), open(map[string]int{"db": 1})
+			mustTake(ctx, t, there, req("holder", "db", 1))
+			until := time.Now().Add(15 * time.Second).Truncate(time.Millisecond)
+			wctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			ch := goWait(wctx, t, here, "patient", until)
+			var seen Resource
+			locktest.WaitUntil(ctx, t, "the other host lists the waiter", func() bool {
+				seen = listed(ctx, t, there, "db")
+				return len(seen.Waiters) == 1
+			})
+			w := seen.Waiters[0]
+			if w.Job != "patient" || w.RunID != "run-patient" || w.Resource != "db" || !w.Until.Equal(until) || w.Since.IsZero() {
+				t.Errorf("the other host's waiter %+v, want patient's run giving up at %s", w, until)
+			}
+			if got := waiters(ctx, t, here); !slices.Equal(got, []string{"patient"}) {
+				t.Errorf("the waiting host lists %v, want patient once", got)
+			}
+			cancel()
+			recv(ctx, t, ch)
+			if got := waiters(ctx, t, there); len(got) != 0 {
+				t.Errorf("the other host lists %v once the wait ended", got)
+			}
+		})
+	}
+}
