@@ -83,15 +83,27 @@ func (s *Scheduler) catchUp(ctx context.Context, j config.Job, now, last time.Ti
 			return
 		}
 	}
-	if j.Enabled && j.CatchUp > 0 && now.Sub(newest) <= j.CatchUp {
+	caughtUp := j.CatchUp > 0 && now.Sub(newest) <= j.CatchUp
+	if j.Enabled && (caughtUp || s.dueSinceUp(newest, now)) {
 		if n > 1 {
+			why := "missed while down (older than the newest missed fire, which catch_up runs)"
+			if !caughtUp {
+				why = "missed while down (older than the newest fire, due as cronvisor started, which runs)"
+			}
 			_, through, _ := missedSlots(j, last, newest.Add(-time.Nanosecond))
-			s.missedWhileDown(ctx, j, first, through, n-1, "missed while down (older than the newest missed fire, which catch_up runs)")
+			s.missedWhileDown(ctx, j, first, through, n-1, why)
 		}
 		s.dispatch(ctx, j, newest)
 		return
 	}
 	s.missedWhileDown(ctx, j, first, newest, n, "missed while down (beyond catch_up "+j.CatchUp.String()+")")
+}
+
+// dueSinceUp says whether slot came due after this supervisor came up
+// (WithUpSince) and is no later at now than a fire may start: a fire the
+// start-up reached late, not one missed while down.
+func (s *Scheduler) dueSinceUp(slot, now time.Time) bool {
+	return !s.upSince.IsZero() && slot.After(s.upSince) && now.Sub(slot) <= LateTolerance
 }
 
 // peersFrom is the last instant of j's slots that this host accounts for

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -113,5 +114,55 @@ func TestSchedulerStartUpAsksThePeersOnce(t *testing.T) {
 	h.sched.WaitAll()
 	if none.Load() != 0 {
 		t.Errorf("hosts asked %d times with nothing missed, want never", none.Load())
+	}
+}
+
+// A slot that came due while the supervisor was starting (after
+// WithUpSince) is fired late, as a late wake-up's is, not recorded as
+// missed while down nor claimed in the ledger: a peer that fired it on
+// time makes it a skip, never a missed slot of the fleet. Slots before
+// the start stay missed while down.
+func TestSchedulerStartUpFiresSlotsDueWhileStarting(t *testing.T) {
+	at := func(h, m int) time.Time { return time.Date(2026, 5, 1, h, m, 0, 0, time.UTC) }
+	now := at(12, 0).Add(80 * time.Millisecond)
+	tests := []struct {
+		name      string
+		up        time.Time
+		last      time.Time
+		wantFirst time.Time // the missed record's first slot; zero: none
+		wantClaim *lock.MissedClaim
+		wantFires []time.Time
+	}{
+		{name: "up just before the slot: fired", up: at(12, 0).Add(-50 * time.Millisecond), last: at(11, 0),
+			wantFires: []time.Time{at(12, 0)}},
+		{name: "up just after the slot: missed while down", up: at(12, 0).Add(time.Millisecond), last: at(11, 0),
+			wantFirst: at(12, 0), wantClaim: &lock.MissedClaim{First: at(12, 0), Through: at(12, 0)}},
+		{name: "down over a slot, up before the next: the older missed, the newer fired", up: at(11, 30), last: at(10, 0),
+			wantFirst: at(11, 0), wantClaim: &lock.MissedClaim{First: at(11, 0), Through: at(11, 0)}, wantFires: []time.Time{at(12, 0)}},
+		{name: "no start known: missed while down", last: at(11, 0),
+			wantFirst: at(12, 0), wantClaim: &lock.MissedClaim{First: at(12, 0), Through: at(12, 0)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			led := newFakeLedger(nil)
+			j := testJob(t, "sync", "0 * * * *", "UTC")
+			opts := []SchedulerOption{WithLastSlots(localSlots(map[string]time.Time{"sync": tc.last})), WithLedger(led)}
+			if !tc.up.IsZero() {
+				opts = append(opts, WithUpSince(tc.up))
+			}
+			h := startHarness(t, now, []config.Job{j}, opts...)
+			h.sched.WaitAll()
+			checkMissedSkip(t, h.rec.skipsOf("sync"), tc.wantFirst, 1)
+			won := led.won()
+			if tc.wantClaim == nil && len(won) != 0 {
+				t.Errorf("claims %+v, want none", won)
+			}
+			if c := tc.wantClaim; c != nil && (len(won) != 1 || !won[0].First.Equal(c.First) || !won[0].Through.Equal(c.Through)) {
+				t.Errorf("claims %+v, want one of %s through %s", won, c.First, c.Through)
+			}
+			if fires := h.rec.firesOf("sync"); !slices.EqualFunc(fires, tc.wantFires, time.Time.Equal) {
+				t.Errorf("fires %v, want %v", fires, tc.wantFires)
+			}
+		})
 	}
 }

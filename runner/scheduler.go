@@ -68,6 +68,7 @@ type Scheduler struct {
 	peers      PeersUpFunc
 	peersAsked bool
 	peersSince time.Time                                         // zero: no peer up, or not known
+	upSince    time.Time                                         // WithUpSince
 	delay      func(j *config.Job, slot time.Time) time.Duration // a fire's jitter
 	// settle sleeps the last stretch before a fire precisely, when the
 	// timer woke lead early; nil (fake clocks) waits for the timer alone.

@@ -35,6 +35,17 @@ func WithLedger(l lock.SlotLedger) SchedulerOption {
 	return func(s *Scheduler) { s.ledger = l }
 }
 
+// WithUpSince says when this supervisor came up (its daemon began to
+// start). A slot that came due after then was not missed while down: the
+// start-up reached it late, and it is fired as a late wake-up's newest
+// slot is (within LateTolerance), where a live peer that fired it first
+// makes it a skip ("slot already run", "lock held") rather than a slot
+// this host records as missed and claims from under that peer. Zero: every
+// slot after the last one is judged as missed while down.
+func WithUpSince(t time.Time) SchedulerOption {
+	return func(s *Scheduler) { s.upSince = t }
+}
+
 // WithJitter replaces the draw of jitter delays, by default the hash of
 // the job's name and slot (config.Job.Delay), with f of the job's jitter
 // (tests).

@@ -64,6 +64,7 @@ type Daemon struct {
 // housekeeping, the watcher of jobs.yaml and the control socket.
 func New(cfg *config.Config, o Options) (*Daemon, error) {
 	o = o.withDefaults()
+	up := o.Clock.Now() // a slot due from here on is not missed while down
 	d := &Daemon{log: o.Log, reloads: make(chan chan error), changed: make(chan struct{}, 1)}
 	m := d.newMetrics(cfg, o)
 	if m != nil {
@@ -87,7 +88,7 @@ func New(cfg *config.Config, o Options) (*Daemon, error) {
 	// status each job starts with.
 	recent := service.ReadRecent(context.Background(), e.Store, cfg.Jobs)
 	d.shared = d.startFleet(cfg)
-	d.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, schedulerOptions(e, recent, d.shared)...)
+	d.sched = runner.NewScheduler(e.Supervisor, e.Supervisor.Clock(), e.Emit, schedulerOptions(e, recent, d.shared, up)...)
 	if err := d.serveMetrics(cfg, m); err != nil {
 		if ln != nil {
 			ln.Close()
@@ -190,10 +191,12 @@ func (d *Daemon) newService(cfg *config.Config, recent service.StoredRuns) error
 
 // schedulerOptions are where start-up finds each job's last slot: the
 // history read, and the lock backend's slot ledger where every host
-// shares one; and, with a shared history, since when live peers have been
-// up, whose slots are theirs rather than missed.
-func schedulerOptions(e *Env, recent service.StoredRuns, shared *fleet.Store) []runner.SchedulerOption {
-	opts := []runner.SchedulerOption{runner.WithLastSlots(recent.LastSlots),
+// shares one; since when this daemon is up (up: slots due after it are
+// fires its start-up reached late, not missed); and, with a shared
+// history, since when live peers have been up, whose slots are theirs
+// rather than missed.
+func schedulerOptions(e *Env, recent service.StoredRuns, shared *fleet.Store, up time.Time) []runner.SchedulerOption {
+	opts := []runner.SchedulerOption{runner.WithLastSlots(recent.LastSlots), runner.WithUpSince(up),
 		runner.WithParallelism(func(n int) { runtime.GOMAXPROCS(n) }, runtime.GOMAXPROCS(0))}
 	if e.Ledger != nil {
 		opts = append(opts, runner.WithLedger(e.Ledger))
