@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"cronvisor/internal/lock"
 )
@@ -24,17 +25,29 @@ import (
 // waitPrefix is what the waits' prefix ends with, in place of slotPrefix.
 const waitPrefix = ".resource-wait:"
 
-// maxAnnounced bounds the indexes a waiter tries: past them it waits
-// unannounced, seen by its own host only.
-const maxAnnounced = 1000
+// maxAnnounced bounds the indexes a waiter tries, and announcedHere the
+// announcements of one process alive at once (on SQL backends each holds
+// a connection, as the waiting fire's lock does): past either a fire
+// waits unannounced, seen by its own host only.
+const (
+	maxAnnounced  = 1000
+	announcedHere = 32
+)
 
 // announced is a waiter's lock in the waits' namespace; nil when it is
-// not announced (no namespace, or the backend failed).
-type announced struct{ g lock.Grant }
+// not announced (no namespace, too many here, or the backend failed).
+type announced struct {
+	g    lock.Grant
+	here *atomic.Int32
+}
 
 // announce makes w, waiting for res, seen by every host (see above).
 func (s *sems) announce(ctx context.Context, w *waiter, res string) *announced {
 	if s.waits == nil {
+		return nil
+	}
+	if s.announced.Add(1) > announcedHere {
+		s.announced.Add(-1)
 		return nil
 	}
 	rec := lock.Record{Holder: w.who, Slot: w.until}
@@ -43,11 +56,13 @@ func (s *sems) announce(ctx context.Context, w *waiter, res string) *announced {
 		var held *lock.HeldError
 		switch {
 		case err == nil:
-			return &announced{g: g}
+			return &announced{g: g, here: &s.announced}
 		case !errors.As(err, &held):
+			s.announced.Add(-1)
 			return nil // unannounced: the wait itself goes on
 		}
 	}
+	s.announced.Add(-1)
 	return nil
 }
 
@@ -55,6 +70,7 @@ func (s *sems) announce(ctx context.Context, w *waiter, res string) *announced {
 func (a *announced) end() {
 	if a != nil {
 		_ = a.g.Release()
+		a.here.Add(-1)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"cronvisor/internal/base/run"
@@ -16,9 +17,11 @@ import (
 type sems struct {
 	locker lock.Locker
 	waits  lock.Locker // the waits' namespace (announce.go); nil for the file backend
-	sizes  map[string]int
-	names  []string // the resources, sorted
-	q      queues
+	// announced counts this process's announcements alive (announce.go).
+	announced atomic.Int32
+	sizes     map[string]int
+	names     []string // the resources, sorted
+	q         queues
 }
 
 var _ Semaphores = (*sems)(nil)

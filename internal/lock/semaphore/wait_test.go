@@ -3,11 +3,13 @@ package semaphore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"cronvisor/internal/harness/locktest"
+	"cronvisor/internal/lock/redis"
 )
 
 type waited struct {
@@ -180,5 +182,36 @@ func TestWaitersSeenOnEveryHost(t *testing.T) {
 				t.Errorf("the other host lists %v once the wait ended", got)
 			}
 		})
+	}
+}
+
+// A process announces at most announcedHere waiters at once (on SQL
+// each holds a connection): the rest wait all the same, seen by their
+// own host only; an announcement ended makes room for the next.
+func TestAnnouncementsBoundedPerProcess(t *testing.T) {
+	ctx := locktest.Context(t, 30*time.Second)
+	open := opener(t, redis.Redis, redisSettings(t))
+	here, there := open(map[string]int{"db": 1}), open(map[string]int{"db": 1})
+	mustTake(ctx, t, there, req("holder", "db", 1))
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := announcedHere + 2
+	var chs []<-chan waited
+	for i := range n {
+		chs = append(chs, goWait(wctx, t, here, fmt.Sprintf("w%02d", i), time.Now().Add(20*time.Second)))
+	}
+	locktest.WaitUntil(ctx, t, "every fire waits here", func() bool { return len(waiters(ctx, t, here)) == n })
+	locktest.WaitUntil(ctx, t, "the other host lists the announced ones", func() bool {
+		return len(waiters(ctx, t, there)) == announcedHere
+	})
+	cancel()
+	for _, ch := range chs {
+		recv(ctx, t, ch)
+	}
+	if got := waiters(ctx, t, there); len(got) != 0 {
+		t.Errorf("the other host lists %v once every wait ended", got)
+	}
+	if a := here.(*sems).announced.Load(); a != 0 {
+		t.Errorf("%d announcements counted alive after the waits", a)
 	}
 }
