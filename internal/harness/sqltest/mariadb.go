@@ -35,14 +35,12 @@ func StartMariaDB(opts ...Option) (*MariaDB, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := filepath.Join(dir, "data")
+	data, tmp := filepath.Join(dir, "data"), filepath.Join(dir, "tmp")
 	user := []string{}
 	if os.Geteuid() == 0 {
 		user = []string{"--user=root"} // it refuses root otherwise; nothing here is shared
 	}
-	args := append([]string{install, "--no-defaults", "--datadir=" + data, "--skip-test-db",
-		"--auth-root-authentication-method=normal"}, user...)
-	if err := run(nil, args...); err != nil {
+	if err := installMariaDB(install, data, tmp, user); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -56,7 +54,7 @@ func StartMariaDB(opts ...Option) (*MariaDB, error) {
 			"--socket=" + filepath.Join(dir, "mysqld.sock"), "--port=" + strconv.Itoa(port),
 			"--bind-address=" + o.host, "--skip-grant-tables", "--skip-log-bin",
 			"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--innodb-buffer-pool-size=16M",
-			"--innodb-log-file-size=8M", "--skip-name-resolve"}, user...)
+			"--innodb-log-file-size=8M", "--skip-name-resolve", "--tmpdir=" + tmp}, user...)
 	}
 	m.dial = func(port int) (*sql.DB, error) { return sql.Open("mysql", m.DSN("")) }
 	if err := m.startFresh(); err != nil {
@@ -64,6 +62,30 @@ func StartMariaDB(opts ...Option) (*MariaDB, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// installMariaDB makes the data directory data, its temporary tables in
+// tmp (not /tmp, where servers installed at once could meet), tried
+// again on a fresh directory when the bootstrap fails, as it seldom does
+// on a loaded machine.
+func installMariaDB(install, data, tmp string, user []string) error {
+	var err error
+	for range 3 {
+		for _, d := range []string{data, tmp} {
+			if err = os.RemoveAll(d); err == nil {
+				err = os.MkdirAll(d, 0o700)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		args := append([]string{install, "--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--skip-test-db",
+			"--auth-root-authentication-method=normal"}, user...)
+		if err = run(nil, args...); err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // DSN is the driver's DSN for database db ("" for none), as root.

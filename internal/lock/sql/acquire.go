@@ -38,15 +38,16 @@ func (l *sqlLocker) Acquire(ctx context.Context, req lock.Request) (lock.Grant, 
 	}
 	full := l.prefix + req.Name
 	key := l.serverKey(full)
-	opCtx, cancel := l.opCtx(ctx)
-	defer cancel()
-	c, err := l.db.Conn(opCtx)
+	c, err := l.conn(ctx)
 	if err != nil {
 		return lock.Grant{}, l.wrap(ctx, fmt.Sprintf("lock %q", req.Name), err)
 	}
-	if err := l.take(ctx, opCtx, c, req.Name, full, key); err != nil {
+	if err := l.take(ctx, c, req.Name, full, key); err != nil {
 		return lock.Grant{}, err
 	}
+	// Bounded anew: take may have waited for a holder's record.
+	opCtx, cancel := l.opCtx(ctx)
+	defer cancel()
 	le, err := l.claim(opCtx, c, req, full, key, h)
 	if err != nil {
 		return lock.Grant{}, l.unclaimed(ctx, opCtx, c, req.Name, key, err)
@@ -72,19 +73,29 @@ func checkSQLRequest(req lock.Request, h lock.Record) error {
 	return nil
 }
 
+// conn is a connection of the pool, within one operation's bound.
+func (l *sqlLocker) conn(ctx context.Context) (*sql.Conn, error) {
+	opCtx, cancel := l.opCtx(ctx)
+	defer cancel()
+	return l.db.Conn(opCtx)
+}
+
 // take takes the session lock of key on c without waiting. A lock that
 // another session holds gives a *HeldError naming it, and c, which then
 // holds nothing, goes back to the pool; any other failure discards c.
-// Errors are wrapped for ctx, the caller's context; opCtx bounds the
-// queries.
-func (l *sqlLocker) take(ctx, opCtx context.Context, c *sql.Conn, name, full, key string) error {
+// Errors are wrapped for ctx, the caller's context. Each try is bounded
+// as one operation; the look at a holder, which may wait for its record
+// (heldBy), by claimWait more.
+func (l *sqlLocker) take(ctx context.Context, c *sql.Conn, name, full, key string) error {
 	what := fmt.Sprintf("lock %q", name)
 	// A holder that lets go between our try and our look at it (a
 	// session being terminated, a peer's fire that found its slot run or
 	// its resource full and let go) is tried again: peers firing the
 	// same slot can hand the lock round a few times before one runs.
 	for attempt := 0; ; attempt++ {
-		ok, err := l.d.tryLock(opCtx, c, key)
+		tryCtx, cancel := l.opCtx(ctx)
+		ok, err := l.d.tryLock(tryCtx, c, key)
+		cancel()
 		if err != nil {
 			discard(c)
 			return l.wrap(ctx, what, err)
@@ -92,7 +103,9 @@ func (l *sqlLocker) take(ctx, opCtx context.Context, c *sql.Conn, name, full, ke
 		if ok {
 			return nil
 		}
-		holder, held, err := l.heldBy(opCtx, c, full, key)
+		lookCtx, cancel := context.WithTimeout(ctx, claimWait+lock.OpTimeout)
+		holder, held, err := l.heldBy(lookCtx, c, full, key)
+		cancel()
 		if err == nil && !held && attempt < lookAgain {
 			continue
 		}
@@ -114,7 +127,7 @@ const lookAgain = 5
 // claimWait bounds how long a fire that found its lock held waits for
 // the holder's own record, and claimPoll is how often it looks.
 const (
-	claimWait = 500 * time.Millisecond
+	claimWait = 2 * time.Second
 	claimPoll = 20 * time.Millisecond
 )
 
