@@ -275,7 +275,7 @@ func checkResRecords(t *testing.T, s *sandbox, host, kind string, runs []resRun)
 		delete(ranByID, run.runID)
 	}
 	for id, rec := range ranByID {
-		t.Errorf("%s: record of run %s (%s %s) that no job told of", host, id, rec.str("job"), rec.str("outcome"))
+		t.Errorf("%s: record of run %s (%s %s: %s) that no job told of", host, id, rec.str("job"), rec.str("outcome"), rec.str("reason"))
 	}
 	return tally
 }

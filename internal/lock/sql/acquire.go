@@ -125,10 +125,14 @@ func (l *sqlLocker) take(ctx context.Context, c *sql.Conn, name, full, key strin
 const lookAgain = 5
 
 // claimWait bounds how long a fire that found its lock held waits for
-// the holder's own record, and claimPoll is how often it looks.
+// the holder's own record; it looks after claimPoll, then twice as long
+// each time up to claimPollMax, so that the peers of a server slowed down
+// do not slow it down more with their looks (and delay the keep-alives
+// of every lease on it).
 const (
-	claimWait = 2 * time.Second
-	claimPoll = 20 * time.Millisecond
+	claimWait    = 2 * time.Second
+	claimPoll    = 20 * time.Millisecond
+	claimPollMax = 250 * time.Millisecond
 )
 
 // heldBy names the holder of a lock, false when it is free. A holder
@@ -138,10 +142,11 @@ const (
 // is not the holder's, and would call a cronvisor peer "outside
 // cronvisor". So while the record is another session's and the holder
 // may be a cronvisor writing its own (mayBeClaiming), it is read again
-// every claimPoll, for up to claimWait; then the holder is foreign.
+// (after claimPoll, backing off), for up to claimWait; then the holder is
+// foreign.
 func (l *sqlLocker) heldBy(ctx context.Context, q querier, full, key string) (lock.Record, bool, error) {
 	deadline := time.Now().Add(claimWait)
-	waited := false
+	waited, poll := false, claimPoll
 	for {
 		id, held, err := l.d.owner(ctx, q, key)
 		if err != nil || !held {
@@ -160,7 +165,8 @@ func (l *sqlLocker) heldBy(ctx context.Context, q querier, full, key string) (lo
 		select {
 		case <-ctx.Done():
 			return lock.Record{}, false, ctx.Err()
-		case <-time.After(claimPoll):
+		case <-time.After(poll):
+			poll = min(2*poll, claimPollMax)
 		}
 	}
 }
