@@ -12,6 +12,7 @@ import (
 	"cronvisor/internal/base/schedule"
 	"cronvisor/internal/config"
 	"cronvisor/internal/harness/testlog"
+	"cronvisor/internal/lock"
 	"cronvisor/internal/lock/file"
 )
 
@@ -203,8 +204,14 @@ func TestRetriesCutShortRecordedAsTheLastAttempt(t *testing.T) {
 			testlog.Eventually(t, 10*time.Second, "the slot waiting for its retry", func() bool {
 				return len(finishes(ev)) > 0 && s.waiting("doomed")
 			})
-			if st, _ := s.locker.Inspect(context.Background(), j.Lock); st.Record.RetryAt.IsZero() || !st.Record.InFlight ||
-				st.Record.PID != os.Getpid() {
+			// The record is rewritten as the backoff begins, a moment after
+			// the wait is registered; the backoff lasts a minute.
+			var st lock.Status
+			testlog.Eventually(t, 10*time.Second, "the lock record to say the slot waits for its retry", func() bool {
+				st, _ = s.locker.Inspect(context.Background(), j.Lock)
+				return !st.Record.RetryAt.IsZero()
+			})
+			if !st.Record.InFlight || st.Record.PID != os.Getpid() {
 				t.Errorf("lock record in the backoff: %+v, want in flight with retry_at, held by the supervisor (pid %d)", st.Record, os.Getpid())
 			}
 			if tc.stop {
