@@ -46,8 +46,9 @@ type killTarget struct {
 
 // Kill implements ctl.Backend: it ends the job's runs, own and adopted
 // (a dead supervisor's, which their keepers go on guarding), the
-// retries its slots wait for and its fires waiting for a resource; unless o.NoWait, it waits for the runs'
-// end up to their kill_grace and killMargin (at most ctl.KillWaitMax),
+// retries its slots wait for and its fires waiting for a resource;
+// unless o.NoWait, it waits for the runs' end up to their kill_grace and
+// killMargin (at most ctl.KillWaitMax),
 // and says where each stands then. A run an earlier kill signalled is
 // not signalled again: the answer says when its SIGKILL falls, at once.
 func (s *Service) Kill(ctx context.Context, name string, o ctl.KillOptions) (ctl.KillResult, error) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"cronvisor/internal/lock"
@@ -95,21 +93,6 @@ func (s *sems) announcedWaiters(ctx context.Context) (map[string][]Waiter, error
 		}
 	}
 	return out, nil
-}
-
-// resourceOf is the declared resource whose index name is the lock name
-// "NAME.K".
-func (s *sems) resourceOf(name string) (string, bool) {
-	i := strings.LastIndexByte(name, '.')
-	if i < 0 {
-		return "", false
-	}
-	if _, err := strconv.Atoi(name[i+1:]); err != nil {
-		return "", false
-	}
-	res := name[:i]
-	_, ok := s.sizes[res]
-	return res, ok
 }
 
 // mergeWaiters is this process's waiters of a resource (first first)

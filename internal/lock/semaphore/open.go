@@ -110,6 +110,21 @@ func ensureDir(dir string) error {
 // different resources never share a lock.
 func slotLock(res string, k int) string { return res + "." + strconv.Itoa(k) }
 
+// resourceOf is slotLock undone: the declared resource whose slot (or
+// index, announce.go) has the lock name "NAME.K".
+func (s *sems) resourceOf(name string) (string, bool) {
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 {
+		return "", false
+	}
+	if _, err := strconv.Atoi(name[i+1:]); err != nil {
+		return "", false
+	}
+	res := name[:i]
+	_, ok := s.sizes[res]
+	return res, ok
+}
+
 // SlotName is how slot k of res is named to people and runs: "db/0".
 func SlotName(res string, k int) string { return res + "/" + strconv.Itoa(k) }
 
