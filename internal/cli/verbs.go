@@ -142,7 +142,10 @@ Ns" with when SIGKILL falls. A second kill while a run is being ended says so
 and when its SIGKILL falls, without signalling it again. An adopted run whose keeper does not answer
 within 2s (frozen) is signalled by the daemon itself, through its cgroup leaf
 (else its process group), and kill says "signalled, keeper not answering" and
-exits 1. Exit 1 when no run of JOB is running.`,
+exits 1. A slot waiting for its next attempt (retries) gets none, and a fire
+waiting for a resource's slot (on_full: wait) stops waiting and is recorded
+skipped, "killed by operator while waiting for db". Exit 1 when no run of JOB
+is running and nothing of it waits.`,
 		Args: oneJob,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connectDaemon(g)
