@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"cronvisor/internal/base/exepages"
+	"cronvisor/internal/base/heapfloor"
 	"cronvisor/internal/base/ratelog"
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/config"
@@ -131,7 +132,19 @@ func (d *Daemon) settleMemory() {
 	}
 	debug.FreeOSMemory()
 	d.releaseStartupPages()
+	// From here the heap holds the jobs and what fires leave; what a fire
+	// allocates is garbage by its end. Start-up is left out: its garbage
+	// would grow into fresh pages, which cost more than the marking.
+	stop := heapfloor.Hold(gcFloor)
+	<-d.ctx.Done()
+	stop()
 }
+
+// gcFloor is the allocation, beyond the live heap, that the collector
+// waits for between two cycles once the daemon is up (heapfloor): with
+// the default percentage a busy daemon's small live heap made a cycle
+// of every few megabytes of fires.
+const gcFloor = 8 << 20
 
 // releaseStartupPages hands back the mappings of the executable's pages
 // that start-up touched (the initialisers, jobs.yaml's decoding): most of
