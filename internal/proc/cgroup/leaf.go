@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -166,15 +168,17 @@ func (l *Leaf) Remove() error {
 // ("key value" lines: cgroup.events, cpu.stat, memory.events).
 func (l *Leaf) keyed(name string, keys ...string) ([]int64, error) {
 	out := make([]int64, len(keys))
-	b, err := l.read(name)
+	small := smallBufs.Get().(*[smallRead]byte)
+	defer smallBufs.Put(small)
+	b, err := l.read(name, small[:0])
 	if err != nil {
 		return out, err
 	}
 	found := 0
-	for line := range strings.Lines(string(b)) {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
-		if i := slices.Index(keys, k); ok && i >= 0 {
-			if out[i], err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
+	for line := range bytes.Lines(b) {
+		k, v, ok := bytes.Cut(bytes.TrimSpace(line), []byte(" "))
+		if i := slices.IndexFunc(keys, func(key string) bool { return string(k) == key }); ok && i >= 0 {
+			if out[i], err = strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64); err != nil {
 				return out, fmt.Errorf("%s: %s: %w", filepath.Join(l.Path, name), k, err)
 			}
 			found++
@@ -186,11 +190,19 @@ func (l *Leaf) keyed(name string, keys ...string) ([]int64, error) {
 	return out, nil
 }
 
+// smallRead is the buffer that the files read at a run's end fit in (a
+// longer one is read into a grown copy); they are kept for the next
+// reads, as a page allocated for each read was most of what a run's end
+// allocated.
+const smallRead = 512
+
+var smallBufs = sync.Pool{New: func() any { return new([smallRead]byte) }}
+
 // read reads the leaf's interface file name with plain system calls (a
 // run's end reads several: no runtime poller set-up), relative to the
 // leaf's directory while it is open, so that the kernel does not walk
-// the whole path for each.
-func (l *Leaf) read(name string) ([]byte, error) {
+// the whole path for each; into buf's spare capacity, grown if need be.
+func (l *Leaf) read(name string, buf []byte) ([]byte, error) {
 	dir, path := l.dirFD, name
 	if l.dir == nil {
 		dir, path = unix.AT_FDCWD, filepath.Join(l.Path, name)
@@ -200,7 +212,6 @@ func (l *Leaf) read(name string) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: filepath.Join(l.Path, name), Err: err}
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, 0, 4096)
 	for {
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
 		if err == unix.EINTR {
