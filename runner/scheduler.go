@@ -82,6 +82,7 @@ type Scheduler struct {
 	maxSleep time.Duration
 	reload   chan []config.Job
 	runs     sync.WaitGroup
+	workers  *workers // the goroutines fires run on
 
 	// woke is when the loop last woke (Unix nanoseconds): /healthz tells
 	// a live loop from a stuck one by it.
@@ -111,6 +112,7 @@ func NewScheduler(f Firer, c clock.Clock, emit func(run.Event), opts ...Schedule
 		firer:    f,
 		emit:     emit,
 		reload:   make(chan []config.Job),
+		workers:  newWorkers(),
 		maxSleep: maxSleep,
 		next:     map[string]time.Time{},
 		stalls:   map[string]run.Stall{},
@@ -138,22 +140,8 @@ func sleepPrecise(d time.Duration) {
 // runs in flight; Wait does that. jobs, like Reload's, is read while the
 // scheduler runs and must not be changed.
 func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
-	// Sized for every job at once: grown one job at a time, the maps
-	// rehash and the heap copies its way to a million jobs.
-	entries := make(entryHeap, 0, len(jobs))
-	h := &entries
-	byName := make(map[string]*entry, len(jobs))
-	s.mu.Lock()
-	s.next = make(map[string]time.Time, len(jobs))
-	s.mu.Unlock()
-	now := s.clock.Now()
-	last := s.startSlots(ctx, jobs)
-	for i := range jobs {
-		s.add(ctx, h, byName, &jobs[i], now, last)
-	}
-	// Asked once: whatever the func holds (history read at start-up) is
-	// garbage from here on.
-	s.lastSlots, s.ledger, s.peers = nil, nil, nil
+	defer s.workers.stop() // a fire in flight keeps its worker to its end
+	h, byName := s.build(ctx, jobs)
 	s.beganOnce.Do(func() { close(s.began) })
 	timer := s.clock.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -167,7 +155,7 @@ func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 		}
 	}
 	for {
-		now = s.clock.Now()
+		now := s.clock.Now()
 		s.woke.Store(now.UnixNano())
 		if d := s.untilNext(h, now); settle != nil && d > 0 && d <= s.lead {
 			settle(d)
@@ -196,6 +184,27 @@ func (s *Scheduler) Run(ctx context.Context, jobs []config.Job) {
 			s.apply(ctx, h, byName, jobs)
 		}
 	}
+}
+
+// build makes the heap of next fires, and its index by job name.
+func (s *Scheduler) build(ctx context.Context, jobs []config.Job) (*entryHeap, map[string]*entry) {
+	// Sized for every job at once: grown one job at a time, the maps
+	// rehash and the heap copies its way to a million jobs.
+	entries := make(entryHeap, 0, len(jobs))
+	h := &entries
+	byName := make(map[string]*entry, len(jobs))
+	s.mu.Lock()
+	s.next = make(map[string]time.Time, len(jobs))
+	s.mu.Unlock()
+	now := s.clock.Now()
+	last := s.startSlots(ctx, jobs)
+	for i := range jobs {
+		s.add(ctx, h, byName, &jobs[i], now, last)
+	}
+	// Asked once: whatever the func holds (history read at start-up) is
+	// garbage from here on.
+	s.lastSlots, s.ledger, s.peers = nil, nil, nil
+	return h, byName
 }
 
 // Began is closed once Run has read the jobs' last slots and built its
@@ -287,7 +296,9 @@ func (s *Scheduler) fire(ctx context.Context, e *entry, now time.Time) {
 
 func (s *Scheduler) dispatch(ctx context.Context, j config.Job, slot time.Time) {
 	s.procs.inFlight.Add(1)
-	s.runs.Go(func() {
+	s.runs.Add(1)
+	s.workers.run(func() {
+		defer s.runs.Done()
 		defer s.procs.inFlight.Add(-1)
 		s.firer.Fire(ctx, j, slot, false)
 	})
