@@ -51,13 +51,12 @@ func Hold(floor int64) (stop func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	return hold1(floor, nil)
+	return start(floor, nil)
 }
 
-func hold1(floor int64, notify func(int)) (stop func()) {
-	base := debug.SetGCPercent(-1)
-	debug.SetGCPercent(base)
-	h := &hold{base: base, floor: floor, notify: notify}
+// start is Hold, telling notify of each percentage it sets.
+func start(floor int64, notify func(int)) (stop func()) {
+	h := &hold{base: percentNow(), floor: floor, notify: notify}
 	h.mu.Lock()
 	h.set(liveHeap())
 	h.mu.Unlock()
@@ -107,13 +106,30 @@ func (h *hold) stop() {
 	debug.SetGCPercent(h.base)
 }
 
+// percentNow is the collector's percentage in force (reading it through
+// SetGCPercent would turn the collector off for a moment, and wait for a
+// cycle in progress); -1 with the collector off.
+func percentNow() int {
+	p, ok := readMetric("/gc/gogc:percent")
+	if !ok {
+		return 100
+	}
+	return int(p)
+}
+
 // liveHeap is the heap the last cycle found live, in bytes; 0 before
 // the first cycle.
 func liveHeap() int64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	live, _ := readMetric("/gc/heap/live:bytes")
+	return int64(live)
+}
+
+// readMetric reads one of the runtime's uint64 metrics.
+func readMetric(name string) (uint64, bool) {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+		return 0, false
 	}
-	return int64(s[0].Value.Uint64())
+	return s[0].Value.Uint64(), true
 }

@@ -35,7 +35,7 @@ func TestHoldFollowsEachCycle(t *testing.T) {
 	runtime.GC()
 	const floor = 1 << 30 // far above this test's live heap
 	set := make(chan int, 16)
-	stop := hold1(floor, func(p int) {
+	stop := start(floor, func(p int) {
 		select {
 		case set <- p:
 		default:
@@ -82,5 +82,19 @@ func TestHoldLeavesGOGCAlone(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if got := debug.SetGCPercent(50); got != 50 {
 		t.Fatalf("percentage with GOGC=50 = %d, want 50", got)
+	}
+}
+
+// TestPercentNow reads the percentage in force, the collector off
+// included.
+func TestPercentNow(t *testing.T) {
+	base := debug.SetGCPercent(37)
+	defer debug.SetGCPercent(base)
+	if got := percentNow(); got != 37 {
+		t.Fatalf("percentNow() = %d after SetGCPercent(37)", got)
+	}
+	debug.SetGCPercent(-1)
+	if got := percentNow(); got != -1 {
+		t.Fatalf("percentNow() = %d with the collector off, want -1", got)
 	}
 }
