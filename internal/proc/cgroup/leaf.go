@@ -168,26 +168,36 @@ func (l *Leaf) Remove() error {
 // ("key value" lines: cgroup.events, cpu.stat, memory.events).
 func (l *Leaf) keyed(name string, keys ...string) ([]int64, error) {
 	out := make([]int64, len(keys))
+	err := l.parse(name, func(b []byte) error {
+		found := 0
+		for line := range bytes.Lines(b) {
+			k, v, ok := bytes.Cut(bytes.TrimSpace(line), []byte(" "))
+			if i := slices.IndexFunc(keys, func(key string) bool { return string(k) == key }); ok && i >= 0 {
+				var err error
+				if out[i], err = strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64); err != nil {
+					return fmt.Errorf("%s: %s: %w", filepath.Join(l.Path, name), k, err)
+				}
+				found++
+			}
+		}
+		if found < len(keys) {
+			return fmt.Errorf("%s: no %s", filepath.Join(l.Path, name), strings.Join(keys, " or "))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// parse reads the leaf's interface file name into a kept buffer and
+// hands its content to f, which must not keep it.
+func (l *Leaf) parse(name string, f func(content []byte) error) error {
 	small := smallBufs.Get().(*[smallRead]byte)
 	defer smallBufs.Put(small)
 	b, err := l.read(name, small[:0])
 	if err != nil {
-		return out, err
+		return err
 	}
-	found := 0
-	for line := range bytes.Lines(b) {
-		k, v, ok := bytes.Cut(bytes.TrimSpace(line), []byte(" "))
-		if i := slices.IndexFunc(keys, func(key string) bool { return string(k) == key }); ok && i >= 0 {
-			if out[i], err = strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64); err != nil {
-				return out, fmt.Errorf("%s: %s: %w", filepath.Join(l.Path, name), k, err)
-			}
-			found++
-		}
-	}
-	if found < len(keys) {
-		return out, fmt.Errorf("%s: no %s", filepath.Join(l.Path, name), strings.Join(keys, " or "))
-	}
-	return out, nil
+	return f(b)
 }
 
 // smallRead is the buffer that the files read at a run's end fit in (a

@@ -26,13 +26,13 @@ func (l *Leaf) Usage() (Usage, error) {
 		return u, err
 	}
 	u.CPUUser, u.CPUSystem = time.Duration(cpu[0])*time.Microsecond, time.Duration(cpu[1])*time.Microsecond
-	small := smallBufs.Get().(*[smallRead]byte)
-	defer smallBufs.Put(small)
-	b, err := l.read("memory.peak", small[:0])
+	err = l.parse("memory.peak", func(b []byte) error {
+		u.MemoryPeak, _ = strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
+		return nil
+	})
 	if err != nil {
 		return u, nil // no memory controller here: no memory.events either
 	}
-	u.MemoryPeak, _ = strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
 	if n, err := l.keyed("memory.events", "oom_kill"); err == nil {
 		u.OOMKilled = n[0] > 0
 	}
