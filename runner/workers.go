@@ -1,6 +1,9 @@
 package runner
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // maxIdleWorkers bounds the goroutines kept waiting for the next fire.
 const maxIdleWorkers = 64
@@ -12,9 +15,10 @@ const maxIdleWorkers = 64
 // wait; a worker ends when more wait, and every worker ends once stop
 // is called and its fire is over.
 type workers struct {
-	work chan func()
-	quit chan struct{}
-	idle atomic.Int32
+	work    chan func()
+	quit    chan struct{}
+	stopped sync.Once
+	idle    atomic.Int32
 }
 
 func newWorkers() *workers {
@@ -48,4 +52,4 @@ func (w *workers) loop(f func()) {
 }
 
 // stop ends the waiting workers, and each busy one once its fire is over.
-func (w *workers) stop() { close(w.quit) }
+func (w *workers) stop() { w.stopped.Do(func() { close(w.quit) }) }
