@@ -35,28 +35,50 @@ type keeperFlag struct {
 // parsed with it, once per run: a flag.FlagSet built for each was a
 // tenth of a keeper's work.
 var keeperFlagTable = map[string]keeperFlag{
-	"tag":               {set: func(f *keeperFlags, v string) error { f.tag = v; return nil }},
-	"grace":             {set: func(f *keeperFlags, v string) (err error) { f.grace, err = time.ParseDuration(v); return }},
-	"at-once":           {isSwitch: true, set: func(f *keeperFlags, v string) (err error) { f.atOnce, err = strconv.ParseBool(v); return }},
-	"session":           {isSwitch: true, set: func(f *keeperFlags, v string) (err error) { f.session, err = strconv.ParseBool(v); return }},
-	"lease":             {isSwitch: true, set: func(f *keeperFlags, v string) (err error) { f.lease, err = strconv.ParseBool(v); return }},
-	"within":            {set: func(f *keeperFlags, v string) (err error) { f.within, err = time.ParseDuration(v); return }},
-	"deadline":          {set: func(f *keeperFlags, v string) (err error) { f.deadline, err = time.Parse(time.RFC3339Nano, v); return }},
-	"timeout":           {set: func(f *keeperFlags, v string) (err error) { f.timeout, err = time.ParseDuration(v); return }},
-	"end":               {set: func(f *keeperFlags, v string) error { f.end = v; return nil }},
-	"no-sync":           {isSwitch: true, set: func(f *keeperFlags, v string) (err error) { f.noSync, err = strconv.ParseBool(v); return }},
-	"log":               {set: func(f *keeperFlags, v string) error { f.log = v; return nil }},
-	"log-limit":         {set: func(f *keeperFlags, v string) (err error) { f.logLimit, err = strconv.ParseInt(v, 0, 64); return }},
-	"lock":              {isSwitch: true, set: func(f *keeperFlags, v string) (err error) { f.lock, err = strconv.ParseBool(v); return }},
-	"cgroup":            {set: func(f *keeperFlags, v string) error { f.cgroup = v; return nil }},
-	"beats":             {isSwitch: true, set: func(f *keeperFlags, v string) (err error) { f.beats, err = strconv.ParseBool(v); return }},
-	"heartbeat-timeout": {set: func(f *keeperFlags, v string) (err error) { f.heartbeatTimeout, err = time.ParseDuration(v); return }},
-	"job":               {set: func(f *keeperFlags, v string) error { f.run.Job = v; return nil }},
-	"supervisor":        {set: func(f *keeperFlags, v string) (err error) { f.run.SupervisorPID, err = strconv.Atoi(v); return }},
-	"slot":              {set: func(f *keeperFlags, v string) (err error) { f.run.Slot, err = time.Parse(time.RFC3339Nano, v); return }},
-	"attempt":           {set: func(f *keeperFlags, v string) (err error) { f.run.Attempt, err = strconv.Atoi(v); return }},
-	"manual":            {isSwitch: true, set: func(f *keeperFlags, v string) (err error) { f.run.Manual, err = strconv.ParseBool(v); return }},
+	"tag":               arg(text, func(f *keeperFlags) *string { return &f.tag }),
+	"grace":             arg(time.ParseDuration, func(f *keeperFlags) *time.Duration { return &f.grace }),
+	"at-once":           switchArg(func(f *keeperFlags) *bool { return &f.atOnce }),
+	"session":           switchArg(func(f *keeperFlags) *bool { return &f.session }),
+	"lease":             switchArg(func(f *keeperFlags) *bool { return &f.lease }),
+	"within":            arg(time.ParseDuration, func(f *keeperFlags) *time.Duration { return &f.within }),
+	"deadline":          arg(rfc3339, func(f *keeperFlags) *time.Time { return &f.deadline }),
+	"timeout":           arg(time.ParseDuration, func(f *keeperFlags) *time.Duration { return &f.timeout }),
+	"end":               arg(text, func(f *keeperFlags) *string { return &f.end }),
+	"no-sync":           switchArg(func(f *keeperFlags) *bool { return &f.noSync }),
+	"log":               arg(text, func(f *keeperFlags) *string { return &f.log }),
+	"log-limit":         arg(int64Of, func(f *keeperFlags) *int64 { return &f.logLimit }),
+	"lock":              switchArg(func(f *keeperFlags) *bool { return &f.lock }),
+	"cgroup":            arg(text, func(f *keeperFlags) *string { return &f.cgroup }),
+	"beats":             switchArg(func(f *keeperFlags) *bool { return &f.beats }),
+	"heartbeat-timeout": arg(time.ParseDuration, func(f *keeperFlags) *time.Duration { return &f.heartbeatTimeout }),
+	"job":               arg(text, func(f *keeperFlags) *string { return &f.run.Job }),
+	"supervisor":        arg(strconv.Atoi, func(f *keeperFlags) *int { return &f.run.SupervisorPID }),
+	"slot":              arg(rfc3339, func(f *keeperFlags) *time.Time { return &f.run.Slot }),
+	"attempt":           arg(strconv.Atoi, func(f *keeperFlags) *int { return &f.run.Attempt }),
+	"manual":            switchArg(func(f *keeperFlags) *bool { return &f.run.Manual }),
 }
+
+// arg is an argument with a value, read by parse into field.
+func arg[T any](parse func(string) (T, error), field func(*keeperFlags) *T) keeperFlag {
+	return keeperFlag{set: func(f *keeperFlags, v string) error {
+		x, err := parse(v)
+		if err == nil {
+			*field(f) = x
+		}
+		return err
+	}}
+}
+
+// switchArg is a switch: "-name" alone sets it, "-name=BOOL" says which.
+func switchArg(field func(*keeperFlags) *bool) keeperFlag {
+	k := arg(strconv.ParseBool, field)
+	k.isSwitch = true
+	return k
+}
+
+func text(v string) (string, error)       { return v, nil }
+func int64Of(v string) (int64, error)     { return strconv.ParseInt(v, 0, 64) }
+func rfc3339(v string) (time.Time, error) { return time.Parse(time.RFC3339Nano, v) }
 
 // parseKeeperFlags reads a hand-over's arguments as the flag package
 // would: "-name value" or "-name=value", a switch as "-name" (or
@@ -74,7 +96,7 @@ func parseKeeperFlags(args []string) (keeperFlags, bool) {
 		name, value, hasValue := strings.Cut(name, "=")
 		kf, known := keeperFlagTable[name]
 		switch {
-		case !known || name == "":
+		case !known:
 			return f, false
 		case kf.isSwitch && !hasValue:
 			value = "true"
