@@ -33,7 +33,7 @@ func Percent(live, floor int64, base int) int {
 	return int(max(p, int64(base)))
 }
 
-// hold is one Hold: the percentage to restore, and whether Stop ran
+// hold is one Hold: the percentage to restore, and whether stop ran
 // (then a cycle's cleanup leaves the percentage alone).
 type hold struct {
 	mu      sync.Mutex
