@@ -179,7 +179,13 @@ func TestE2ELeftoversOfADeadRunAreEnded(t *testing.T) {
 		t.Errorf("run recorded %s (%q), want interrupted", r.Outcome, r.Reason)
 	}
 	waitFor(t, 3*time.Second, "the escapee ended through the run's leaf", func() bool { return len(escapees(arg)) == 0 })
-	if !strings.Contains(d.stderr(), "ended what was left of a dead supervisor's run in its cgroup") {
+	// The line follows the leaf's emptying, which the escapee's end precedes.
+	const ended = "ended what was left of a dead supervisor's run in its cgroup"
+	deadline := time.Now().Add(2 * time.Second)
+	for !strings.Contains(d.stderr(), ended) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(d.stderr(), ended) {
 		t.Errorf("the daemon's log does not say it ended the run's leftovers:\n%s", tail(d.stderr(), 20))
 	}
 	stopDaemons(t, d)

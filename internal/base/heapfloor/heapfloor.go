@@ -83,8 +83,10 @@ func (h *hold) collected() {
 	if h.stopped {
 		return
 	}
-	h.set(liveHeap())
+	// Armed before the percentage is told: a cycle that follows the
+	// telling must find the new sentinel.
 	h.arm()
+	h.set(liveHeap())
 }
 
 // set applies the percentage for live; h.mu is held.
