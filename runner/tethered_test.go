@@ -65,11 +65,14 @@ func guardsOf(runID string) []int {
 
 func TestTetheredLeaseRunsUnderAGuard(t *testing.T) {
 	s, ev, _ := newTetheredSupervisor(t)
-	j := shJob("tethered", `echo "job=$CRONVISOR_JOB fd=${CRONVISOR_LOCK_FD:-none} test=$CRONVISOR_TEST"; sleep 0.3; exit 4`)
+	j := shJob("tethered", `echo "job=$CRONVISOR_JOB fd=${CRONVISOR_LOCK_FD:-none} test=$CRONVISOR_TEST"; sleep 1; exit 4`)
 	done := fireAsync(s, j, slotAt(0))
 	active := waitRunning(t, s, ev, "tethered")
-	if g := guardsOf(active.RunID); len(g) != 1 {
-		t.Errorf("guards of run %s: %v, want one", active.RunID, g)
+	// The hand-over waits in the keeper's socket until it reads it; only
+	// then does the keeper answer for the run.
+	var guards []int
+	if !testlog.Poll(800*time.Millisecond, func() bool { guards = guardsOf(active.RunID); return len(guards) > 0 }) || len(guards) != 1 {
+		t.Errorf("guards of run %s: %v, want one", active.RunID, guards)
 	}
 	f := recv(t, done)
 	if f.Outcome != run.Failed || f.ExitCode == nil || *f.ExitCode != 4 {
