@@ -186,8 +186,8 @@ func (l *killLab) checkRecords() {
 	runs := l.runs()
 	for _, n := range l.names {
 		tl := checkResRecords(l.t, l.hosts[n], n, l.be.kind, runs)
-		l.t.Logf("%s: %s: %d fires recorded: %d ran, %d skipped resource full, %d lock held, %d slot already run, %d other; %d seconds without exactly one record (the restarts)",
-			l.be.kind, n, tl.fires, tl.ran, tl.fullSkips, tl.lockSkips, tl.slotSkips, tl.otherSkips, len(tl.gaps))
+		l.t.Logf("%s: %s: %d fires recorded: %d ran (%d killed at their start), %d skipped resource full, %d lock held, %d slot already run, %d other; %d seconds without exactly one record (the restarts)",
+			l.be.kind, n, tl.fires, tl.ran, tl.startKilled, tl.fullSkips, tl.lockSkips, tl.slotSkips, tl.otherSkips, len(tl.gaps))
 	}
 }
 
