@@ -214,10 +214,13 @@ func launch(spec Spec, res *Result) (*running, error) {
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = r.out.stdoutW, r.out.stderrW
-	setup, err := shim(cmd, spec.Setup)
-	if err != nil {
-		r.abort()
-		return nil, err
+	traced := spec.Setup.traced()
+	var setup *setupStart
+	if !traced {
+		if setup, err = shim(cmd, spec.Setup); err != nil {
+			r.abort()
+			return nil, err
+		}
 	}
 	if err := r.startKeeper(spec); err != nil {
 		setup.abort()
@@ -226,14 +229,7 @@ func launch(spec Spec, res *Result) (*running, error) {
 	if r.leaf != nil {
 		r.leaf.SysProcAttr(cmd.SysProcAttr)
 	}
-	start := func() error { return startRegistered(cmd) }
-	var startErr error
-	if spec.Setup.onThread() {
-		startErr = startOnThread(spec.Setup, start)
-	} else {
-		startErr = start()
-	}
-	if err := setup.started(cmd, startErr); err != nil {
+	if err := setup.started(cmd, startMain(cmd, spec.Setup, traced)); err != nil {
 		r.abort()
 		return nil, err
 	}
@@ -249,6 +245,20 @@ func launch(spec Spec, res *Result) (*running, error) {
 	r.beats = r.out.readBeats(spec.Heartbeat, res.Started)
 	go r.reap()
 	return r, nil
+}
+
+// startMain starts the run's main process with s applied: from a
+// thread given its priorities, stopped at its exec (traced), or as the
+// shim cmd was turned into.
+func startMain(cmd *exec.Cmd, s *Setup, traced bool) error {
+	start := func() error { return startRegistered(cmd) }
+	switch {
+	case s.onThread():
+		return startOnThread(s, start)
+	case traced:
+		return startTraced(cmd, start, func(pid int) error { return applyToProcess(s, pid) })
+	}
+	return start()
 }
 
 // startKeeper starts the run's keeper, if it has one, before the run:

@@ -29,7 +29,9 @@ func IsSetup(args []string) bool { return len(args) > 0 && args[0] == SetupName 
 // oom_score_adj and resource limits. A nice value and an I/O priority
 // alone are given to the thread that forks the run (startOnThread). Go's
 // os/exec runs no code between fork and exec, so a run with any other
-// Setup is started as the exec shim (see SetupName), which applies it and execs the job's argv with the job's
+// Setup is started stopped at its exec and given it then (startTraced),
+// or, where this process may not trace it, started as the exec shim (see
+// SetupName), which applies it and execs the job's argv with the job's
 // environment, unchanged, in the same process: the pid, process group,
 // pidfd and the keeper's view are the run's from the start. A run without
 // a Setup is started directly, as before, and pays nothing.
@@ -40,6 +42,9 @@ type Setup struct {
 	// Rlimits are set soft and hard alike. An RLIMIT_NOFILE of
 	// RLIM_INFINITY, which the kernel refuses, becomes fs.nr_open.
 	Rlimits []Rlimit
+	// viaShim starts the run through the exec shim even where it could
+	// be started traced: the tests and benchmarks of the shim.
+	viaShim bool
 }
 
 // IOPrio is an I/O scheduling class and its level (0..7, 0 the highest;
@@ -65,6 +70,13 @@ type Rlimit struct {
 // whose start costs this whole executable's.
 func (s *Setup) onThread() bool {
 	return s != nil && s.OOMScoreAdj == nil && len(s.Rlimits) == 0
+}
+
+// traced reports whether s is applied to the run's process stopped at its
+// exec (see startTraced): it holds more than a thread passes on, and this
+// process may trace what it starts.
+func (s *Setup) traced() bool {
+	return s != nil && !s.onThread() && !s.viaShim && traceUsable()
 }
 
 // startOnThread calls start on a thread locked to it that s's nice value

@@ -31,19 +31,40 @@ func readNrOpen(t *testing.T) string {
 	return strings.TrimSpace(string(b))
 }
 
-// TestSetupApplied starts real runs through the exec shim and reads each
-// setting back from inside the job, as a process it forks (cut, cat,
-// ionice) sees it: the settings are inherited.
+// setupCase is a Setup and what a job reads back of it.
+type setupCase struct {
+	name   string
+	setup  *Setup
+	script string
+	want   []string
+}
+
+// bothStarts is cases, then each case whose Setup is started traced
+// again, through the exec shim ("NAME, shim"): the shim is what a
+// process that may not trace its runs falls back to.
+func bothStarts[T any](cases []T, fields func(*T) (**Setup, *string)) []T {
+	out := slices.Clone(cases)
+	for _, c := range cases {
+		p, name := fields(&c)
+		if !(*p).traced() {
+			continue
+		}
+		shimmed := **p
+		shimmed.viaShim = true
+		*p, *name = &shimmed, *name+", shim"
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestSetupApplied starts real runs, traced and through the exec shim,
+// and reads each setting back from inside the job, as a process it forks
+// (cut, cat, ionice) sees it: the settings are inherited.
 func TestSetupApplied(t *testing.T) {
 	t.Parallel()
 	all := &Setup{Nice: intp(10), IOPrio: &IOPrio{IOPrioIdle, 0}, OOMScoreAdj: intp(500),
 		Rlimits: []Rlimit{{unix.RLIMIT_NOFILE, 1024}}}
-	tests := []struct {
-		name   string
-		setup  *Setup
-		script string
-		want   []string
-	}{
+	tests := []setupCase{
 		{"nice", &Setup{Nice: intp(10)}, "cut -d' ' -f19 /proc/self/stat", []string{"10"}},
 		{"a negative nice", &Setup{Nice: intp(-5)}, "cut -d' ' -f19 /proc/self/stat", []string{"-5"}},
 		{"ionice idle", &Setup{IOPrio: &IOPrio{IOPrioIdle, 0}}, "ionice -p $$", []string{"idle"}},
@@ -59,7 +80,7 @@ func TestSetupApplied(t *testing.T) {
 		{"the status pipe is not inherited", all, "[ -e /proc/$$/fd/3 ] && echo open || echo closed", []string{"closed"}},
 		{"the process group is the run's", all, "cut -d' ' -f5 /proc/$$/stat", nil}, // want: the pid, below
 	}
-	for _, tt := range tests {
+	for _, tt := range bothStarts(tests, func(tt *setupCase) (**Setup, *string) { return &tt.setup, &tt.name }) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var rec recorder
@@ -108,16 +129,17 @@ func hasSysResource(t *testing.T) bool {
 func TestSetupPrivileged(t *testing.T) {
 	t.Parallel()
 	privileged := hasSysResource(t)
-	tests := []struct {
+	type privilegedCase struct {
 		name, script, want, refused string
 		setup                       *Setup
-	}{
+	}
+	tests := []privilegedCase{
 		{"a lower oom_score_adj", "cat /proc/self/oom_score_adj", "-100", "oom_score_adj -100",
 			&Setup{OOMScoreAdj: intp(-100)}},
 		{"nofile unlimited is fs.nr_open", "ulimit -n", readNrOpen(t), "rlimit 7 to " + readNrOpen(t),
 			&Setup{Rlimits: []Rlimit{{unix.RLIMIT_NOFILE, unix.RLIM_INFINITY}}}},
 	}
-	for _, tt := range tests {
+	for _, tt := range bothStarts(tests, func(tt *privilegedCase) (**Setup, *string) { return &tt.setup, &tt.name }) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var rec recorder
@@ -166,8 +188,9 @@ func TestSetupKeepsTheRun(t *testing.T) {
 	}
 }
 
-// TestSetupStartFailed: a job the shim cannot exec, or a setting the
-// kernel refuses, is a run that did not start, as without the shim.
+// TestSetupStartFailed: a job that cannot be exec'd, or a setting the
+// kernel refuses, is a run that did not start, traced or through the
+// shim, as without a Setup.
 func TestSetupStartFailed(t *testing.T) {
 	t.Parallel()
 	noexec := t.TempDir() + "/noexec"
@@ -175,19 +198,20 @@ func TestSetupStartFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	nrOpen, _ := strconv.ParseUint(readNrOpen(t), 10, 64)
-	tests := []struct {
+	type failedCase struct {
 		name  string
 		argv  []string
 		setup *Setup
 		code  int
 		is    error
 		msg   string
-	}{
+	}
+	tests := []failedCase{
 		{"missing command", []string{"/nonexistent/job"}, &Setup{Nice: intp(1)}, ExitNotFound, fs.ErrNotExist, "exec /nonexistent/job"},
 		{"not executable", []string{noexec}, &Setup{Nice: intp(1)}, ExitNotExecutable, fs.ErrPermission, "exec " + noexec},
 		{"a refused rlimit", []string{"/bin/true"}, &Setup{Rlimits: []Rlimit{{unix.RLIMIT_NOFILE, nrOpen + 1}}}, ExitNotExecutable, fs.ErrPermission, "rlimit 7"},
 	}
-	for _, tt := range tests {
+	for _, tt := range bothStarts(tests, func(tt *failedCase) (**Setup, *string) { return &tt.setup, &tt.name }) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			spec := testSpec(t, "")
@@ -256,8 +280,9 @@ func BenchmarkRunSetup(b *testing.B) {
 		setup *Setup
 	}{
 		{"plain", nil},
-		{"nice10", &Setup{Nice: intp(10)}},         // on the forking thread
-		{"oom500", &Setup{OOMScoreAdj: intp(500)}}, // through the exec shim
+		{"nice10", &Setup{Nice: intp(10)}},                             // on the forking thread
+		{"oom500", &Setup{OOMScoreAdj: intp(500)}},                     // traced: stopped at its exec
+		{"oom500-shim", &Setup{OOMScoreAdj: intp(500), viaShim: true}}, // through the exec shim
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var begun time.Time

@@ -89,10 +89,7 @@ func applySetup(s *Setup) error {
 		}
 	}
 	for _, r := range s.Rlimits {
-		v := r.Value
-		if r.Resource == unix.RLIMIT_NOFILE && v == unix.RLIM_INFINITY {
-			v = nrOpen()
-		}
+		v := rlimitValue(r)
 		// syscall's, not unix's: it also stops syscall.Exec from putting
 		// back the soft RLIMIT_NOFILE the runtime raised at start-up.
 		if err := syscall.Setrlimit(r.Resource, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
@@ -100,6 +97,15 @@ func applySetup(s *Setup) error {
 		}
 	}
 	return nil
+}
+
+// rlimitValue is the value r is set to: an RLIMIT_NOFILE of
+// RLIM_INFINITY, which the kernel refuses, is fs.nr_open.
+func rlimitValue(r Rlimit) uint64 {
+	if r.Resource == unix.RLIMIT_NOFILE && r.Value == unix.RLIM_INFINITY {
+		return nrOpen()
+	}
+	return r.Value
 }
 
 // nrOpen is the most open files the kernel allows a process.
