@@ -62,8 +62,12 @@ type Service struct {
 	firing     context.Context
 	stopFiring context.CancelFunc
 
-	mu      sync.Mutex
-	jobs    map[string]*jobState
+	mu   sync.Mutex
+	jobs map[string]*jobState
+	// seeded is each job's newest run as the history told at start-up,
+	// read (never written) for the jobs no event has touched since: a
+	// summary of each of thousands of idle jobs rather than a jobState.
+	seeded  StoredRuns
 	subs    map[chan ctl.WireEvent]struct{}
 	pauses  map[string]ctl.PauseInfo      // who paused each paused job; saved in the state dir
 	waiting map[string]chan ctl.RunResult // run-now fires waiting for their first event
@@ -121,18 +125,24 @@ func (s *Service) SetConfig(cfg *config.Config) {
 
 // seed gives each job its last outcome from history, so a fresh daemon
 // shows what happened before it started.
-func (s *Service) seed(recent StoredRuns) {
-	for name, sum := range recent {
-		st := &s.state(name).status
+func (s *Service) seed(recent StoredRuns) { s.seeded = recent }
+
+// seededStatus is job's status as the history told at start-up: its
+// newest run's outcome and times, zero without one.
+func (s *Service) seededStatus(job string) ctl.JobStatus {
+	var st ctl.JobStatus
+	if sum, ok := s.seeded[job]; ok {
 		st.LastOutcome, st.LastEndedAt, st.LastStartedAt = sum.Outcome, sum.EndedAt, sum.StartedAt
 	}
+	return st
 }
 
-// state returns the job's state, creating it; s.mu held or not yet shared.
+// state returns the job's state, creating it from its seed; s.mu held or
+// not yet shared.
 func (s *Service) state(job string) *jobState {
 	st := s.jobs[job]
 	if st == nil {
-		st = &jobState{}
+		st = &jobState{status: s.seededStatus(job)}
 		s.jobs[job] = st
 	}
 	return st
@@ -307,13 +317,13 @@ func (s *Service) withShared(ctx context.Context, v daemonView, jobs []config.Jo
 // held (the builder's Guard).
 type daemonView struct{ s *Service }
 
-// folded is the job's status as its events made it, zero for a job
+// folded is the job's status as its events made it, its seed for a job
 // without any: a read allocates no state for thousands of idle jobs.
 func (v daemonView) folded(job string) ctl.JobStatus {
 	if st := v.s.jobs[job]; st != nil {
 		return st.status
 	}
-	return ctl.JobStatus{}
+	return v.s.seededStatus(job)
 }
 
 func (v daemonView) Recent(job string) Recent {
