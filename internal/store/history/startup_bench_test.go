@@ -96,3 +96,30 @@ func fillJobs(b *testing.B, s *Store, n, rows int) []string {
 	}
 	return jobs
 }
+
+// BenchmarkRecordSchedules is a first start-up's record of 10,000 jobs'
+// schedules into a store that held none, each iteration on a store of
+// its own.
+func BenchmarkRecordSchedules(b *testing.B) {
+	const n = 10000
+	vs := make([]run.ScheduleVersion, n)
+	for i := range vs {
+		vs[i] = run.ScheduleVersion{Job: fmt.Sprintf("job-%05d", i), Schedule: strconv.Itoa(i%60) + " * * * *",
+			Zone: "Local", Enabled: true}
+	}
+	ctx := context.Background()
+	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	for b.Loop() {
+		b.StopTimer()
+		s, _ := openTemp(b)
+		b.StartTimer()
+		got, err := s.RecordSchedules(ctx, at, "host-a", vs)
+		if err != nil || len(got) != n {
+			b.Fatalf("recorded %d, %v; want %d", len(got), err, n)
+		}
+		b.StopTimer()
+		s.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(n, "jobs")
+}
