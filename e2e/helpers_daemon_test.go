@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +21,19 @@ import (
 func (s *sandbox) startDaemon() *proc {
 	s.t.Helper()
 	d := s.cv("daemon", "--log-format", "json")
+	waitFor(s.t, 10*time.Second, "daemon start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
+	return d
+}
+
+// startDaemonVia starts the sandbox's daemon through the command prefix
+// (none: directly) and waits for its start.
+func (s *sandbox) startDaemonVia(prefix []string) *proc {
+	s.t.Helper()
+	if len(prefix) == 0 {
+		return s.startDaemon()
+	}
+	args := append(slices.Clone(prefix[1:]), cvBin, "--config", s.config, "daemon", "--log-format", "json")
+	d := s.startEnv(nil, prefix[0], args...)
 	waitFor(s.t, 10*time.Second, "daemon start", func() bool { return strings.Contains(d.stderr(), "cronvisor started") })
 	return d
 }
