@@ -212,3 +212,22 @@ func TestReloadRefusedLogsNoSuccess(t *testing.T) {
 		t.Errorf("good reload records: %v, want one with jobs=2", got)
 	}
 }
+
+// TestDaemonHoldsNoKeyPositions: what the daemon runs with, at start and
+// after a reload, holds no job's key positions (shed): it never reads
+// them, and with thousands of jobs they are megabytes.
+func TestDaemonHoldsNoKeyPositions(t *testing.T) {
+	h := newHarness(t, oneJob)
+	d := h.start()
+	h.run(d, nil)
+	if src := d.current.Load().Source.Jobs; src != nil {
+		t.Errorf("at start: %d jobs' positions held", len(src))
+	}
+	h.write(twoJobs)
+	if err := d.Reload(context.Background()); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	if src := d.current.Load().Source.Jobs; src != nil {
+		t.Errorf("after a reload: %d jobs' positions held", len(src))
+	}
+}
