@@ -107,10 +107,20 @@ func TestOpeners(t *testing.T) {
 	id := IDOf(fi)
 	holder := startSleep(t, "X=1", f).Process.Pid
 	other := startSleep(t, "X=1", nil).Process.Pid
+	// A child forked meanwhile (other, or another test's) holds every
+	// descriptor of this process until its exec has closed them, which
+	// may end a moment after its parent's Start returned.
+	var got []int
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got = Openers(id, os.Getpid())
+		if (len(got) == 1 && got[0] == holder) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if !HasOpen(holder, id) || HasOpen(other, id) {
 		t.Errorf("HasOpen: holder %v, other %v; want true, false", HasOpen(holder, id), HasOpen(other, id))
 	}
-	if got := Openers(id, os.Getpid()); len(got) != 1 || got[0] != holder {
+	if len(got) != 1 || got[0] != holder {
 		t.Errorf("Openers = %v, want [%d] (this process excepted)", got, holder)
 	}
 }
