@@ -174,15 +174,11 @@ func BenchmarkStartFinish(b *testing.B) {
 }
 
 func startFinish(b *testing.B, sync string) {
-	s := openSync(b, sync)
-	buildBig(b, s, 5000, minute(0))
-	ctx := context.Background()
+	s, ctx := bigStore(b, sync)
 	i := 0
 	for b.Loop() {
 		i++
-		r := run.Record{Job: "job-007", RunID: "sf-" + strconv.Itoa(i), ScheduledAt: minute(i),
-			StartedAt: minute(i), Host: "h", SupervisorPID: 1, PID: 4242,
-			LogPath: "/state/logs/job-007/sf-" + strconv.Itoa(i) + ".log"}
+		r := benchRun("sf", i)
 		if err := s.Start(ctx, r); err != nil {
 			b.Fatal(err)
 		}
@@ -191,4 +187,39 @@ func startFinish(b *testing.B, sync string) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkWholeRun is the cost of a short run's one row, its start
+// folded into its end as the Writer does: inserted at once (folded), or
+// after a look-up of the start's row as a plain Finish does (lookedUp).
+func BenchmarkWholeRun(b *testing.B) {
+	for _, folded := range []bool{true, false} {
+		b.Run(map[bool]string{true: "folded", false: "lookedUp"}[folded], func(b *testing.B) {
+			s, ctx := bigStore(b, synchronousFor(run.DurabilityProcess))
+			i := 0
+			for b.Loop() {
+				i++
+				r := benchRun("w", i)
+				r.Outcome, r.EndedAt, r.ExitCode = run.OK, minute(i).Add(time.Second), intp(0)
+				if errs := s.Apply(ctx, []Write{{Kind: WriteFinish, Record: r, noStart: folded}}); errs[0] != nil {
+					b.Fatal(errs[0])
+				}
+			}
+		})
+	}
+}
+
+// bigStore is a store holding a few thousand rows, as the runs'
+// benchmarks write into.
+func bigStore(b *testing.B, sync string) (*Store, context.Context) {
+	s := openSync(b, sync)
+	buildBig(b, s, 5000, minute(0))
+	return s, context.Background()
+}
+
+// benchRun is the start of run i of a benchmark's job, its id prefix-i.
+func benchRun(prefix string, i int) run.Record {
+	id := prefix + "-" + strconv.Itoa(i)
+	return run.Record{Job: "job-007", RunID: id, ScheduledAt: minute(i), StartedAt: minute(i),
+		Host: "h", SupervisorPID: 1, PID: 4242, LogPath: "/state/logs/job-007/" + id + ".log"}
 }

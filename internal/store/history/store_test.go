@@ -342,12 +342,12 @@ func TestApplyBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	writes := []Write{
-		{WriteStart, run.Record{Job: "a", RunID: "r1", ScheduledAt: minute(1), StartedAt: minute(1)}},
-		{WriteStart, run.Record{Job: "a", RunID: "old", ScheduledAt: minute(1)}}, // already recorded
-		{WriteSkip, run.Record{Job: "", RunID: "bad", ScheduledAt: minute(1)}},   // no job
-		{WriteSkip, run.Record{Job: "b", RunID: "s1", ScheduledAt: minute(1), Reason: "held"}},
-		{WriteFinish, run.Record{RunID: "r1", Outcome: run.OK, EndedAt: minute(2), ExitCode: intp(0)}},
-		{WriteFinish, run.Record{RunID: "r1", Outcome: run.Running}}, // not a final outcome
+		{Kind: WriteStart, Record: run.Record{Job: "a", RunID: "r1", ScheduledAt: minute(1), StartedAt: minute(1)}},
+		{Kind: WriteStart, Record: run.Record{Job: "a", RunID: "old", ScheduledAt: minute(1)}}, // already recorded
+		{Kind: WriteSkip, Record: run.Record{Job: "", RunID: "bad", ScheduledAt: minute(1)}},   // no job
+		{Kind: WriteSkip, Record: run.Record{Job: "b", RunID: "s1", ScheduledAt: minute(1), Reason: "held"}},
+		{Kind: WriteFinish, Record: run.Record{RunID: "r1", Outcome: run.OK, EndedAt: minute(2), ExitCode: intp(0)}},
+		{Kind: WriteFinish, Record: run.Record{RunID: "r1", Outcome: run.Running}}, // not a final outcome
 	}
 	errs := s.Apply(ctx, writes)
 	for i, wantErr := range []bool{false, true, true, false, false, true} {

@@ -56,6 +56,10 @@ const (
 type Write struct {
 	Kind   WriteKind
 	Record run.Record
+	// noStart: a Finish whose Start was folded into it (the Writer's
+	// fold): its row is most likely missing, so it is inserted first and
+	// looked up only if an earlier attempt did insert it.
+	noStart bool
 }
 
 // Apply makes the writes in one transaction: one commit (and, with
@@ -157,7 +161,14 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.St
 		if !r.Outcome.Final() {
 			return fmt.Errorf("%w: finish %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
 		}
-		switch err := finish(ctx, tx, h, insert, r); {
+		err := errNotTried
+		if w.noStart {
+			err = insertWhole(ctx, insert, r)
+		}
+		if errors.Is(err, errNotTried) {
+			err = finish(ctx, tx, h, insert, r)
+		}
+		switch {
 		case errors.Is(err, ErrBadRecord):
 			return err
 		case err != nil:
@@ -180,7 +191,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.St
 // Start records an open run (outcome "running"), whatever r.Outcome says.
 // It fails if the run id is already recorded.
 func (s *Store) Start(ctx context.Context, r run.Record) error {
-	return s.Apply(ctx, []Write{{WriteStart, r}})[0]
+	return s.Apply(ctx, []Write{{Kind: WriteStart, Record: r}})[0]
 }
 
 // Finish closes the row of r.RunID with r's final outcome, or inserts it if
@@ -188,14 +199,14 @@ func (s *Store) Start(ctx context.Context, r run.Record) error {
 // keep what Start stored, so the caller need not repeat them. The row is
 // committed when Finish returns.
 func (s *Store) Finish(ctx context.Context, r run.Record) error {
-	return s.Apply(ctx, []Write{{WriteFinish, r}})[0]
+	return s.Apply(ctx, []Write{{Kind: WriteFinish, Record: r}})[0]
 }
 
 // Skip records a fire that did not run as a finished row: outcome "skipped"
 // when r.Outcome is empty, or another final outcome such as "error" for a
 // run that failed to start.
 func (s *Store) Skip(ctx context.Context, r run.Record) error {
-	return s.Apply(ctx, []Write{{WriteSkip, r}})[0]
+	return s.Apply(ctx, []Write{{Kind: WriteSkip, Record: r}})[0]
 }
 
 // finish updates the run's row within tx, or inserts it.
@@ -226,6 +237,23 @@ func finish(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.Stmt, r run.
 		return err
 	}
 	_, err = tx.StmtContext(ctx, h.update).ExecContext(ctx, append(now, id)...)
+	return err
+}
+
+// errNotTried: insertWhole found the row there; finish merges into it.
+var errNotTried = errors.New("history: row already there")
+
+// insertWhole inserts the finished record r as its row, skipping finish's
+// look-up of the start's row; a row already there (an earlier attempt of
+// the batch committed it) is errNotTried.
+func insertWhole(ctx context.Context, insert *sql.Stmt, r run.Record) error {
+	if err := check(r); err != nil {
+		return err
+	}
+	_, err := insert.ExecContext(ctx, args(r)...)
+	if duplicate(err) {
+		return errNotTried
+	}
 	return err
 }
 

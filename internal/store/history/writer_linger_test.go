@@ -109,3 +109,38 @@ func TestCoveredStartWaitsOutOtherRunsCommits(t *testing.T) {
 		t.Errorf("other run = %+v", r)
 	}
 }
+
+// TestFoldedEndOverARowAlreadyThere: a folded end is inserted without
+// looking its row up first; if an earlier attempt of its batch did commit
+// the row, the end is merged into it as a plain Finish would be: one row,
+// the end's outcome, no error.
+func TestFoldedEndOverARowAlreadyThere(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := testCtx(t)
+	start := run.Record{Job: "a", RunID: "r1", ScheduledAt: minute(1), StartedAt: minute(1), PID: 9}
+	if err := s.Start(ctx, start); err != nil {
+		t.Fatal(err)
+	}
+	end := start
+	end.Outcome, end.EndedAt, end.ExitCode = run.OK, minute(2), intp(0)
+	for _, noStart := range []bool{true, true} { // the second: the row is final already
+		if errs := s.Apply(ctx, []Write{{Kind: WriteFinish, Record: end, noStart: noStart}}); errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+	}
+	recs, err := s.Query(ctx, Filter{Job: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Outcome != run.OK || !recs[0].EndedAt.Equal(minute(2)) || recs[0].PID != 9 {
+		t.Errorf("rows = %+v, want the one row r1, ok at minute 2", recs)
+	}
+	fresh := run.Record{Job: "a", RunID: "r2", ScheduledAt: minute(3), StartedAt: minute(3), EndedAt: minute(4),
+		Outcome: run.Failed, ExitCode: intp(3), PID: 10}
+	if errs := s.Apply(ctx, []Write{{Kind: WriteFinish, Record: fresh, noStart: true}}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if r := record(t, s, "r2"); r.Outcome != run.Failed || r.ExitCode == nil || *r.ExitCode != 3 {
+		t.Errorf("inserted folded row = %+v", r)
+	}
+}

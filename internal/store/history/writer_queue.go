@@ -342,6 +342,7 @@ func fold(batch []*pendingWrite) (applied []*pendingWrite, by []int) {
 			end := batch[e]
 			if merged := merge(p.w.Record, end.w.Record); check(merged) == nil {
 				end.w.Record = merged
+				end.w.noStart = !p.tried
 				carried[i] = e
 				continue
 			}
