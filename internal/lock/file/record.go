@@ -2,7 +2,6 @@ package file
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -79,8 +78,7 @@ func parseRecord(data []byte) (lock.Record, bool) {
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}
-		var h lock.Record
-		if json.Unmarshal(line, &h) == nil {
+		if h, ok := decodeRecord(line); ok {
 			return h, true
 		}
 	}
