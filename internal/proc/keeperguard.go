@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"cronvisor/internal/base/procfs"
@@ -24,10 +25,12 @@ import (
 // supervisor writes it before the run is handed to its keeper and marks
 // it free once it saw the run end; a run handed over (a dead or upgraded
 // supervisor) keeps it until the next supervisor is done with it. A
-// supervisor keeps its slot files open and reuses them: a run costs two
-// writes into the page cache, not a file's creation and removal (a
-// journalled metadata change each). Not synced: after a machine crash
-// there is no run left to guard.
+// supervisor reuses its slot files: a run costs two writes into the page
+// cache, not a file's creation and removal (a journalled metadata change
+// each). It does not keep them open between the writes: every descriptor
+// of this process is copied into each run's fork and closed again at its
+// exec, so a hundred idle slots made every start slower. Not synced:
+// after a machine crash there is no run left to guard.
 type guardFile struct {
 	Written time.Time `json:"written"`
 	Args    []string  `json:"args"`
@@ -37,9 +40,9 @@ type guardFile struct {
 // freeGuard marks a slot free: no JSON object starts with it.
 var freeGuard = []byte("-")
 
-// guardSlot is one open slot file.
+// guardSlot is one slot file.
 type guardSlot struct {
-	f    *os.File
+	path string
 	pool *guardPool
 }
 
@@ -72,27 +75,36 @@ func poolFor(dir string) *guardPool {
 	return p
 }
 
-// take returns a free slot beside end, opened if none is free.
-func (p *guardPool) take(end string) (*guardSlot, error) {
+// take returns a free slot beside end, a new one if none is free.
+func (p *guardPool) take(end string) *guardSlot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if n := len(p.free); n > 0 {
 		s := p.free[n-1]
 		p.free = p.free[:n-1]
-		return s, nil
+		return s
 	}
-	path := statedir.GuardBeside(end, p.name+"-"+strconv.Itoa(p.count))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	p.count++
+	return &guardSlot{path: statedir.GuardBeside(end, p.name+"-"+strconv.Itoa(p.count-1)), pool: p}
+}
+
+// write writes data at the start of the slot's file, made (with its
+// directory) if need be.
+func (s *guardSlot) write(data []byte) error {
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
 	if errors.Is(err, os.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
-			f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err = os.MkdirAll(filepath.Dir(s.path), 0o700); err == nil {
+			f, err = os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
 		}
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p.count++
-	return &guardSlot{f: f, pool: p}, nil
+	_, err = f.WriteAt(data, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // writeGuard writes the guard of the run that keeper args (keeperArgs)
@@ -106,14 +118,10 @@ func writeGuard(end string, args []string, lease []byte) *guardSlot {
 	if err != nil {
 		return nil
 	}
-	p := poolFor(filepath.Dir(end))
-	s, err := p.take(end)
-	if err != nil {
-		return nil
-	}
+	s := poolFor(filepath.Dir(end)).take(end)
 	// Over the slot's last run's longer guard, if it was: the reader
 	// takes the first JSON object and leaves the rest.
-	if _, err := s.f.WriteAt(data, 0); err != nil {
+	if err := s.write(data); err != nil {
 		s.release()
 		return nil
 	}
@@ -125,9 +133,8 @@ func (s *guardSlot) release() {
 	if s == nil {
 		return
 	}
-	if _, err := s.f.WriteAt(freeGuard, 0); err != nil {
-		s.f.Close() // not reused: its run may still read as kept
-		return
+	if err := s.write(freeGuard); err != nil {
+		return // not reused: its run may still read as kept
 	}
 	s.pool.mu.Lock()
 	s.pool.free = append(s.pool.free, s)

@@ -43,6 +43,7 @@ func TestGuardFileLivesWhileTheRunDoes(t *testing.T) {
 		t.Fatal("the run did not start")
 	}
 	guard := onlyGuard(t, dir)
+	heldGuards(t, guard)
 	fi, err := os.Stat(guard)
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +82,23 @@ func TestGuardFileLivesWhileTheRunDoes(t *testing.T) {
 	}
 	if _, err := ReadGuard(guard); !errors.Is(err, ErrGuardFree) {
 		t.Errorf("guard slot after the run's end: %v, want free: the next supervisor would guard a run that is over", err)
+	}
+	heldGuards(t, guard)
+}
+
+// heldGuards fails t if this process holds guard open: every descriptor
+// it holds is copied into each run's fork, so a slot is opened only to be
+// written.
+func heldGuards(t *testing.T, guard string) {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && target == guard {
+			t.Errorf("fd %s holds the guard slot %s open between its writes", fd.Name(), guard)
+		}
 	}
 }
 
