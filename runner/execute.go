@@ -371,8 +371,9 @@ func (s *Supervisor) environ(f *fire, deadline, lastOKSlot time.Time) []string {
 	if slots := slotsEnv(f); slots != "" {
 		vars["CRONVISOR_RESOURCES"] = slots
 	}
-	env := make([]string, 0, len(os.Environ())+len(vars))
-	for _, kv := range os.Environ() {
+	inherited := os.Environ() // a copy each call: made once
+	env := make([]string, 0, len(inherited)+len(vars))
+	for _, kv := range inherited {
 		k, _, _ := strings.Cut(kv, "=")
 		if _, over := vars[k]; !over && !s.secretEnv[k] && k != "CRONVISOR_RESOURCES" {
 			env = append(env, kv)
