@@ -89,6 +89,7 @@ jobs:
 		holder = hosts[slices.IndexFunc(hosts, func(h *netHost) bool { return h.name == r.host })]
 		return true
 	})
+	stalls := watchStalls(t)
 	holder.cut()
 	cut := time.Now()
 	time.Sleep(partitionCut)
@@ -109,13 +110,18 @@ jobs:
 		during.start.Sub(cut).Round(time.Millisecond), during.host, again.start.Sub(healed).Round(time.Millisecond), again.host)
 	// PostgreSQL ends the cut-off session itself within 11 s, and a peer
 	// runs the job at its next fire (docs/locking.md): during the cut.
-	if kind == "postgres" && during.start.Sub(cut) > pgCutBound {
-		t.Errorf("postgres: the first run after the cut began %v after it, want within %v", during.start.Sub(cut), pgCutBound)
+	// The bound is in seconds the machine ran: a stall of every process
+	// (seen on a loaded CI machine: every daemon woke late at once) adds
+	// its length.
+	stalled := stalls.Longest()
+	if kind == "postgres" && during.start.Sub(cut) > pgCutBound+stalled {
+		t.Errorf("postgres: the first run after the cut began %v after it, want within %v and the machine's longest stall, %v",
+			during.start.Sub(cut), pgCutBound, stalled)
 	}
 	time.Sleep(5 * time.Second) // the runs go on beside the healed host
 	peer := hosts[slices.IndexFunc(hosts, func(h *netHost) bool { return h != holder })]
-	if code, out, errOut := peer.runCV(60*time.Second, "audit", "--since", "3m"); code != 0 {
-		t.Errorf("audit on %s: exit %d, want 0\n%s%s", peer.name, code, out, errOut)
+	if code, out, errOut := peer.runCV(60*time.Second, "audit", "--since", "3m"); code != 0 && !onlyWokeLate(out, stalled) {
+		t.Errorf("audit on %s: exit %d, want 0 (the machine's longest stall %v)\n%s%s", peer.name, code, stalled, out, errOut)
 	}
 	stopDaemons(t, daemons...)
 	runs := truthRuns(t, truth)
@@ -172,4 +178,26 @@ func truthRuns(t *testing.T, path string) []truthRun {
 	}
 	slices.SortFunc(out, func(a, b truthRun) int { return a.start.Compare(b.start) })
 	return out
+}
+
+// onlyWokeLate tells whether every slot an audit flags is one the
+// daemons recorded as missed for waking late, and the machine did stall
+// for more than the job's 2 s period: each such slot has its one record,
+// a skip that says why.
+func onlyWokeLate(audit string, stalled time.Duration) bool {
+	if stalled < 2*time.Second {
+		return false
+	}
+	flagged := 0
+	for _, l := range strings.Split(audit, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 3 || f[0] != "part" || f[2] == "SLOT" {
+			continue
+		}
+		if f[2] != "missed" || !strings.Contains(l, "supervisor woke late") {
+			return false
+		}
+		flagged++
+	}
+	return flagged > 0
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -261,3 +262,42 @@ func countOverlaps(spans []runSpan) int {
 	}
 	return n
 }
+
+// stallWatch measures how long this machine stopped running processes
+// while a test ran: a ticker's longest gap beyond its period. A loaded CI
+// machine has frozen every process for over 10 s at once (every daemon
+// then woke late together); a bound on what a daemon does within some
+// seconds is a bound on the seconds it could run.
+type stallWatch struct {
+	stop    chan struct{}
+	done    chan struct{}
+	longest atomic.Int64 // nanoseconds
+}
+
+// watchStalls starts a stallWatch, stopped at the test's end.
+func watchStalls(t *testing.T) *stallWatch {
+	const every = 50 * time.Millisecond
+	w := &stallWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case now := <-tick.C:
+				if gap := now.Sub(last) - every; gap > time.Duration(w.longest.Load()) {
+					w.longest.Store(int64(gap))
+				}
+				last = now
+			}
+		}
+	}()
+	t.Cleanup(func() { close(w.stop); <-w.done })
+	return w
+}
+
+// Longest is the longest stall seen so far.
+func (w *stallWatch) Longest() time.Duration { return time.Duration(w.longest.Load()) }
