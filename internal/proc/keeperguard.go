@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"cronvisor/internal/base/procfs"
 	"cronvisor/internal/base/statedir"
@@ -89,22 +90,27 @@ func (p *guardPool) take(end string) *guardSlot {
 }
 
 // write writes data at the start of the slot's file, made (with its
-// directory) if need be.
+// directory) if need be. Plain system calls: os.OpenFile would first
+// offer the file to the runtime's poller, which refuses regular files.
 func (s *guardSlot) write(data []byte) error {
-	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
-	if errors.Is(err, os.ErrNotExist) {
+	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_CLOEXEC
+	fd, err := unix.Open(s.path, flags, 0o600)
+	if err == unix.ENOENT {
 		if err = os.MkdirAll(filepath.Dir(s.path), 0o700); err == nil {
-			f, err = os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+			fd, err = unix.Open(s.path, flags, 0o600)
 		}
 	}
 	if err != nil {
-		return err
+		return &os.PathError{Op: "open", Path: s.path, Err: err}
 	}
-	_, err = f.WriteAt(data, 0)
-	if cerr := f.Close(); err == nil {
+	_, err = unix.Pwrite(fd, data, 0)
+	if cerr := unix.Close(fd); err == nil {
 		err = cerr
 	}
-	return err
+	if err != nil {
+		return &os.PathError{Op: "write", Path: s.path, Err: err}
+	}
+	return nil
 }
 
 // writeGuard writes the guard of the run that keeper args (keeperArgs)
