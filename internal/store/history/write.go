@@ -161,11 +161,11 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.St
 		if !r.Outcome.Final() {
 			return fmt.Errorf("%w: finish %s/%s with outcome %q", ErrBadRecord, r.Job, r.RunID, r.Outcome)
 		}
-		err := errNotTried
+		err := errRowThere
 		if w.noStart {
 			err = insertWhole(ctx, insert, r)
 		}
-		if errors.Is(err, errNotTried) {
+		if errors.Is(err, errRowThere) {
 			err = finish(ctx, tx, h, insert, r)
 		}
 		switch {
@@ -240,19 +240,20 @@ func finish(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.Stmt, r run.
 	return err
 }
 
-// errNotTried: insertWhole found the row there; finish merges into it.
-var errNotTried = errors.New("history: row already there")
+// errRowThere: insertWhole found the run's row written already (an
+// earlier attempt of its batch); finish merges into it.
+var errRowThere = errors.New("history: row already there")
 
 // insertWhole inserts the finished record r as its row, skipping finish's
 // look-up of the start's row; a row already there (an earlier attempt of
-// the batch committed it) is errNotTried.
+// the batch committed it) is errRowThere.
 func insertWhole(ctx context.Context, insert *sql.Stmt, r run.Record) error {
 	if err := check(r); err != nil {
 		return err
 	}
 	_, err := insert.ExecContext(ctx, args(r)...)
 	if duplicate(err) {
-		return errNotTried
+		return errRowThere
 	}
 	return err
 }
