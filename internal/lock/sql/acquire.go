@@ -235,7 +235,7 @@ func (l *sqlLocker) claim(ctx context.Context, c *sql.Conn, req lock.Request, fu
 		return nil, err
 	}
 	le := l.newLease(c, req.Name, full, key, h, sess, fence)
-	le.session = sessionSocket(sess.Port)
+	le.session = l.d.socket(c, sess)
 	le.claimed = req.CheckSlot
 	l.held.Add(req.Name, le)
 	return le, nil

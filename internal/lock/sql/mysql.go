@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
 	"strconv"
 	"time"
 
@@ -180,11 +181,19 @@ func (d mysqlDialect) session(ctx context.Context, c *sql.Conn) (sessionID, erro
 	if err := c.QueryRowContext(ctx, `SELECT CONNECTION_ID()`).Scan(&s.ID); err != nil {
 		return s, err
 	}
-	if a, ok := d.conns.local(s.ID); ok {
-		s.Port = int(a.Port())
-		s.Addr = a.Addr().Unmap().String() + ":" + strconv.Itoa(s.Port) // as PROCESSLIST.HOST shows it
+	if dc, ok := d.conns.conn(s.ID); ok {
+		s.Port = int(dc.local.Port())
+		s.Addr = dc.local.Addr().Unmap().String() + ":" + strconv.Itoa(s.Port) // as PROCESSLIST.HOST shows it
 	}
 	return s, nil
+}
+
+// socket is the connection the server greeted as s.ID.
+func (d mysqlDialect) socket(_ *sql.Conn, s sessionID) *os.File {
+	if dc, ok := d.conns.conn(s.ID); ok {
+		return socketOf(dc.conn)
+	}
+	return nil
 }
 
 // endStale kills the connection only if the process list still shows it

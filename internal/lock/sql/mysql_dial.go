@@ -18,17 +18,23 @@ import (
 // oldest entries are of connections long closed.
 const mysqlConnsKept = 512
 
-// mysqlConns knows the local address of each connection a MySQL locker
-// dialled, by the connection id the server gave it in its greeting
-// (the handshake packet, which it sends first): it is how a lock's
-// session finds its socket (sessionSocket) and tells itself apart when
-// stale (endStale), whatever the server's process list shows.
+// mysqlConns knows each connection a MySQL locker dialled, by the
+// connection id the server gave it in its greeting (the handshake
+// packet, which it sends first): it is how a lock's session finds its
+// socket (socketOf) and tells itself apart when stale (endStale),
+// whatever the server's process list shows.
 type mysqlConns struct {
 	mu  sync.Mutex
-	ids map[int64]netip.AddrPort
+	ids map[int64]dialled
 }
 
-func newMySQLConns() *mysqlConns { return &mysqlConns{ids: map[int64]netip.AddrPort{}} }
+// dialled is one connection of mysqlConns and its local address.
+type dialled struct {
+	local netip.AddrPort
+	conn  *net.TCPConn
+}
+
+func newMySQLConns() *mysqlConns { return &mysqlConns{ids: map[int64]dialled{}} }
 
 // dial is the driver's DialFunc: the connection is dialled as the driver
 // would, and its greeting read without consuming it (MSG_PEEK), so the
@@ -46,16 +52,16 @@ func (m *mysqlConns) dial(ctx context.Context, network, addr string) (net.Conn, 
 	}
 	if id, ok := peekConnID(ctx, tc); ok {
 		if local, err := netip.ParseAddrPort(tc.LocalAddr().String()); err == nil {
-			m.add(id, local)
+			m.add(id, dialled{local, tc})
 		}
 	}
 	return c, nil
 }
 
-func (m *mysqlConns) add(id int64, local netip.AddrPort) {
+func (m *mysqlConns) add(id int64, d dialled) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.ids[id] = local
+	m.ids[id] = d
 	if len(m.ids) <= mysqlConnsKept {
 		return
 	}
@@ -75,12 +81,12 @@ func (m *mysqlConns) add(id int64, local netip.AddrPort) {
 	}
 }
 
-// local is the local address of connection id, false if unknown.
-func (m *mysqlConns) local(id int64) (netip.AddrPort, bool) {
+// conn is connection id as dialled, false if unknown.
+func (m *mysqlConns) conn(id int64) (dialled, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	a, ok := m.ids[id]
-	return a, ok
+	d, ok := m.ids[id]
+	return d, ok
 }
 
 // peekConnID reads the connection id from the server's greeting, left

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -156,7 +157,7 @@ func pgKey(key string) int64 { n, _ := strconv.ParseInt(key, 10, 64); return n }
 // probe count; the count bounds it on other systems). A session with
 // data unacknowledged is ended by the same timeout. It must exceed what
 // the holder takes to see the loss and end its run (see
-// docs/locking.md), and the client's own timeout (sessionSocket), so
+// docs/locking.md), and the client's own timeout (clientKeepAlive), so
 // that a holder always gives up first.
 const (
 	pgKeepalivesIdle     = 5 // seconds
@@ -217,6 +218,18 @@ func (postgresDialect) session(ctx context.Context, c *sql.Conn) (sessionID, err
 		(SELECT `+backendStart+` FROM pg_stat_activity WHERE pid = pg_backend_pid())`).Scan(&s.ID, &s.Port, &start)
 	s.Start = start.Int64
 	return s, err
+}
+
+// socket is the driver's own connection under c.
+func (postgresDialect) socket(c *sql.Conn, _ sessionID) *os.File {
+	var f *os.File
+	_ = c.Raw(func(dc any) error {
+		if pc, ok := dc.(*stdlib.Conn); ok {
+			f = socketOf(pc.Conn().PgConn().Conn())
+		}
+		return nil
+	})
+	return f
 }
 
 // endStale terminates the backend only if its pid, client port and start

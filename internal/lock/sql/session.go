@@ -1,52 +1,41 @@
 package sql
 
 import (
-	"bufio"
-	"fmt"
+	"net"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// sessionSocket finds this process's descriptor of the connection whose
-// local TCP port is port (the lock's session: see sessionID) and returns
-// a duplicate of it (see Grant.Session), with the client's keep-alive
-// set (clientKeepAlive). Nil if it cannot be told (a Unix socket
-// connection, an unreadable /proc): the run's keeper then ends the run
-// with its supervisor, as before.
-func sessionSocket(port int) *os.File {
-	if port <= 0 {
+// socketOf is a duplicate of nc's TCP socket (see Grant.Session), with
+// the client's keep-alive set (clientKeepAlive); nil for any other kind
+// of connection (a Unix socket): the run's keeper then ends the run with
+// its supervisor, as before. Taken from the connection itself, never
+// looked up by its local port: the kernel gives one ephemeral port to
+// connections to different servers at once, so a port names no socket.
+func socketOf(nc net.Conn) *os.File {
+	for {
+		inner, ok := nc.(interface{ NetConn() net.Conn }) // TLS
+		if !ok {
+			break
+		}
+		nc = inner.NetConn()
+	}
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
 		return nil
 	}
-	inode := socketInode(port)
-	if inode == "" {
-		return nil
-	}
-	fds, err := os.ReadDir("/proc/self/fd")
+	rc, err := tc.SyscallConn()
 	if err != nil {
 		return nil
 	}
-	for _, e := range fds {
-		target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
-		if err != nil || target != "socket:["+inode+"]" {
-			continue
-		}
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil {
-			return nil
-		}
-		dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-		if err != nil {
-			return nil
-		}
-		clientKeepAlive(dup)
-		return os.NewFile(uintptr(dup), fmt.Sprintf("session:%d", port))
+	dup := -1
+	if rc.Control(func(fd uintptr) { dup, _ = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }) != nil || dup < 0 {
+		return nil
 	}
-	return nil
+	clientKeepAlive(dup)
+	return os.NewFile(uintptr(dup), "session:"+tc.LocalAddr().String())
 }
 
 // The client's side of a lock's connection, for when nothing speaks on
@@ -72,27 +61,4 @@ func clientKeepAlive(fd int) {
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, clientInterval)
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPCNT, clientCount)
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(clientUserTimeout.Milliseconds()))
-}
-
-// socketInode is the inode of this process's established TCP socket
-// whose local port is port, "" if none.
-func socketInode(port int) string {
-	want := fmt.Sprintf(":%04X", port)
-	for _, table := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
-		f, err := os.Open(table)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			// sl local_address rem_address st ... uid timeout inode
-			fields := strings.Fields(sc.Text())
-			if len(fields) > 9 && strings.HasSuffix(fields[1], want) && fields[3] == "01" {
-				f.Close()
-				return fields[9]
-			}
-		}
-		f.Close()
-	}
-	return ""
 }

@@ -2,7 +2,10 @@ package sql
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/netip"
+	"syscall"
 	"testing"
 	"time"
 
@@ -12,10 +15,9 @@ import (
 )
 
 // TestSQLGrantCarriesItsSession: a granted lock comes with this
-// process's descriptor of its session's connection (found by its client
-// port: PostgreSQL names it, MySQL's greeting gave the connection id when
-// it was dialled), with the client's keep-alive and user timeout set,
-// closed at Release.
+// process's descriptor of its session's connection (the port the server
+// names, PostgreSQL, or that greeted the session's id, MySQL), with the
+// client's keep-alive and user timeout set, closed at Release.
 func TestSQLGrantCarriesItsSession(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -38,6 +40,11 @@ func TestSQLGrantCarriesItsSession(t *testing.T) {
 			var st unix.Stat_t
 			if err := unix.Fstat(int(g.Session.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
 				t.Fatalf("session descriptor is not a socket: %v mode %o", err, st.Mode)
+			}
+			// The port the server names (PostgreSQL) or greeted (MySQL).
+			sa, err := unix.Getsockname(int(g.Session.Fd()))
+			if in4, ok := sa.(*unix.SockaddrInet4); err != nil || !ok || in4.Port != g.Lease.(*sqlLease).sess.Port {
+				t.Errorf("the session descriptor is the socket of %v (%v), want the session's port %d", sa, err, g.Lease.(*sqlLease).sess.Port)
 			}
 			ut, err := unix.GetsockoptInt(int(g.Session.Fd()), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT)
 			if err != nil || ut != int(clientUserTimeout.Milliseconds()) {
@@ -84,15 +91,73 @@ func TestParseGreeting(t *testing.T) {
 func TestMySQLConnsBounded(t *testing.T) {
 	m := newMySQLConns()
 	for id := int64(1); id <= 3*mysqlConnsKept; id++ {
-		m.add(id, netip.MustParseAddrPort("127.0.0.1:40000"))
+		m.add(id, dialled{local: netip.MustParseAddrPort("127.0.0.1:40000")})
 	}
 	for id := int64(1); id <= 10; id++ { // restarted: small ids again
-		m.add(id, netip.MustParseAddrPort("127.0.0.1:40001"))
+		m.add(id, dialled{local: netip.MustParseAddrPort("127.0.0.1:40001")})
 	}
 	if len(m.ids) > mysqlConnsKept {
 		t.Errorf("%d entries, want at most %d", len(m.ids), mysqlConnsKept)
 	}
-	if a, ok := m.local(10); !ok || a.Port() != 40001 {
-		t.Errorf("local(10) = %v, %v; want the newest connection's address", a, ok)
+	if d, ok := m.conn(10); !ok || d.local.Port() != 40001 {
+		t.Errorf("conn(10) = %v, %v; want the newest connection", d.local, ok)
+	}
+}
+
+// TestSocketOfTellsSharedPortsApart: two connections from one local
+// port to two servers, as the kernel gives an ephemeral port out again
+// for another destination: each lock's socket is its own connection's.
+func TestSocketOfTellsSharedPortsApart(t *testing.T) {
+	var servers []net.Listener
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		servers = append(servers, ln)
+	}
+	reuse := func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEADDR, 1) })
+		return errors.Join(err, serr)
+	}
+	var conns []net.Conn
+	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
+	for _, ln := range servers {
+		c, err := (&net.Dialer{LocalAddr: local, Control: reuse}).Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+		local = c.LocalAddr().(*net.TCPAddr) // the second from the first's port
+	}
+	if a, b := conns[0].LocalAddr().String(), conns[1].LocalAddr().String(); a != b {
+		t.Fatalf("the two connections are from %s and %s, want one port", a, b)
+	}
+	for i, c := range conns {
+		f := socketOf(c)
+		if f == nil {
+			t.Fatalf("connection %d: no socket", i)
+		}
+		defer f.Close()
+		peer, err := unix.Getpeername(int(f.Fd()))
+		in4, ok := peer.(*unix.SockaddrInet4)
+		if want := servers[i].Addr().(*net.TCPAddr).Port; err != nil || !ok || in4.Port != want {
+			t.Errorf("connection %d: the socket's peer is %v (%v), want port %d", i, peer, err, want)
+		}
+		if ut, err := unix.GetsockoptInt(int(f.Fd()), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT); err != nil || ut != int(clientUserTimeout.Milliseconds()) {
+			t.Errorf("connection %d: TCP_USER_TIMEOUT %d ms (%v), want %v", i, ut, err, clientUserTimeout)
+		}
+	}
+	uc, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: t.TempDir() + "/s", Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uc.Close()
+	if f := socketOf(uc); f != nil {
+		f.Close()
+		t.Error("a Unix socket's connection gave a session socket, want none (the keeper ends such a run with its supervisor)")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +54,9 @@ type sqlDialect interface {
 	// session tells c's server session apart from any other (see
 	// sessionID).
 	session(ctx context.Context, c *sql.Conn) (sessionID, error)
+	// socket is a duplicate of the socket under c, session s (see
+	// socketOf), nil if it cannot be had.
+	socket(c *sql.Conn, s sessionID) *os.File
 	// endStale ends the stale session s if it is still there and still
 	// the one this locker lost (see staleSession): ended is false when it
 	// is gone or not that session; an error means the server could not
