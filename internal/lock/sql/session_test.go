@@ -161,3 +161,39 @@ func TestSocketOfTellsSharedPortsApart(t *testing.T) {
 		t.Error("a Unix socket's connection gave a session socket, want none (the keeper ends such a run with its supervisor)")
 	}
 }
+
+// BenchmarkSocketOf: a granted lock's socket for its run, on a host with
+// busyConns other connections (the daemon's and everyone else's).
+func BenchmarkSocketOf(b *testing.B) {
+	const busyConns = 500
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	var conns []net.Conn
+	for range busyConns {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c, s)
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	session := conns[len(conns)-2]
+	for b.Loop() {
+		f := socketOf(session)
+		if f == nil {
+			b.Fatal("no socket")
+		}
+		f.Close()
+	}
+}
