@@ -37,8 +37,10 @@ func TestResourceSlotSurvivesSupervisorKill(t *testing.T) {
 			l := newKillLab(t, newResBackend(t, kind))
 			defer l.logOnFailure()
 			first := l.killHolder(false)
+			l.checkHeldMetric(first, "supervisor killed")
 			l.checkSlotsKept(first, "supervisor killed")
 			second := l.killHolder(true)
+			l.checkHeldMetric(second, "supervisor and keeper killed")
 			// Redis too: the next daemon takes the combined lease of the
 			// run's lock and slots over from its guard file and renews it
 			// until the run is over (docs/operations.md).
@@ -62,7 +64,7 @@ func newKillLab(t *testing.T, be resBackend) *killLab {
 	if be.shared {
 		l.names = append(l.names, "host-b")
 	}
-	jobs := dbJobs(l.out, 4, func(int) string { return "6" }, "")
+	jobs := `metrics: {listen: "127.0.0.1:0"}` + "\n" + dbJobs(l.out, 4, func(int) string { return "6" }, "")
 	for _, n := range l.names {
 		l.hosts[n] = be.host(t, jobs)
 		l.daemons[n] = l.hosts[n].startHost(n)
@@ -86,6 +88,50 @@ type killed struct {
 	host   string
 	at     time.Time
 	orphan []resRun
+}
+
+// checkHeldMetric: while the killed supervisor's runs go on, the daemon
+// started in its place counts their slots in
+// cronvisor_resource_slots_held (it adopted them), beside its own runs'.
+// Every run of these jobs holds one slot of db.
+func (l *killLab) checkHeldMetric(k killed, what string) {
+	t := l.t
+	d := l.daemons[k.host]
+	waitFor(t, 10*time.Second, k.host+" serving metrics", func() bool { return metricsAddrLog.MatchString(d.stderr()) })
+	url := "http://" + metricsAddrLog.FindStringSubmatch(d.stderr())[1] + "/metrics"
+	series := `cronvisor_resource_slots_held{resource="db"}`
+	for deadline := time.Now().Add(4 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		before, orphans := l.goingOn(k)
+		held := metricValue(httpGet(t, url), series)
+		after, left := l.goingOn(k)
+		if orphans > 0 && left > 0 && (held == before || held == after) {
+			t.Logf("%s: %s: %s %d with %d adopted run(s) going on", l.be.kind, what, series, held, left)
+			return
+		}
+		if left == 0 || time.Now().After(deadline) {
+			t.Errorf("%s: %s is %d; %s's runs going on: %d then %d, of them adopted: %d then %d",
+				what, series, held, k.host, before, after, orphans, left)
+			return
+		}
+	}
+}
+
+// goingOn counts the runs of k's host going on now, and of them those
+// its killed supervisor left.
+func (l *killLab) goingOn(k killed) (all, orphans int) {
+	left := map[string]bool{}
+	for _, o := range k.orphan {
+		left[o.runID] = true
+	}
+	for _, r := range l.runs() {
+		if r.host == k.host && r.end.IsZero() && !gone(r.pid) {
+			all++
+			if left[r.runID] {
+				orphans++
+			}
+		}
+	}
+	return all, orphans
 }
 
 // killHolder waits for a host with a run a second old or more (a

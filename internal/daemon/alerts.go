@@ -78,6 +78,7 @@ func (d *Daemon) newMetrics(cfg *config.Config, o Options) *metrics.Metrics {
 		LeftToOwner:   leftToOwner(cfg, d),
 		Durations:     d.learnedDurations,
 		Resources:     func() map[string]int { return d.current.Load().Resources },
+		AdoptedSlots:  func() map[string]int { return d.env.Recovery.AdoptedSlots() },
 	})
 }
 

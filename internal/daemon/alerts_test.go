@@ -17,7 +17,7 @@ func TestMetricsServedWhenAsked(t *testing.T) {
 	if len(rec) != 1 {
 		t.Fatalf("serving metrics records: %v", rec)
 	}
-	want := []string{"started locker", "started reaper", "started history", "started history writer", "started recovery", "started resources",
+	want := []string{"started locker", "started reaper", "started history", "started history writer", "started resources", "started recovery",
 		"started notifications", "started skip log", "started outlog", "started metrics", "started scheduler", "started housekeeping",
 		"started socket", "started state dir guard", "started watcher", "started memory settling"}
 	equalSteps(t, "start-up", h.tr.prefixed("started "), want)

@@ -127,14 +127,15 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	store, hist := e.Store, e.History
 	hier, noCgroup := cgroup.Detect()
 	e.Learner = e.newLearner(store, o.Clock.Now)
-	e.Recovery = e.newRecovery(store, hist.InFlight, started, hier, log)
-	e.onClose("recovery", func() error { e.Recovery.Close(); return nil })
-	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
+	// Before Recovery, which lists their slots (and stops first).
 	if e.Resources, err = openResources(cfg); err != nil {
 		e.Close()
 		return nil, err
 	}
 	e.onClose("resources", e.Resources.Close)
+	e.Recovery = e.newRecovery(store, hist.InFlight, started, hier, log)
+	e.onClose("recovery", func() error { e.Recovery.Close(); return nil })
+	e.Locker = e.Recovery.Locker() // every record a fire reads reaches Recovery
 	e.listenNotifier(log, o.deliveries)
 	opts := []runner.Option{runner.WithLastOK(store.LastOKSlot), runner.WithStarts(starts),
 		runner.WithLogger(log), runner.WithSecretEnv(cfg.SecretEnv...), runner.WithClock(o.Clock),

@@ -39,6 +39,7 @@ func (e *Env) newRecovery(store *history.Store, mine func(runID string) bool, st
 		KeepAge:  func() time.Duration { return e.cfg.Load().History.KeepAge },
 		Log:      log,
 		Path:     ending.New(e.Emit, ending.WithJudge(e.Learner)),
+		SlotsOf:  e.Resources.SlotsOf,
 		Resume: func(ctx context.Context, r recovery.Resumption) error {
 			return e.resumeRetries(ctx, lookup, r)
 		},

@@ -103,6 +103,22 @@ func (r *Resources) List(ctx context.Context) ([]semaphore.Resource, error) {
 	return r.current().List(ctx)
 }
 
+// SlotsOf is the slots ("db/1") of the resources in force whose record
+// names run runID as their holder: an adopted run's (recovery's
+// Config.SlotsOf). A slot that cannot be inspected is left out.
+func (r *Resources) SlotsOf(ctx context.Context, runID string) []string {
+	list, _ := r.List(ctx)
+	var out []string
+	for _, res := range list {
+		for _, st := range res.Slots {
+			if st.Held && st.Record.RunID == runID {
+				out = append(out, st.Name)
+			}
+		}
+	}
+	return out
+}
+
 // Close closes every semaphores opened (their connections).
 func (r *Resources) Close() error {
 	r.mu.Lock()

@@ -15,7 +15,7 @@ import (
 // backend last.
 var stopOrder = []string{
 	"stopped scheduler", "stopped runs", "stopped state dir guard", "closed listener", "stopped socket", "stopped housekeeping",
-	"stopped watcher", "stopped outlog", "stopped skip log", "stopped notifications", "stopped resources", "stopped recovery", "stopped history writer", "stopped history",
+	"stopped watcher", "stopped outlog", "stopped skip log", "stopped notifications", "stopped recovery", "stopped resources", "stopped history writer", "stopped history",
 	"stopped reaper", "closed locker", "stopped locker",
 }
 

@@ -21,7 +21,7 @@ import (
 // watch, and last the one that hands start-up's memory back once the
 // scheduler has built its heap.
 var startOrder = []string{
-	"started locker", "started reaper", "started history", "started history writer", "started recovery", "started resources", "started notifications",
+	"started locker", "started reaper", "started history", "started history writer", "started resources", "started recovery", "started notifications",
 	"started skip log", "started outlog", "started scheduler", "started housekeeping", "started socket", "started state dir guard",
 	"started watcher", "started memory settling",
 }

@@ -167,6 +167,7 @@ func (r *Recoverer) guardOrphan(ctx context.Context, g proc.Orphaned, path strin
 	if _, ok := r.adopted[o.runID]; !ok {
 		r.adopted[o.runID] = o // shown adopted; kill and replace act on it
 	}
+	r.wg.Go(func() { r.noteSlots(o.runID) })
 	r.wg.Go(func() { r.guardRun(o, g, p, path) })
 }
 
@@ -300,6 +301,6 @@ func (r *Recoverer) unguard(runID string) {
 	defer r.mu.Unlock()
 	delete(r.guarding, runID)
 	if !r.watching[runID] && !r.keeping[runID] {
-		delete(r.adopted, runID)
+		r.unadoptLocked(runID)
 	}
 }

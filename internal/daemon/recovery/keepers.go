@@ -72,6 +72,7 @@ func (r *Recoverer) watchKeeper(k liveKeeper) {
 	if _, ok := r.adopted[k.runID]; !ok {
 		r.adopted[k.runID] = orphan{job: k.job, runID: k.runID, supervisor: k.supervisor}
 	}
+	r.wg.Go(func() { r.noteSlots(k.runID) })
 	r.wg.Add(1)
 	r.mu.Unlock()
 	go func() {
@@ -82,7 +83,7 @@ func (r *Recoverer) watchKeeper(k liveKeeper) {
 		r.mu.Lock()
 		delete(r.keeping, k.runID)
 		if !r.watching[k.runID] {
-			delete(r.adopted, k.runID)
+			r.unadoptLocked(k.runID)
 		}
 		r.mu.Unlock()
 		if r.ctx.Err() == nil {

@@ -84,6 +84,9 @@ type Config struct {
 	// supervisor); its error says why it did not take the slot on, which
 	// is then recorded as ended. Nil: such a slot ends (DiedInBackoff).
 	Resume func(ctx context.Context, r Resumption) error
+	// SlotsOf is the resource slots ("db/1") run runID holds, as the
+	// slots' own records name it. Nil: none are looked up.
+	SlotsOf func(ctx context.Context, runID string) []string
 	// KillGrace is a job's kill_grace, for an adopted run ended without
 	// its keeper (EndAdopted). Nil: 10s.
 	KillGrace func(job string) time.Duration
@@ -103,13 +106,14 @@ type Recoverer struct {
 
 	mu       sync.Mutex
 	closed   bool
-	watching map[string]bool   // run ids whose lock is awaited
-	keeping  map[string]bool   // run ids whose live keeper is watched (see adoptKeepers)
-	adopted  map[string]orphan // runs watched either way: a dead supervisor's, still going
-	asked    map[string]string // run ids an operator or a replacing fire ended: the reason
-	done     map[string]bool   // run ids found recorded, bounded by maxDone
-	scanned  time.Time         // when the last successful Sweep began; zero: none yet
-	live     map[string]bool   // locks whose record named a live supervisor's run then
+	watching map[string]bool     // run ids whose lock is awaited
+	keeping  map[string]bool     // run ids whose live keeper is watched (see adoptKeepers)
+	adopted  map[string]orphan   // runs watched either way: a dead supervisor's, still going
+	slots    map[string][]string // adopted run ids -> the resource slots they hold (slots.go)
+	asked    map[string]string   // run ids an operator or a replacing fire ended: the reason
+	done     map[string]bool     // run ids found recorded, bounded by maxDone
+	scanned  time.Time           // when the last successful Sweep began; zero: none yet
+	live     map[string]bool     // locks whose record named a live supervisor's run then
 
 	// silent holds the adopted runs ended without their keeper (Silent).
 	silent map[string]silence
@@ -143,7 +147,7 @@ func New(cfg Config) *Recoverer {
 	}
 	host, _ := os.Hostname()
 	r := &Recoverer{cfg: cfg, host: host, seen: make(chan sighting, seenQueue),
-		watching: map[string]bool{}, adopted: map[string]orphan{}, keeping: map[string]bool{}, asked: map[string]string{}, done: map[string]bool{}}
+		watching: map[string]bool{}, adopted: map[string]orphan{}, slots: map[string][]string{}, keeping: map[string]bool{}, asked: map[string]string{}, done: map[string]bool{}}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.wg.Add(1)
 	go r.loop()
@@ -187,6 +191,7 @@ func (r *Recoverer) watch(o orphan) {
 	}
 	r.watching[o.runID] = true
 	r.adopted[o.runID] = o
+	r.wg.Go(func() { r.noteSlots(o.runID) })
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -215,7 +220,7 @@ func (r *Recoverer) unwatch(runID string) {
 	defer r.mu.Unlock()
 	delete(r.watching, runID)
 	if !r.keeping[runID] {
-		delete(r.adopted, runID)
+		r.unadoptLocked(runID)
 	}
 	delete(r.asked, runID)
 }

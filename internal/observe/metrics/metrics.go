@@ -30,6 +30,9 @@ type Sources struct {
 	Durations func() map[string]durations.Stats
 	// Resources are the declared resources' sizes; nil: none.
 	Resources func() map[string]int
+	// AdoptedSlots are the slots the runs this daemon adopted (a dead
+	// supervisor's, still going) hold, by resource; nil: none.
+	AdoptedSlots func() map[string]int
 }
 
 // Metrics holds cronvisor's collectors in their own registry.
@@ -57,7 +60,7 @@ type Metrics struct {
 
 // New registers cronvisor's metrics, Go's and the process's.
 func New(src Sources) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry(), res: newResourceMetrics()}
+	m := &Metrics{reg: prometheus.NewRegistry(), res: newResourceMetrics(src.AdoptedSlots)}
 	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_runs_total",
 		Help: "Runs (attempts) that ended, by job and outcome."}, []string{"job", "outcome"})
 	m.skips = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_skips_total",

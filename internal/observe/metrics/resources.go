@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"strings"
 	"sync"
 
@@ -12,22 +13,23 @@ import (
 // resourceMetrics are the resources' (jobs.yaml resources:) series, from
 // the runs' events of this daemon: the slots its runs hold, its fires
 // waiting for one, how their waits ended, the fires skipped for a full
-// resource. The sizes are read at scrape time (Sources.Resources).
+// resource. The sizes are read at scrape time (Sources.Resources), and so
+// are the slots of the runs it adopted (Sources.AdoptedSlots), which it
+// saw no start of.
 type resourceMetrics struct {
 	mu      sync.Mutex
 	holding map[string][]string // run id -> the resource of each slot it holds
 	waiting map[string]string   // run id -> the resource it waits for
+	held    map[string]int      // resource -> slots its runs hold (the started ones)
+	adopted func() map[string]int
 
-	held      *prometheus.GaugeVec
 	waiters   *prometheus.GaugeVec
 	waits     *prometheus.CounterVec
 	fullSkips *prometheus.CounterVec
 }
 
-func newResourceMetrics() *resourceMetrics {
-	return &resourceMetrics{holding: map[string][]string{}, waiting: map[string]string{},
-		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cronvisor_resource_slots_held",
-			Help: "Slots of the resource this daemon's runs hold."}, []string{"resource"}),
+func newResourceMetrics(adopted func() map[string]int) *resourceMetrics {
+	return &resourceMetrics{holding: map[string][]string{}, waiting: map[string]string{}, held: map[string]int{}, adopted: adopted,
 		waiters: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cronvisor_resource_waiters",
 			Help: "Fires of this daemon waiting for a slot of the resource (on_full: wait)."}, []string{"resource"}),
 		waits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronvisor_resource_waits_total",
@@ -38,7 +40,38 @@ func newResourceMetrics() *resourceMetrics {
 }
 
 func (r *resourceMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.held, r.waiters, r.waits, r.fullSkips}
+	held := heldCollector{r: r, desc: prometheus.NewDesc("cronvisor_resource_slots_held",
+		"Slots of the resource this daemon's runs hold (its adopted runs' too).", []string{"resource"}, nil)}
+	return []prometheus.Collector{held, r.waiters, r.waits, r.fullSkips}
+}
+
+// heldCollector is cronvisor_resource_slots_held: the slots of the runs
+// this daemon started, from their events, and of those it adopted.
+type heldCollector struct {
+	r    *resourceMetrics
+	desc *prometheus.Desc
+}
+
+func (c heldCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c heldCollector) Collect(ch chan<- prometheus.Metric) {
+	for res, n := range c.r.heldNow() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), res)
+	}
+}
+
+// heldNow is the slots held by resource: every resource a run of this
+// daemon ever held (0 once let go), and any an adopted run holds.
+func (r *resourceMetrics) heldNow() map[string]int {
+	r.mu.Lock()
+	out := maps.Clone(r.held)
+	r.mu.Unlock()
+	if r.adopted != nil {
+		for res, n := range r.adopted() {
+			out[res] += n
+		}
+	}
+	return out
 }
 
 // handle follows one event.
@@ -54,11 +87,11 @@ func (r *resourceMetrics) handle(ev run.Event) {
 		for _, slot := range e.Resources {
 			res, _, _ := strings.Cut(slot, "/")
 			r.holding[e.RunID] = append(r.holding[e.RunID], res)
-			r.held.WithLabelValues(res).Inc()
+			r.held[res]++
 		}
 	case run.End:
 		for _, res := range r.holding[e.RunID] {
-			r.held.WithLabelValues(res).Dec()
+			r.held[res]--
 		}
 		delete(r.holding, e.RunID)
 	case run.Skip:

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestResourceMetrics(t *testing.T) {
 # HELP cronvisor_resource_slots Slots of the resource (jobs.yaml resources:).
 # TYPE cronvisor_resource_slots gauge
 cronvisor_resource_slots{resource="db"} 2
-# HELP cronvisor_resource_slots_held Slots of the resource this daemon's runs hold.
+# HELP cronvisor_resource_slots_held Slots of the resource this daemon's runs hold (its adopted runs' too).
 # TYPE cronvisor_resource_slots_held gauge
 cronvisor_resource_slots_held{resource="db"} 2
 # HELP cronvisor_resource_waiters Fires of this daemon waiting for a slot of the resource (on_full: wait).
@@ -45,7 +46,7 @@ cronvisor_resource_waiters{resource="db"} 2
 		Reason: "resource backup_disk full: held by ..."})
 	m.Handle(run.Skip{Job: "g", RunID: "rg", Time: t0.Add(time.Minute), Class: run.ClassLockHeld, Reason: "lock held by ..."})
 	checks := map[string]float64{
-		"held":    testutil.ToFloat64(m.res.held.WithLabelValues("db")),
+		"held":    float64(m.res.heldNow()["db"]),
 		"waiters": testutil.ToFloat64(m.res.waiters.WithLabelValues("db")),
 		"took":    testutil.ToFloat64(m.res.waits.WithLabelValues("db", "took")),
 		"gave_up": testutil.ToFloat64(m.res.waits.WithLabelValues("db", "gave_up")),
@@ -58,5 +59,33 @@ cronvisor_resource_waiters{resource="db"} 2
 		if checks[k] != v {
 			t.Errorf("%s = %v, want %v (all: %v)", k, checks[k], v, checks)
 		}
+	}
+}
+
+// TestResourceSlotsHeldCountsAdopted: the slots of the runs a daemon
+// adopted (read at scrape time) add to those of the runs it started.
+func TestResourceSlotsHeldCountsAdopted(t *testing.T) {
+	adopted := map[string]int{"db": 1, "disk": 1}
+	m := New(Sources{AdoptedSlots: func() map[string]int { return maps.Clone(adopted) }})
+	t0 := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	m.Handle(run.Start{Job: "a", RunID: "ra", Started: t0, Resources: []string{"db/0"}, Attempt: 1})
+	want := `
+# HELP cronvisor_resource_slots_held Slots of the resource this daemon's runs hold (its adopted runs' too).
+# TYPE cronvisor_resource_slots_held gauge
+cronvisor_resource_slots_held{resource="db"} 2
+cronvisor_resource_slots_held{resource="disk"} 1
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "cronvisor_resource_slots_held"); err != nil {
+		t.Fatal(err)
+	}
+	m.Handle(run.End{Job: "a", RunID: "ra", Started: t0, Ended: t0.Add(time.Second), Outcome: run.OK})
+	delete(adopted, "disk") // its adopted run was recorded
+	want = `
+# HELP cronvisor_resource_slots_held Slots of the resource this daemon's runs hold (its adopted runs' too).
+# TYPE cronvisor_resource_slots_held gauge
+cronvisor_resource_slots_held{resource="db"} 1
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "cronvisor_resource_slots_held"); err != nil {
+		t.Fatal(err)
 	}
 }
