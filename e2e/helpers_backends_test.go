@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,25 +14,7 @@ import (
 // sqlServers are the shared database servers of the SQL backends' tests,
 // started by the first test needing each and stopped by TestMain. A test
 // that stops its server starts one of its own instead (newSQLServer).
-var sqlServers sharedSQL
-
-type sharedSQL struct {
-	mu     sync.Mutex
-	maria  *sqltest.MariaDB
-	pg     *sqltest.Postgres
-	counts atomic.Int64
-}
-
-func (s *sharedSQL) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.maria != nil {
-		s.maria.Close()
-	}
-	if s.pg != nil {
-		s.pg.Close()
-	}
-}
+var sqlServers = sqltest.NewShared("e2e")
 
 // dbSecret is the password every SQL test's dsn carries (through
 // ${CV_E2E_DB_PASSWORD}): the test servers let any password in, and no
@@ -87,28 +67,10 @@ func pgServer(p *sqltest.Postgres) sqlServer {
 // sharedSQLServer is the shared server of kind.
 func sharedSQLServer(t *testing.T, kind string) sqlServer {
 	t.Helper()
-	s := &sqlServers
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var err error
-	switch kind {
-	case "mysql":
-		if s.maria == nil {
-			s.maria, err = sqltest.StartMariaDB()
-		}
-		if err == nil {
-			return mariaServer(s.maria)
-		}
-	default:
-		if s.pg == nil {
-			s.pg, err = sqltest.StartPostgres()
-		}
-		if err == nil {
-			return pgServer(s.pg)
-		}
+	if kind == "mysql" {
+		return mariaServer(sqlServers.MariaDB(t))
 	}
-	t.Fatal(err)
-	return sqlServer{}
+	return pgServer(sqlServers.Postgres(t))
 }
 
 // newSQLServer is a server of kind for this test alone, closed when it
@@ -135,10 +97,7 @@ func newSQLServer(t *testing.T, kind string) sqlServer {
 // administrator's pool on it.
 func (s sqlServer) newDB(t *testing.T) (string, *sql.DB) {
 	t.Helper()
-	name := fmt.Sprintf("e2e%d_%d", time.Now().UnixNano()%1e9, sqlServers.counts.Add(1))
-	if err := s.createDB(name); err != nil {
-		t.Fatal(err)
-	}
+	name := sqlServers.NewDB(t, s.createDB)
 	db := s.raw(name)
 	t.Cleanup(func() { _ = db.Close() })
 	return name, db

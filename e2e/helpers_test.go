@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(serveFakeSocket(path)) // the test binary as another user's fake daemon
 	}
 	code := buildAndRun(m)
-	sqlServers.close() // started by the SQL backends' tests that needed them
+	sqlServers.Close() // started by the SQL backends' tests that needed them
 	os.Exit(code)
 }
 

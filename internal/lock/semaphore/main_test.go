@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 	}
 	locktest.BecomeSubreaper()
 	code := m.Run()
-	servers.close()
+	servers.Close()
 	os.Exit(code)
 }
 

@@ -2,13 +2,10 @@ package sql
 
 import (
 	"database/sql"
-	"fmt"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"cronvisor/internal/harness/locktest"
 	"cronvisor/internal/harness/sqltest"
@@ -20,31 +17,12 @@ import (
 func TestMain(m *testing.M) {
 	locktest.BecomeSubreaper()
 	code := m.Run()
-	sqlServers.close()
+	sqlServers.Close()
 	os.Exit(code)
 }
 
-// sqlServers are the package's database servers, started by the first
-// test that needs each and stopped by TestMain: starting them takes
-// seconds, so the tests share them, each in a database of its own.
-var sqlServers servers
-
-type servers struct {
-	mariaOnce, pgOnce sync.Once
-	maria             *sqltest.MariaDB
-	pg                *sqltest.Postgres
-	mariaErr, pgErr   error
-	dbs               atomic.Int64
-}
-
-func (s *servers) close() {
-	if s.maria != nil {
-		s.maria.Close()
-	}
-	if s.pg != nil {
-		s.pg.Close()
-	}
-}
+// sqlServers are the package's database servers.
+var sqlServers = sqltest.NewShared("t")
 
 // sqlBackend is one SQL backend under test.
 type sqlBackend struct {
@@ -89,28 +67,9 @@ func sqlBackends() []sqlBackend {
 	}
 }
 
-// dbName is a database name of the test's own.
-func dbName() string { return fmt.Sprintf("t%d_%d", time.Now().UnixNano()%1e9, sqlServers.dbs.Add(1)) }
+func mariaDB(t *testing.T) *sqltest.MariaDB { return sqlServers.MariaDB(t) }
 
-func mariaDB(t *testing.T) *sqltest.MariaDB {
-	t.Helper()
-	s := &sqlServers
-	s.mariaOnce.Do(func() { s.maria, s.mariaErr = sqltest.StartMariaDB() })
-	if s.mariaErr != nil {
-		t.Fatal(s.mariaErr)
-	}
-	return s.maria
-}
-
-func postgres(t *testing.T) *sqltest.Postgres {
-	t.Helper()
-	s := &sqlServers
-	s.pgOnce.Do(func() { s.pg, s.pgErr = sqltest.StartPostgres() })
-	if s.pgErr != nil {
-		t.Fatal(s.pgErr)
-	}
-	return s.pg
-}
+func postgres(t *testing.T) *sqltest.Postgres { return sqlServers.Postgres(t) }
 
 // openMariaDB makes a database and a locker on it; further calls in the
 // same test reuse the database (two supervisors on one server).
@@ -146,10 +105,7 @@ func testDB(t *testing.T, create func(string) error) string {
 	if db, ok := testDBs.Load(t); ok {
 		return db.(string)
 	}
-	db := dbName()
-	if err := create(db); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
+	db := sqlServers.NewDB(t, create)
 	testDBs.Store(t, db)
 	t.Cleanup(func() { testDBs.Delete(t) })
 	return db

@@ -174,10 +174,7 @@ func TestMySQLHolderOnAnotherDatabase(t *testing.T) {
 	var lockers []*MySQLLocker
 	var dbs []string
 	for range 2 {
-		db := dbName()
-		if err := m.CreateDB(db); err != nil {
-			t.Fatal(err)
-		}
+		db := sqlServers.NewDB(t, m.CreateDB)
 		l, err := NewMySQLLocker(m.DSN(db))
 		if err != nil {
 			t.Fatal(err)

@@ -3,57 +3,31 @@ package fleet
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"os"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"cronvisor/internal/harness/sqltest"
 )
 
-// pgServer is the package's one PostgreSQL server, started by the first
-// test that needs it and stopped by TestMain: starting one takes
-// seconds, so the tests share it, each in a database of its own.
-var pgServer shared
-
-type shared struct {
-	once sync.Once
-	pg   *sqltest.Postgres
-	err  error
-	dbs  atomic.Int64
-}
+// pgServer is the package's one PostgreSQL server.
+var pgServer = sqltest.NewShared("f")
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if pgServer.pg != nil {
-		pgServer.pg.Close()
-	}
+	pgServer.Close()
 	os.Exit(code)
 }
 
 // postgres is the package's server, started by its first caller.
-func postgres(t *testing.T) *sqltest.Postgres {
-	t.Helper()
-	s := &pgServer
-	s.once.Do(func() { s.pg, s.err = sqltest.StartPostgres() })
-	if s.err != nil {
-		t.Fatal(s.err)
-	}
-	return s.pg
-}
+func postgres(t *testing.T) *sqltest.Postgres { return pgServer.Postgres(t) }
 
 // newDB is a fresh database of the test's own: its URL and an
 // administrator's pool on it.
 func newDB(t *testing.T) (string, *sql.DB) {
 	t.Helper()
 	p := postgres(t)
-	name := fmt.Sprintf("f%d_%d", time.Now().UnixNano()%1e9, pgServer.dbs.Add(1))
-	if err := p.CreateDB(name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	url := p.URL(name)
+	url := p.URL(pgServer.NewDB(t, p.CreateDB))
 	db, err := sql.Open("pgx", url)
 	if err != nil {
 		t.Fatal(err)
