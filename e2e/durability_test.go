@@ -36,7 +36,9 @@ const syncCalls = "trace=fsync,fdatasync,sync_file_range,syncfs,sync,msync"
 // TestE2EDurabilitySyncs (issue 29): every process of a daemon and of a
 // `cronvisor run` beside it (keepers and jobs too), under strace, for a
 // few scheduled and one manual run: with durability: machine they sync
-// (the history's commits, the slot cursors); with process, not once.
+// (the history's commits, the slot cursors, these through the daemon's
+// cursor journal and never a lock file's own sync); with process, not
+// once.
 func TestE2EDurabilitySyncs(t *testing.T) {
 	fullSuiteOnly(t)
 	strace, err := exec.LookPath("strace")
@@ -79,6 +81,20 @@ func TestE2EDurabilitySyncs(t *testing.T) {
 				}
 				if (len(syncs) > 0) != tc.wantSyncs {
 					t.Errorf("%s: %d sync calls, want syncs %v: %q", name, len(syncs), tc.wantSyncs, syncs[:min(len(syncs), 5)])
+				}
+				// The slot cursors are made durable by the cursor journal's
+				// group sync, never by a sync of each lock file.
+				journal := 0
+				for _, l := range syncs {
+					if strings.Contains(l, ".lock>") {
+						t.Errorf("%s synced a lock file: %s", name, l)
+					}
+					if strings.Contains(l, "/cursors/") {
+						journal++
+					}
+				}
+				if name == "daemon" && tc.wantSyncs && journal == 0 {
+					t.Errorf("daemon: no sync of its cursor journal among %q", syncs[:min(len(syncs), 8)])
 				}
 				t.Logf("%s: %d sync calls", name, len(syncs))
 			}

@@ -112,6 +112,9 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	if c, ok := locker.(io.Closer); ok {
 		e.onClose("locker", c.Close)
 	}
+	if r, ok := locker.(lock.Replayer); ok {
+		replayJournals(r, log)
+	}
 	e.Ledger, _ = locker.(lock.SlotLedger)
 	e.relock = relockOf(locker)
 	if r, ok := locker.(lock.ClockSkewer); ok {
@@ -168,6 +171,19 @@ func (e *Env) openRecords(cfg *config.Config, o Options, starts *runner.Starts) 
 	e.History = hist
 	e.onClose("history writer", hist.Close)
 	return nil
+}
+
+// replayJournals puts the lock records that dead processes' journals
+// hold back into the lock files, before Recovery and the first fire read
+// them. A journal that cannot be replayed stays for the next process.
+func replayJournals(r lock.Replayer, log *slog.Logger) {
+	n, err := r.Replay()
+	if err != nil {
+		log.Warn("locks: a cursor journal left by a dead process could not be replayed; it stays for the next start", "err", err)
+	}
+	if n > 0 {
+		log.Warn("locks: lock records put back from a dead process's cursor journal (the machine crashed)", "locks", n)
+	}
 }
 
 // startReaper reaps the orphans of runs (this process is their

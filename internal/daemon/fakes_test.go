@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -91,7 +92,21 @@ type fakeLocker struct {
 	tr *trace
 }
 
-func (l fakeLocker) Close() error { l.tr.add("closed locker"); return nil }
+func (l fakeLocker) Close() error {
+	l.tr.add("closed locker")
+	if c, ok := l.Locker.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// Replay is the real backend's, which the embedded interface hides.
+func (l fakeLocker) Replay() (int, error) {
+	if r, ok := l.Locker.(lock.Replayer); ok {
+		return r.Replay()
+	}
+	return 0, nil
+}
 
 // fakeListener is a real control socket whose Close the trace sees.
 type fakeListener struct {

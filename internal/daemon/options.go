@@ -73,7 +73,7 @@ func (o Options) withDefaults() Options {
 func NewLocker(cfg *config.Config) (lock.Locker, error) {
 	lb := cfg.LockBackend
 	l, err := backends.Open(lb.Type, lock.Settings{URL: lb.URL, TTL: lb.TTL, Prefix: lb.Prefix,
-		LocksDir: statedir.Dir(cfg.StateDir).Locks(), InRun: runner.InRun, Durability: cfg.Durability})
+		LocksDir: statedir.Dir(cfg.StateDir).Locks(), CursorsDir: statedir.Dir(cfg.StateDir).Cursors(), InRun: runner.InRun, Durability: cfg.Durability})
 	if err != nil {
 		return nil, backendErr(cfg, err)
 	}

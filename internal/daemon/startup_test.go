@@ -8,10 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/base/statedir"
 	"cronvisor/internal/config"
 	"cronvisor/internal/ctl"
 	"cronvisor/internal/lock"
+	"cronvisor/internal/lock/file"
 	"cronvisor/internal/store/history"
 )
 
@@ -78,6 +82,44 @@ func TestNewDegradedHistory(t *testing.T) {
 	jobs, err := d.Service().Jobs(context.Background())
 	if err != nil || len(jobs) != 1 || !strings.Contains(jobs[0].History, "disk on fire") {
 		t.Errorf("Jobs() = %+v, %v; want the job with its history degraded by the open error", jobs, err)
+	}
+}
+
+// TestNewReplaysCursorJournals: a daemon starting after a machine crash
+// finds a lock file older than the dead daemon's cursor journal (the page
+// cache lost); it puts the journal's record back before Recovery reads
+// it, says so, and removes the journal.
+func TestNewReplaysCursorJournals(t *testing.T) {
+	h := newHarness(t, oneJob)
+	state := statedir.Dir(filepath.Join(h.dir, "state"))
+	dead := file.NewLocker(state.Locks(), nil, file.WithCursorJournal(state.Cursors()))
+	g, err := dead.Acquire(context.Background(), lock.Request{Name: "nap", CheckSlot: true,
+		Record: lock.Record{Holder: run.Holder{Job: "nap", RunID: "run-lost"}, Slot: time.Unix(1e9, 0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Lease.SetPID(1 << 22); err != nil { // no such process
+		t.Fatal(err)
+	}
+	if err := g.Lease.ReleaseInFlight(); err != nil { // waits for the journal's sync
+		t.Fatal(err)
+	}
+	if err := dead.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(state.LockFile("nap"), 0); err != nil { // the crash
+		t.Fatal(err)
+	}
+	h.start()
+	if got := h.tr.logged("locks: lock records put back from a dead process's cursor journal (the machine crashed)"); len(got) != 1 || got[0]["locks"] != "1" {
+		t.Errorf("replay record: %v, want one with locks=1", got)
+	}
+	data, err := os.ReadFile(state.LockFile("nap"))
+	if err != nil || !strings.Contains(string(data), `"run_id":"run-lost"`) {
+		t.Errorf("lock file after start-up: %q, %v; want the journal's record of run-lost", data, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(state.Cursors(), "*.journal")); len(left) != 0 {
+		t.Errorf("journals after start-up: %v; want the dead one removed", left)
 	}
 }
 

@@ -47,6 +47,7 @@ type Settings struct {
 	Prefix string        // the name prefix; "" for the backend's default
 
 	LocksDir   string // STATE_DIR/locks
+	CursorsDir string // STATE_DIR/cursors: the file backend's cursor journals
 	InRun      InRun
 	Durability run.Durability
 }
@@ -109,6 +110,13 @@ type PartialLister interface {
 // clock is off its own (Redis's TIME), for the daemon's warning.
 type ClockSkewer interface {
 	ClockSkew(ctx context.Context) (time.Duration, error)
+}
+
+// Replayer is a Locker whose records may lag behind a journal after a
+// machine crash (the file backend's cursor journals): the process that
+// takes locks replays it before any record is read.
+type Replayer interface {
+	Replay() (rewritten int, err error)
 }
 
 // HandoffKind is the kind of backend whose lease a Grant.Handoff

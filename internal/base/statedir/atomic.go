@@ -29,12 +29,23 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode, sync bool) erro
 		return err
 	}
 	if sync {
-		if d, err := os.Open(dir); err == nil {
-			_ = d.Sync() // the rename is done: a failed sync only weakens the power-cut promise
-			d.Close()
-		}
+		_ = SyncDir(dir) // the rename is done: a failed sync only weakens the power-cut promise
 	}
 	return nil
+}
+
+// SyncDir makes a directory's entries durable: a file created or renamed
+// in it survives a machine crash only once this returns.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // fill writes data to f, sets its mode, syncs it if asked, and closes it.

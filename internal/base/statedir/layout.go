@@ -21,6 +21,7 @@ import (
 //	  locks/LOCK.lock       the file lock backend's locks
 //	  logs/JOB/RUN_ID.log   the output of each run
 //	  spool/                the history writers' spools
+//	  cursors/              the file lock backend's cursor journals
 //	  runs/RUN_ID.end       the Ends keepers write for runs whose supervisor died
 //	  runs/SLOT.guard       how to guard a run whose supervisor and keeper both died
 type Dir string
@@ -35,6 +36,7 @@ const (
 	locksDir    = "locks"
 	logsDir     = "logs"
 	spoolDir    = "spool"
+	cursorsDir  = "cursors"
 	keepersDir  = "runs"
 	lockSuffix  = ".lock"
 	logSuffix   = ".log"
@@ -92,6 +94,10 @@ func (d Dir) RunLog(job, runID string) string { return d.join(logsDir, job, runI
 
 // Spool is the directory of the history writers' spools.
 func (d Dir) Spool() string { return d.join(spoolDir) }
+
+// Cursors is the directory of the file lock backend's cursor journals,
+// one per process that makes slot cursors durable.
+func (d Dir) Cursors() string { return d.join(cursorsDir) }
 
 // Keepers holds the Ends that keepers write for runs whose supervisor
 // died (proc.WriteEnd), one file per run, until a supervisor records them.

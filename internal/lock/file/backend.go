@@ -7,6 +7,6 @@ import "cronvisor/internal/lock"
 var Backend = lock.Backend{
 	Name: "file",
 	Open: func(s lock.Settings) (lock.Locker, error) {
-		return NewLocker(s.LocksDir, s.InRun, WithDurability(s.Durability)), nil
+		return NewLocker(s.LocksDir, s.InRun, WithDurability(s.Durability), WithCursorJournal(s.CursorsDir)), nil
 	},
 }

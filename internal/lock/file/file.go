@@ -47,6 +47,9 @@ type Locker struct {
 	// noSync leaves slot cursors in the page cache (durability: process):
 	// see WithDurability.
 	noSync bool
+	// journal makes new slot cursors durable in groups (nil: each lock
+	// file is synced alone): see WithCursorJournal.
+	journal *cursorJournal
 
 	mu   sync.Mutex
 	live map[string]int // leases not yet released, by lock name, under mu
@@ -81,6 +84,28 @@ func WithDurability(d run.Durability) Option {
 	return func(l *Locker) { l.noSync = !d.Syncs() }
 }
 
+// WithCursorJournal makes the records that need a sync (see
+// WithDurability) durable through a journal of this process in dir,
+// STATE_DIR/cursors, one fdatasync for all the records ready, rather
+// than one per lock file; "" keeps a sync per lock file. The process that
+// opens such a locker to take locks calls Replay first.
+func WithCursorJournal(dir string) Option {
+	return func(l *Locker) {
+		if dir != "" {
+			l.journal = newCursorJournal(dir)
+		}
+	}
+}
+
+// Close waits for the cursor journal's queued records to be durable and
+// closes it; leases released after it sync their own files.
+func (l *Locker) Close() error {
+	if l.journal == nil {
+		return nil
+	}
+	return l.journal.Close()
+}
+
 func pauseMillisecond(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
@@ -101,8 +126,9 @@ func (l *Locker) path(name string) (string, error) {
 // written. With CheckSlot the record is made durable too, because the slot
 // cursor is what keeps a slot from running twice after a machine crash
 // (catch_up after a reboot), but not here: SetPID, after the exec, starts
-// the fsync beside the run and Release waits for it (Release syncs itself
-// for a run that never started). Before the exec it was a third of the
+// making it durable beside the run (the cursor journal's group sync, or
+// the file's own fdatasync without one) and Release waits for it (Release
+// makes it durable itself for a run that never started). Before the exec it was a third of the
 // time from fire to exec; after it, a crash of the machine in the
 // millisecond after the exec is the only way to lose a cursor, as it is to
 // lose the history's start record.

@@ -18,8 +18,8 @@ type fileLease struct {
 	rec      *os.File     // writable, the supervisor's alone: the record is written through it
 	previous *lock.Record // the record found at acquisition, nil if none
 	size     int          // of the record in the file, for writeRecord
-	unsynced bool         // the record holds a new slot cursor not yet fsynced (see Acquire)
-	synced   chan error   // the fsync SetPID started; Release waits for it
+	unsynced bool         // the record holds a new slot cursor not yet made durable (see Acquire)
+	synced   <-chan error // the sync SetPID started; Release waits for it
 	// stale are descriptors Relock replaced, closed at Release: the
 	// deleted file's record descriptor, and the new file's lock.
 	stale []*os.File
@@ -44,8 +44,8 @@ func (le *fileLease) SetRetry(at time.Time) error {
 	})
 }
 
-// store rewrites the line in the file, and starts the fsync of a new slot
-// cursor (see Locker.Acquire).
+// StoreRecord rewrites the line in the file, and starts making a new slot
+// cursor durable (see Locker.Acquire).
 func (le *fileLease) StoreRecord(h lock.Record, _ string) error {
 	size, err := writeRecord(le.rec, h, le.size)
 	le.size = size
@@ -54,12 +54,33 @@ func (le *fileLease) StoreRecord(h lock.Record, _ string) error {
 	}
 	if le.unsynced {
 		// In the background, while the run goes on: the run's start
-		// waits for nothing, and Release waits for the fsync.
+		// waits for nothing, and Release waits for the sync.
 		le.unsynced = false
-		le.synced = make(chan error, 1)
-		go func(f *os.File) { le.synced <- syncData(f) }(le.rec)
+		le.synced = le.locker.durable(le.Name(), h, le.rec)
 	}
 	return nil
+}
+
+// durable makes the record h, just written through rec, durable in the
+// background: through the cursor journal if the locker has one, else by
+// rec's own fdatasync.
+func (l *Locker) durable(name string, h lock.Record, rec *os.File) <-chan error {
+	if l.journal != nil {
+		return l.journal.Append(name, h)
+	}
+	done := make(chan error, 1)
+	go func() { done <- syncData(rec) }()
+	return done
+}
+
+// awaitDurable waits for durable's answer. Should the journal fail (or be
+// closed already), rec's own fdatasync keeps the promise.
+func (l *Locker) awaitDurable(done <-chan error, rec *os.File) error {
+	err := <-done
+	if err != nil && l.journal != nil {
+		err = syncData(rec)
+	}
+	return err
 }
 
 // grant is what a file lease offers: its file, and the record it found.
@@ -99,9 +120,9 @@ func (le *fileLease) release(inFlight bool) error {
 	var syncErr error
 	switch {
 	case le.synced != nil:
-		syncErr = <-le.synced
+		syncErr = le.locker.awaitDurable(le.synced, le.rec)
 	case le.unsynced: // the run never started; its slot is consumed all the same
-		syncErr = syncData(le.rec)
+		syncErr = le.locker.awaitDurable(le.locker.durable(le.Name(), le.HolderLocked(), le.rec), le.rec)
 	}
 	var writeErr error
 	if !inFlight {

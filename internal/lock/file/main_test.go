@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,11 +43,17 @@ func TestMain(m *testing.M) {
 // to close). mode "child": the run is `sleep`; mode "grandchild": the run
 // is a shell that leaves a background `sleep` behind and exits; mode
 // "released": as grandchild, and then the supervisor releases its lease as
-// it does when a run's main process has exited; mode "forks": the run is a
+// it does when a run's main process has exited; mode "journal": as
+// child, with the lock in DIR/locks and a cursor journal in DIR/cursors,
+// printing once the record is durable; mode "forks": the run is a
 // shell (the pid printed) that, a second later, leaves a background
 // `sleep` behind, writes its pid to DIR/bg.pid and exits.
 func runHelper(mode, dir string) error {
-	lease, err := NewLocker(dir, locktest.InRun).Acquire(context.Background(), lock.Request{
+	locker := NewLocker(dir, locktest.InRun)
+	if mode == "journal" {
+		locker = NewLocker(filepath.Join(dir, "locks"), locktest.InRun, WithCursorJournal(filepath.Join(dir, "cursors")))
+	}
+	lease, err := locker.Acquire(context.Background(), lock.Request{
 		Name:      "survivor",
 		Record:    lock.Record{Holder: run.Holder{Job: "j", RunID: "run-1"}, Slot: locktest.SlotAt(1)},
 		CheckSlot: true,
@@ -56,7 +63,7 @@ func runHelper(mode, dir string) error {
 	}
 	var cmd *exec.Cmd
 	switch mode {
-	case "child":
+	case "child", "journal":
 		cmd = exec.Command("sleep", "30")
 	case "grandchild", "released":
 		cmd = exec.Command("sh", "-c", "sleep 30 </dev/null >/dev/null 2>&1 & echo $!")
@@ -77,6 +84,11 @@ func runHelper(mode, dir string) error {
 		return err
 	}
 	survivor := cmd.Process.Pid
+	if mode == "journal" { // the record durable, as Release would wait for
+		if err := <-lease.Lease.(*fileLease).synced; err != nil {
+			return err
+		}
+	}
 	if mode == "grandchild" || mode == "released" {
 		if err := cmd.Wait(); err != nil {
 			return err

@@ -54,7 +54,8 @@ func (le *fileLease) relock() (bool, error) {
 	}
 	size, err := writeRecord(f.record, le.HolderLocked(), 0)
 	if err == nil && !le.locker.noSync {
-		err = syncData(f.record) // the slot cursor, as a new lease's
+		l := le.locker // the slot cursor, as a new lease's
+		err = l.awaitDurable(l.durable(le.Name(), le.HolderLocked(), f.record), f.record)
 	}
 	if err != nil {
 		f.close()

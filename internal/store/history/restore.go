@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"cronvisor/internal/base/statedir"
 )
 
 // ErrPathTaken: a deleted database's records could not be put back at
@@ -94,7 +96,7 @@ func (s *Store) putBack(tmp string) (kept, setAside string, err error) {
 	if tmp != "" {
 		_ = os.Remove(tmp)
 	}
-	return "", setAside, syncDir(filepath.Dir(s.path))
+	return "", setAside, statedir.SyncDir(filepath.Dir(s.path))
 }
 
 // What sqliteFile found at a path.
@@ -137,19 +139,6 @@ func syncFile(path string) error {
 		err = serr
 	}
 	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// syncDir makes a directory's entries durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
 	return err

@@ -1,0 +1,351 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"cronvisor/internal/base/run"
+	"cronvisor/internal/harness/locktest"
+	"cronvisor/internal/lock"
+)
+
+// journalLocker is a locker on dir/locks whose slot cursors go to a
+// journal in dir/cursors.
+func journalLocker(dir string) *Locker {
+	return NewLocker(filepath.Join(dir, "locks"), locktest.InRun, WithCursorJournal(filepath.Join(dir, "cursors")))
+}
+
+// journals lists the journal files in dir/cursors.
+func journals(t *testing.T, dir string) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "cursors", "*"+journalSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// TestCursorJournalGroupsSyncs: fires landing while the journal syncs
+// share its next sync, and each one's record is in the journal, whole,
+// by the time it is told it is durable.
+func TestCursorJournalGroupsSyncs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	j := newCursorJournal(dir)
+	var syncs atomic.Int32
+	j.sync = func(f *os.File) error {
+		syncs.Add(1)
+		time.Sleep(2 * time.Millisecond) // a disk's flush: the next fires queue meanwhile
+		return syncData(f)
+	}
+	const n = 200
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			name := "lock" + string(rune('a'+i%26))
+			h := lock.Record{Holder: run.Holder{Job: name, RunID: "run-" + string(rune('A'+i%26)), Since: time.Unix(int64(i), 0)}}
+			if err := <-j.Append(name, h); err != nil {
+				t.Errorf("append %d: %v", i, err)
+				return
+			}
+			data, err := os.ReadFile(j.path)
+			if err != nil || !strings.Contains(string(data), `"run_id":"`+h.RunID+`"`) {
+				t.Errorf("append %d told durable, journal reads %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := int(syncs.Load())
+	t.Logf("%d records, %d syncs", n, got)
+	if got >= n/2 {
+		t.Errorf("%d syncs for %d records landing together; want them grouped", got, n)
+	}
+	if err := <-j.Append("late", lock.Record{}); !errors.Is(err, errJournalClosed) {
+		t.Errorf("append after Close: %v, want %v", err, errJournalClosed)
+	}
+}
+
+// TestReplayAfterMachineCrash plays a machine crash: the lock file lost
+// its last record (the page cache), the journal kept it. The next locker
+// puts it back, with the cursor, before any slot check: the slot is not
+// run again, and the run in flight is still named for its recovery.
+func TestReplayAfterMachineCrash(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first := journalLocker(dir)
+	acquire(t, first, "x", "a", "run-1", locktest.SlotAt(10), true).Lease.Release()
+	path := filepath.Join(dir, "locks", "x.lock")
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := acquire(t, first, "x", "a", "run-2", locktest.SlotAt(11), true)
+	if err := g.Lease.SetPID(4242); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-g.Lease.(*fileLease).synced; err != nil {
+		t.Fatal(err)
+	}
+	// The crash: the process is gone (its descriptors and journal flock
+	// with it), the lock file reads what it did before run-2.
+	g.Lease.(*fileLease).rec.Close()
+	g.Lease.(*fileLease).f.Close()
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A line torn by the crash is passed over.
+	if f, err := os.OpenFile(journals(t, dir)[0], os.O_APPEND|os.O_WRONLY, 0); err != nil {
+		t.Fatal(err)
+	} else {
+		f.WriteString(`0badf00d x {"pid":1,"run_id":"run-9"`)
+		f.Close()
+	}
+
+	next := journalLocker(dir)
+	n, err := next.Replay()
+	if err != nil || n != 1 {
+		t.Fatalf("Replay: %d rewritten, %v; want 1", n, err)
+	}
+	if left := journals(t, dir); len(left) != 0 {
+		t.Errorf("journals left after replay: %v", left)
+	}
+	st, err := next.Inspect(context.Background(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Record.RunID != "run-2" || !st.Record.InFlight || st.Record.PID != 4242 {
+		t.Errorf("record after replay: %+v; want run-2, in flight, pid 4242", st.Record)
+	}
+	_, err = next.Acquire(context.Background(), lock.Request{
+		Name: "x", Record: lock.Record{Holder: run.Holder{Job: "a", RunID: "run-3"}, Slot: locktest.SlotAt(11)}, CheckSlot: true,
+	})
+	if !errors.Is(err, lock.ErrSlotDone) {
+		t.Fatalf("slot 11 after replay: %v, want %v", err, lock.ErrSlotDone)
+	}
+	if n, err := next.Replay(); err != nil || n != 0 {
+		t.Errorf("second Replay: %d, %v; want nothing to do", n, err)
+	}
+}
+
+// TestReplayLeavesLiveJournals: a journal flocked by a live process is
+// its own, however old; Replay neither reads nor removes it.
+func TestReplayLeavesLiveJournals(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	live := journalLocker(dir)
+	g := acquire(t, live, "x", "a", "run-1", locktest.SlotAt(10), true)
+	if err := g.Lease.SetPID(4242); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Lease.Release(); err != nil {
+		t.Fatal(err)
+	}
+	other := journalLocker(dir)
+	if n, err := other.Replay(); err != nil || n != 0 {
+		t.Fatalf("Replay beside a live journal: %d, %v", n, err)
+	}
+	if left := journals(t, dir); len(left) != 1 {
+		t.Errorf("journals after a replay beside a live one: %v; want it kept", left)
+	}
+	if err := live.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCursorJournalCompacts: a journal past its size is rewritten with
+// each lock's newest record, which a replay then reads.
+func TestCursorJournalCompacts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l := journalLocker(dir)
+	l.journal.minCapacity = 4 << 10
+	const fires = 300
+	for i := range fires {
+		name := []string{"x", "y", "z"}[i%3]
+		g := acquire(t, l, name, "a", "run-"+time.Duration(i).String(), locktest.SlotAt(i+1), true)
+		if err := g.Lease.SetPID(100 + i); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Lease.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	js := journals(t, dir)
+	if len(js) != 1 {
+		t.Fatalf("journals: %v; want one", js)
+	}
+	fi, err := os.Stat(js[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > 2*l.journal.minCapacity {
+		t.Errorf("journal of %d fires on 3 locks is %d bytes; want it compacted below %d", fires, fi.Size(), 2*l.journal.minCapacity)
+	}
+	// The lock files lose their records; the journal alone restores them.
+	for _, name := range []string{"x", "y", "z"} {
+		if err := os.Truncate(filepath.Join(dir, "locks", name+".lock"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := journalLocker(dir)
+	if n, err := next.Replay(); err != nil || n != 3 {
+		t.Fatalf("Replay: %d, %v; want 3 locks rewritten", n, err)
+	}
+	for k, name := range []string{"x", "y", "z"} {
+		last := fires - 3 + k // the last fire on name
+		_, err := next.Acquire(context.Background(), lock.Request{
+			Name: name, Record: lock.Record{Holder: run.Holder{Job: "a", RunID: "again"}, Slot: locktest.SlotAt(last + 1)}, CheckSlot: true,
+		})
+		if !errors.Is(err, lock.ErrSlotDone) {
+			t.Errorf("lock %s, slot %d after replay: %v; want %v", name, last+1, err, lock.ErrSlotDone)
+		}
+	}
+}
+
+// TestReplayAfterSupervisorKill: a real supervisor process, killed with
+// its run alive. The lock file is as new as the journal (the page cache
+// outlived the process): the replay rewrites nothing, syncs the file
+// though the run still holds the lock, and removes the journal; the slot
+// stays done.
+func TestReplayAfterSupervisorKill(t *testing.T) {
+	t.Parallel()
+	ctx := locktest.Context(t, 20*time.Second)
+	dir := t.TempDir()
+	survivor, helper := startHelper(ctx, t, "journal", dir)
+	if err := syscall.Kill(-helper.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = helper.Wait()
+	if len(journals(t, dir)) != 1 {
+		t.Fatalf("journals of the killed supervisor: %v; want one", journals(t, dir))
+	}
+	next := journalLocker(dir)
+	if n, err := next.Replay(); err != nil || n != 0 {
+		t.Fatalf("Replay with the run alive: %d, %v; want nothing rewritten", n, err)
+	}
+	if left := journals(t, dir); len(left) != 0 {
+		t.Errorf("journals left: %v", left)
+	}
+	locktest.KillAndReap(survivor)
+	_, err := next.Acquire(ctx, lock.Request{
+		Name: "survivor", Record: lock.Record{Holder: run.Holder{Job: "j", RunID: "run-2"}, Slot: locktest.SlotAt(1)}, CheckSlot: true,
+	})
+	if !errors.Is(err, lock.ErrSlotDone) {
+		t.Fatalf("the killed supervisor's slot: %v; want %v", err, lock.ErrSlotDone)
+	}
+}
+
+// TestReleaseWaitsForTheJournal: the lock is let go only once its
+// cursor is durable, as with the lock file's own sync.
+func TestReleaseWaitsForTheJournal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l := journalLocker(dir)
+	gate := make(chan struct{})
+	l.journal.sync = func(f *os.File) error { <-gate; return syncData(f) }
+	g := acquire(t, l, "x", "a", "run-1", locktest.SlotAt(1), true)
+	if err := g.Lease.SetPID(4242); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan error, 1)
+	go func() { released <- g.Lease.Release() }()
+	select {
+	case err := <-released:
+		t.Fatalf("Release returned (%v) before the journal's sync", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if ok, err := tryFlockPath(filepath.Join(dir, "locks", "x.lock")); err != nil || ok {
+		t.Fatalf("lock free (%v, %v) before its cursor is durable", ok, err)
+	}
+	close(gate)
+	if err := <-released; err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryFlockPath takes and drops an exclusive flock on path, if free.
+func tryFlockPath(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// BenchmarkDurableCursors: fires of many jobs at once, each taking its
+// lock with a new slot cursor, starting (SetPID) and letting go, the
+// cursor made durable by each lock file's own fdatasync or by the
+// journal's group sync. ns/op is per fire; the syncs a fire are reported.
+func BenchmarkDurableCursors(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		journal bool
+	}{{"own-fdatasync", false}, {"journal", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			dir := b.TempDir()
+			l := NewLocker(filepath.Join(dir, "locks"), locktest.InRun)
+			var syncs atomic.Int64
+			if tc.journal {
+				l = journalLocker(dir)
+				l.journal.sync = func(f *os.File) error { syncs.Add(1); return syncData(f) }
+			}
+			var next atomic.Int64
+			b.SetParallelism(8) // 16 fires in flight on 2 processors
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				name := "job" + strconv.FormatInt(next.Add(1), 10)
+				for slot := 1; pb.Next(); slot++ {
+					g, err := l.Acquire(context.Background(), lock.Request{Name: name, CheckSlot: true,
+						Record: lock.Record{Holder: run.Holder{Job: name, RunID: name + "-" + strconv.Itoa(slot)}, Slot: locktest.SlotAt(slot)}})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if err := g.Lease.SetPID(os.Getpid()); err != nil {
+						b.Error(err)
+					}
+					if err := g.Lease.Release(); err != nil {
+						b.Error(err)
+					}
+				}
+			})
+			b.StopTimer()
+			if tc.journal {
+				b.ReportMetric(float64(syncs.Load())/float64(b.N), "syncs/fire")
+			} else {
+				b.ReportMetric(1, "syncs/fire")
+			}
+			if err := l.Close(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
