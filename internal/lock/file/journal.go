@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -45,7 +46,6 @@ type cursorJournal struct {
 	waiters  []chan error // one per line of queue, told once it is durable
 	flushing bool         // a flusher goroutine owns the file
 	closed   bool
-	latest   map[string][]byte // the newest line of each lock, for compaction
 	flusher  sync.WaitGroup
 
 	// Only the flusher (and Close, after it) touches these.
@@ -67,7 +67,7 @@ var journalCRC = crc32.MakeTable(crc32.Castagnoli)
 var errJournalClosed = errors.New("cursor journal closed")
 
 func newCursorJournal(dir string) *cursorJournal {
-	return &cursorJournal{dir: dir, sync: syncData, minCapacity: defaultCapacity, latest: make(map[string][]byte)}
+	return &cursorJournal{dir: dir, sync: syncData, minCapacity: defaultCapacity}
 }
 
 // journalLine is the line for lock name's record h.
@@ -121,7 +121,6 @@ func (j *cursorJournal) Append(name string, h lock.Record) <-chan error {
 	}
 	j.queue = append(j.queue, line...)
 	j.waiters = append(j.waiters, done)
-	j.latest[name] = line
 	if !j.flushing {
 		j.flushing = true
 		j.flusher.Add(1)
@@ -155,7 +154,7 @@ func (j *cursorJournal) flush() {
 // not fit (or the first) starts a new file instead.
 func (j *cursorJournal) write(batch []byte) error {
 	if j.f == nil || j.size+int64(len(batch)) > j.capacity {
-		return j.rewrite()
+		return j.rewrite(batch)
 	}
 	if _, err := j.f.WriteAt(batch, j.size); err != nil {
 		return fmt.Errorf("cursor journal: %w", err)
@@ -167,20 +166,23 @@ func (j *cursorJournal) write(batch []byte) error {
 	return nil
 }
 
-// rewrite replaces the journal by a new file that holds each lock's
-// newest line (those queued included: Append keeps them in latest) and
-// zeros to its capacity, synced before it takes the journal's name. The
-// zeros are what make an append cheap: it overwrites blocks already
-// written, so its fdatasync writes no metadata (an append that grew the
-// file would commit the file system's journal every time). A line torn
-// by a crash, or the zeros, fail the CRC.
-func (j *cursorJournal) rewrite() error {
-	j.mu.Lock()
-	var lines []byte
-	for _, line := range j.latest {
-		lines = append(lines, line...)
+// rewrite replaces the journal by a new file that holds the newest line
+// of each lock among those written and batch's, and zeros to its
+// capacity, synced before it takes the journal's name. The zeros are
+// what make an append cheap: it overwrites blocks already written, so
+// its fdatasync writes no metadata (an append that grew the file would
+// commit the file system's journal every time). A line torn by a crash,
+// or the zeros, fail the CRC. The lines are read back from the file,
+// not kept in memory: a rewrite comes once in thousands of fires.
+func (j *cursorJournal) rewrite(batch []byte) error {
+	var written []byte
+	if j.f != nil {
+		written = make([]byte, j.size)
+		if _, err := j.f.ReadAt(written, 0); err != nil {
+			return fmt.Errorf("cursor journal: %w", err)
+		}
 	}
-	j.mu.Unlock()
+	lines := newestLines(written, batch)
 	capacity := max(j.minCapacity, 2*int64(len(lines)))
 	f, path, err := createJournal(j.dir, j.path, func(tmp *os.File) error {
 		content := make([]byte, capacity)
@@ -198,6 +200,44 @@ func (j *cursorJournal) rewrite() error {
 	}
 	j.f, j.path, j.size, j.capacity = f, path, int64(len(lines)), capacity
 	return nil
+}
+
+// newestLines is the last line of each lock name in the journal lines
+// given (each chunk whole lines, the later chunks newer), in the order
+// those lines came.
+func newestLines(chunks ...[]byte) []byte {
+	last := map[string]int{} // name → index in all
+	var all [][]byte
+	for _, chunk := range chunks {
+		for len(chunk) > 0 {
+			end := bytes.IndexByte(chunk, '\n')
+			if end < 0 {
+				break
+			}
+			line := chunk[:end+1]
+			chunk = chunk[end+1:]
+			if name, ok := lineName(line); ok {
+				last[name] = len(all)
+				all = append(all, line)
+			}
+		}
+	}
+	var out []byte
+	for i, line := range all {
+		if name, _ := lineName(line); last[name] == i {
+			out = append(out, line...)
+		}
+	}
+	return out
+}
+
+// lineName is the lock name of a journal line written by journalLine.
+func lineName(line []byte) (string, bool) {
+	if len(line) < 10 || line[8] != ' ' {
+		return "", false
+	}
+	name, _, ok := bytes.Cut(line[9:], []byte(" "))
+	return string(name), ok
 }
 
 // createJournal makes a journal in dir, filled by fill and flocked, under

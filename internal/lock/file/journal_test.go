@@ -1,10 +1,12 @@
 package file
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -347,5 +349,24 @@ func BenchmarkDurableCursors(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestNewestLines: a rewrite keeps each lock's last line, the later
+// chunk's over the earlier's, and drops what is not a whole line.
+func TestNewestLines(t *testing.T) {
+	t.Parallel()
+	line := func(name, runID string) []byte {
+		l, err := journalLine(name, lock.Record{Holder: run.Holder{RunID: runID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	written := slices.Concat(line("x", "1"), line("y", "2"), line("x", "3"))
+	batch := slices.Concat(line("y", "4"), []byte("0badf00d z {torn"))
+	got := newestLines(written, batch)
+	if want := slices.Concat(line("x", "3"), line("y", "4")); !bytes.Equal(got, want) {
+		t.Errorf("newestLines:\n%s\nwant\n%s", got, want)
 	}
 }
