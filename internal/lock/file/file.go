@@ -291,11 +291,12 @@ func (l *Locker) claim(f *lockedFile, req lock.Request) (*fileLease, error) {
 		}
 		h.Slots[h.Job] = h.Slot
 	}
-	size, err = writeRecord(f.record, h, size)
+	size, encoded, err := writeRecord(f.record, h, size)
 	if err != nil {
 		return nil, fmt.Errorf("lock %q: %w", req.Name, err)
 	}
 	le := l.newLease(req.Name, f, h, size, req.CheckSlot && !l.noSync)
+	le.encoded = encoded
 	if hadPrev {
 		le.previous = &prev
 	}

@@ -70,17 +70,13 @@ func newCursorJournal(dir string) *cursorJournal {
 	return &cursorJournal{dir: dir, sync: syncData, minCapacity: defaultCapacity}
 }
 
-// journalLine is the line for lock name's record h.
-func journalLine(name string, h lock.Record) ([]byte, error) {
-	rec, err := encodeRecord(h)
-	if err != nil {
-		return nil, err
-	}
+// journalLine is the line for lock name's record, as encodeRecord wrote it.
+func journalLine(name string, rec []byte) []byte {
 	body := make([]byte, 0, len(name)+1+len(rec))
 	body = append(append(append(body, name...), ' '), rec...)
 	line := make([]byte, 0, 9+len(body)+1)
 	line = fmt.Appendf(line, "%08x ", crc32.Checksum(body, journalCRC))
-	return append(append(line, body...), '\n'), nil
+	return append(append(line, body...), '\n')
 }
 
 // parseJournalLine is journalLine's inverse; ok is false for a line torn
@@ -103,16 +99,12 @@ func parseJournalLine(line []byte) (name string, h lock.Record, ok bool) {
 	return "", lock.Record{}, false
 }
 
-// Append queues lock name's record h and returns a channel that says once
-// it is durable (nil) or could not be made so. Lines appended while a sync
-// runs share the next one.
-func (j *cursorJournal) Append(name string, h lock.Record) <-chan error {
+// Append queues lock name's record (as encodeRecord wrote it) and returns
+// a channel that says once it is durable (nil) or could not be made so.
+// Lines appended while a sync runs share the next one.
+func (j *cursorJournal) Append(name string, record []byte) <-chan error {
 	done := make(chan error, 1)
-	line, err := journalLine(name, h)
-	if err != nil {
-		done <- err
-		return done
-	}
+	line := journalLine(name, record)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -256,7 +248,10 @@ func createJournal(dir, path string, fill func(*os.File) error) (*os.File, strin
 	if path == "" {
 		path = filepath.Join(dir, base+journalSuffix)
 	}
-	err = onFD(f, func(fd int) error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) })
+	locked, err := tryFlock(f, unix.LOCK_EX)
+	if err == nil && !locked { // a replay of another process took it first
+		err = errors.New("taken by another process")
+	}
 	if err == nil {
 		err = fill(f)
 	}

@@ -57,7 +57,12 @@ func TestCursorJournalGroupsSyncs(t *testing.T) {
 		wg.Go(func() {
 			name := "lock" + string(rune('a'+i%26))
 			h := lock.Record{Holder: run.Holder{Job: name, RunID: "run-" + string(rune('A'+i%26)), Since: time.Unix(int64(i), 0)}}
-			if err := <-j.Append(name, h); err != nil {
+			rec, err := encodeRecord(h)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := <-j.Append(name, rec); err != nil {
 				t.Errorf("append %d: %v", i, err)
 				return
 			}
@@ -76,7 +81,7 @@ func TestCursorJournalGroupsSyncs(t *testing.T) {
 	if got >= n/2 {
 		t.Errorf("%d syncs for %d records landing together; want them grouped", got, n)
 	}
-	if err := <-j.Append("late", lock.Record{}); !errors.Is(err, errJournalClosed) {
+	if err := <-j.Append("late", encoded(t, lock.Record{})); !errors.Is(err, errJournalClosed) {
 		t.Errorf("append after Close: %v, want %v", err, errJournalClosed)
 	}
 }
@@ -295,11 +300,17 @@ func tryFlockPath(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-	if errors.Is(err, unix.EWOULDBLOCK) {
-		return false, nil
+	return tryFlock(f, unix.LOCK_EX)
+}
+
+// encoded is h as a lock file holds it.
+func encoded(t testing.TB, h lock.Record) []byte {
+	t.Helper()
+	data, err := encodeRecord(h)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return err == nil, err
+	return data
 }
 
 // BenchmarkDurableCursors: fires of many jobs at once, each taking its
@@ -357,11 +368,7 @@ func BenchmarkDurableCursors(b *testing.B) {
 func TestNewestLines(t *testing.T) {
 	t.Parallel()
 	line := func(name, runID string) []byte {
-		l, err := journalLine(name, lock.Record{Holder: run.Holder{RunID: runID}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
+		return journalLine(name, encoded(t, lock.Record{Holder: run.Holder{RunID: runID}}))
 	}
 	written := slices.Concat(line("x", "1"), line("y", "2"), line("x", "3"))
 	batch := slices.Concat(line("y", "4"), []byte("0badf00d z {torn"))

@@ -18,6 +18,7 @@ type fileLease struct {
 	rec      *os.File     // writable, the supervisor's alone: the record is written through it
 	previous *lock.Record // the record found at acquisition, nil if none
 	size     int          // of the record in the file, for writeRecord
+	encoded  []byte       // the record as last written (encodeRecord), for the cursor journal
 	unsynced bool         // the record holds a new slot cursor not yet made durable (see Acquire)
 	synced   <-chan error // the sync SetPID started; Release waits for it
 	// stale are descriptors Relock replaced, closed at Release: the
@@ -47,26 +48,27 @@ func (le *fileLease) SetRetry(at time.Time) error {
 // StoreRecord rewrites the line in the file, and starts making a new slot
 // cursor durable (see Locker.Acquire).
 func (le *fileLease) StoreRecord(h lock.Record, _ string) error {
-	size, err := writeRecord(le.rec, h, le.size)
+	size, encoded, err := writeRecord(le.rec, h, le.size)
 	le.size = size
 	if err != nil {
 		return err
 	}
+	le.encoded = encoded
 	if le.unsynced {
 		// In the background, while the run goes on: the run's start
 		// waits for nothing, and Release waits for the sync.
 		le.unsynced = false
-		le.synced = le.locker.durable(le.Name(), h, le.rec)
+		le.synced = le.locker.durable(le.Name(), encoded, le.rec)
 	}
 	return nil
 }
 
-// durable makes the record h, just written through rec, durable in the
-// background: through the cursor journal if the locker has one, else by
-// rec's own fdatasync.
-func (l *Locker) durable(name string, h lock.Record, rec *os.File) <-chan error {
+// durable makes the record just written through rec (encoded, as
+// writeRecord returned it) durable in the background: through the cursor
+// journal if the locker has one, else by rec's own fdatasync.
+func (l *Locker) durable(name string, encoded []byte, rec *os.File) <-chan error {
 	if l.journal != nil {
-		return l.journal.Append(name, h)
+		return l.journal.Append(name, encoded)
 	}
 	done := make(chan error, 1)
 	go func() { done <- syncData(rec) }()
@@ -122,13 +124,13 @@ func (le *fileLease) release(inFlight bool) error {
 	case le.synced != nil:
 		syncErr = le.locker.awaitDurable(le.synced, le.rec)
 	case le.unsynced: // the run never started; its slot is consumed all the same
-		syncErr = le.locker.awaitDurable(le.locker.durable(le.Name(), le.HolderLocked(), le.rec), le.rec)
+		syncErr = le.locker.awaitDurable(le.locker.durable(le.Name(), le.encoded, le.rec), le.rec)
 	}
 	var writeErr error
 	if !inFlight {
 		h := le.HolderLocked()
 		h.InFlight, h.RetryAt = false, time.Time{}
-		_, writeErr = writeRecord(le.rec, h, le.size)
+		_, _, writeErr = writeRecord(le.rec, h, le.size)
 	}
 	le.rec.Close() // carries no lock; only the error of the lock's close matters
 	closeErr := closeLocked(le.f)

@@ -91,22 +91,24 @@ func parseRecord(data []byte) (lock.Record, bool) {
 // that a crash in between still leaves the new record readable (see
 // readRecord); the ftruncate is skipped when the new record is not shorter
 // than the file, which has no tail to cut then. It does not sync: see
-// Locker.Acquire and syncData.
-func writeRecord(f *os.File, h lock.Record, size int) (int, error) {
+// Locker.Acquire and syncData. It also returns the record as encoded,
+// without its newline, for the cursor journal.
+func writeRecord(f *os.File, h lock.Record, size int) (int, []byte, error) {
 	data, err := encodeRecord(h)
 	if err != nil {
-		return size, fmt.Errorf("encode lock record: %w", err)
+		return size, nil, fmt.Errorf("encode lock record: %w", err)
 	}
+	encoded := data
 	data = append(data, '\n')
 	if _, err := f.WriteAt(data, 0); err != nil {
-		return size, fmt.Errorf("write lock record: %w", err)
+		return size, nil, fmt.Errorf("write lock record: %w", err)
 	}
 	if len(data) < size {
 		if err := f.Truncate(int64(len(data))); err != nil {
-			return size, fmt.Errorf("write lock record: %w", err)
+			return size, nil, fmt.Errorf("write lock record: %w", err)
 		}
 	}
-	return len(data), nil
+	return len(data), encoded, nil
 }
 
 // syncData makes the record durable with fdatasync(2): the record is

@@ -52,10 +52,10 @@ func (le *fileLease) relock() (bool, error) {
 	if f == nil {
 		return false, fmt.Errorf("lock %q: its file was deleted, and another process holds the new one at %s", le.Name(), path)
 	}
-	size, err := writeRecord(f.record, le.HolderLocked(), 0)
+	size, encoded, err := writeRecord(f.record, le.HolderLocked(), 0)
 	if err == nil && !le.locker.noSync {
 		l := le.locker // the slot cursor, as a new lease's
-		err = l.awaitDurable(l.durable(le.Name(), le.HolderLocked(), f.record), f.record)
+		err = l.awaitDurable(l.durable(le.Name(), encoded, f.record), f.record)
 	}
 	if err != nil {
 		f.close()
@@ -64,6 +64,6 @@ func (le *fileLease) relock() (bool, error) {
 	// The old record descriptor may still be syncing (SetPID): it is
 	// closed at Release, with the new lock's.
 	le.stale = append(le.stale, le.rec, f.lock)
-	le.rec, le.size = f.record, size
+	le.rec, le.size, le.encoded = f.record, size, encoded
 	return true, nil
 }

@@ -88,7 +88,7 @@ func adoptJournals(dir string) ([]*os.File, map[string]lock.Record, error) {
 		if err != nil {
 			continue // gone meanwhile: another process adopted it
 		}
-		if err := onFD(f, func(fd int) error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) }); err != nil {
+		if locked, err := tryFlock(f, unix.LOCK_EX); !locked || err != nil {
 			f.Close() // a live process's
 			continue
 		}
@@ -164,7 +164,7 @@ func (l *Locker) replayOne(name string, h lock.Record) (bool, error) {
 	}
 	changed := !had || !sameRecord(cur, want)
 	if changed {
-		if _, err := writeRecord(f.record, want, size); err != nil {
+		if _, _, err := writeRecord(f.record, want, size); err != nil {
 			return false, err
 		}
 	}
