@@ -68,8 +68,9 @@ func (l *Locker) Replay() (int, error) {
 // adoptJournals locks every journal in dir that no live process holds
 // and reads the newest record of each lock from them. The files returned
 // are held (flocked) until closed. Half-made journals (a crash between
-// creation and rename) are among them: a compaction's copy holds nothing
-// its journal does not.
+// creation and rename) are among them: a rewrite's copy holds only
+// records already written to their lock files, each newer than the
+// journal's.
 func adoptJournals(dir string) ([]*os.File, map[string]lock.Record, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
