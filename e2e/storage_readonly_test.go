@@ -34,17 +34,11 @@ func remount(t *testing.T, target, opts string) {
 	}
 }
 
-func TestE2EReadOnlyStateDirKeepsJobsRunning(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
-	}
-	if os.Geteuid() != 0 {
-		t.Fatal("mounting needs root: run the tests as root, as CI does")
-	}
-	t.Parallel()
-	outside := t.TempDir()
-	fires := filepath.Join(outside, "fires")
-	s := newSandbox(t, firingJob(fires))
+// readOnlyBesideLocks makes s's state dir a read-only tmpfs whose locks/
+// stays writable (a bind mount of a directory in outside): history
+// cannot even be created there, and only the locks work.
+func readOnlyBesideLocks(t *testing.T, s *sandbox, outside string) {
+	t.Helper()
 	locks := filepath.Join(s.state, "locks")
 	if err := os.MkdirAll(s.state, 0o700); err != nil {
 		t.Fatal(err)
@@ -57,10 +51,22 @@ func TestE2EReadOnlyStateDirKeepsJobsRunning(t *testing.T) {
 	if err := os.Mkdir(lockSrc, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	// The state dir read-only, its locks/ writable (a bind mount of
-	// another directory): history cannot even be created.
 	mount(t, locks, "--bind", lockSrc)
 	remount(t, s.state, "ro")
+}
+
+func TestE2EReadOnlyStateDirKeepsJobsRunning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("mounting needs root: run the tests as root, as CI does")
+	}
+	t.Parallel()
+	outside := t.TempDir()
+	fires := filepath.Join(outside, "fires")
+	s := newSandbox(t, firingJob(fires))
+	readOnlyBesideLocks(t, s, outside)
 	d := s.cv("daemon", "--log-format", "json")
 	waitFor(t, 20*time.Second, "three fires with history read-only", func() bool { return len(fired(t, fires)) >= 3 })
 	if !strings.Contains(d.stderr(), `"msg":"history degraded`) {
@@ -124,20 +130,7 @@ func TestE2EReadOnlyRunEndHeldAtExitIsRecovered(t *testing.T) {
 	s := newSandbox(t, `jobs:
   - {name: once, schedule: "0 0 1 1 *", timeout: 10s, command: 'printf "%s\n" "$CRONVISOR_RUN_ID" >> `+fires+`'}
 `)
-	locks := filepath.Join(s.state, "locks")
-	if err := os.MkdirAll(s.state, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	mount(t, s.state, "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs")
-	if err := os.Mkdir(locks, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	lockSrc := filepath.Join(outside, "locks")
-	if err := os.Mkdir(lockSrc, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	mount(t, locks, "--bind", lockSrc)
-	remount(t, s.state, "ro")
+	readOnlyBesideLocks(t, s, outside)
 	code, _, stderr := s.runCV(20*time.Second, "run", "once")
 	runs := fired(t, fires)
 	if code != 0 || len(runs) != 1 {
