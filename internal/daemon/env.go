@@ -112,9 +112,7 @@ func Open(cfg *config.Config, o Options, locks ...string) (*Env, error) {
 	if c, ok := locker.(io.Closer); ok {
 		e.onClose("locker", c.Close)
 	}
-	if r, ok := locker.(lock.Replayer); ok {
-		replayJournals(r, log)
-	}
+	prepareLocker(locker, log)
 	e.Ledger, _ = locker.(lock.SlotLedger)
 	e.relock = relockOf(locker)
 	if r, ok := locker.(lock.ClockSkewer); ok {
@@ -171,6 +169,17 @@ func (e *Env) openRecords(cfg *config.Config, o Options, starts *runner.Starts) 
 	e.History = hist
 	e.onClose("history writer", hist.Close)
 	return nil
+}
+
+// prepareLocker gives the locker the log for its own trouble and replays
+// its journals, before it takes any lock.
+func prepareLocker(locker lock.Locker, log *slog.Logger) {
+	if l, ok := locker.(lock.Logged); ok {
+		l.LogTo(log)
+	}
+	if r, ok := locker.(lock.Replayer); ok {
+		replayJournals(r, log)
+	}
 }
 
 // replayJournals puts the lock records that dead processes' journals

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"cronvisor/internal/base/run"
@@ -117,6 +118,13 @@ type ClockSkewer interface {
 // takes locks replays it before any record is read.
 type Replayer interface {
 	Replay() (rewritten int, err error)
+}
+
+// Logged is a Locker with trouble of its own to log, which it does not
+// return from a call (the file backend's cursor journal falling back to
+// a sync per lock file).
+type Logged interface {
+	LogTo(log *slog.Logger)
 }
 
 // HandoffKind is the kind of backend whose lease a Grant.Handoff

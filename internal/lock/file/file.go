@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -94,6 +95,16 @@ func WithCursorJournal(dir string) Option {
 		if dir != "" {
 			l.journal = newCursorJournal(dir)
 		}
+	}
+}
+
+// LogTo logs the cursor journal's failures and recovery to log
+// (lock.Logged).
+func (l *Locker) LogTo(log *slog.Logger) {
+	if l.journal != nil {
+		l.journal.mu.Lock()
+		l.journal.log = log
+		l.journal.mu.Unlock()
 	}
 }
 

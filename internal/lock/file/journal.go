@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,16 +37,27 @@ import (
 // and skipped. The file is made at its full size, zeros after the lines;
 // once full it is rewritten with the newest line of each lock, under
 // another name and renamed over it.
+//
+// A journal that cannot be written (a state dir read-only but for
+// locks/, a full disk) is not tried again for retryAfter: meanwhile
+// Append answers at once and each record is synced through its own lock
+// file, as without a journal. The failure is logged once per try, the
+// recovery once.
 type cursorJournal struct {
 	dir         string
 	sync        func(*os.File) error // syncData; a test counts the syncs
 	minCapacity int64                // defaultCapacity; a test lowers it
+	log         *slog.Logger         // nil: nothing logged
+	now         func() time.Time     // time.Now; a test moves it
+	retryAfter  time.Duration
 
 	mu       sync.Mutex
 	queue    []byte       // lines appended, not written yet
 	waiters  []chan error // one per line of queue, told once it is durable
 	flushing bool         // a flusher goroutine owns the file
 	closed   bool
+	down     error     // the last write's failure; nil while the journal works
+	downTill time.Time // no write is tried before it while down
 	flusher  sync.WaitGroup
 
 	// Only the flusher (and Close, after it) touches these.
@@ -64,10 +76,14 @@ const journalSuffix = ".journal"
 
 var journalCRC = crc32.MakeTable(crc32.Castagnoli)
 
+// retryAfter is how long a journal that failed is left alone: each
+// record meanwhile costs its own sync, and each try one log line.
+const retryAfter = time.Minute
+
 var errJournalClosed = errors.New("cursor journal closed")
 
 func newCursorJournal(dir string) *cursorJournal {
-	return &cursorJournal{dir: dir, sync: syncData, minCapacity: defaultCapacity}
+	return &cursorJournal{dir: dir, sync: syncData, minCapacity: defaultCapacity, now: time.Now, retryAfter: retryAfter}
 }
 
 // journalLine is the line for lock name's record, as encodeRecord wrote it.
@@ -111,6 +127,10 @@ func (j *cursorJournal) Append(name string, record []byte) <-chan error {
 		done <- errJournalClosed
 		return done
 	}
+	if j.down != nil && j.now().Before(j.downTill) {
+		done <- j.down
+		return done
+	}
 	j.queue = append(j.queue, line...)
 	j.waiters = append(j.waiters, done)
 	if !j.flushing {
@@ -136,9 +156,30 @@ func (j *cursorJournal) flush() {
 		}
 		j.mu.Unlock()
 		err := j.write(batch)
+		j.judge(err)
 		for _, w := range waiters {
 			w <- err
 		}
+	}
+}
+
+// judge takes a write's outcome: a failure puts the journal down for
+// retryAfter, a success after one brings it back; each is logged.
+func (j *cursorJournal) judge(err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	was := j.down
+	if err == nil {
+		j.down = nil
+		if was != nil && j.log != nil {
+			j.log.Info("locks: cursor journal written again; slot cursors are synced in groups once more", "dir", j.dir)
+		}
+		return
+	}
+	j.down, j.downTill = err, j.now().Add(j.retryAfter)
+	if j.log != nil {
+		j.log.Warn("locks: cursor journal cannot be written; each new slot cursor is synced in its own lock file (slower, as durable) until a try succeeds",
+			"dir", j.dir, "err", err, "next_try_in", j.retryAfter)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/harness/locktest"
+	"cronvisor/internal/harness/testlog"
 	"cronvisor/internal/lock"
 )
 
@@ -375,5 +376,72 @@ func TestNewestLines(t *testing.T) {
 	got := newestLines(written, batch)
 	if want := slices.Concat(line("x", "3"), line("y", "4")); !bytes.Equal(got, want) {
 		t.Errorf("newestLines:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestCursorJournalBacksOff: a journal that cannot be made (here a file
+// stands where its directory goes, as a state dir read-only but for
+// locks/ refuses it) is tried once, logged, and left alone for
+// retryAfter: the fires meanwhile sync their own lock files, and each
+// slot stays done. Once the directory can be made, the next try after
+// the pause brings the journal back, logged once.
+func TestCursorJournalBacksOff(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "cursors")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := journalLocker(dir)
+	var logged testlog.Buffer
+	l.LogTo(logged.Logger())
+	var now atomic.Int64
+	now.Store(time.Date(2026, 12, 5, 6, 0, 0, 0, time.UTC).UnixNano())
+	l.journal.now = func() time.Time { return time.Unix(0, now.Load()) }
+	fire := func(i int) {
+		t.Helper()
+		g := acquire(t, l, "j", "a", "run-"+strconv.Itoa(i), locktest.SlotAt(i), true)
+		if err := g.Lease.SetPID(100 + i); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Lease.Release(); err != nil {
+			t.Fatalf("fire %d: Release: %v", i, err)
+		}
+		_, err := l.Acquire(context.Background(), lock.Request{Name: "j",
+			Record: lock.Record{Holder: run.Holder{Job: "a", RunID: "again"}, Slot: locktest.SlotAt(i)}, CheckSlot: true})
+		if !errors.Is(err, lock.ErrSlotDone) {
+			t.Fatalf("fire %d: its slot again: %v; want %v", i, err, lock.ErrSlotDone)
+		}
+	}
+	const warning, recovered = "cursor journal cannot be written", "cursor journal written again"
+	for i := 1; i <= 5; i++ {
+		fire(i)
+	}
+	if n := strings.Count(logged.String(), warning); n != 1 {
+		t.Fatalf("5 fires within the pause logged %d warnings; want 1 (one try):\n%s", n, logged.String())
+	}
+	now.Add(int64(retryAfter + time.Second))
+	fire(6)
+	if n := strings.Count(logged.String(), warning); n != 2 {
+		t.Fatalf("a fire after the pause logged %d warnings in all; want 2 (a second try):\n%s", n, logged.String())
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	fire(7) // still within the second pause: not tried
+	if js := journals(t, dir); len(js) != 0 || strings.Count(logged.String(), recovered) != 0 {
+		t.Fatalf("journal tried within the pause: %v\n%s", js, logged.String())
+	}
+	now.Add(int64(retryAfter + time.Second))
+	fire(8)
+	fire(9)
+	if js := journals(t, dir); len(js) != 1 {
+		t.Fatalf("journals after the pause: %v; want one", js)
+	}
+	if n, w := strings.Count(logged.String(), recovered), strings.Count(logged.String(), warning); n != 1 || w != 2 {
+		t.Fatalf("logged %d recoveries and %d warnings; want 1 and 2:\n%s", n, w, logged.String())
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
