@@ -96,11 +96,10 @@ func (p *guardPool) take(end string) *guardSlot {
 // directory) if need be. Plain system calls: os.OpenFile would first
 // offer the file to the runtime's poller, which refuses regular files.
 func (s *guardSlot) write(data []byte) error {
-	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_CLOEXEC
-	fd, err := unix.Open(s.path, flags, 0o600)
+	fd, err := openGuard(s.path)
 	if err == unix.ENOENT {
 		if err = os.MkdirAll(filepath.Dir(s.path), 0o700); err == nil {
-			fd, err = unix.Open(s.path, flags, 0o600)
+			fd, err = openGuard(s.path)
 		}
 	}
 	if err != nil {
@@ -114,6 +113,17 @@ func (s *guardSlot) write(data []byte) error {
 		return &os.PathError{Op: "write", Path: s.path, Err: err}
 	}
 	return nil
+}
+
+// openGuard opens a slot's file for writing, made if need be; an open
+// that a signal interrupted is made again (os.OpenFile does the same).
+func openGuard(path string) (int, error) {
+	for {
+		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
 }
 
 // writeGuard writes the guard of the run that keeper args (keeperArgs)
