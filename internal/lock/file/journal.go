@@ -127,8 +127,8 @@ func (j *cursorJournal) Append(name string, record []byte) <-chan error {
 		done <- errJournalClosed
 		return done
 	}
-	if j.down != nil && j.now().Before(j.downTill) {
-		done <- j.down
+	if err := j.pausedLocked(); err != nil {
+		done <- err
 		return done
 	}
 	j.queue = append(j.queue, line...)
@@ -154,13 +154,27 @@ func (j *cursorJournal) flush() {
 			j.mu.Unlock()
 			return
 		}
+		// Lines queued while a failing write ran are not tried again
+		// before the pause is over.
+		err := j.pausedLocked()
 		j.mu.Unlock()
-		err := j.write(batch)
-		j.judge(err)
+		if err == nil {
+			err = j.write(batch)
+			j.judge(err)
+		}
 		for _, w := range waiters {
 			w <- err
 		}
 	}
+}
+
+// pausedLocked is the failure that keeps the journal from being tried,
+// nil once its pause is over (or without one). j.mu is held.
+func (j *cursorJournal) pausedLocked() error {
+	if j.down != nil && j.now().Before(j.downTill) {
+		return j.down
+	}
+	return nil
 }
 
 // judge takes a write's outcome: a failure puts the journal down for

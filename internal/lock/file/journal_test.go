@@ -445,3 +445,45 @@ func TestCursorJournalBacksOff(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCursorJournalQueuedLinesWaitOutThePause: the lines queued while a
+// failing try of the journal ran are answered with its failure, not tried
+// again at once: one try, one warning.
+func TestCursorJournalQueuedLinesWaitOutThePause(t *testing.T) {
+	t.Parallel()
+	j := newCursorJournal(t.TempDir())
+	var logged testlog.Buffer
+	j.log = logged.Logger()
+	var tries atomic.Int32
+	release := make(chan struct{})
+	j.sync = func(*os.File) error {
+		tries.Add(1)
+		<-release
+		return syscall.EIO
+	}
+	rec := encoded(t, lock.Record{Holder: run.Holder{Job: "a", RunID: "r"}})
+	first := j.Append("a", rec)
+	testlog.Eventually(t, 5*time.Second, "the first try under way", func() bool { return tries.Load() == 1 })
+	var queued []<-chan error
+	for i := range 10 {
+		queued = append(queued, j.Append("l"+strconv.Itoa(i), rec))
+	}
+	close(release)
+	if err := <-first; !errors.Is(err, syscall.EIO) {
+		t.Fatalf("the failing try: %v; want %v", err, syscall.EIO)
+	}
+	for i, c := range queued {
+		if err := <-c; !errors.Is(err, syscall.EIO) {
+			t.Errorf("line %d queued during the try: %v; want its failure", i, err)
+		}
+	}
+	if n := tries.Load(); n != 1 {
+		t.Errorf("%d tries; want 1", n)
+	}
+	if n := strings.Count(logged.String(), "cursor journal cannot be written"); n != 1 {
+		t.Errorf("%d warnings; want 1:\n%s", n, logged.String())
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
