@@ -50,19 +50,23 @@
 // the run ends first. Spec.Keeper does that: before the run, Run hands
 // it to a keeper process, this executable again under argv[0]
 // KeeperName in a process group of its own, one per supervisor (Keepers)
-// and started at its first run, over whose control socket each run comes
-// with a tether, a socket pair whose other end only the supervisor has.
-// The supervisor's death, however it comes (SIGKILL, a crash), closes
-// every tether; the keeper reads their ends and ends each guarded run as
-// a deadline would, with a grace short enough (Keeper.Within, with
-// EndAtOnce) to finish before the lease can expire. The keeper's files
-// are keeper*.go; every message it exchanges, on the control socket, the
-// tethers and its own socket, is in keeperproto.go. The run itself is
-// started as without a guard: same process, group, environment,
-// descriptors, output and exit status. If the keeper dies first, Run ends
-// the run (ErrGuardExited) rather than leave it unguarded; when the run is
-// over, Run says "stop" on the tether and waits for the keeper to let go
-// of its copies of the run's descriptors (the lock's among them).
+// and started at its first run. Each run comes with a tether, a socket
+// pair whose other end only the supervisor has. The supervisor's death,
+// however it comes (SIGKILL, a crash), closes every tether; the keeper
+// reads their ends and ends each guarded run as a deadline would, with a
+// grace short enough (Keeper.Within, with EndAtOnce) to finish before
+// the lease can expire. Most runs are handed over deferred
+// (keeperdefer.go): their descriptors wait in the tether, the keeper is
+// not woken for them but at their exit, and at the run's end Run takes
+// them back. A run under a lease or a session is handed over eagerly,
+// on the control socket: if the keeper dies first, Run ends the run
+// (ErrGuardExited) rather than leave it unguarded; when the run is over,
+// Run says "stop" on the tether and waits for the keeper to let go of its
+// copies of the run's descriptors (the lock's among them). The keeper's
+// files are keeper*.go; every message it exchanges, on the control
+// socket, the mailbox, the tethers and its own socket, is in
+// keeperproto.go. The run itself is started as without a guard: same
+// process, group, environment, descriptors, output and exit status.
 //
 // What the guard covers is what the package finds as the run: its
 // process group and the processes carrying its tag (setsid'd or

@@ -116,21 +116,57 @@ const keeperExe = "/proc/self/exe"
 
 // keeper is the supervisor's side of a run's keeper.
 type keeper struct {
-	proc   *keeperProc // the keeper process that keeps the run
-	sock   *os.File    // the tether: only this process holds this end
-	ending bool        // Within > 0: its exit ends the run
-	guard  *guardSlot  // the run's guard file, nil for none
+	proc     *keeperProc  // the keeper process that keeps the run
+	sock     *os.File     // the tether: only this process holds this end; nil if deferred
+	deferred *deferredRun // nil: handed over eagerly
+	ending   bool         // Within > 0: its exit ends the run
+	guard    *guardSlot   // the run's guard file, nil for none
 }
 
 // startKeeper hands the run to a keeper before the run starts, so that
-// no instant of the run is unguarded. Its tether is a socket pair (its
-// messages are in keeperproto.go): the supervisor sends "pid N" with the
-// run's pidfd once the run started (see watch) and "stop" once it is
-// over; end of file without "stop" means the supervisor died. The keeper holds copies of the pipes' read ends,
-// which it leaves alone while the supervisor lives, and of the lock,
-// which it lets go only once the run's end is written (or, at "stop",
-// before it closes its end of the tether).
+// no instant of the run is unguarded: deferred where it can be (see
+// keeperdefer.go), else eagerly. The keeper's copies are of the pipes'
+// read ends, which it leaves alone while the supervisor lives, of the
+// lock, which it lets go only once the run's end is written, and of the
+// heartbeat pipe and the SQL session.
 func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error) {
+	handed := []*os.File{out.stdoutR, out.stderrR}
+	if len(spec.ExtraFiles) > 0 && spec.ExtraFiles[0] != nil {
+		handed = append(handed, spec.ExtraFiles[0])
+	}
+	if k.Session != nil {
+		handed = append(handed, k.Session)
+	}
+	if out.beatR != nil {
+		handed = append(handed, out.beatR)
+	}
+	defer runtime.KeepAlive(handed) // open until handed over
+	pool := spec.Keepers
+	if pool == nil {
+		pool = processKeepers
+	}
+	args := keeperArgs(k, spec, leaf)
+	guard := writeGuard(k.End, args, k.Handoff)
+	if k.Session == nil && k.Handoff == nil && !k.EndAtOnce {
+		if kp, r := pool.handDeferred(endsDir(k.End), args, handed); r != nil {
+			return &keeper{proc: kp, guard: guard, deferred: r}, nil
+		}
+	}
+	kept, err := startEager(k, pool, args, handed)
+	if err != nil {
+		guard.release()
+		return nil, err
+	}
+	kept.guard = guard
+	return kept, nil
+}
+
+// startEager hands the run over on the control socket, with a tether (a
+// socket pair; its messages are in keeperproto.go): the supervisor sends
+// "pid N" with the run's pidfd once the run started (see watch) and
+// "stop" once it is over; end of file without "stop" means the
+// supervisor died.
+func startEager(k Keeper, pool *Keepers, args []string, handed []*os.File) (*keeper, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socketpair", err)
@@ -144,31 +180,13 @@ func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error)
 		return nil, os.NewSyscallError("fcntl", err)
 	}
 	mine := os.NewFile(uintptr(fds[0]), "tether")
-	handed := []*os.File{out.stdoutR, out.stderrR}
-	if len(spec.ExtraFiles) > 0 && spec.ExtraFiles[0] != nil {
-		handed = append(handed, spec.ExtraFiles[0])
-	}
-	if k.Session != nil {
-		handed = append(handed, k.Session)
-	}
-	if out.beatR != nil {
-		handed = append(handed, out.beatR)
-	}
 	files, err := descriptors(fds[1], handed)
 	if err != nil {
 		mine.Close()
 		return nil, err
 	}
-	defer runtime.KeepAlive(handed) // open until handed over
-	pool := spec.Keepers
-	if pool == nil {
-		pool = processKeepers
-	}
-	args := keeperArgs(k, spec, leaf)
-	guard := writeGuard(k.End, args, k.Handoff)
 	kp, err := pool.hand(endsDir(k.End), args, files)
 	if err != nil {
-		guard.release()
 		mine.Close()
 		return nil, err
 	}
@@ -177,7 +195,7 @@ func startKeeper(k Keeper, spec Spec, out *output, leaf string) (*keeper, error)
 		// handed it over already.
 		_, _ = mine.Write([]byte(leaseLine(k.Handoff)))
 	}
-	return &keeper{proc: kp, sock: mine, ending: k.EndAtOnce, guard: guard}, nil
+	return &keeper{proc: kp, sock: mine, ending: k.EndAtOnce}, nil
 }
 
 // descriptors is first and the descriptors of files, read without
@@ -266,6 +284,10 @@ func (k *keeper) watch(pid int, started time.Time) {
 	if k == nil {
 		return
 	}
+	if k.deferred != nil {
+		k.deferred.watch(pid, started)
+		return
+	}
 	fd, err := unix.PidfdOpen(pid, 0)
 	var rights []byte
 	if err == nil {
@@ -306,6 +328,9 @@ func (k *keeper) exitedAt() time.Time {
 	if k == nil {
 		return time.Time{}
 	}
+	if k.deferred != nil {
+		return k.deferred.exitedAt()
+	}
 	buf := make([]byte, 128)
 	rc, err := k.sock.SyscallConn()
 	if err != nil {
@@ -321,7 +346,16 @@ func (k *keeper) exitedAt() time.Time {
 
 // detach hands the run over to the keeper: the tether's end, as if this
 // process had died. The keeper stays this process's child until it exits.
-func (k *keeper) detach() { k.sock.Close() }
+func (k *keeper) detach() {
+	if r := k.deferred; r != nil {
+		// The packet stays in the tether for the keeper, asked to
+		// sweep now rather than at its next run.
+		r.close()
+		k.proc.askSweep()
+		return
+	}
+	k.sock.Close()
+}
 
 // stopWait bounds how long stop waits for a keeper to let go of a run:
 // one that does not answer (frozen, or starved) is killed, as the only
@@ -335,9 +369,23 @@ func (k *keeper) stop() {
 	if k == nil {
 		return
 	}
-	defer k.sock.Close()
 	defer k.proc.kept.Add(-1)
 	k.guard.release() // the run is over: nothing of it is left to guard
+	if r := k.deferred; r != nil {
+		took := r.reclaim()
+		r.closeTheirs() // its hang-up, if the keeper holds the run, is the keeper's close alone
+		if !took {
+			// The keeper took the run over as this process let go: it
+			// holds the run's descriptors, so this is an eager stop.
+			_ = unix.Sendmsg(r.mine, []byte(stopLine), nil, nil, 0)
+			if !awaitHangUpBlocking(r.mine, stopWait) {
+				k.proc.kill()
+			}
+		}
+		r.close()
+		return
+	}
+	defer k.sock.Close()
 	if _, err := k.sock.Write([]byte(stopLine)); err != nil {
 		return // the keeper's end is closed: it holds nothing of the run
 	}
@@ -358,5 +406,28 @@ func awaitHangUp(f *os.File, d time.Duration) bool {
 			// End of file, or the socket's error: the keeper let go.
 			return !errors.Is(err, os.ErrDeadlineExceeded)
 		}
+	}
+}
+
+// awaitHangUpBlocking is awaitHangUp for a descriptor outside the
+// runtime's poller, reading what comes until its end.
+func awaitHangUpBlocking(fd int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	buf := make([]byte, 256)
+	for {
+		n, oobn, err := recvmsgNow(fd, buf, nil, 0)
+		switch {
+		case err == unix.EAGAIN || err == unix.EINTR:
+		case err != nil || (n == 0 && oobn == 0):
+			return true // end of file, or the socket's error: the keeper let go
+		default:
+			continue
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		_, _ = unix.Poll(p, int(left.Milliseconds())+1)
 	}
 }

@@ -21,6 +21,7 @@ type keeperFlags struct {
 	lock             bool
 	beats            bool          // the run's heartbeat pipe is handed, last
 	heartbeatTimeout time.Duration // 0: beats are not awaited
+	exitSlot         exitSlotRef   // a deferred run's slot in the exitTable
 	run              KeptRun
 }
 
@@ -56,6 +57,7 @@ var keeperFlagTable = map[string]keeperFlag{
 	"slot":              arg(rfc3339, func(f *keeperFlags) *time.Time { return &f.run.Slot }),
 	"attempt":           arg(strconv.Atoi, func(f *keeperFlags) *int { return &f.run.Attempt }),
 	"manual":            switchArg(func(f *keeperFlags) *bool { return &f.run.Manual }),
+	"exit-slot":         arg(parseExitSlot, func(f *keeperFlags) *exitSlotRef { return &f.exitSlot }),
 }
 
 // arg is an argument with a value, read by parse into field.

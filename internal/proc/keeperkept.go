@@ -26,6 +26,7 @@ type kept struct {
 	stopped   bool          // the supervisor said "stop": the run is over, set before orphaned is closed
 	exited    chan struct{} // closed once the main process exited (never without a pidfd)
 	exitedAt  time.Time     // set before exited is closed
+	exits     exitTable     // where a deferred run's exit may have been seen already; nil: none
 	started   time.Time     // when the main process started, as the supervisor said
 	parent    int           // the supervisor's pid
 	handoff   []byte        // a lease to keep (-lease), as the supervisor sent it
@@ -124,6 +125,13 @@ func (k *kept) watchExit() {
 		_, _ = unix.Poll(p, -1)
 	}
 	k.exitedAt = time.Now()
+	if r := k.f.exitSlot; r.set {
+		// Seen by the exits' watch while the supervisor lived (or
+		// froze): the exit's own time, not this late look's.
+		if at := k.exits.seen(r.slot, r.gen, k.started); !at.IsZero() {
+			k.exitedAt = at
+		}
+	}
 	close(k.exited)
 	k.tie.write(exitedLine(k.exitedAt))
 }

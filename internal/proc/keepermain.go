@@ -19,6 +19,7 @@ import (
 type KeeperInfo struct {
 	Ends          string // the directory of its runs' Ends: their state dir's
 	SupervisorPID int
+	Deferred      bool // started with a deferral (fdMailbox on; see keeperdefer.go)
 }
 
 // ParseKeeper reads a keeper process's command line (its /proc cmdline
@@ -38,6 +39,7 @@ func parseKeeperProcFlags(args []string) (KeeperInfo, bool) {
 	fs := flag.NewFlagSet(KeeperName, flag.ContinueOnError)
 	fs.StringVar(&info.Ends, "ends", "", "the directory of the runs' Ends")
 	fs.IntVar(&info.SupervisorPID, "supervisor", 0, "the supervisor's pid")
+	fs.BoolVar(&info.Deferred, "deferred", false, "deferred runs come in its mailbox")
 	fs.SetOutput(io.Discard) // a keeper has no stderr; the supervisor sees the exit
 	if fs.Parse(args) != nil || fs.NArg() > 0 || info.SupervisorPID <= 0 {
 		return info, false
@@ -72,6 +74,14 @@ func KeeperMain(args []string, leases LeaseKeeper) int {
 	s := newKeeperServer(leases)
 	s.room = newEndRoom(info.Ends)
 	defer s.room.remove()
+	if info.Deferred {
+		s.deferral = openKeeperDeferral(fdMailbox, fdExits, fdExitTable)
+	}
+	if d := s.deferral; d != nil {
+		watched := make(chan struct{})
+		go func() { defer close(watched); d.watchExits() }()
+		defer func() { d.closeExits(); <-watched }()
+	}
 	closeListener := s.listen()
 	// Ready: the socket above is there before any run is handed over.
 	if _, err := unix.Write(fdControl, []byte(msgReady)); err != nil {

@@ -16,6 +16,21 @@ import (
 //	supervisor → keeper   ARG NUL ARG NUL ...    one run per packet: its keeperArgs,
 //	                                             with its descriptors (tether, stdout,
 //	                                             stderr, then -lock's and -session's)
+//	supervisor → keeper   "sweep"                look at the deferred runs' tethers
+//	                                             (keepersweep.go)
+//
+// The mailbox (SOCK_SEQPACKET, one per keeper process, read only when
+// the keeper sweeps; see keeperdefer.go):
+//
+//	supervisor → keeper   "run"                  a deferred run: its tether's keeper end
+//	                                             comes with it
+//
+// A deferred run's tether (SOCK_SEQPACKET) holds, unread until the
+// keeper takes it over, the run's packet (as on the control socket but
+// for the tether itself, and with -exit-slot) and then its "pid N
+// STARTNS" line with its pidfd. The supervisor takes both back at the
+// run's end; its end's closing with the packet still there is its
+// death, or a detach.
 //
 // A run's tether (SOCK_STREAM, one per run), one message a line:
 //
@@ -36,6 +51,12 @@ import (
 
 // msgReady is a new keeper process's first message on its control socket.
 const msgReady = "ready"
+
+// msgSweep asks a keeper to sweep its deferred runs; msgRun mails one.
+const (
+	msgSweep = "sweep"
+	msgRun   = "run"
+)
 
 // encodeHandover is the control socket's message handing a keeper a run.
 func encodeHandover(args []string) []byte { return []byte(strings.Join(args, "\x00")) }

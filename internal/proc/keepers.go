@@ -37,10 +37,11 @@ var processKeepers = NewKeepers()
 
 // keeperProc is a running keeper process, from its supervisor's side.
 type keeperProc struct {
-	cmd  *exec.Cmd
-	ctl  *os.File      // SOCK_SEQPACKET: one message per run, its descriptors attached
-	gone chan struct{} // closed once the process has exited and been reaped
-	kept atomic.Int64  // runs handed and not stopped: running, or left to it
+	cmd      *exec.Cmd
+	ctl      *os.File      // SOCK_SEQPACKET: one message per run, its descriptors attached
+	deferral *deferral     // nil: every run is handed over eagerly
+	gone     chan struct{} // closed once the process has exited and been reaped
+	kept     atomic.Int64  // runs handed and not stopped: running, or left to it
 }
 
 // keeperFor returns the live keeper process for the Ends in dir, started
@@ -127,6 +128,20 @@ func (p *Keepers) hand(dir string, args []string, files []int) (*keeperProc, err
 	return nil, err
 }
 
+// handDeferred gives a run to the keeper process for dir without waking
+// it (see keeperdefer.go); a nil run if it cannot be.
+func (p *Keepers) handDeferred(dir string, args []string, handed []*os.File) (*keeperProc, *deferredRun) {
+	kp, err := p.keeperFor(dir)
+	if err != nil {
+		return nil, nil
+	}
+	fds, err := descriptors(-1, handed)
+	if err != nil {
+		return nil, nil
+	}
+	return kp, kp.handDeferred(args, fds[1:])
+}
+
 // startKeeperProc starts a keeper process: this executable again under
 // argv[0] KeeperName, in a process group of its own (a kill of the
 // supervisor's group leaves it to do its work), with its end of the
@@ -151,15 +166,24 @@ func startKeeperProc(dir string) (*keeperProc, error) {
 		ExtraFiles:  []*os.File{theirs},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
+	// Without its means (no memfd, say) every run is handed over eagerly.
+	d, deferFiles, err := newDeferral()
+	if err == nil {
+		cmd.Args = append(cmd.Args, "-deferred")
+		cmd.ExtraFiles = append(cmd.ExtraFiles, deferFiles...)
+		defer closeAll(deferFiles)
+	}
 	if err := startChild(cmd, false); err != nil {
 		mine.Close()
+		d.close()
 		return nil, err
 	}
-	kp := &keeperProc{cmd: cmd, ctl: mine, gone: make(chan struct{})}
+	kp := &keeperProc{cmd: cmd, ctl: mine, deferral: d, gone: make(chan struct{})}
 	go func() { // owned by the process: ends with the keeper's exit
 		_ = cmd.Wait()
 		unregister(cmd.Process.Pid)
 		close(kp.gone)
+		kp.deferral.drop() // its runs in flight hold it until their stop
 	}()
 	if !awaitReady(int(mine.Fd()), readyWait) {
 		kp.kill()
@@ -206,6 +230,17 @@ func (kp *keeperProc) send(args []string, files []int) error {
 		return os.NewSyscallError("sendmsg", err)
 	}
 	return nil
+}
+
+// askSweep asks the keeper to sweep its deferred runs.
+func (kp *keeperProc) askSweep() {
+	_ = unix.Sendmsg(int(kp.ctl.Fd()), []byte(msgSweep), nil, nil, unix.MSG_DONTWAIT)
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // kill ends the keeper process at once and waits for it: its copies of

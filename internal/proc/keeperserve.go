@@ -14,11 +14,12 @@ import (
 // keeperServer is a keeper process: the runs it keeps, and the socket
 // on which the next supervisor asks about them.
 type keeperServer struct {
-	leases LeaseKeeper
-	room   *endRoom       // the room of the kept runs' Ends
-	wg     sync.WaitGroup // the kept runs
-	mu     sync.Mutex
-	runs   map[string]*keptEntry // by run id
+	leases   LeaseKeeper
+	deferral *keeperDeferral // nil: no deferred runs
+	room     *endRoom        // the room of the kept runs' Ends
+	wg       sync.WaitGroup  // the kept runs
+	mu       sync.Mutex
+	runs     map[string]*keptEntry // by run id
 }
 
 // keptEntry is a kept run as the socket shows it.
@@ -59,7 +60,14 @@ func (s *keeperServer) serve(fd int) {
 			return rerr != unix.EAGAIN && rerr != unix.EINTR
 		})
 		if err != nil || rerr != nil || n == 0 {
+			// The supervisor is gone (or let go of this keeper): its
+			// deferred runs still going are this keeper's now.
+			s.sweep(true)
 			return
+		}
+		if oobn == 0 && string(buf[:n]) == msgSweep {
+			s.sweep(false)
+			continue
 		}
 		s.keep(decodeHandover(buf[:n]), rightsOf(oob[:oobn]))
 	}
@@ -100,6 +108,9 @@ func (s *keeperServer) keep(args []string, fds []int) {
 	}
 	k := newKept(f, newTether(fds[0]), files)
 	k.leases = s.leases
+	if s.deferral != nil {
+		k.exits = s.deferral.table
+	}
 	e := &keptEntry{k: k, done: make(chan struct{})}
 	id := runIDOf(f.tag)
 	k.letGo = func() {
@@ -169,6 +180,7 @@ func (s *keeperServer) answer(c *net.UnixConn) {
 		return
 	}
 	verb, id := parseRequest(line)
+	s.sweep(false) // runs whose supervisor died a moment ago are kept first
 	s.mu.Lock()
 	e := s.runs[id]
 	var list strings.Builder
