@@ -372,6 +372,9 @@ func (k *keeper) stop() {
 	defer k.proc.kept.Add(-1)
 	k.guard.release() // the run is over: nothing of it is left to guard
 	if r := k.deferred; r != nil {
+		if r.mine < 0 {
+			return // detached: the keeper has it
+		}
 		took := r.reclaim()
 		r.closeTheirs() // its hang-up, if the keeper holds the run, is the keeper's close alone
 		if !took {

@@ -245,10 +245,14 @@ func (r *deferredRun) closeTheirs() {
 	}
 }
 
-// close closes both ends and gives the slot back.
+// close closes both ends and gives the slot back; once.
 func (r *deferredRun) close() {
+	if r.mine < 0 {
+		return
+	}
 	r.closeTheirs()
 	unix.Close(r.mine)
+	r.mine = -1
 	r.d.give(r.slot)
 	r.d.drop()
 }
