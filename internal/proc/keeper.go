@@ -372,20 +372,7 @@ func (k *keeper) stop() {
 	defer k.proc.kept.Add(-1)
 	k.guard.release() // the run is over: nothing of it is left to guard
 	if r := k.deferred; r != nil {
-		if r.mine < 0 {
-			return // detached: the keeper has it
-		}
-		took := r.reclaim()
-		r.closeTheirs() // its hang-up, if the keeper holds the run, is the keeper's close alone
-		if !took {
-			// The keeper took the run over as this process let go: it
-			// holds the run's descriptors, so this is an eager stop.
-			_ = unix.Sendmsg(r.mine, []byte(stopLine), nil, nil, 0)
-			if !awaitHangUpBlocking(r.mine, stopWait) {
-				k.proc.kill()
-			}
-		}
-		r.close()
+		r.stop(k.proc.kill)
 		return
 	}
 	defer k.sock.Close()
@@ -409,28 +396,5 @@ func awaitHangUp(f *os.File, d time.Duration) bool {
 			// End of file, or the socket's error: the keeper let go.
 			return !errors.Is(err, os.ErrDeadlineExceeded)
 		}
-	}
-}
-
-// awaitHangUpBlocking is awaitHangUp for a descriptor outside the
-// runtime's poller, reading what comes until its end.
-func awaitHangUpBlocking(fd int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	buf := make([]byte, 256)
-	for {
-		n, oobn, err := recvmsgNow(fd, buf, nil, 0)
-		switch {
-		case err == unix.EAGAIN || err == unix.EINTR:
-		case err != nil || (n == 0 && oobn == 0):
-			return true // end of file, or the socket's error: the keeper let go
-		default:
-			continue
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false
-		}
-		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		_, _ = unix.Poll(p, int(left.Milliseconds())+1)
 	}
 }

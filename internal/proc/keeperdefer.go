@@ -237,6 +237,42 @@ func (r *deferredRun) reclaim() bool {
 	}
 }
 
+// stop takes the run's descriptors back from its tether and closes it.
+// If the keeper took them first, the stop is eager: "stop", then wait
+// for the keeper to let go (kill, if it does not within stopWait). A
+// detached run's is nothing.
+func (r *deferredRun) stop(kill func()) {
+	if r.mine < 0 {
+		return // detached: the keeper has it
+	}
+	took := r.reclaim()
+	r.closeTheirs() // its hang-up, if the keeper holds the run, is the keeper's close alone
+	if !took {
+		_ = unix.Sendmsg(r.mine, []byte(stopLine), nil, nil, 0)
+		if !awaitHangUpBlocking(r.mine, stopWait) {
+			kill()
+		}
+	}
+	r.close()
+}
+
+// awaitHangUpBlocking is awaitHangUp for a blocking descriptor outside
+// the runtime's poller, reading what comes until its end.
+func awaitHangUpBlocking(fd int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	buf := make([]byte, 256)
+	for {
+		n, err, ok := readBefore(fd, deadline, buf)
+		switch {
+		case !ok:
+			return false
+		case err == unix.EINTR || err == unix.EAGAIN:
+		case err != nil || n == 0:
+			return true // end of file, or the socket's error: the keeper let go
+		}
+	}
+}
+
 // closeTheirs closes this process's copy of the keeper end.
 func (r *deferredRun) closeTheirs() {
 	if r.theirs >= 0 {
