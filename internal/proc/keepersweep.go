@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -69,15 +68,6 @@ func (d *keeperDeferral) watchExits() {
 // closeExits ends watchExits.
 func (d *keeperDeferral) closeExits() { d.exits.Close() }
 
-// epollNow is epoll_wait(2) with a zero timeout: the events ready.
-func epollNow(fd int, events []unix.EpollEvent) int {
-	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(fd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
-	if e != 0 {
-		return -1
-	}
-	return int(n)
-}
-
 // collect takes every tether waiting in the mailbox into held.
 func (d *keeperDeferral) collect() {
 	buf := make([]byte, 16)
@@ -105,10 +95,7 @@ const (
 )
 
 func stateOf(fd int) tetherState {
-	p := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLRDHUP}}
-	var zero unix.Timespec
-	_, _, _ = unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&p[0])), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
-	letGo := p[0].Revents&(unix.POLLHUP|unix.POLLRDHUP) != 0
+	letGo := pollNow(fd, unix.POLLIN|unix.POLLRDHUP)&(unix.POLLHUP|unix.POLLRDHUP) != 0
 	queued, err := unix.IoctlGetInt(fd, unix.SIOCINQ)
 	full := err == nil && queued > 0
 	switch {

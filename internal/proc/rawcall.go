@@ -34,11 +34,27 @@ func recvmsgNow(fd int, p, oob []byte, flags int) (n, oobn int, err error) {
 
 // readableNow is ppoll(2) with a zero timeout: whether fd is readable
 // (a pidfd: its process has exited).
-func readableNow(fd int) bool {
-	p := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+func readableNow(fd int) bool { return pollNow(fd, unix.POLLIN) != 0 }
+
+// pollNow is ppoll(2) with a zero timeout: the events of fd ready now.
+func pollNow(fd int, events int16) int16 {
+	p := [1]unix.PollFd{{Fd: int32(fd), Events: events}}
 	var zero unix.Timespec
 	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&p[0])), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
-	return e == 0 && n > 0 && p[0].Revents != 0
+	if e != 0 || n == 0 {
+		return 0
+	}
+	return p[0].Revents
+}
+
+// epollNow is epoll_wait(2) with a zero timeout: the events ready, -1
+// on an error.
+func epollNow(fd int, events []unix.EpollEvent) int {
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(fd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	if e != 0 {
+		return -1
+	}
+	return int(n)
 }
 
 // writeNow is write(2) on a non-blocking descriptor.
