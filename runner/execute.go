@@ -153,7 +153,7 @@ func (s *Supervisor) conclude(ctx context.Context, f *fire, a *attemptRun, res p
 	if a.lost.Load() && f.job.OnLockLost == config.LockLostContinue {
 		end.Reason = strings.TrimPrefix(end.Reason+"; lock lost during the run, continued unguarded (on_lock_lost: continue)", "; ")
 	}
-	end.Started, end.Ended = a.startedAt, s.ended(res)
+	end.Started, end.Ended = a.startedAt, s.ended(res, a.startedAt)
 	lastOK := a.lastOK
 	if end.Outcome == run.OK {
 		lastOK = f.slot
@@ -216,13 +216,19 @@ func watchLease(f *fire, a *attemptRun) (lost *atomic.Bool, wait func()) {
 
 // ended is when the run ended on the supervisor's clock: the process's own
 // end where its keeper saw it (res.Exited), not when this supervisor got
-// to see it, frozen or starved meanwhile.
-func (s *Supervisor) ended(res proc.Result) time.Time {
+// to see it, frozen or starved meanwhile. Never before started, the start
+// the record gives: a process that exits at once may be seen to by its
+// keeper before this supervisor noted its start.
+func (s *Supervisor) ended(res proc.Result, started time.Time) time.Time {
 	now := s.clock.Now()
 	if res.Exited.IsZero() {
 		return now
 	}
-	return now.Add(-max(time.Since(res.Exited), 0))
+	end := now.Add(-max(time.Since(res.Exited), 0))
+	if end.Before(started) {
+		return started
+	}
+	return end
 }
 
 // keeper is the keeper of a run: with a state dir, every run has one,

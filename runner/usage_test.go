@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/base/clock"
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/config"
 	"cronvisor/internal/proc"
@@ -39,5 +40,22 @@ func TestFinishedCarriesUsage(t *testing.T) {
 				t.Errorf("outcome, reason = %s, %q; want %s, %q", end.Outcome, end.Reason, tc.wantOutcome, tc.wantReason)
 			}
 		})
+	}
+}
+
+// TestEndedNeverBeforeTheRecordedStart: a keeper's sight of an exit
+// counts back from now (the process's own end under a frozen
+// supervisor), but a process that exits at once can be seen to before
+// the supervisor noted its start: the record's end is then its start.
+func TestEndedNeverBeforeTheRecordedStart(t *testing.T) {
+	s := &Supervisor{clock: clock.Real{}}
+	started := time.Now()
+	if got := s.ended(proc.Result{Exited: started.Add(-20 * time.Microsecond)}, started); !got.Equal(started) {
+		t.Errorf("an exit seen 20 µs before the noted start ends at %v, want the start %v", got, started)
+	}
+	frozen := started.Add(-3 * time.Second) // started 5 s ago, exited 3 s ago
+	got := s.ended(proc.Result{Exited: frozen}, started.Add(-5*time.Second))
+	if d := time.Since(got); d < 2900*time.Millisecond || d > 4*time.Second {
+		t.Errorf("an exit seen 3 s ago ends %v ago, want about 3 s", d)
 	}
 }

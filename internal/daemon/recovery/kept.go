@@ -23,6 +23,11 @@ func (r *Recoverer) readEnd(path string, e *run.End) bool {
 	if e.Started.IsZero() {
 		e.Started = k.Run.Started
 	}
+	if e.Ended.Before(e.Started) {
+		// The keeper saw a process that exited at once before its
+		// supervisor noted the start: the record ends at its start.
+		e.Ended = e.Started
+	}
 	if e.PID == 0 {
 		e.PID = k.Run.PID
 	}

@@ -46,3 +46,26 @@ func TestReadEndTakesTheStartTheKeeperFound(t *testing.T) {
 		})
 	}
 }
+
+// TestReadEndNeverEndsBeforeTheStartRow: a keeper that saw a process
+// exit at once may have seen it before its supervisor noted the start
+// (the start row's time): the record ends at that start, not before it.
+func TestReadEndNeverEndsBeforeTheStartRow(t *testing.T) {
+	t.Parallel()
+	noted := time.Unix(1_700_000_000, 500_000)
+	path := filepath.Join(t.TempDir(), "r1.end")
+	k := proc.End{RunID: "r1", Outcome: proc.Exited, ExitCode: 3, Ended: noted.Add(-20 * time.Microsecond),
+		Run: proc.KeptRun{Job: "quick", Started: noted.Add(-time.Millisecond), PID: 42}}
+	if err := proc.WriteEnd(path, k, false); err != nil {
+		t.Fatal(err)
+	}
+	e := run.End{RunID: "r1", Started: noted, PID: 42}
+	r := New(Config{})
+	defer r.Close()
+	if !r.readEnd(path, &e) {
+		t.Fatal("readEnd read no End")
+	}
+	if !e.Ended.Equal(noted) || e.Outcome != run.Failed {
+		t.Errorf("end %s at %v; want failed, ended at the start row's %v", e.Outcome, e.Ended, noted)
+	}
+}
