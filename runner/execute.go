@@ -215,20 +215,17 @@ func watchLease(f *fire, a *attemptRun) (lost *atomic.Bool, wait func()) {
 }
 
 // ended is when the run ended on the supervisor's clock: the process's own
-// end where its keeper saw it (res.Exited), not when this supervisor got
-// to see it, frozen or starved meanwhile. Never before started, the start
-// the record gives: a process that exits at once may be seen to by its
-// keeper before this supervisor noted its start.
+// end where its keeper saw it (res.Exited, maybe before the noted start),
+// not when this supervisor got to see it, frozen or starved meanwhile.
 func (s *Supervisor) ended(res proc.Result, started time.Time) time.Time {
 	now := s.clock.Now()
 	if res.Exited.IsZero() {
 		return now
 	}
-	end := now.Add(-max(time.Since(res.Exited), 0))
-	if end.Before(started) {
-		return started
+	if end := now.Add(-max(time.Since(res.Exited), 0)); !end.Before(started) {
+		return end
 	}
-	return end
+	return started
 }
 
 // keeper is the keeper of a run: with a state dir, every run has one,
