@@ -40,15 +40,16 @@ import (
 // deferral is a keeper process's means of deferred hand-overs, on the
 // supervisor's side.
 type deferral struct {
-	mail   int // SOCK_SEQPACKET, non-blocking: one message per run, its tether's keeper end attached
-	exits  int // the keeper's epoll instance of the runs' pidfds
-	table  exitTable
-	mu     sync.Mutex
-	refs   int   // the keeper process's, and one a deferred run's: closed at 0
-	free   []int // slots of the table given back
-	used   int   // slots handed out so far
-	mailed atomic.Int64
-	asked  atomic.Int64 // mailed at the last sweep asked for
+	mail    int // SOCK_SEQPACKET, non-blocking: one message per run, its tether's keeper end attached
+	exits   int // the keeper's epoll instance of the runs' pidfds
+	table   exitTable
+	mu      sync.Mutex
+	refs    int   // the keeper process's, and one a deferred run's: closed at 0
+	free    []int // slots of the table given back
+	used    int   // slots handed out so far
+	mailed  atomic.Int64
+	asked   atomic.Int64 // mailed at the last sweep asked for
+	refused atomic.Int64 // mails refused since the last one taken (a full mailbox)
 }
 
 // newDeferral makes a keeper's mailbox, epoll instance and table, and
@@ -150,8 +151,17 @@ func (d *deferral) give(slot int) {
 
 // sweepEvery is how many runs may wait in a keeper's mailbox, at least,
 // before it is asked to sweep (more while more runs are in flight, so
-// that a sweep's cost stays a constant a run).
-const sweepEvery = 32
+// that a sweep's cost stays a constant a run), and mailboxAsk how many
+// at most: the mailbox's default buffer holds some 270 mails, and a mail
+// it refuses is a run handed over eagerly, four wake-ups of the keeper.
+const (
+	sweepEvery = 32
+	mailboxAsk = 128
+)
+
+// sweepAfter is how many mails may wait before a sweep is asked for,
+// with kept runs in flight.
+func sweepAfter(kept int64) int64 { return min(max(sweepEvery, kept), mailboxAsk) }
 
 // deferredRun is the supervisor's side of a deferred hand-over.
 type deferredRun struct {
@@ -184,17 +194,34 @@ func (kp *keeperProc) handDeferred(args []string, files []int) *deferredRun {
 	}
 	r := &deferredRun{d: d, mine: pair[0], theirs: pair[1], slot: slot, gen: gen}
 	packet := encodeHandover(append(args, "-exit-slot", exitSlotArg(slot, gen)))
-	if unix.Sendmsg(r.mine, packet, unix.UnixRights(files...), nil, 0) != nil ||
-		unix.Sendmsg(d.mail, []byte(msgRun), unix.UnixRights(r.theirs), nil, unix.MSG_DONTWAIT) != nil {
+	if unix.Sendmsg(r.mine, packet, unix.UnixRights(files...), nil, 0) != nil {
 		r.close()
 		return nil
 	}
+	if err := unix.Sendmsg(d.mail, []byte(msgRun), unix.UnixRights(r.theirs), nil, unix.MSG_DONTWAIT); err != nil {
+		if err == unix.EAGAIN {
+			kp.mailboxFull()
+		}
+		r.close()
+		return nil
+	}
+	d.refused.Store(0)
 	kp.kept.Add(1)
-	if n := d.mailed.Add(1); n-d.asked.Load() >= max(sweepEvery, kp.kept.Load()) {
+	if n := d.mailed.Add(1); n-d.asked.Load() >= sweepAfter(kp.kept.Load()) {
 		d.asked.Store(n)
 		kp.askSweep()
 	}
 	return r
+}
+
+// mailboxFull asks for a sweep when the mailbox refused a mail: at the
+// first refusal, and every sweepEvery after in case an ask was lost (the
+// control socket's buffer full). Without it a full mailbox stayed full,
+// since only mails taken count towards the next ask.
+func (kp *keeperProc) mailboxFull() {
+	if kp.deferral.refused.Add(1)%sweepEvery == 1 {
+		kp.askSweep()
+	}
 }
 
 // watch adds the run's pidfd to the keeper's exits and sends it into

@@ -22,6 +22,7 @@ type inProcessKeeper struct {
 	pool *Keepers
 	srv  *keeperServer
 	end  string // a run's End path in the pool's dir
+	ctl  int    // the keeper's end of its control socket
 }
 
 func newInProcessKeeper(t *testing.T) *inProcessKeeper {
@@ -60,7 +61,7 @@ func newInProcessKeeper(t *testing.T) *inProcessKeeper {
 	})
 	srv := newKeeperServer(nil)
 	srv.deferral = kd
-	return &inProcessKeeper{pool: &Keepers{procs: map[string]*keeperProc{dir: kp}}, srv: srv, end: filepath.Join(dir, "run.end")}
+	return &inProcessKeeper{pool: &Keepers{procs: map[string]*keeperProc{dir: kp}}, srv: srv, end: filepath.Join(dir, "run.end"), ctl: ctl[1]}
 }
 
 // held is how many tethers the keeper holds, and how many runs it keeps.
