@@ -173,7 +173,7 @@ func startKeeperProc(dir string) (*keeperProc, error) {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, deferFiles...)
 		defer closeAll(deferFiles)
 	}
-	if err := startChild(cmd, false); err != nil {
+	if err := startRegistered(cmd); err != nil {
 		mine.Close()
 		d.close()
 		return nil, err

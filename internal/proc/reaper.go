@@ -37,34 +37,29 @@ var children = struct {
 // ending.)
 var starting atomic.Int64
 
-// startRegistered starts a run's main process and registers its pid.
-func startRegistered(cmd *exec.Cmd) error { return startChild(cmd, true) }
-
-// startChild starts cmd and registers its pid; runMain says it is a run's
-// main process (rather than a guard).
-func startChild(cmd *exec.Cmd, runMain bool) error {
+// startRegistered starts cmd (a run's main process, a keeper, the trace
+// probe) and registers its pid.
+func startRegistered(cmd *exec.Cmd) error {
 	starting.Add(1)
 	defer starting.Add(-1)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
 	pid := cmd.Process.Pid
-	if runMain {
-		runMains.Store(pid, struct{}{})
-	}
+	started.Store(pid, struct{}{})
 	children.Lock()
 	children.pids[pid] = struct{}{}
 	children.Unlock()
 	return nil
 }
 
-// runMains holds the main pids of the runs in flight, as keys, for the
-// membership walks: lock-free, since they run under ForkLock, and a copy
-// of the registry per walk made ending N runs quadratic again.
-var runMains sync.Map
+// started holds the pids of the registry, as keys, for the membership
+// walks: lock-free, since they run under ForkLock, and a copy of the
+// registry per walk made ending N runs quadratic again.
+var started sync.Map
 
 func unregister(pid int) {
-	runMains.Delete(pid)
+	started.Delete(pid)
 	children.Lock()
 	defer children.Unlock()
 	delete(children.pids, pid)

@@ -59,7 +59,7 @@ func probeTrace() error {
 	cmd := &exec.Cmd{Path: keeperExe, Args: []string{SetupName}, Stdin: stdin,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
 	stopped := false
-	err = startTraced(cmd, func() error { return startChild(cmd, false) }, func(int) error {
+	err = startTraced(cmd, func() error { return startRegistered(cmd) }, func(int) error {
 		stopped = true
 		return errProbeDone // kill it: its code is not to run
 	})

@@ -33,7 +33,7 @@ func TestTracedStartAppliesBeforeTheFirstInstruction(t *testing.T) {
 	var out strings.Builder
 	cmd := tracedSh("cat /proc/self/oom_score_adj; ulimit -n; grep TracerPid /proc/self/status", &out)
 	var applied int
-	err := startTraced(cmd, func() error { return startChild(cmd, false) }, func(pid int) error {
+	err := startTraced(cmd, func() error { return startRegistered(cmd) }, func(pid int) error {
 		applied = pid
 		return applyToProcess(&Setup{OOMScoreAdj: intp(700), Rlimits: []Rlimit{{unix.RLIMIT_NOFILE, 321}}}, pid)
 	})
@@ -60,7 +60,7 @@ func TestTracedStartRefusedRunsNothing(t *testing.T) {
 	var out strings.Builder
 	cmd := tracedSh("touch "+marker, &out)
 	refused := errors.New("refused")
-	err := startTraced(cmd, func() error { return startChild(cmd, false) }, func(int) error { return refused })
+	err := startTraced(cmd, func() error { return startRegistered(cmd) }, func(int) error { return refused })
 	if !errors.Is(err, refused) {
 		t.Fatalf("startTraced = %v, want the apply's error", err)
 	}
@@ -87,7 +87,7 @@ func TestTracedStartPassesASignalOn(t *testing.T) {
 		var out strings.Builder
 		cmd := tracedSh("touch "+marker, &out)
 		err := startTraced(cmd, func() error {
-			err := startChild(cmd, false)
+			err := startRegistered(cmd)
 			if err == nil {
 				_ = unix.Kill(cmd.Process.Pid, unix.SIGHUP)
 			}
@@ -135,7 +135,7 @@ func TestStoppedAtExecPassesOtherStopsOn(t *testing.T) {
 	var out strings.Builder
 	cmd := tracedSh(`trap 'echo got USR1' USR1; kill -USR1 $$; echo after`, &out)
 	cmd.SysProcAttr.Ptrace = true
-	if err := startChild(cmd, false); err != nil {
+	if err := startRegistered(cmd); err != nil {
 		t.Fatal(err)
 	}
 	defer unregister(cmd.Process.Pid)
