@@ -100,17 +100,24 @@ func childPipe() (r, w *os.File, err error) {
 	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
 }
 
-// start closes our copies of the write ends (the child has its own, so EOF
-// comes when the run's last writer is gone) and starts the readers.
+// start starts the readers, once closeChildEnds closed our copies of the
+// write ends (the child has its own, so EOF comes when the run's last
+// writer is gone).
 func (o *output) start() {
-	o.stdoutW.Close()
-	o.stderrW.Close()
-	if o.beatW != nil {
-		o.beatW.Close()
-	}
 	o.wg.Add(2)
 	go o.read("stdout", o.stdoutR)
 	go o.read("stderr", o.stderrR)
+}
+
+// closeChildEnds closes this process's copies of the write ends, once
+// the child has its own.
+func (o *output) closeChildEnds() {
+	for _, f := range []**os.File{&o.stdoutW, &o.stderrW, &o.beatW} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
 }
 
 // abort closes everything after a failed start.

@@ -194,6 +194,8 @@ type running struct {
 // launch starts the run's process (and its keeper) and its exit wait,
 // filling res's PID and start.
 func launch(spec Spec, res *Result) (*running, error) {
+	release := holdStart()
+	defer release()
 	cmd, err := command(spec)
 	if err != nil {
 		return nil, err
@@ -233,6 +235,8 @@ func launch(spec Spec, res *Result) (*running, error) {
 		r.abort()
 		return nil, err
 	}
+	r.out.closeChildEnds()
+	release()
 	res.PID, res.Started = cmd.Process.Pid, time.Now()
 	r.tree.pgid = res.PID
 	r.keeper.watch(res.PID, res.Started)
