@@ -64,10 +64,15 @@ func (t *tree) members() []int {
 	// waits those children out.
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()
-	out := t.membersAmong(t.candidates())
-	if len(out) == 0 && subreaper.Load() {
+	cands := t.candidates()
+	out := t.membersAmong(cands)
+	if len(out) == 0 && len(cands) > 0 && subreaper.Load() {
 		// The children lists can miss a process while the kernel reparents
 		// it; a second look, an instant later, before declaring the run gone.
+		// Not when the first listed no process at all: one being reparented
+		// has a parent that is ours or a descendant of ours (a zombie is
+		// listed until reaped), so it would have listed that parent; and
+		// with none listed there is no process left to fork one.
 		out = t.membersAmong(t.candidates())
 	}
 	return out
