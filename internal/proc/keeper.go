@@ -302,7 +302,7 @@ func (k *keeper) watch(pid int, started time.Time) {
 	// A full socket (a keeper slow to read) waits in the poller: the
 	// message is never dropped.
 	_ = rc.Write(func(fd uintptr) bool {
-		err := unix.Sendmsg(int(fd), []byte(msg), rights, nil, 0)
+		err := unix.Sendmsg(int(fd), []byte(msg), rights, nil, unix.MSG_NOSIGNAL)
 		return err != unix.EAGAIN && err != unix.EINTR
 	})
 }

@@ -194,11 +194,11 @@ func (kp *keeperProc) handDeferred(args []string, files []int) *deferredRun {
 	}
 	r := &deferredRun{d: d, mine: pair[0], theirs: pair[1], slot: slot, gen: gen}
 	packet := encodeHandover(append(args, "-exit-slot", exitSlotArg(slot, gen)))
-	if unix.Sendmsg(r.mine, packet, unix.UnixRights(files...), nil, 0) != nil {
+	if unix.Sendmsg(r.mine, packet, unix.UnixRights(files...), nil, unix.MSG_NOSIGNAL) != nil {
 		r.close()
 		return nil
 	}
-	if err := unix.Sendmsg(d.mail, []byte(msgRun), unix.UnixRights(r.theirs), nil, unix.MSG_DONTWAIT); err != nil {
+	if err := unix.Sendmsg(d.mail, []byte(msgRun), unix.UnixRights(r.theirs), nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL); err != nil {
 		if err == unix.EAGAIN {
 			kp.mailboxFull()
 		}
@@ -230,13 +230,13 @@ func (r *deferredRun) watch(pid int, started time.Time) {
 	r.started = started
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		_ = unix.Sendmsg(r.mine, []byte(pidLine(pid, started)), nil, nil, 0)
+		_ = unix.Sendmsg(r.mine, []byte(pidLine(pid, started)), nil, nil, unix.MSG_NOSIGNAL)
 		return
 	}
 	defer unix.Close(fd) // the copy in flight keeps it in the keeper's epoll
 	key := exitKey(r.slot, r.gen)
 	_ = unix.EpollCtl(r.d.exits, unix.EPOLL_CTL_ADD, fd, &key)
-	_ = unix.Sendmsg(r.mine, []byte(pidLine(pid, started)), unix.UnixRights(fd), nil, 0)
+	_ = unix.Sendmsg(r.mine, []byte(pidLine(pid, started)), unix.UnixRights(fd), nil, unix.MSG_NOSIGNAL)
 }
 
 // exitedAt is when the keeper saw the main process exit; zero if not.
@@ -275,7 +275,7 @@ func (r *deferredRun) stop(kill func()) {
 	took := r.reclaim()
 	r.closeTheirs() // its hang-up, if the keeper holds the run, is the keeper's close alone
 	if !took {
-		_ = unix.Sendmsg(r.mine, []byte(stopLine), nil, nil, 0)
+		_ = unix.Sendmsg(r.mine, []byte(stopLine), nil, nil, unix.MSG_NOSIGNAL)
 		if !awaitHangUpBlocking(r.mine, stopWait) {
 			kill()
 		}

@@ -226,7 +226,7 @@ func readBefore(fd int, deadline time.Time, buf []byte) (n int, err error, ok bo
 // send hands the keeper one run.
 func (kp *keeperProc) send(args []string, files []int) error {
 	msg := encodeHandover(args)
-	if err := unix.Sendmsg(int(kp.ctl.Fd()), msg, unix.UnixRights(files...), nil, 0); err != nil {
+	if err := unix.Sendmsg(int(kp.ctl.Fd()), msg, unix.UnixRights(files...), nil, unix.MSG_NOSIGNAL); err != nil {
 		return os.NewSyscallError("sendmsg", err)
 	}
 	return nil
@@ -234,7 +234,7 @@ func (kp *keeperProc) send(args []string, files []int) error {
 
 // askSweep asks the keeper to sweep its deferred runs.
 func (kp *keeperProc) askSweep() {
-	_ = unix.Sendmsg(int(kp.ctl.Fd()), []byte(msgSweep), nil, nil, unix.MSG_DONTWAIT)
+	_ = unix.Sendmsg(int(kp.ctl.Fd()), []byte(msgSweep), nil, nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
 }
 
 func closeAll(files []*os.File) {

@@ -96,8 +96,7 @@ const (
 
 func stateOf(fd int) tetherState {
 	letGo := pollNow(fd, unix.POLLIN|unix.POLLRDHUP)&(unix.POLLHUP|unix.POLLRDHUP) != 0
-	queued, err := unix.IoctlGetInt(fd, unix.SIOCINQ)
-	full := err == nil && queued > 0
+	full := queuedNow(fd) > 0
 	switch {
 	case letGo && full:
 		return tetherOrphan
@@ -134,7 +133,6 @@ func (s *keeperServer) sweep(final bool) {
 			held = append(held, fd)
 		}
 	}
-	clear(d.held[len(held):])
 	d.held = held
 }
 

@@ -68,3 +68,14 @@ func writeNow(fd int, b []byte) (int, error) {
 	}
 	return int(r), nil
 }
+
+// queuedNow is ioctl(2) SIOCINQ: the bytes waiting to be read on a
+// socket, -1 on an error.
+func queuedNow(fd int) int {
+	var n int32
+	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCINQ, uintptr(unsafe.Pointer(&n)))
+	if e != 0 {
+		return -1
+	}
+	return int(n)
+}
