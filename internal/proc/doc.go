@@ -75,6 +75,15 @@
 // PR_SET_PDEATHSIG would not do: it reaches the main process only, not its
 // group, and fires when the forking thread ends, not the process.
 //
+// # Starting many at once
+//
+// Forks are one at a time (os/exec's ForkLock), and each copies every
+// descriptor of this process into the child, which closes them at its
+// exec. So a run makes its descriptors (output pipes, leaf, the keeper's
+// tether) only once it passes the start gate (startgate.go), which lets
+// a few through at a time: fires due together wait there holding their
+// locks alone, not at the fork with all of theirs.
+//
 // # Reaping
 //
 // With EnableSubreaper, orphans of runs are reparented to this process
