@@ -116,6 +116,15 @@ func permanent(err error) bool {
 
 // applyTo makes the writes in one transaction on h.
 func (s *Store) applyTo(ctx context.Context, h *handle, writes []Write) []error {
+	if len(writes) == 1 {
+		// A quiet daemon's batch: one run's record, one INSERT. SQLite
+		// commits a statement outside a transaction by itself, with the
+		// same durability; the BEGIN and COMMIT statements, prepared and
+		// stepped for each batch, are spared.
+		if err := s.apply(ctx, nil, h, h.insert, writes[0]); !errors.Is(err, errNeedsTx) {
+			return []error{err}
+		}
+	}
 	tx, err := h.db.BeginTx(ctx, nil)
 	if err != nil {
 		return failAll(len(writes), fmt.Errorf("history: %w", err))
@@ -138,6 +147,8 @@ func (s *Store) applyTo(ctx context.Context, h *handle, writes []Write) []error 
 }
 
 // apply makes one write within tx; insert is the insert statement of tx.
+// With tx nil a write of one statement is made alone (insert is then
+// the handle's own), and one that needs more is errNeedsTx.
 func (s *Store) apply(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.Stmt, w Write) error {
 	r := w.Record
 	// insertRow records r as a new row; verb names the write in errors.
@@ -165,7 +176,10 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.St
 		if w.noStart {
 			err = insertWhole(ctx, insert, r)
 		}
-		if errors.Is(err, errRowThere) {
+		switch {
+		case errors.Is(err, errRowThere) && tx == nil:
+			return errNeedsTx
+		case errors.Is(err, errRowThere):
 			err = finish(ctx, tx, h, insert, r)
 		}
 		switch {
@@ -239,6 +253,10 @@ func finish(ctx context.Context, tx *sql.Tx, h *handle, insert *sql.Stmt, r run.
 	_, err = tx.StmtContext(ctx, h.update).ExecContext(ctx, append(now, id)...)
 	return err
 }
+
+// errNeedsTx: apply, given no transaction, was asked for a write of more
+// than one statement (a finish that reads and updates its row).
+var errNeedsTx = errors.New("history: the write needs a transaction")
 
 // errRowThere: insertWhole found the run's row written already (an
 // earlier attempt of its batch); finish merges into it.
