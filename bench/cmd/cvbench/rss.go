@@ -271,11 +271,14 @@ func printSizes(o options, w io.Writer) []summaryRow {
 	}
 	sc, cv := strip(o.supercronic, "supercronic"), strip(o.cronvisor, "cronvisor")
 	sw := size(o.cronvisorStripped)
-	fmt.Fprintf(w, "binaries (MiB): supercronic %.1f, strip(1) %.1f; cronvisor %.1f, strip(1) %.1f, -ldflags '-s -w' %.1f\n",
-		size(o.supercronic), sc, size(o.cronvisor), cv, sw)
-	if sw == 0 {
+	built, figure := "not built (a prebuilt cronvisor was given)", "binary size, stripped (MiB; strip(1) of a copy of each)"
+	if sw > 0 {
+		built = fmt.Sprintf("%.1f", sw)
+		figure = "binary size, stripped (MiB; supercronic: strip(1) of a copy, cronvisor: -ldflags '-s -w')"
+	} else {
 		sw = cv
 	}
-	return []summaryRow{{figure: "binary size, stripped (MiB; supercronic: strip(1) of a copy, cronvisor: -ldflags '-s -w')",
-		unit: "%.1f", has: [3]bool{false, sc > 0, sw > 0}, vals: [3]float64{0, sc, sw}}}
+	fmt.Fprintf(w, "binaries (MiB): supercronic %.1f, strip(1) %.1f; cronvisor %.1f, strip(1) %.1f, -ldflags '-s -w' %s\n",
+		size(o.supercronic), sc, size(o.cronvisor), cv, built)
+	return []summaryRow{{figure: figure, unit: "%.1f", has: [3]bool{false, sc > 0, sw > 0}, vals: [3]float64{0, sc, sw}}}
 }
