@@ -114,7 +114,8 @@ func permanent(err error) bool {
 	return errors.Is(err, ErrBadRecord) || errors.Is(err, ErrDuplicate)
 }
 
-// applyTo makes the writes in one transaction on h.
+// applyTo makes the writes on h in one transaction; a lone write of one
+// statement is made by itself.
 func (s *Store) applyTo(ctx context.Context, h *handle, writes []Write) []error {
 	if len(writes) == 1 {
 		// A quiet daemon's batch: one run's record, one INSERT. SQLite
