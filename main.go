@@ -14,17 +14,22 @@ import (
 	"runtime/pprof"
 	_ "time/tzdata" // zone names work on machines without a zone database
 
+	"cronvisor/internal/base/monitorslack"
 	"cronvisor/internal/cli"
 	"cronvisor/internal/lock/backends"
 	"cronvisor/internal/proc"
 )
 
 func main() {
-	if proc.IsKeeper(os.Args) { // a run's keeper: this binary re-executed
-		os.Exit(proc.KeeperMain(os.Args[1:], keepLease))
-	}
 	if proc.IsSetup(os.Args) { // a run's exec shim: applies its limits, then execs the job
 		os.Exit(proc.SetupMain(os.Args[1:]))
+	}
+	// Fewer wake-ups of the runtime's monitor at every fire, in the
+	// daemon and its keeper. Without CAP_SYS_NICE it stays as it was,
+	// which costs only those wake-ups: nothing to warn of.
+	_ = monitorslack.Set(monitorslack.Slack)
+	if proc.IsKeeper(os.Args) { // a run's keeper: this binary re-executed
+		os.Exit(proc.KeeperMain(os.Args[1:], keepLease))
 	}
 	// Before anything is started: a job gets fds 0-3 and no descriptor
 	// the shell or service manager that started cronvisor left open. A
