@@ -239,6 +239,31 @@ func TestUsageRead(t *testing.T) {
 	}
 }
 
+// TestUsageWithoutTheMemoryController: a leaf made where the memory
+// controller is not enabled does not look for memory.peak (it has none),
+// one made where it is does.
+func TestUsageWithoutTheMemoryController(t *testing.T) {
+	for _, c := range []struct {
+		controllers []string
+		wantPeak    int64
+	}{{[]string{"cpu", "pids"}, 0}, {[]string{"cpu", "memory"}, 8 << 20}} {
+		h := &Hierarchy{Root: t.TempDir(), Controllers: c.controllers}
+		l, err := h.Create("run-x", Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A plain directory stands for the leaf: its files are the
+		// test's, so a memory.peak is there to be read, or not.
+		must(t, os.WriteFile(filepath.Join(l.Path, "cpu.stat"), []byte("user_usec 1\nsystem_usec 2\n"), 0o644))
+		must(t, os.WriteFile(filepath.Join(l.Path, "memory.peak"), []byte("8388608\n"), 0o644))
+		u, err := l.Usage()
+		l.Close()
+		if err != nil || u.MemoryPeak != c.wantPeak || u.CPUSystem != 2*time.Microsecond {
+			t.Errorf("controllers %v: Usage = %+v, %v; want MemoryPeak %d", c.controllers, u, err, c.wantPeak)
+		}
+	}
+}
+
 // withArg is the pids whose command line has arg as a word.
 func withArg(arg string) []int {
 	ents, _ := os.ReadDir("/proc")

@@ -27,6 +27,10 @@ type Leaf struct {
 	// system call at each call, and a run's end reads several files
 	// relative to it.
 	dirFD int
+	// noMemory: the hierarchy that made the leaf has no memory
+	// controller enabled for it, so it has no memory.peak or
+	// memory.events for a run's end to look for. An opened leaf looks.
+	noMemory bool
 }
 
 // Create makes the leaf name under h.Root, writes lim into it (refused,
@@ -50,7 +54,7 @@ func (h *Hierarchy) Create(name string, lim Limits) (*Leaf, error) {
 			return nil, err
 		}
 	}
-	l := &Leaf{Path: path}
+	l := &Leaf{Path: path, noMemory: !slices.Contains(h.Controllers, "memory")}
 	if err := lim.write(path); err != nil {
 		_ = os.Remove(path)
 		return nil, err

@@ -18,7 +18,8 @@ type Usage struct {
 
 // Usage reads the leaf's cpu.stat (always there: cpu usage is counted
 // without the cpu controller), and memory.peak and memory.events where
-// the memory controller gives them.
+// the memory controller gives them: a leaf made where it is not enabled
+// does not look for them.
 func (l *Leaf) Usage() (Usage, error) {
 	var u Usage
 	cpu, err := l.keyed("cpu.stat", "user_usec", "system_usec")
@@ -26,6 +27,9 @@ func (l *Leaf) Usage() (Usage, error) {
 		return u, err
 	}
 	u.CPUUser, u.CPUSystem = time.Duration(cpu[0])*time.Microsecond, time.Duration(cpu[1])*time.Microsecond
+	if l.noMemory {
+		return u, nil
+	}
 	err = l.parse("memory.peak", func(b []byte) error {
 		u.MemoryPeak, _ = strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
 		return nil
