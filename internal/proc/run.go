@@ -238,7 +238,7 @@ func launch(spec Spec, res *Result) (*running, error) {
 	r.out.closeChildEnds()
 	release()
 	res.PID, res.Started = cmd.Process.Pid, time.Now()
-	r.tree.pgid = res.PID
+	r.tree.pgid, r.tree.reaped = res.PID, r.waited
 	r.keeper.watch(res.PID, res.Started)
 	// OnStart runs before the readers start, so that listeners see the
 	// start before the run's first output line (the pipes buffer meanwhile).

@@ -24,6 +24,9 @@ type tree struct {
 	pgid   int       // the main process's pid
 	tag    []byte    // "KEY=VALUE" environment entry, or nil
 	lock   *openFile // Spec.ExtraFiles[0], or nil
+	// reaped is closed once the main process has been waited for: pgid
+	// then names no child of this process (nil: not known, looked at).
+	reaped <-chan struct{}
 }
 
 func newTree(spec Spec) (*tree, error) {
@@ -104,9 +107,12 @@ func (t *tree) candidates() []int {
 	if subreaper.Load() {
 		if roots, ok := orphans(); ok {
 			// The main process, if not reaped yet, is a child of
-			// whichever thread forked it.
-			if st, err := procfs.ReadStat(t.pgid); err == nil && st.PPID == t.self {
-				roots = append(roots, t.pgid)
+			// whichever thread forked it; once reaped, its pid is
+			// nobody's to look at (one read of a missing file a run).
+			if !isClosed(t.reaped) {
+				if st, err := procfs.ReadStat(t.pgid); err == nil && st.PPID == t.self {
+					roots = append(roots, t.pgid)
+				}
 			}
 			return subtrees(roots, t.otherStarted)
 		}

@@ -213,3 +213,33 @@ func TestCandidatesLeaveOutWhatThisProcessStarted(t *testing.T) {
 		t.Errorf("candidates %v leave out the orphan %d", got, orphan)
 	}
 }
+
+// TestAReapedMainProcessIsNotLookedFor: once the run's main process has
+// been waited for, its pid is not a root of the run's candidates, even
+// if it names a child of this process again (a reused pid): only the
+// orphans reparented here are. Before that, a live main process is one.
+func TestAReapedMainProcessIsNotLookedFor(t *testing.T) {
+	if !subreaper.Load() {
+		t.Fatal("the tests run as a child subreaper, as the daemon does")
+	}
+	child := exec.Command("sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	pid := child.Process.Pid
+	waited := make(chan struct{})
+	run := &tree{self: os.Getpid(), pgid: pid, reaped: waited}
+	if got := run.candidates(); !slices.Contains(got, pid) {
+		t.Fatalf("candidates %v leave out the main process %d before it is reaped", got, pid)
+	}
+	close(waited)
+	roots, ok := orphans()
+	if !ok {
+		t.Fatal("this process's children cannot be listed")
+	}
+	got := run.candidates()
+	if slices.Contains(got, pid) != slices.Contains(roots, pid) {
+		t.Fatalf("after the reaping, candidates %v hold %d as a root (this process's orphans: %v)", got, pid, roots)
+	}
+}
