@@ -10,10 +10,10 @@
 // than all the other threads together, and on machines where a context
 // switch is dear (a paravirtualised guest) those wake-ups are a large
 // part of a fire's cost. Its duties need no such precision: taking back
-// a processor from a thread blocked in a system call while another has
-// none (this process rarely has all of them in system calls),
-// preempting a goroutine that ran for 10 ms, polling the network when
-// no one else did for 10 ms. The slack is set on sysmon's thread alone:
+// a processor from a thread blocked in a system call for other
+// goroutines (after two polls: up to a millisecond later with this
+// slack), preempting a goroutine that ran for 10 ms, polling the network
+// when no one else did for 10 ms. The slack is set on sysmon's thread alone:
 // the threads that wait for the process's timers keep theirs, so no
 // timer of the process fires later for it.
 package monitorslack
