@@ -75,9 +75,13 @@ func newDeferral() (*deferral, []*os.File, error) {
 	if d.exits, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return fail(os.NewSyscallError("epoll_create1", err))
 	}
-	exits, err := unix.Dup(d.exits) // the keeper's copy, closed here once it started
+	// The keeper's copy, closed here once it started. Close-on-exec like
+	// every descriptor of this process (the keeper gets it through
+	// ExtraFiles): a plain dup would leak it into any run forked
+	// meanwhile.
+	exits, err := unix.FcntlInt(uintptr(d.exits), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		return fail(os.NewSyscallError("dup", err))
+		return fail(os.NewSyscallError("fcntl", err))
 	}
 	theirs = append(theirs, os.NewFile(uintptr(exits), "exits"))
 	table, tableFD, err := newExitTable()

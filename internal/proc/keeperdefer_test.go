@@ -253,3 +253,22 @@ func TestDeferredRunGuardedWhenItsSupervisorDies(t *testing.T) {
 		t.Errorf("the run's main process %d is still alive", main)
 	}
 }
+
+// TestTheKeepersCopiesAreCloseOnExec: the descriptors a keeper process
+// is started with are held here until it has started; a run forked
+// meanwhile must not inherit one (the keeper gets them through
+// ExtraFiles, which does not need them inheritable here).
+func TestTheKeepersCopiesAreCloseOnExec(t *testing.T) {
+	d, theirs, err := newDeferral()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	for _, f := range theirs {
+		flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC == 0 {
+			t.Errorf("%s (fd %d): flags %#x, %v; want FD_CLOEXEC", f.Name(), f.Fd(), flags, err)
+		}
+		f.Close()
+	}
+}
