@@ -134,17 +134,25 @@ func startFlock(t *testing.T, l *Locker, path string) flockHolder {
 	return flockHolder{cmd: cmd, drop: drop}
 }
 
-// onlyChild returns the pid of the single child of pid.
+// onlyChild returns the pid of the single child of pid, waiting up to
+// 5 s for it: flock(1) takes the lock before it forks its command, so
+// the lock can be seen held while flock has no child yet.
 func onlyChild(t *testing.T, pid int) int {
 	t.Helper()
 	p := strconv.Itoa(pid)
-	data, err := os.ReadFile(filepath.Join("/proc", p, "task", p, "children"))
-	if err != nil {
-		t.Fatal(err)
+	var data []byte
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var err error
+		if data, err = os.ReadFile(filepath.Join("/proc", p, "task", p, "children")); err != nil {
+			t.Fatal(err)
+		}
+		if len(strings.TrimSpace(string(data))) > 0 || time.Now().After(deadline) {
+			break
+		}
 	}
 	child, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	if err != nil {
-		t.Fatalf("children of %d: %q", pid, data)
+		t.Fatalf("children of %d after 5 s: %q", pid, data)
 	}
 	return child
 }
