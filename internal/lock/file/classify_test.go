@@ -18,6 +18,7 @@ import (
 	"cronvisor/internal/base/procfs"
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/harness/locktest"
+	"cronvisor/internal/harness/testlog"
 	"cronvisor/internal/lock"
 )
 
@@ -141,15 +142,13 @@ func onlyChild(t *testing.T, pid int) int {
 	t.Helper()
 	p := strconv.Itoa(pid)
 	var data []byte
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testlog.Poll(5*time.Second, func() bool {
 		var err error
 		if data, err = os.ReadFile(filepath.Join("/proc", p, "task", p, "children")); err != nil {
 			t.Fatal(err)
 		}
-		if len(strings.TrimSpace(string(data))) > 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return len(strings.TrimSpace(string(data))) > 0
+	})
 	child, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	if err != nil {
 		t.Fatalf("children of %d after 5 s: %q", pid, data)
