@@ -24,7 +24,7 @@ func keptJobs(dir string, n int) string {
 		f := filepath.Join(dir, fmt.Sprintf("k%d.txt", i))
 		fmt.Fprintf(&b, `  - name: k%d
     schedule: "@every 1s"
-    command: trap 'echo "E $(date +%%s%%N) $(hostname) $$" >> %[2]s; exit 143' TERM; echo "S $(date +%%s%%N) $(hostname) $$ $(readlink /proc/$$/fd/3)" >> %[2]s; sleep 10; echo "E $(date +%%s%%N) $(hostname) $$" >> %[2]s
+    command: trap 'echo "E $(date +%%s%%N) $(hostname) $$" >> %[2]s; exit 143' TERM; echo "S $(date +%%s%%N) $(hostname) $$ $(readlink /proc/$$/fd/3)" >> %[2]s; sleep 10; trap '' TERM; echo "E $(date +%%s%%N) $(hostname) $$" >> %[2]s
     timeout: 60s
     kill_grace: 1s
 `, i, f)

@@ -261,7 +261,7 @@ func supervisorAndKeeperKilled(t *testing.T, durability string) {
 jobs:
   - name: work
     schedule: "* * * * * *"
-    command: trap 'echo "end $(date +%%s%%N) $$" >> %[1]s; exit 143' TERM; echo "start $(date +%%s%%N) $$" >> %[1]s; sleep 1.5 & wait; echo "end $(date +%%s%%N) $$" >> %[1]s
+    command: trap 'echo "end $(date +%%s%%N) $$" >> %[1]s; exit 143' TERM; echo "start $(date +%%s%%N) $$" >> %[1]s; sleep 1.5 & wait; trap '' TERM; echo "end $(date +%%s%%N) $$" >> %[1]s
     timeout: 30s
 `, spans))
 	kills := 0

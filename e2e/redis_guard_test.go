@@ -28,7 +28,7 @@ func TestE2ERedisKillHolderNoOverlap(t *testing.T) {
 	jobs := fmt.Sprintf(`jobs:
   - name: sync
     schedule: "@every 1s"
-    command: trap 'echo "end $(date +%%s%%N) $$" >> %[1]s; exit 143' TERM; echo "start $(date +%%s%%N) $$" >> %[1]s; sleep 4 & wait; echo "end $(date +%%s%%N) $$" >> %[1]s
+    command: trap 'echo "end $(date +%%s%%N) $$" >> %[1]s; exit 143' TERM; echo "start $(date +%%s%%N) $$" >> %[1]s; sleep 4 & wait; trap '' TERM; echo "end $(date +%%s%%N) $$" >> %[1]s
     timeout: 30s
 `, runs)
 	hosts := []*sandbox{redisSandbox(t, srv.URL(), jobs), redisSandbox(t, srv.URL(), jobs)}

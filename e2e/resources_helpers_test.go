@@ -84,7 +84,7 @@ func dbJobs(out string, n int, secs func(i int) string, extra string) string {
 		fmt.Fprintf(&b, `  - name: r%d
     schedule: "@every 1s"
     uses: [db]
-    command: trap 'echo "end $(date +%%s%%N) $CRONVISOR_JOB $(hostname) $CRONVISOR_RUN_ID $$" >> %[2]s' EXIT; trap 'exit 143' TERM; echo "start $(date +%%s%%N) $CRONVISOR_JOB $(hostname) $CRONVISOR_RUN_ID $$ res=$CRONVISOR_RESOURCES fd5=$(readlink /proc/self/fd/5)" >> %[2]s; sleep %[3]s & wait
+    command: trap 'trap "" TERM; echo "end $(date +%%s%%N) $CRONVISOR_JOB $(hostname) $CRONVISOR_RUN_ID $$" >> %[2]s' EXIT; trap 'exit 143' TERM; echo "start $(date +%%s%%N) $CRONVISOR_JOB $(hostname) $CRONVISOR_RUN_ID $$ res=$CRONVISOR_RESOURCES fd5=$(readlink /proc/self/fd/5)" >> %[2]s; sleep %[3]s & wait
     timeout: 60s
     kill_grace: 1s
 %[4]s`, i, out, secs(i), extra)
