@@ -57,7 +57,7 @@ func (s *Supervisor) ResumeRetries(ctx context.Context, job config.Job, slot tim
 	}
 	now := s.clock.Now()
 	f := &fire{job: job, slot: slot, runID: run.NewID(now), manual: manual, attempt: attempt + 1, resumed: true}
-	switch cut := s.backoff(ctx, f, max(at.Sub(now), 0)); {
+	switch cut := s.backoff(ctx, f, at); {
 	case errors.Is(cut, ErrKilled):
 		return cut
 	case cut != nil:

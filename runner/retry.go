@@ -25,7 +25,7 @@ func (s *Supervisor) withRetries(next runFunc) runFunc {
 			if !end.Retrying {
 				return end
 			}
-			switch cut := s.backoff(ctx, f, retryDelay(f.job, f.attempt)); {
+			switch cut := s.backoff(ctx, f, end.RetryAt); {
 			case errors.Is(cut, errHandingOver):
 				return s.leaveRetries(f, end)
 			case cut != nil:
@@ -57,13 +57,17 @@ func (s *Supervisor) holdRetry(ctx context.Context, f *fire) {
 	s.mu.Unlock()
 }
 
-// backoff waits d on the supervisor's clock, with the lock record saying
-// so (lock.RetryMarker). It returns nil once d has passed, or why the
-// wait was cut short: ctx ended (the supervisor stops: no further attempt
-// starts) or the job was killed (ErrKilled).
-func (s *Supervisor) backoff(ctx context.Context, f *fire, d time.Duration) error {
+// backoff waits until at on the supervisor's clock, with the lock record
+// saying so (lock.RetryMarker). It returns nil once at has come, or why
+// the wait was cut short: ctx ended (the supervisor stops: no further
+// attempt starts) or the job was killed (ErrKilled). The wait ends at the
+// time the attempt's end planned and reported, not a backoff counted
+// from here: recording that end takes time, and a next supervisor
+// resuming from the lock record must start the attempt when this one
+// would have.
+func (s *Supervisor) backoff(ctx context.Context, f *fire, at time.Time) error {
 	if m, ok := f.grant.Lease.(lock.RetryMarker); ok {
-		_ = m.SetRetry(s.clock.Now().Add(d)) // unmarked, a dead supervisor's slot is only not told apart
+		_ = m.SetRetry(at) // unmarked, a dead supervisor's slot is only not told apart
 	}
 	if f.wait == nil {
 		s.holdRetry(ctx, f)
@@ -76,7 +80,7 @@ func (s *Supervisor) backoff(ctx context.Context, f *fire, d time.Duration) erro
 		delete(s.waits, w)
 		s.mu.Unlock()
 	}()
-	t := s.clock.NewTimer(d)
+	t := s.clock.NewTimer(max(at.Sub(s.clock.Now()), 0))
 	defer t.Stop()
 	select {
 	case <-t.C():
@@ -125,15 +129,19 @@ func retryDelay(job config.Job, n int) time.Duration {
 	return min(d, max(job.RetryBackoffMax, job.RetryBackoff))
 }
 
-// planRetry decides whether another attempt follows f, and says in f's
-// reason when one was due but is not started because it would begin at
-// or after the job's next slot (that fire is the next try) or because
-// the supervisor is stopping.
+// planRetry decides whether another attempt follows f, due the backoff
+// after f ended, and says in f's reason when one was due but is not
+// started because it would begin at or after the job's next slot (that
+// fire is the next try) or because the supervisor is stopping.
 func (s *Supervisor) planRetry(ctx context.Context, job config.Job, f *run.End) {
 	if f.Attempt > job.Retries || !retriable(job.RetryOn, f.Outcome) {
 		return
 	}
-	start := s.clock.Now().Add(retryDelay(job, f.Attempt))
+	from := f.Ended
+	if from.IsZero() {
+		from = s.clock.Now()
+	}
+	start := from.Add(retryDelay(job, f.Attempt))
 	note := ""
 	switch next := nextSlot(job, f.Slot); {
 	case ctx.Err() != nil:

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"cronvisor/internal/base/clock"
 	"cronvisor/internal/base/run"
 	"cronvisor/internal/base/schedule"
 	"cronvisor/internal/config"
@@ -249,4 +250,68 @@ func (s *Supervisor) waiting(job string) bool {
 		}
 	}
 	return false
+}
+
+// slowEnds is a recorder whose every end takes took on the clock to
+// become durable, as a loaded disk's sync does.
+type slowEnds struct {
+	NopRecorder
+	clock *clock.Fake
+	took  time.Duration
+}
+
+func (r slowEnds) WriteEnd(context.Context, run.End) (bool, error) {
+	r.clock.Advance(r.took)
+	return true, nil
+}
+
+// The next attempt is due the backoff after the attempt before it ended,
+// the time its end says (and its lock record, for a next supervisor):
+// not the backoff after that end was recorded.
+func TestARetryStartsWhenItsAttemptsEndSaid(t *testing.T) {
+	dir := t.TempDir()
+	fake := clock.NewFake(slotAt(0))
+	ev := &events{}
+	s := NewSupervisor(file.NewLocker(filepath.Join(dir, "locks"), InRun), slowEnds{clock: fake, took: 2 * time.Second},
+		ev.emit, WithClock(fake))
+	j := shJob("flaky", "exit 5")
+	j.Retries, j.RetryBackoff, j.RetryBackoffMax, j.RetryOn = 1, 5*time.Second, time.Minute, config.DefaultRetryOn
+	done := fireAsync(s, j, slotAt(0))
+	var first run.End
+	testlog.Eventually(t, 10*time.Second, "attempt 1's end", func() bool {
+		fs := finishes(ev)
+		if len(fs) > 0 {
+			first = fs[0]
+		}
+		return len(fs) > 0
+	})
+	if want := first.Ended.Add(5 * time.Second); !first.Retrying || !first.RetryAt.Equal(want) {
+		t.Fatalf("attempt 1 ended %v, retrying %v at %v; want a retry at %v", first.Ended, first.Retrying, first.RetryAt, want)
+	}
+	testlog.Eventually(t, 10*time.Second, "the backoff's timer", func() bool {
+		at, ok := fake.NextDeadline()
+		return ok && at.After(first.Ended)
+	})
+	if at, _ := fake.NextDeadline(); !at.Equal(first.RetryAt) {
+		t.Errorf("the backoff waits until %v; want %v, the time attempt 1's end said", at, first.RetryAt)
+	}
+	if st, err := s.locker.Inspect(context.Background(), j.Lock); err != nil || !st.Record.RetryAt.Equal(first.RetryAt) {
+		t.Errorf("lock record says retry at %v (%v); want %v", st.Record.RetryAt, err, first.RetryAt)
+	}
+	fake.Set(first.RetryAt)
+	select {
+	case end := <-done:
+		if end.Attempt != 2 {
+			t.Errorf("the slot ended at attempt %d, want 2", end.Attempt)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("attempt 2 did not run once its time came")
+	}
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	for _, e := range ev.all {
+		if st, ok := e.(run.Start); ok && st.Attempt == 2 && !st.Started.Equal(first.RetryAt) {
+			t.Errorf("attempt 2 started at %v, want %v", st.Started, first.RetryAt)
+		}
+	}
 }
