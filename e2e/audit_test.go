@@ -37,6 +37,7 @@ func TestE2EAuditRanThenMissed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a daemon runs for about ten seconds")
 	}
+	t.Parallel()
 	s := newSandbox(t, `jobs:
   - name: tick
     schedule: "@every 1s"

@@ -39,6 +39,7 @@ func selectedRow(screen, header string) int {
 // are above as they arrive.
 func TestConsoleHistoryOpensAtTheNewestRow(t *testing.T) {
 	fullSuiteOnly(t)
+	t.Parallel()
 	s := newSandbox(t, burstJobs)
 	d := s.startDaemon()
 	defer stopDaemons(t, d)

@@ -39,6 +39,7 @@ func TestConsoleSelectionHoldsUnderFire(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak test: runs in the full suite")
 	}
+	t.Parallel()
 	s := newSandbox(t, `jobs:
   - name: tick
     schedule: "@every 1s"

@@ -122,6 +122,7 @@ func TestConsoleRunNowAndDrain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
 	}
+	t.Parallel()
 	s := newSandbox(t, `shutdown_grace: 30s
 jobs:
   - name: slow
@@ -170,6 +171,7 @@ func TestConsoleLostDaemonShowsStateDir(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
 	}
+	t.Parallel()
 	s := newSandbox(t, `jobs:
   - name: quick
     schedule: "@yearly"
@@ -207,6 +209,7 @@ func TestConsoleRefusedReloadStays(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: seconds of real schedules, deadlines and retries; runs in the full suite")
 	}
+	t.Parallel()
 	good := `jobs:
   - name: a
     schedule: "@yearly"

@@ -18,6 +18,7 @@ func TestE2EFleetChaosEachSlotOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak test (60 s): runs in the full suite")
 	}
+	t.Parallel()
 	srv := sharedSQLServer(t, "postgres")
 	db, _ := srv.newDB(t)
 	jobs := "jobs:\n"

@@ -17,6 +17,7 @@ func TestE2EFleetMissedOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 15-second scenario of two daemons")
 	}
+	t.Parallel()
 	srv := sharedSQLServer(t, "postgres")
 	db, _ := srv.newDB(t)
 	hook, url := newReceiver(t)
