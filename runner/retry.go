@@ -137,11 +137,7 @@ func (s *Supervisor) planRetry(ctx context.Context, job config.Job, f *run.End) 
 	if f.Attempt > job.Retries || !retriable(job.RetryOn, f.Outcome) {
 		return
 	}
-	from := f.Ended
-	if from.IsZero() {
-		from = s.clock.Now()
-	}
-	start := from.Add(retryDelay(job, f.Attempt))
+	start := f.Ended.Add(retryDelay(job, f.Attempt)) // conclude always sets Ended
 	note := ""
 	switch next := nextSlot(job, f.Slot); {
 	case ctx.Err() != nil:
