@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,7 +18,10 @@ type sqlLease struct {
 	lock.LeaseCore
 	lock.Watch
 	locker *sqlLocker
+	// c is the pinned connection; connMu lets one statement at a time
+	// use it (see onConn).
 	c      *sql.Conn
+	connMu sync.Mutex
 	full   string // prefix + name: the record's key
 	key    string // what the server locks
 	conn   int64  // the session's id
@@ -62,9 +66,13 @@ func (le *sqlLease) keepAlive(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		qctx, cancel := context.WithTimeout(ctx, every)
-		held, err := le.locker.d.stillHeld(qctx, le.c, le.key)
-		cancel()
+		var held bool
+		err := le.onConn(func(c *sql.Conn) (err error) {
+			qctx, cancel := context.WithTimeout(ctx, every)
+			defer cancel()
+			held, err = le.locker.d.stillHeld(qctx, c, le.key)
+			return err
+		})
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -93,10 +101,13 @@ func (le *sqlLease) grant() lock.Grant {
 // connection that fails loses the lease.
 func (le *sqlLease) StoreRecord(h lock.Record, op string) error {
 	l := le.locker
-	ctx, cancel := context.WithTimeout(context.Background(), lock.OpTimeout)
-	defer cancel()
-	_, err := le.c.ExecContext(ctx, l.d.rebind(`UPDATE cronvisor_locks SET pid = ?, run_id = ? WHERE name = ? AND conn_id = ?`),
-		h.PID, h.RunID, le.full, le.conn)
+	err := le.onConn(func(c *sql.Conn) error {
+		ctx, cancel := context.WithTimeout(context.Background(), lock.OpTimeout)
+		defer cancel()
+		_, err := c.ExecContext(ctx, l.d.rebind(`UPDATE cronvisor_locks SET pid = ?, run_id = ? WHERE name = ? AND conn_id = ?`),
+			h.PID, h.RunID, le.full, le.conn)
+		return err
+	})
 	if err != nil {
 		le.silent.Store(true)
 		le.MarkLost()
@@ -117,6 +128,8 @@ func (le *sqlLease) Release() error {
 	if le.session != nil {
 		defer le.session.Close() // after the unlock and the close: the session ends with the last descriptor
 	}
+	le.connMu.Lock() // held to the end: the connection is discarded below
+	defer le.connMu.Unlock()
 	select {
 	case <-le.Lost(): // the session is gone or no longer holds it, or cannot be told
 		discard(le.c)
@@ -136,6 +149,17 @@ func (le *sqlLease) Release() error {
 		return le.locker.wrap(context.Background(), fmt.Sprintf("release lock %q", le.Name()), err)
 	}
 	return nil
+}
+
+// onConn runs f on the pinned connection, one caller at a time. Neither
+// database/sql's Conn nor the drivers serialise a connection's
+// statements: a keep-alive's query sent while a record's write is in
+// flight breaks the connection (MySQL's driver: "bad connection", the
+// lease then lost) or panics (pgx).
+func (le *sqlLease) onConn(f func(c *sql.Conn) error) error {
+	le.connMu.Lock()
+	defer le.connMu.Unlock()
+	return f(le.c)
 }
 
 // ReleaseInFlight is Release: the record says who holds the lock only

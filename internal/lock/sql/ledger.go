@@ -230,7 +230,7 @@ func (le *sqlLease) SetOutcome(outcome run.Outcome, runID string) error {
 	select {
 	case <-le.Lost():
 	default:
-		if l.writeOutcome(context.Background(), le.c, o) == nil {
+		if le.onConn(func(c *sql.Conn) error { return l.writeOutcome(context.Background(), c, o) }) == nil {
 			return nil
 		}
 	}
